@@ -1,0 +1,44 @@
+# tile: the one entry point. CI runs these same recipes.
+set shell := ["bash", "-euo", "pipefail", "-c"]
+
+# Install every workspace package (and build the Rust extension) into .venv.
+sync:
+    uv sync
+
+# Format Python and Rust.
+fmt:
+    uv run ruff format .
+    uv run ruff check --fix .
+    cargo fmt --all
+
+# Lint without changing anything.
+lint:
+    uv run ruff check .
+    uv run ruff format --check .
+    cargo fmt --all -- --check
+    cargo clippy --workspace --all-targets -- -D warnings
+
+# Strict type check of every package.
+typecheck:
+    uv run pyright
+
+# Python tests (GPU tests skip without a GPU). Extra args go to pytest.
+test *ARGS:
+    uv run pytest {{ARGS}}
+
+# Rust tests.
+test-rs:
+    cargo test --workspace
+
+# Benchmark the built-in kernels (tile-std).
+bench *ARGS:
+    uv run tile bench {{ARGS}}
+
+# Build a wheel for every package into dist/, then install each pure-Python one alone.
+build:
+    rm -rf dist
+    uv build --all-packages --wheel -o dist
+    uv run python tests/wheels_install.py dist
+
+# Everything CI checks.
+check: lint typecheck test-rs test build

@@ -1,0 +1,96 @@
+"""tile-protocol: the versioned JSON-Lines protocol between the tile CLI and its runner.
+
+One message per line, tagged by `type`. `encode`/`decode` handle single messages;
+`StreamDecoder` turns a byte stream (torn lines, stray output, newer peers) into events.
+"""
+
+from __future__ import annotations
+
+from tile_protocol._codec import (
+    BadLine,
+    Event,
+    StreamDecoder,
+    UnknownMessage,
+    check_version,
+    decode,
+    encode,
+    json_schema,
+)
+from tile_protocol._errors import DecodeError, ProtocolError, VersionError
+from tile_protocol._messages import (
+    PROTOCOL_MINOR,
+    PROTOCOL_VERSION,
+    Artifact,
+    BenchResult,
+    BenchSettings,
+    BuildResult,
+    CaseInfo,
+    CaseStart,
+    Check,
+    DeviceInfo,
+    Done,
+    DownloadSpec,
+    Failure,
+    Hello,
+    Inspect,
+    Log,
+    Message,
+    Peaks,
+    Phases,
+    Plan,
+    Reference,
+    Roofline,
+    RunRequest,
+    Stats,
+    TestResult,
+    TestSettings,
+    Throughput,
+    Work,
+)
+
+__all__ = [
+    # versions
+    "PROTOCOL_MINOR",
+    "PROTOCOL_VERSION",
+    # messages
+    "Artifact",
+    "BenchResult",
+    "BuildResult",
+    "CaseStart",
+    "Done",
+    "Failure",
+    "Hello",
+    "Inspect",
+    "Log",
+    "Message",
+    "Plan",
+    "RunRequest",
+    "TestResult",
+    # parts of messages
+    "BenchSettings",
+    "CaseInfo",
+    "Check",
+    "DeviceInfo",
+    "DownloadSpec",
+    "Peaks",
+    "Phases",
+    "Reference",
+    "Roofline",
+    "Stats",
+    "TestSettings",
+    "Throughput",
+    "Work",
+    # codec
+    "BadLine",
+    "Event",
+    "StreamDecoder",
+    "UnknownMessage",
+    "check_version",
+    "decode",
+    "encode",
+    "json_schema",
+    # errors
+    "DecodeError",
+    "ProtocolError",
+    "VersionError",
+]

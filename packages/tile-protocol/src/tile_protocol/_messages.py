@@ -1,0 +1,348 @@
+"""Every message of tile's wire protocol, version 1, as frozen msgspec Structs."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+__all__ = [
+    "PROTOCOL_MINOR",
+    "PROTOCOL_VERSION",
+    "Artifact",
+    "BenchResult",
+    "BenchSettings",
+    "BuildResult",
+    "CaseInfo",
+    "CaseStart",
+    "Check",
+    "Command",
+    "DeviceInfo",
+    "Done",
+    "DownloadSpec",
+    "Failure",
+    "Hello",
+    "Inspect",
+    "Log",
+    "Message",
+    "Peaks",
+    "Phases",
+    "Plan",
+    "Reference",
+    "Roofline",
+    "RunRequest",
+    "Stats",
+    "TestResult",
+    "TestSettings",
+    "Throughput",
+    "Work",
+]
+
+PROTOCOL_VERSION = 1
+"""Major version: a reader refuses a stream whose major version is newer than its own."""
+PROTOCOL_MINOR = 0
+"""Minor version: grows when optional fields or message types are added."""
+
+Command = Literal["bench", "test", "build", "list", "inspect"]
+Timer = Literal["auto", "cupti", "wall", "batched"]
+StopReason = Literal["precision", "max_time", "max_runs"]
+CaseStatus = Literal["success", "failed", "skipped", "timed_out", "unsupported"]
+
+
+class _Base(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=False):
+    """Common options: immutable, keyword-only, every field written out."""
+
+
+# ---------------------------------------------------------------- request (CLI -> runner)
+
+
+class BenchSettings(_Base, kw_only=True):
+    """How to time one case (DESIGN §4)."""
+
+    warmup_runs: int = 3
+    min_runs: int = 10
+    max_runs: int = 1000
+    min_time: float = 0.0
+    max_time: float = 2.0
+    target_precision: float = 0.01
+    timer: Timer = "auto"
+    cold: bool = False
+    batch: int = 10
+
+
+class TestSettings(_Base, kw_only=True):
+    """How to check one case against its reference."""
+
+    seed: int = 0
+    tolerances: dict[str, float] = {}
+
+
+class Peaks(_Base, kw_only=True):
+    """Hardware peaks for the roofline, and where they came from."""
+
+    bandwidth_gbps: float | None = None
+    tflops: dict[str, float] = {}
+    source: str | None = None
+
+
+class DownloadSpec(_Base, kw_only=True):
+    """One `[downloads.<name>]` entry, passed through to the runner for `tile.data()`."""
+
+    url: str
+    sha256: str
+    archive: str | None = None
+    members: list[str] | None = None
+    description: str | None = None
+
+
+class RunRequest(_Base, kw_only=True, tag="run_request", tag_field="type"):
+    """What the CLI asks one runner process to do."""
+
+    protocol_version: int = PROTOCOL_VERSION
+    command: Command
+    modules: list[str] = []
+    paths: list[str] = []
+    plugins: list[str] | None = None
+    project_root: str | None = None
+    filters: list[str] = []
+    kernels: list[str] = []
+    case_ids: list[str] | None = None
+    axes: dict[str, list[str]] = {}
+    bench: BenchSettings = BenchSettings()
+    test: TestSettings = TestSettings()
+    peaks: Peaks | None = None
+    downloads: dict[str, DownloadSpec] = {}
+    output_dir: str | None = None
+    jax_cache_dir: str | None = None
+    inspect_kind: str | None = None
+
+
+# ---------------------------------------------------------------- stream (runner -> CLI)
+
+
+class DeviceInfo(_Base, kw_only=True):
+    """One accelerator (or the CPU) as JAX sees it."""
+
+    id: int
+    platform: str
+    device_kind: str
+    memory_bytes: int | None = None
+    l2_bytes: int | None = None
+
+
+class Hello(_Base, kw_only=True, tag="hello", tag_field="type"):
+    """First message of every stream: who is talking and what it can do."""
+
+    protocol_version: int
+    protocol_minor: int = 0
+    runner_version: str
+    python_version: str
+    jax_version: str | None = None
+    jaxlib_version: str | None = None
+    backend: str | None = None
+    devices: list[DeviceInfo] = []
+    timers: list[str] = []
+    pid: int | None = None
+
+
+class CaseInfo(_Base, kw_only=True):
+    """One planned case: its stable id, kernel and axis values."""
+
+    case_id: str
+    kernel: str
+    params: dict[str, str] = {}
+
+
+class Plan(_Base, kw_only=True, tag="plan", tag_field="type"):
+    """The cases the runner will go through, in order."""
+
+    command: Command
+    cases: list[CaseInfo] = []
+
+
+class CaseStart(_Base, kw_only=True, tag="case_start", tag_field="type"):
+    """The runner begins a case; the CLI blames this case if the runner dies now."""
+
+    case_id: str
+    index: int
+    total: int
+
+
+class Stats(_Base, kw_only=True):
+    """Summary statistics of a sample of times, in seconds."""
+
+    n: int
+    min: float
+    max: float
+    mean: float
+    median: float
+    stdev: float
+    mad: float
+    q1: float
+    q3: float
+    p5: float
+    p95: float
+    ci_low: float | None = None
+    ci_high: float | None = None
+    outliers_mild: int = 0
+    outliers_severe: int = 0
+    stop_reason: StopReason | None = None
+
+
+class Phases(_Base, kw_only=True):
+    """Ahead-of-time compilation phases, in seconds, and cache accounting."""
+
+    trace_s: float | None = None
+    lower_s: float | None = None
+    compile_s: float | None = None
+    cache_hit: bool | None = None
+    compile_count: int | None = None
+    cache_hit_count: int | None = None
+    cache_miss_count: int | None = None
+
+
+class Work(_Base, kw_only=True):
+    """Bytes moved and floating-point operations of one call."""
+
+    bytes: float | None = None
+    flops: float | None = None
+    source: Literal["declared", "cost_analysis"] | None = None
+
+
+class Throughput(_Base, kw_only=True):
+    """Rates computed from the median time."""
+
+    gbps: float | None = None
+    tflops: float | None = None
+
+
+class Roofline(_Base, kw_only=True):
+    """Where the kernel sits against the machine's peaks."""
+
+    intensity: float | None = None
+    pct_peak_bw: float | None = None
+    pct_peak_flops: float | None = None
+    bound: Literal["memory-bound", "compute-bound", "latency-bound", "unknown"] = "unknown"
+    peak_source: str | None = None
+
+
+class Check(_Base, kw_only=True):
+    """Outcome of comparing a kernel's output with its reference."""
+
+    passed: bool
+    max_abs_err: float | None = None
+    rel_l2_err: float | None = None
+    tol: float | None = None
+    worst_index: list[int] | None = None
+    message: str | None = None
+
+
+class Reference(_Base, kw_only=True):
+    """The reference implementation timed on the same inputs."""
+
+    samples: list[float] = []
+    stats: Stats | None = None
+    speedup: float | None = None
+
+
+class BenchResult(_Base, kw_only=True, tag="bench_result", tag_field="type"):
+    """A measured case."""
+
+    case_id: str
+    kernel: str
+    params: dict[str, str] = {}
+    timer: str
+    cold: bool = False
+    samples: list[float] = []
+    stats: Stats
+    phases: Phases = Phases()
+    work: Work = Work()
+    throughput: Throughput = Throughput()
+    roofline: Roofline = Roofline()
+    reference: Reference | None = None
+    check: Check | None = None
+    seed: int | None = None
+    peak_memory_bytes: int | None = None
+
+
+class TestResult(_Base, kw_only=True, tag="test_result", tag_field="type"):
+    """A checked case."""
+
+    case_id: str
+    kernel: str
+    params: dict[str, str] = {}
+    check: Check
+    seed: int | None = None
+
+
+class BuildResult(_Base, kw_only=True, tag="build_result", tag_field="type"):
+    """A case lowered and compiled without running it."""
+
+    case_id: str
+    kernel: str
+    params: dict[str, str] = {}
+    ok: bool
+    phases: Phases = Phases()
+    error: str | None = None
+
+
+class Artifact(_Base, kw_only=True, tag="artifact", tag_field="type"):
+    """A file the runner wrote under the run directory."""
+
+    path: str
+    kind: str
+    sha256: str
+    size_bytes: int
+    case_id: str | None = None
+
+
+class Inspect(_Base, kw_only=True, tag="inspect", tag_field="type"):
+    """A textual view of a compiled case (jaxpr, StableHLO, HLO, cost, memory)."""
+
+    case_id: str
+    kind: str
+    text: str
+
+
+class Log(_Base, kw_only=True, tag="log", tag_field="type"):
+    """A diagnostic line from the runner."""
+
+    level: Literal["debug", "info", "warning", "error"] = "info"
+    message: str
+    case_id: str | None = None
+
+
+class Failure(_Base, kw_only=True, tag="failure", tag_field="type"):
+    """Something went wrong; `case_id` is None when no single case is to blame."""
+
+    case_id: str | None = None
+    phase: str
+    status: CaseStatus = "failed"
+    error_type: str
+    message: str
+    traceback: str | None = None
+
+
+class Done(_Base, kw_only=True, tag="done", tag_field="type"):
+    """Last message of a stream that ended normally."""
+
+    ok: bool
+    counts: dict[str, int] = {}
+    elapsed_s: float
+
+
+Message = (
+    RunRequest
+    | Hello
+    | Plan
+    | CaseStart
+    | BenchResult
+    | TestResult
+    | BuildResult
+    | Artifact
+    | Inspect
+    | Log
+    | Failure
+    | Done
+)
+"""Any protocol message, tagged by its `type` field."""
