@@ -1,0 +1,51 @@
+"""tile-downloads: pinned, cached, sha256-verified data for kernels (through pooch)."""
+
+from __future__ import annotations
+
+from ._errors import (
+    ArchiveError,
+    ChecksumError,
+    DownloadError,
+    OfflineError,
+    RegistryError,
+    TransferError,
+    UnsafeArchiveError,
+)
+from ._fetch import (
+    DEFAULT_TIMEOUT,
+    CacheInfo,
+    ProgressCallback,
+    cached_info,
+    fetch,
+    resolve_cache_dir,
+    resolve_offline,
+)
+from ._records import FileRecord, file_records
+from ._registry import ArchiveKind, DownloadEntry, Registry, registry_from_mapping
+
+__all__ = [  # noqa: RUF022  (grouped by topic, as CONTRIBUTING asks)
+    # registry
+    "ArchiveKind",
+    "DownloadEntry",
+    "Registry",
+    "registry_from_mapping",
+    # fetching and the cache
+    "DEFAULT_TIMEOUT",
+    "CacheInfo",
+    "ProgressCallback",
+    "cached_info",
+    "fetch",
+    "resolve_cache_dir",
+    "resolve_offline",
+    # fingerprints for the artifact manifest
+    "FileRecord",
+    "file_records",
+    # errors
+    "ArchiveError",
+    "ChecksumError",
+    "DownloadError",
+    "OfflineError",
+    "RegistryError",
+    "TransferError",
+    "UnsafeArchiveError",
+]

@@ -1,0 +1,370 @@
+"""Fetching through pooch: cache layout, offline mode, progress, and error translation."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import os
+from collections.abc import Generator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+from urllib.parse import unquote, urlsplit
+
+from ._archive import extract
+from ._errors import ArchiveError, ChecksumError, DownloadError, OfflineError, TransferError
+from ._records import sha256_file
+from ._registry import DownloadEntry, Registry, lookup
+
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "CacheInfo",
+    "ProgressCallback",
+    "cached_info",
+    "fetch",
+    "resolve_cache_dir",
+    "resolve_offline",
+]
+
+DEFAULT_TIMEOUT = 30.0
+"""Seconds to wait for the server to connect or to send the next bytes."""
+
+_CHUNK = 64 * 1024
+_TRUE = ("1", "true", "yes")
+_FALSE = ("0", "false", "no", "")
+
+
+class ProgressCallback(Protocol):
+    """Told about a download: `(name, downloaded_bytes, total_bytes_or_None)`.
+
+    Called with 0 bytes when the transfer starts, after every chunk, and a last time with
+    `downloaded == total` once the verified file is in the cache. Never called on cache hits.
+    """
+
+    def __call__(self, name: str, downloaded_bytes: int, total_bytes: int | None, /) -> None:
+        """Report progress of the download of `name`."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class CacheInfo:
+    """What the cache holds for one entry (for `tile fetch --list`); nothing is hashed."""
+
+    name: str
+    url: str
+    sha256: str
+    description: str | None
+    path: Path  # what `fetch` returns: the file, or the extracted directory for archives
+    cached: bool  # `fetch` would succeed without the network
+    size_bytes: int | None  # size of the downloaded file, None when it is not in the cache
+
+
+def resolve_cache_dir(cache_dir: str | os.PathLike[str] | None = None) -> Path:
+    """The tile cache root: `cache_dir`, else `TILE_CACHE_DIR`, else the user cache dir."""
+    if cache_dir is not None and str(cache_dir):
+        return Path(cache_dir).expanduser().absolute()
+    env = os.environ.get("TILE_CACHE_DIR", "")
+    if env:
+        return Path(env).expanduser().absolute()
+    import pooch  # lazily: `tile --help` should not pay for pooch and its imports
+
+    return Path(pooch.os_cache("tile")).expanduser().absolute()
+
+
+def resolve_offline(offline: bool | None = None) -> bool:
+    """Offline mode: `offline`, else `TILE_OFFLINE` (1/true/yes or 0/false/no), else off."""
+    if offline is not None:
+        return offline
+    raw = os.environ.get("TILE_OFFLINE", "").strip().lower()
+    if raw in _TRUE:
+        return True
+    if raw in _FALSE:
+        return False
+    raise DownloadError(
+        f"TILE_OFFLINE={os.environ['TILE_OFFLINE']!r} is not a boolean",
+        hint="set TILE_OFFLINE to 1, true or yes (or 0, false, no, or leave it unset)",
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Layout:
+    """Where one entry lives: `<root>/downloads/<name>/<sha256[:16]>/`.
+
+    Inside: `download/<file>` (the verified download) and, for archives, `extracted/` (or
+    `extracted-<key>/` when `members` picks a part of the archive).
+    """
+
+    top: Path  # <root>/downloads, never removed
+    entry_dir: Path
+    file: Path
+    extracted: Path
+
+    @classmethod
+    def of(cls, entry: DownloadEntry, root: Path) -> _Layout:
+        top = root / "downloads"
+        entry_dir = top / entry.name / entry.sha256[:16]
+        extracted = "extracted"
+        if entry.members is not None:
+            key = hashlib.sha256("\0".join(entry.members).encode()).hexdigest()[:12]
+            extracted = f"extracted-{key}"
+        return cls(top, entry_dir, entry_dir / "download" / _filename(entry), entry_dir / extracted)
+
+    def result(self, entry: DownloadEntry) -> Path:
+        return self.file if entry.archive is None else self.extracted
+
+
+def _filename(entry: DownloadEntry) -> str:
+    base = unquote(urlsplit(entry.url).path.rsplit("/", 1)[-1])
+    safe = "".join(c if c.isascii() and (c.isalnum() or c in "._-") else "_" for c in base)
+    safe = safe.lstrip(".")[:200]
+    return safe or entry.name
+
+
+def fetch(
+    name: str,
+    registry: Registry,
+    *,
+    cache_dir: str | os.PathLike[str] | None = None,
+    offline: bool | None = None,
+    progress: ProgressCallback | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> Path:
+    """Return the local path of `name` (file, or extracted directory), downloading if needed."""
+    entry = lookup(name, registry)
+    layout = _Layout.of(entry, resolve_cache_dir(cache_dir))
+    offline = resolve_offline(offline)
+    if entry.archive is not None and layout.extracted.is_dir():
+        return layout.extracted
+    if offline:
+        _check_cached(entry, layout)
+    else:
+        _download(entry, layout, progress, timeout)
+    if entry.archive is None:
+        return layout.file
+    try:
+        return extract(layout.file, entry, layout.extracted)
+    except ArchiveError:
+        # A verified archive that cannot be unpacked safely will never work with this pin.
+        layout.file.unlink(missing_ok=True)
+        _prune(layout.file.parent, layout.top)
+        raise
+
+
+def cached_info(
+    name: str, registry: Registry, *, cache_dir: str | os.PathLike[str] | None = None
+) -> CacheInfo:
+    """Describe the cache state of `name` without touching the network or hashing files."""
+    entry = lookup(name, registry)
+    layout = _Layout.of(entry, resolve_cache_dir(cache_dir))
+    size = layout.file.stat().st_size if layout.file.is_file() else None
+    cached = layout.file.is_file() or (entry.archive is not None and layout.extracted.is_dir())
+    return CacheInfo(
+        name=entry.name,
+        url=entry.url,
+        sha256=entry.sha256,
+        description=entry.description,
+        path=layout.result(entry),
+        cached=cached,
+        size_bytes=size,
+    )
+
+
+def _check_cached(entry: DownloadEntry, layout: _Layout) -> None:
+    if not layout.file.is_file():
+        raise OfflineError(
+            f"download `{entry.name}` is not in the cache ({layout.file}) and offline mode is on",
+            entry=entry.name,
+            url=entry.url,
+            hint=f"run `tile fetch {entry.name}` with network access first",
+        )
+    actual = sha256_file(layout.file)
+    if actual != entry.sha256:
+        raise ChecksumError(
+            f"cached copy of `{entry.name}` at {layout.file} has sha256 {actual}, "
+            f"expected {entry.sha256}",
+            entry=entry.name,
+            url=entry.url,
+            hint=f"run `tile fetch {entry.name}` while online to replace it",
+            expected=entry.sha256,
+            actual=actual,
+        )
+
+
+def _download(
+    entry: DownloadEntry, layout: _Layout, progress: ProgressCallback | None, timeout: float
+) -> None:
+    import pooch
+
+    downloader = _Downloader(entry, progress, timeout)
+    try:
+        with _quiet_pooch():
+            # pooch skips the network when the file is there with the right hash, and otherwise
+            # streams into a temp file beside it that it renames only after the hash matched.
+            pooch.retrieve(
+                entry.url,
+                known_hash=f"sha256:{entry.sha256}",
+                fname=layout.file.name,
+                path=layout.file.parent,
+                downloader=downloader,
+            )
+    except DownloadError:
+        _prune(layout.file.parent, layout.top)
+        raise
+    except ValueError as exc:  # pooch's own hash check, should ours ever be bypassed
+        _prune(layout.file.parent, layout.top)
+        raise ChecksumError(
+            f"download `{entry.name}` from {entry.url} does not match its sha256: {exc}",
+            entry=entry.name,
+            url=entry.url,
+            hint=f"if the file changed upstream on purpose, update `sha256` of `{entry.name}`",
+            expected=entry.sha256,
+        ) from exc
+    except OSError as exc:
+        _prune(layout.file.parent, layout.top)
+        raise DownloadError(
+            f"download `{entry.name}`: cannot write to the cache {layout.entry_dir}: {exc}",
+            entry=entry.name,
+            url=entry.url,
+            hint="point TILE_CACHE_DIR (or --cache-dir) at a writable directory with free space",
+        ) from exc
+    if downloader.downloaded and progress is not None:
+        size = layout.file.stat().st_size
+        progress(entry.name, size, size)
+
+
+class _Downloader:
+    """pooch downloader: HTTP through pooch, then our own sha256 check and error translation."""
+
+    def __init__(
+        self, entry: DownloadEntry, progress: ProgressCallback | None, timeout: float
+    ) -> None:
+        self.entry = entry
+        self.downloaded = False
+        # pooch types `progressbar` as bool but takes any object with total/update/reset/close.
+        bar: Any = _ProgressBar(entry.name, progress) if progress is not None else False
+        import pooch
+
+        self.http = pooch.HTTPDownloader(progressbar=bar, chunk_size=_CHUNK, timeout=timeout)
+
+    def __call__(
+        self,
+        fname: str,
+        action: str | os.PathLike[Any] | None,
+        pooch: Any,
+        *,
+        check_only: bool | None = None,
+    ) -> None:
+        # pooch's Downloader protocol names its parameters (url, output_file, pooch) this way.
+        import requests
+
+        url, output_file, entry = fname, action, self.entry
+        if output_file is None or check_only:
+            raise TypeError("tile_downloads only downloads to a file")
+        try:
+            self.http(url, output_file, pooch)
+        except requests.HTTPError as exc:
+            response = exc.response
+            code = response.status_code if response is not None else None
+            reason = f" {response.reason}" if response is not None and response.reason else ""
+            if response is not None:
+                response.close()
+            raise TransferError(
+                f"download `{entry.name}` failed: HTTP {code}{reason} from {url}",
+                entry=entry.name,
+                url=url,
+                hint=(
+                    "the server failed; try again later or pin a mirror URL"
+                    if code is not None and code >= 500
+                    else f"check the `url` of `{entry.name}`; the server refused it"
+                ),
+                status_code=code,
+            ) from exc
+        except requests.Timeout as exc:
+            raise self._transfer(f"timed out after {self.http.kwargs['timeout']} s", exc) from exc
+        except requests.ConnectionError as exc:
+            raise self._transfer("could not connect or the connection dropped", exc) from exc
+        except requests.RequestException as exc:
+            raise self._transfer("the transfer was cut short", exc) from exc
+        actual = sha256_file(Path(output_file))
+        if actual != entry.sha256:
+            raise ChecksumError(
+                f"download `{entry.name}` from {url} has sha256 {actual}, "
+                f"expected {entry.sha256}; the file was discarded",
+                entry=entry.name,
+                url=url,
+                hint=f"if the file changed upstream on purpose, update `sha256` of `{entry.name}`",
+                expected=entry.sha256,
+                actual=actual,
+            )
+        self.downloaded = True
+
+    def _transfer(self, what: str, exc: BaseException) -> TransferError:
+        return TransferError(
+            f"download `{self.entry.name}` from {self.entry.url} failed: {what} "
+            f"({type(exc).__name__})",
+            entry=self.entry.name,
+            url=self.entry.url,
+            hint=f"check the network and retry `tile fetch {self.entry.name}`",
+        )
+
+
+class _ProgressBar:
+    """The progressbar object pooch drives (total/update/reset/close), fed to a callback."""
+
+    def __init__(self, name: str, callback: ProgressCallback) -> None:
+        self.name = name
+        self.callback = callback
+        self._total: int | None = None
+        self._done = 0
+        self._finishing = False
+
+    @property
+    def total(self) -> int | None:
+        return self._total
+
+    @total.setter
+    def total(self, value: int) -> None:
+        self._total = value or None  # pooch sets 0 when there is no Content-Length
+        self._done = 0
+        self.callback(self.name, 0, self._total)
+
+    def update(self, n: int) -> None:
+        # pooch counts whole chunks and, at the end, resets and adds the total; the final
+        # exact report comes from `fetch` once the verified file is in place.
+        if self._finishing:
+            return
+        self._done += n
+        done = min(self._done, self._total) if self._total else self._done
+        self.callback(self.name, done, self._total)
+
+    def reset(self) -> None:
+        self._finishing = True
+
+    def close(self) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def _quiet_pooch() -> Generator[None]:
+    """Keep pooch's INFO lines off stderr: the CLI speaks for us."""
+    import pooch
+
+    logger = pooch.get_logger()
+    level = logger.level
+    logger.setLevel(logging.WARNING)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+def _prune(start: Path, stop: Path) -> None:
+    """Remove empty directories from `start` up to, not including, `stop`."""
+    path = start
+    while path != stop and stop in path.parents:
+        try:
+            path.rmdir()
+        except OSError:
+            return
+        path = path.parent
