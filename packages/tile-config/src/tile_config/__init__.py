@@ -1,0 +1,59 @@
+"""tile-config: the configuration of tile and its layered loader.
+
+Sources, lowest first: defaults < tile.toml (or `[tool.tile]` in pyproject.toml) found by
+walking up from the working directory < a profile < `TILE_<SECTION>_<KEY>` variables < CLI
+overrides. `load_config` returns the validated `TileConfig` with the origin of every value.
+"""
+
+from __future__ import annotations
+
+from tile_config._errors import ConfigError
+from tile_config._loader import (
+    Origin,
+    OriginKind,
+    ResolvedConfig,
+    flatten,
+    load_config,
+)
+from tile_config._models import (
+    SECTIONS,
+    ArchiveKind,
+    BenchConfig,
+    DownloadEntry,
+    LauncherConfig,
+    LauncherKind,
+    MachineConfig,
+    OutputConfig,
+    ProfileConfig,
+    ProjectConfig,
+    RunnerConfig,
+    TestConfig,
+    TileConfig,
+    Timer,
+)
+
+__all__ = [
+    # loading
+    "Origin",
+    "OriginKind",
+    "ResolvedConfig",
+    "flatten",
+    "load_config",
+    # models
+    "SECTIONS",
+    "ArchiveKind",
+    "BenchConfig",
+    "DownloadEntry",
+    "LauncherConfig",
+    "LauncherKind",
+    "MachineConfig",
+    "OutputConfig",
+    "ProfileConfig",
+    "ProjectConfig",
+    "RunnerConfig",
+    "TestConfig",
+    "TileConfig",
+    "Timer",
+    # errors
+    "ConfigError",
+]

@@ -1,0 +1,374 @@
+"""The layered loader: defaults < config file < profile < TILE_* env < CLI overrides."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, get_args, get_origin
+
+from pydantic import BaseModel, ValidationError
+
+from tile_config._errors import ConfigError, Place, shown, translate, unknown_key_hint
+from tile_config._files import ConfigSource, find_config, read_config
+from tile_config._models import (
+    SECTIONS,
+    TileConfig,
+    annotation_at,
+    is_mapping,
+    is_optional,
+    known_keys,
+    strip_annotation,
+)
+
+__all__ = ["Origin", "OriginKind", "ResolvedConfig", "flatten", "load_config"]
+
+OriginKind = Literal["default", "file", "profile", "env", "cli"]
+
+_TRUE = frozenset({"true", "1", "yes", "on"})
+_FALSE = frozenset({"false", "0", "no", "off"})
+_NONE = frozenset({"", "none", "null"})
+_NOT_FROM_ENV = ("downloads", "profiles")
+_MISSING = object()
+_RANK: dict[str, int] = {"default": 0, "file": 1, "profile": 2, "env": 3, "cli": 4}
+
+_Key = tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a value came from: `kind` for machines, `detail` (`tile.toml:12`) for people."""
+
+    kind: OriginKind
+    detail: str
+
+    def __str__(self) -> str:
+        return self.detail
+
+    @property
+    def hint(self) -> str:
+        """What to do when the value from here is wrong."""
+        if self.kind == "env":
+            return f"fix or unset `{self.detail.removeprefix('env ')}`"
+        if self.kind == "cli":
+            return "fix the command-line flag"
+        if self.kind == "default":
+            return "change the value in tile.toml"
+        return f"edit `{self.detail}`" if self.kind == "file" else f"edit {self.detail}"
+
+
+_DEFAULT = Origin("default", "default")
+
+
+@dataclass(frozen=True)
+class ResolvedConfig:
+    """The merged configuration, where each value came from, and the file it was read from."""
+
+    config: TileConfig
+    origins: dict[str, Origin]
+    config_file: Path | None
+    project_root: Path | None
+    raw_text: str | None
+    cwd: Path
+    profile: str | None = None
+
+    def resolve_path(self, p: str | os.PathLike[str]) -> Path:
+        """A path from the config made absolute: relative ones hang off the project root."""
+        path = Path(p).expanduser()
+        return path if path.is_absolute() else (self.project_root or self.cwd) / path
+
+
+def _walk(value: object, path: _Key) -> Iterator[tuple[_Key, object]]:
+    if isinstance(value, BaseModel):
+        for name in type(value).model_fields:
+            if path or name != "profiles":
+                yield from _walk(getattr(value, name), (*path, name))
+    elif isinstance(value, dict) and value:
+        for key, item in value.items():  # pyright: ignore[reportUnknownVariableType]
+            yield from _walk(item, (*path, str(key)))
+    else:
+        yield path, value
+
+
+def flatten(config: TileConfig) -> dict[str, object]:
+    """Dotted leaf keys to values (`bench.max_runs`, `runner.env.XLA_FLAGS`), profiles left out."""
+    return {".".join(path): value for path, value in _walk(config, ())}
+
+
+def _parse_text(text: str, annotation: Any) -> object:
+    """Read an env or CLI string as the declared type; ValueError says which type was expected."""
+    if is_optional(annotation) and text.strip().lower() in _NONE:
+        return None
+    bare = strip_annotation(annotation)
+    word = text.strip()
+    if bare is bool:
+        if word.lower() in _TRUE | _FALSE:
+            return word.lower() in _TRUE
+        raise ValueError("a boolean (true/false, yes/no, on/off, 1/0)")
+    if bare is int:
+        try:
+            return int(word)
+        except ValueError:
+            raise ValueError("an integer") from None
+    if bare is float:
+        try:
+            return float(word)
+        except ValueError:
+            raise ValueError("a number") from None
+    if get_origin(bare) is list:
+        item = get_args(bare)[0]
+        return [_parse_text(part.strip(), item) for part in text.split(",") if part.strip()]
+    if get_origin(bare) is Literal:
+        return word
+    if bare is str:
+        return text
+    raise ValueError("a table, which cannot be written as text")
+
+
+def _coerce(value: object, annotation: Any) -> object:
+    """CLI override values: strings parsed like env values, containers converted to TOML's."""
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)  # pyright: ignore[reportUnknownArgumentType]
+    if isinstance(value, str):
+        return _parse_text(value, annotation)
+    bare = strip_annotation(annotation)
+    if isinstance(value, list | tuple):
+        item = get_args(bare)[0] if get_origin(bare) is list else Any
+        return [_coerce(v, item) for v in value]  # pyright: ignore[reportUnknownVariableType]
+    if isinstance(value, Mapping):
+        out: dict[str, object] = {}
+        for key, item in value.items():  # pyright: ignore[reportUnknownVariableType]
+            if get_origin(bare) is dict:
+                inner = get_args(bare)[1]
+            elif isinstance(bare, type) and issubclass(bare, BaseModel):
+                field = bare.model_fields.get(str(key))
+                inner = field.annotation if field is not None else Any
+            else:
+                inner = Any
+            out[str(key)] = _coerce(item, inner)
+        return out
+    return value
+
+
+def _apply(
+    tree: dict[str, Any],
+    data: Mapping[str, Any],
+    path: _Key,
+    origin_of: Callable[[_Key], Origin],
+    origins: dict[_Key, Origin],
+) -> None:
+    """Deep-merge `data` into `tree`, recording the origin of every key it sets."""
+    for key, value in data.items():
+        here = (*path, key)
+        # A download entry is replaced whole: a url from one layer and the archive kind of
+        # another would describe a file that does not exist.
+        whole = len(here) == 2 and here[0] == "downloads"
+        if isinstance(value, dict) and not whole:
+            if not isinstance(tree.get(key), dict):
+                tree[key] = {}
+            origins[here] = origin_of(here)
+            _apply(tree[key], value, here, origin_of, origins)  # pyright: ignore[reportUnknownArgumentType]
+        else:
+            tree[key] = value
+            for stale in [p for p in origins if p[: len(here)] == here]:
+                del origins[stale]
+            origins[here] = origin_of(here)
+            if isinstance(value, dict):
+                _apply({}, value, here, origin_of, origins)  # pyright: ignore[reportUnknownArgumentType]
+
+
+def _set(
+    tree: dict[str, Any], path: _Key, value: object, origin: Origin, origins: dict[_Key, Origin]
+) -> None:
+    """Set one dotted key (env var or flag) in the merged tree."""
+    node = tree
+    for part in path[:-1]:
+        if not isinstance(node.get(part), dict):
+            node[part] = {}
+        node = node[part]
+    _apply(node, {path[-1]: value}, path[:-1], lambda _: origin, origins)
+
+
+def _origin_of(path: _Key, origins: Mapping[_Key, Origin]) -> Origin:
+    """The layer that set `path`: itself, or the free-form table or download entry around it."""
+    if path in origins:
+        return origins[path]
+    for end in range(len(path) - 1, 0, -1):
+        above = path[:end]
+        if above in origins and (is_mapping(above) or is_mapping(above[:-1])):
+            return origins[above]
+    return _DEFAULT
+
+
+def _env_problem(name: str, section: str, key: str) -> tuple[str, str] | None:
+    """Why `name` (for `section.key`) cannot be set from the environment, if it cannot."""
+    if section in _NOT_FROM_ENV:
+        table = f"[{section}]"
+        return f"env {name}: `{table}` cannot be set from the environment", (
+            f"set `{table}` in tile.toml, or unset `{name}`"
+        )
+    keys = known_keys((section,)) or []
+    # TILE_RUNNER_ENV_FOO reads as key `env_foo`: say that `runner.env` is a table.
+    table = next((k for k in keys if is_mapping((section, k)) and key.startswith(f"{k}_")), key)
+    if table in keys and is_mapping((section, table)):
+        return f"env {name}: `{section}.{table}` is a table, not settable from the environment", (
+            f"set `[{section}.{table}]` in tile.toml, or unset `{name}`"
+        )
+    if key not in keys:
+        guess = unknown_key_hint(key, keys, section)
+        return f"env {name}: unknown key `{section}.{key}`", f"unset `{name}`; {guess}"
+    return None
+
+
+def _env_layer(
+    environ: Mapping[str, str], problems: list[tuple[str, str]]
+) -> Iterator[tuple[_Key, object, Origin]]:
+    """`TILE_<SECTION>_<KEY>` of config sections; other TILE_* (TILE_PROFILE...) are not ours."""
+    for name in sorted(environ):
+        if not name.startswith("TILE_"):
+            continue
+        section, _, key = name[5:].lower().partition("_")
+        if section not in SECTIONS:
+            continue
+        problem = _env_problem(name, section, key)
+        if problem is not None:
+            problems.append(problem)
+            continue
+        origin = Origin("env", f"env {name}")
+        try:
+            value = _parse_text(environ[name], annotation_at((section, key)))
+        except ValueError as exc:
+            got = environ[name]
+            problems.append(
+                (f"env {name}: `{section}.{key}` expected {exc}, got {got!r}", origin.hint)
+            )
+            continue
+        yield (section, key), value, origin
+
+
+def _cli_layer(
+    overrides: Mapping[str, object], problems: list[tuple[str, str]]
+) -> Iterator[tuple[_Key, object, Origin]]:
+    """Dotted keys from flags (`bench.max_runs`), values typed or still strings."""
+    origin = Origin("cli", "cli")
+    for key, value in overrides.items():
+        path = tuple(str(key).split("."))
+        if path[0] == "profiles":
+            problems.append(
+                (f"cli: `{key}`: profiles cannot be overridden", "pick one with `--profile NAME`")
+            )
+            continue
+        annotation = annotation_at(path)
+        if annotation is None or not all(path):
+            known = known_keys(path[:-1]) or []
+            hint = unknown_key_hint(path[-1], known, ".".join(path[:-1]))
+            problems.append((f"cli: unknown key `{key}`", hint))
+            continue
+        try:
+            coerced = _coerce(value, annotation)
+        except ValueError as exc:
+            problems.append((f"cli: `{key}` expected {exc}, got {shown(value)}", origin.hint))
+            continue
+        yield path, coerced, origin
+
+
+def _file_place(source: ConfigSource, path: _Key) -> Place:
+    """Where `path` sits in the file; rank 0 when the file leaves it at its default."""
+    node: object = source.data
+    for part in path:
+        node = node.get(part, _MISSING) if isinstance(node, dict) else _MISSING  # pyright: ignore[reportUnknownMemberType]
+    where = source.where(path)
+    return Place(where, f"edit `{where}`", 0 if node is _MISSING else _RANK["file"])
+
+
+def _validate(data: Mapping[str, Any], locate: Callable[[_Key], Place]) -> TileConfig:
+    try:
+        return TileConfig.model_validate(data)
+    except ValidationError as exc:
+        raise translate(exc, locate, known_keys) from None
+
+
+def load_config(
+    *,
+    cwd: Path | None = None,
+    profile: str | None = None,
+    environ: Mapping[str, str] | None = None,
+    overrides: Mapping[str, object] | None = None,
+    config_file: Path | None = None,
+) -> ResolvedConfig:
+    """Resolve the configuration from every layer; any problem is a ConfigError."""
+    here = (cwd if cwd is not None else Path.cwd()).resolve()
+    env = os.environ if environ is None else environ
+    if config_file is not None:
+        path: Path | None = (here / Path(config_file).expanduser()).resolve()
+    else:
+        path = find_config(here)
+    source = read_config(path, here) if path is not None else None
+
+    tree: dict[str, Any] = {}
+    origins: dict[_Key, Origin] = {}
+    if source is not None:
+        # The file on its own first, so a bad value in it is reported even where a
+        # higher layer happens to override it.
+        _validate(source.data, lambda p: _file_place(source, p))
+        _apply(tree, source.data, (), lambda p: Origin("file", source.where(p)), origins)
+
+    name = profile or env.get("TILE_PROFILE") or None
+    if name is not None:
+        _apply(
+            tree,
+            _profile_data(name, source, from_env=not profile),
+            (),
+            _profile_origin(name, source),
+            origins,
+        )
+
+    problems: list[tuple[str, str]] = []
+    layers = [*_env_layer(env, problems), *_cli_layer(overrides or {}, problems)]
+    if problems:
+        raise ConfigError.collect(problems)
+    for key, value, origin in layers:
+        _set(tree, key, value, origin, origins)
+
+    def locate(p: _Key) -> Place:
+        if p[:1] == ("profiles",) and source is not None:
+            return _file_place(source, p)
+        origin = _origin_of(p, origins)
+        return Place(origin.detail, origin.hint, _RANK[origin.kind])
+
+    config = _validate(tree, locate)
+    return ResolvedConfig(
+        config=config,
+        origins={".".join(p): _origin_of(p, origins) for p, _ in _walk(config, ())},
+        config_file=source.path if source else None,
+        project_root=source.path.parent if source else None,
+        raw_text=source.text if source else None,
+        cwd=here,
+        profile=name,
+    )
+
+
+def _profile_data(name: str, source: ConfigSource | None, *, from_env: bool) -> dict[str, Any]:
+    """The raw `[profiles.NAME]` table, or a ConfigError listing the profiles there are."""
+    profiles: dict[str, Any] = source.data.get("profiles", {}) if source is not None else {}
+    if name in profiles:
+        return profiles[name]
+    asked = f"TILE_PROFILE={name}" if from_env else f"--profile {name}"
+    if source is None:
+        raise ConfigError(
+            f"unknown profile `{name}` ({asked}): no tile.toml or `[tool.tile]` found",
+            hint=f"add `[profiles.{name}]` to a tile.toml, or drop `{asked}`",
+        )
+    known = ", ".join(f"`{p}`" for p in sorted(profiles)) or "none"
+    raise ConfigError(
+        f"unknown profile `{name}` ({asked}); profiles in `{source.display}`: {known}",
+        hint=f"use one of: {known}, or add `[profiles.{name}]` to `{source.display}`"
+        if profiles
+        else f"add `[profiles.{name}]` to `{source.display}`",
+    )
+
+
+def _profile_origin(name: str, source: ConfigSource | None) -> Callable[[_Key], Origin]:
+    assert source is not None  # _profile_data raised when there is no file
+    return lambda p: Origin("profile", f"profile {name} ({source.where(('profiles', name, *p))})")

@@ -1,0 +1,302 @@
+"""TileConfig: every section of tile.toml, its defaults and its checks."""
+
+from __future__ import annotations
+
+import re
+import types
+from typing import Annotated, Any, ClassVar, Literal, Self, Union, get_args, get_origin
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic_core import PydanticCustomError
+
+__all__ = [
+    "SECTIONS",
+    "ArchiveKind",
+    "BenchConfig",
+    "DownloadEntry",
+    "LauncherConfig",
+    "LauncherKind",
+    "MachineConfig",
+    "OutputConfig",
+    "ProfileConfig",
+    "ProjectConfig",
+    "RunnerConfig",
+    "TestConfig",
+    "TileConfig",
+    "Timer",
+    "annotation_at",
+    "is_mapping",
+    "is_optional",
+    "known_keys",
+    "strip_annotation",
+]
+
+Timer = Literal["auto", "cupti", "wall", "batched"]
+ArchiveKind = Literal["zip", "tar", "tar.gz"]
+LauncherKind = Literal["local", "slurm"]
+
+_Text = Annotated[str, Field(min_length=1)]
+_PositiveFloat = Annotated[float, Field(gt=0)]
+_PositiveInt = Annotated[int, Field(ge=1)]
+
+_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+_SHA256_RE = re.compile(r"[0-9a-f]{64}")
+# SLURM --time: minutes, min:sec, h:m:s, days-h, days-h:m, days-h:m:s, or unlimited.
+_SLURM_TIME_RE = re.compile(r"(\d+-)?\d+(:\d+){0,2}|(?i:unlimited|infinite)")
+
+
+class _Model(BaseModel):
+    """Strict, closed and immutable: a TOML `"false"` is not a boolean and typos are errors."""
+
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, allow_inf_nan=False)
+
+
+class ProjectConfig(_Model):
+    """`[project]`: where kernels come from."""
+
+    modules: list[_Text] = []
+    paths: list[_Text] = []
+    plugins: list[_Text] | None = None
+
+
+class BenchConfig(_Model):
+    """`[bench]`: warm-up, adaptive sampling budget and timer."""
+
+    warmup_runs: int = Field(default=3, ge=0)
+    min_runs: int = Field(default=10, ge=1)
+    max_runs: int = Field(default=1000, ge=1)
+    min_time: float = Field(default=0.0, ge=0)
+    max_time: float = Field(default=2.0, gt=0)
+    target_precision: float = Field(default=0.01, gt=0, lt=1)
+    timer: Timer = "auto"
+    cold: bool = False
+    batch: int = Field(default=10, ge=1)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Self:
+        for low, high in (("min_runs", "max_runs"), ("min_time", "max_time")):
+            low_value, high_value = getattr(self, low), getattr(self, high)
+            if low_value > high_value:
+                raise PydanticCustomError(
+                    "inconsistent",
+                    "{low} ({low_value}) must be <= {high} ({high_value})",
+                    {"low": low, "high": high, "low_value": low_value, "high_value": high_value},
+                )
+        return self
+
+
+class _BenchPatch(BenchConfig):
+    """`[profiles.NAME.bench]`: ranges are checked now, consistency once the profile is applied."""
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Self:
+        return self
+
+
+class TestConfig(_Model):
+    """`[test]`: input seed and per-dtype tolerance overrides."""
+
+    __test__: ClassVar[bool] = False  # not a pytest test class
+
+    seed: int = Field(default=0, ge=0, lt=2**63)
+    tolerances: dict[_Text, _PositiveFloat] = {}
+
+
+class RunnerConfig(_Model):
+    """`[runner]`: the interpreter, limits and environment of the runner subprocess."""
+
+    python: _Text | None = None
+    timeout: _PositiveFloat | None = None
+    case_timeout: float = Field(default=300.0, gt=0)
+    isolate: bool = False
+    env: dict[str, str] = {}
+    jax_cache_dir: _Text | None = None
+
+    @field_validator("env")
+    @classmethod
+    def _env_names(cls, env: dict[str, str]) -> dict[str, str]:
+        for name, value in env.items():
+            if not name or "=" in name or "\0" in name or "\0" in value:
+                raise ValueError(f"holds `{name}`, which is not a usable environment variable")
+        return env
+
+
+class OutputConfig(_Model):
+    """`[output]`: where run directories go and how many to keep."""
+
+    dir: _Text = ".tile/runs"
+    keep: _PositiveInt | None = None
+
+
+class MachineConfig(_Model):
+    """`[machine]`: roofline peaks and cache size, when the built-in table does not know them."""
+
+    peak_bandwidth_gbps: _PositiveFloat | None = None
+    peak_tflops: dict[_Text, _PositiveFloat] = {}
+    l2_bytes: _PositiveInt | None = None
+
+
+class LauncherConfig(_Model):
+    """`[launcher]`: how runners start (here or through SLURM) and how many shards."""
+
+    kind: LauncherKind = "local"
+    shards: int = Field(default=1, ge=1)
+    partition: _Text | None = None
+    time_limit: _Text | None = None
+    gres: _Text | None = None
+    extra_args: list[str] = []
+
+    @field_validator("time_limit")
+    @classmethod
+    def _slurm_time(cls, value: str | None) -> str | None:
+        if value is not None and not _SLURM_TIME_RE.fullmatch(value):
+            raise ValueError("must be a SLURM time such as `30`, `2:00:00` or `1-12:00:00`")
+        return value
+
+
+class DownloadEntry(_Model):
+    """`[downloads.NAME]`: one pinned asset: url, sha256 and how to unpack it."""
+
+    url: str
+    sha256: str
+    archive: ArchiveKind | None = None
+    members: list[str] | None = None
+    description: str | None = None
+
+    @field_validator("url")
+    @classmethod
+    def _http_url(cls, url: str) -> str:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError("must be an http:// or https:// URL")
+        return url
+
+    @field_validator("sha256")
+    @classmethod
+    def _hex_digest(cls, sha256: str) -> str:
+        digest = sha256.strip().lower().removeprefix("sha256:")
+        if not _SHA256_RE.fullmatch(digest):
+            raise ValueError("must be 64 hexadecimal characters")
+        return digest
+
+    @field_validator("members")
+    @classmethod
+    def _relative_members(cls, members: list[str] | None) -> list[str] | None:
+        if members is None:
+            return None
+        if not members:
+            raise ValueError("must list at least one member (or be left out)")
+        for member in members:
+            parts = member.replace("\\", "/").split("/")
+            absolute = member.startswith(("/", "\\")) or re.match(r"[A-Za-z]:", member)
+            if not member.strip("/") or absolute or ".." in parts:
+                raise ValueError(f"holds `{member}`: members are relative paths without `..`")
+        return members
+
+    @model_validator(mode="after")
+    def _members_need_archive(self) -> Self:
+        if self.members is not None and self.archive is None:
+            raise ValueError("`members` needs `archive` to be set")
+        return self
+
+
+def _check_download_names(entries: dict[str, DownloadEntry]) -> dict[str, DownloadEntry]:
+    for name in entries:
+        if not _NAME_RE.fullmatch(name):
+            raise ValueError(
+                f"has an entry named `{name}`: use letters, digits, `.`, `_`, `-` "
+                "(at most 128, starting with a letter or digit)"
+            )
+    return entries
+
+
+class ProfileConfig(_Model):
+    """`[profiles.NAME]`: partial sections laid over the file by `--profile NAME`."""
+
+    project: ProjectConfig | None = None
+    bench: _BenchPatch | None = None
+    test: TestConfig | None = None
+    runner: RunnerConfig | None = None
+    output: OutputConfig | None = None
+    machine: MachineConfig | None = None
+    launcher: LauncherConfig | None = None
+    downloads: dict[str, DownloadEntry] = {}
+
+    @field_validator("downloads")
+    @classmethod
+    def _download_names(cls, entries: dict[str, DownloadEntry]) -> dict[str, DownloadEntry]:
+        return _check_download_names(entries)
+
+
+class TileConfig(_Model):
+    """The whole configuration of tile; every field has a default."""
+
+    project: ProjectConfig = ProjectConfig()
+    bench: BenchConfig = BenchConfig()
+    test: TestConfig = TestConfig()
+    runner: RunnerConfig = RunnerConfig()
+    output: OutputConfig = OutputConfig()
+    machine: MachineConfig = MachineConfig()
+    launcher: LauncherConfig = LauncherConfig()
+    downloads: dict[str, DownloadEntry] = {}
+    profiles: dict[str, ProfileConfig] = {}
+
+    @field_validator("downloads")
+    @classmethod
+    def _download_names(cls, entries: dict[str, DownloadEntry]) -> dict[str, DownloadEntry]:
+        return _check_download_names(entries)
+
+
+SECTIONS: tuple[str, ...] = tuple(TileConfig.model_fields)
+"""Top-level tables of tile.toml, in order."""
+
+
+def strip_annotation(annotation: Any) -> Any:
+    """`Annotated[X, ...] | None` -> X."""
+    while True:
+        origin = get_origin(annotation)
+        if origin is Annotated:
+            annotation = get_args(annotation)[0]
+        elif origin in (Union, types.UnionType):
+            rest = [a for a in get_args(annotation) if a is not type(None)]
+            if len(rest) != 1:
+                return annotation
+            annotation = rest[0]
+        else:
+            return annotation
+
+
+def annotation_at(path: tuple[str, ...]) -> Any | None:
+    """The declared type at a dotted path below TileConfig, or None when no such key exists."""
+    annotation: Any = TileConfig
+    for part in path:
+        bare = strip_annotation(annotation)
+        if isinstance(bare, type) and issubclass(bare, BaseModel):
+            field = bare.model_fields.get(part)
+            if field is None:
+                return None
+            annotation = field.annotation
+        elif get_origin(bare) is dict:
+            annotation = get_args(bare)[1]
+        else:
+            return None
+    return annotation
+
+
+def known_keys(path: tuple[str, ...]) -> list[str] | None:
+    """The keys the table at `path` accepts, or None for free-form tables (env, downloads...)."""
+    bare = strip_annotation(annotation_at(path))
+    if isinstance(bare, type) and issubclass(bare, BaseModel):
+        return list(bare.model_fields)
+    return None
+
+
+def is_optional(annotation: Any) -> bool:
+    """Whether None is an accepted value of `annotation`."""
+    return get_origin(annotation) in (Union, types.UnionType) and type(None) in get_args(annotation)
+
+
+def is_mapping(path: tuple[str, ...]) -> bool:
+    """Whether the key at `path` is a free-form table (`runner.env`, `downloads`, ...)."""
+    return get_origin(strip_annotation(annotation_at(path))) is dict
