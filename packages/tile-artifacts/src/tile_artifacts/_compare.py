@@ -1,0 +1,300 @@
+"""Statistical comparison of two runs (`tile compare`): per-case judgements from raw samples."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Final
+
+import tile_stats
+from tile_artifacts._base import Judgement, Producer, RunInfo, Status, utc_now
+from tile_artifacts._documents import (
+    Baseline,
+    ComparisonDoc,
+    ComparisonSide,
+    ComparisonSummary,
+    Thresholds,
+)
+from tile_artifacts._errors import ArtifactError
+from tile_artifacts._models import Report
+from tile_artifacts._provenance import new_run_id
+from tile_artifacts._records import ComparisonRow
+
+__all__ = ["COMPARABLE_METRICS", "MIN_SAMPLES", "compare_runs", "judge"]
+
+MIN_SAMPLES: Final = 5
+# Metrics with raw samples behind them; both are times, so a higher ratio is worse.
+COMPARABLE_METRICS: Final = ("time_s", "ref_time_s")
+# Timings of a case that failed (e.g. its check) are not worth judging.
+_MEASURED: Final = frozenset({"success", "partial"})
+
+
+@dataclass(frozen=True)
+class _Case:
+    case_id: str
+    status: str
+    timer: str | None
+    cold: bool | None
+    samples: list[float]
+
+
+def _cases(run: Report | Baseline, metric: str) -> dict[str, _Case]:
+    out: dict[str, _Case] = {}
+    if isinstance(run, Report):
+        for c in run.cases:
+            ref = c.reference.samples if c.reference is not None else []
+            samples = c.samples if metric == "time_s" else ref
+            out[c.case_id] = _Case(c.case_id, c.status, c.timer, c.cold, list(samples))
+    else:
+        for b in run.cases:
+            samples = b.samples if metric == "time_s" else b.reference_samples
+            out[b.case_id] = _Case(b.case_id, b.status, b.timer, b.cold, list(samples))
+    return out
+
+
+def judge(
+    ratio: float,
+    ci_low: float,
+    ci_high: float,
+    p_value: float,
+    *,
+    noise_floor_pct: float,
+    alpha: float,
+) -> tuple[Judgement, str]:
+    """Judge a lower-is-better ratio (current / baseline) from its CI and Mann-Whitney p-value.
+
+    With f = noise_floor_pct / 100 and the noise band [1 - f, 1 + f], first match wins:
+
+    1. regression:   ratio > 1 + f and p < alpha and ci_low > 1
+    2. improvement:  ratio < 1 - f and p < alpha and ci_high < 1
+    3. neutral:      the CI lies inside the band (1 - f <= ci_low and ci_high <= 1 + f), or
+                     p >= alpha and the CI neither lies entirely beyond the band
+                     (ci_low > 1 + f or ci_high < 1 - f) nor straddles all of it
+                     (ci_low < 1 - f and ci_high > 1 + f)
+    4. inconclusive: everything else (a CI wider than the band without significance, or the
+                     bootstrap CI and the U test disagreeing)
+    """
+    f = noise_floor_pct / 100
+    low, high = 1 - f, 1 + f
+    change = f"{(ratio - 1) * 100:+.1f}%, CI {ci_low:.3f}–{ci_high:.3f}, p={p_value:.2g}"
+    significant = p_value < alpha
+    if ratio > high and significant and ci_low > 1:
+        return "regression", f"slower: {change}"
+    if ratio < low and significant and ci_high < 1:
+        return "improvement", f"faster: {change}"
+    if low <= ci_low and ci_high <= high:
+        return "neutral", f"CI within the ±{noise_floor_pct:g}% noise floor: {change}"
+    beyond = ci_low > high or ci_high < low
+    straddles = ci_low < low and ci_high > high
+    if not significant and not beyond and not straddles:
+        return "neutral", f"no significant change: {change}"
+    if not significant:
+        what = "wider than the noise band" if straddles else "beyond the noise floor"
+        return "inconclusive", f"CI {what} but the U test is not significant: {change}"
+    return (
+        "inconclusive",
+        f"significant, but the CI is not clearly beyond the noise floor: {change}",
+    )
+
+
+def _not_comparable(base: _Case, cur: _Case, base_kind: str | None, cur_kind: str | None) -> str:
+    for side, case in (("baseline", base), ("current", cur)):
+        if case.status not in _MEASURED:
+            return f"{side} case status is `{case.status}`"
+    if base_kind != cur_kind:
+        return f"device kind differs: `{base_kind}` vs `{cur_kind}`"
+    if base.timer != cur.timer:
+        return f"timer differs: `{base.timer}` vs `{cur.timer}`"
+    if base.cold != cur.cold:
+        mode = {True: "cold", False: "warm", None: "unknown"}
+        return f"mode differs: {mode[base.cold]} vs {mode[cur.cold]}"
+    missing = [side for side, c in (("baseline", base), ("current", cur)) if not c.samples]
+    return f"no raw samples in {' and '.join(missing)}" if missing else ""
+
+
+def _median(samples: list[float]) -> float | None:
+    try:
+        return tile_stats.median(samples) if samples else None
+    except ValueError:
+        return None
+
+
+def _make_row(
+    case_id: str,
+    metric: str,
+    values: tuple[float | None, float | None],
+    judgement: Judgement,
+    reason: str,
+    *,
+    result: tile_stats.Comparison | None = None,
+) -> ComparisonRow:
+    return ComparisonRow(
+        case_id=case_id,
+        metric_name=metric,
+        unit="s",
+        baseline_value=values[0],
+        current_value=values[1],
+        ratio=result.ratio if result else None,
+        ratio_ci_low=result.ci_low if result else None,
+        ratio_ci_high=result.ci_high if result else None,
+        percent_change=(result.ratio - 1) * 100 if result else None,
+        p_value=result.p_value if result else None,
+        higher_is_better=False,
+        judgement=judgement,
+        reason=reason,
+    )
+
+
+def _row(
+    base: _Case,
+    cur: _Case,
+    kinds: tuple[str | None, str | None],
+    *,
+    metric: str,
+    noise_floor_pct: float,
+    alpha: float,
+    resamples: int,
+    seed: int,
+) -> ComparisonRow:
+    values = (_median(base.samples), _median(cur.samples))
+    reason = _not_comparable(base, cur, *kinds)
+    if reason:
+        return _make_row(cur.case_id, metric, values, "not_comparable", reason)
+    n_base, n_cur = len(base.samples), len(cur.samples)
+    if min(n_base, n_cur) < MIN_SAMPLES:
+        reason = f"too few samples ({n_base} baseline, {n_cur} current; need {MIN_SAMPLES})"
+        return _make_row(cur.case_id, metric, values, "inconclusive", reason)
+    try:
+        result = tile_stats.compare(
+            base.samples, cur.samples, confidence=1 - alpha, resamples=resamples, seed=seed
+        )
+    except tile_stats.StatsError as e:
+        return _make_row(cur.case_id, metric, values, "inconclusive", f"statistics failed: {e}")
+    judgement, reason = judge(
+        result.ratio,
+        result.ci_low,
+        result.ci_high,
+        result.p_value,
+        noise_floor_pct=noise_floor_pct,
+        alpha=alpha,
+    )
+    return _make_row(cur.case_id, metric, values, judgement, reason, result=result)
+
+
+def _one_sided(case: _Case, metric: str, reason: str) -> ComparisonRow:
+    value = _median(case.samples)
+    values = (value, None) if reason == "removed" else (None, value)
+    return _make_row(case.case_id, metric, values, "not_comparable", reason)
+
+
+def _side(run: Report | Baseline, label: str | None, path: str | None) -> ComparisonSide:
+    return ComparisonSide(
+        label=label if label is not None or isinstance(run, Report) else run.label,
+        report_path=path,
+        run_id=run.run.run_id,
+        git_head=run.producer.git_head,
+        device=run.device,
+    )
+
+
+def _summary_status(counts: Counter[str], rows: int) -> Status:
+    # failed: any regression; skipped: nothing to compare; partial: some row not judged.
+    if counts["regression"]:
+        return "failed"
+    if rows == 0:
+        return "skipped"
+    if counts["inconclusive"] or counts["not_comparable"]:
+        return "partial"
+    return "success"
+
+
+def compare_runs(
+    baseline: Report | Baseline,
+    current: Report | Baseline,
+    *,
+    noise_floor_pct: float = 2.0,
+    alpha: float = 0.05,
+    metric: str = "time_s",
+    seed: int = 0,
+    resamples: int = 2000,
+    baseline_label: str | None = None,
+    current_label: str | None = None,
+    baseline_path: str | None = None,
+    current_path: str | None = None,
+    producer: Producer | None = None,
+    run_id: str | None = None,
+    now: datetime | None = None,
+) -> ComparisonDoc:
+    """Compare `current` against `baseline` case by case (matched on case_id).
+
+    Per case, from the raw samples: ratio of medians (current / baseline) with a bootstrap CI at
+    confidence 1 - alpha, and a two-sided Mann-Whitney p-value (`tile_stats.compare`). The row is
+    `not_comparable` when device kind, timer or cold/warm mode differ or samples are missing,
+    `inconclusive` with fewer than MIN_SAMPLES samples on either side, and otherwise judged by
+    `judge` (see there for the exact rule). Cases on one side only get a `not_comparable` row
+    whose reason is exactly `added` or `removed`. The envelope defaults to current's producer, a
+    new `compare-...` run id and current's output directory.
+
+    Summary status: `failed` with any regression, else `skipped` with no rows, else `partial`
+    with any inconclusive or not_comparable row, else `success`.
+    """
+    if metric not in COMPARABLE_METRICS:
+        raise ArtifactError(
+            f"cannot compare metric `{metric}`: only metrics with raw samples can be compared",
+            hint=f"use one of {', '.join(COMPARABLE_METRICS)}",
+        )
+    if not (math.isfinite(noise_floor_pct) and noise_floor_pct >= 0):
+        raise ArtifactError(
+            f"noise floor {noise_floor_pct}% is not a non-negative number",
+            hint="pass a percentage such as 2.0",
+        )
+    if not 0 < alpha < 1:
+        raise ArtifactError(f"alpha {alpha} is not in (0, 1)", hint="pass e.g. 0.05")
+    base_cases, cur_cases = _cases(baseline, metric), _cases(current, metric)
+    kinds = (baseline.device.device_kind, current.device.device_kind)
+    rows: list[ComparisonRow] = []
+    for case_id, cur in cur_cases.items():
+        base = base_cases.get(case_id)
+        if base is None:
+            rows.append(_one_sided(cur, metric, "added"))
+            continue
+        rows.append(
+            _row(
+                base,
+                cur,
+                kinds,
+                metric=metric,
+                noise_floor_pct=noise_floor_pct,
+                alpha=alpha,
+                resamples=resamples,
+                seed=seed,
+            )
+        )
+    rows += [_one_sided(b, metric, "removed") for k, b in base_cases.items() if k not in cur_cases]
+    counts = Counter(row.judgement for row in rows)
+    status = _summary_status(counts, len(rows))
+    run = RunInfo(
+        run_id=run_id or new_run_id("compare", now),
+        created_at=now or utc_now(),
+        status=status,
+        status_reason=None,
+        output_directory=current.run.output_directory,
+    )
+    return ComparisonDoc(
+        producer=producer or current.producer,
+        run=run,
+        baseline=_side(baseline, baseline_label, baseline_path),
+        current=_side(current, current_label, current_path),
+        thresholds=Thresholds(noise_floor_pct=noise_floor_pct, alpha=alpha, metric=metric),
+        rows=rows,
+        summary=ComparisonSummary(
+            status=status,
+            regression_count=counts["regression"],
+            improvement_count=counts["improvement"],
+            neutral_count=counts["neutral"],
+            inconclusive_count=counts["inconclusive"],
+            not_comparable_count=counts["not_comparable"],
+        ),
+    )

@@ -1,0 +1,273 @@
+"""`report.json` (`tile.report`) and its parts: summary, cases, failures, findings."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Protocol
+
+from pydantic import Field, JsonValue, StringConstraints
+
+from tile_artifacts._base import (
+    STDERR_EXCERPT_LIMIT,
+    ArtifactModel,
+    Bound,
+    Context,
+    DeviceRecord,
+    FailureId,
+    Level,
+    PeakSource,
+    Producer,
+    RunInfo,
+    Status,
+    Timer,
+    WorkSource,
+)
+from tile_artifacts._records import ComparisonRow, MetricRecord
+
+__all__ = [
+    "AgentSummary",
+    "CaseRecord",
+    "CheckRecord",
+    "Counts",
+    "Diagnostic",
+    "FailureRecord",
+    "Finding",
+    "Phases",
+    "RecommendedAction",
+    "ReferenceRecord",
+    "Report",
+    "ReportSummary",
+    "Roofline",
+    "StatsRecord",
+    "SummaryLike",
+    "Throughput",
+    "Work",
+]
+
+
+class Counts(ArtifactModel):
+    """Case counts of a run."""
+
+    cases: int = 0
+    passed: int = 0
+    failed: int = 0
+    skipped: int = 0
+
+
+class AgentSummary(ArtifactModel):
+    """A summary written for an automated reader."""
+
+    one_sentence: str | None = None
+    key_observations: list[str] = Field(default_factory=list)
+    risks: list[str] = Field(default_factory=list)
+    next_actions: list[str] = Field(default_factory=list)
+
+
+class ReportSummary(ArtifactModel):
+    """The report's headline."""
+
+    title: str
+    status: Status
+    headline: str
+    primary_metric: str = "time_s"
+    counts: Counts = Field(default_factory=Counts)
+    agent_summary: AgentSummary = Field(default_factory=AgentSummary)
+
+
+class Phases(ArtifactModel):
+    """Build phase timings (seconds) and JAX compilation cache behaviour of one case."""
+
+    trace_s: float | None = None
+    lower_s: float | None = None
+    compile_s: float | None = None
+    cache_hit: bool | None = None
+    compile_count: int | None = None
+    cache_hit_count: int | None = None
+    cache_miss_count: int | None = None
+
+
+class SummaryLike(Protocol):
+    """What `StatsRecord.from_summary` reads: the attributes of `tile_stats.Summary`."""
+
+    @property
+    def n(self) -> int: ...
+    @property
+    def min(self) -> float: ...
+    @property
+    def max(self) -> float: ...
+    @property
+    def mean(self) -> float: ...
+    @property
+    def median(self) -> float: ...
+    @property
+    def stdev(self) -> float | None: ...
+    @property
+    def mad(self) -> float | None: ...
+    @property
+    def q1(self) -> float | None: ...
+    @property
+    def q3(self) -> float | None: ...
+    @property
+    def p5(self) -> float | None: ...
+    @property
+    def p95(self) -> float | None: ...
+    @property
+    def ci_low(self) -> float | None: ...
+    @property
+    def ci_high(self) -> float | None: ...
+    @property
+    def outliers_mild(self) -> int: ...
+    @property
+    def outliers_severe(self) -> int: ...
+
+
+class StatsRecord(ArtifactModel):
+    """Summary statistics of raw samples (seconds); the CI is a bootstrap CI of the median."""
+
+    n: int
+    min: float
+    max: float
+    mean: float
+    median: float
+    stdev: float | None = None
+    mad: float | None = None
+    q1: float | None = None
+    q3: float | None = None
+    p5: float | None = None
+    p95: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    outliers_mild: int = 0
+    outliers_severe: int = 0
+    stop_reason: str | None = None
+
+    @classmethod
+    def from_summary(cls, summary: SummaryLike, *, stop_reason: str | None = None) -> StatsRecord:
+        """Build from a `tile_stats.Summary` (or anything with the same attributes)."""
+        names = [name for name in cls.model_fields if name != "stop_reason"]
+        values: dict[str, Any] = {name: getattr(summary, name) for name in names}
+        return cls(**values, stop_reason=stop_reason)
+
+
+class Work(ArtifactModel):
+    """Bytes moved and FLOPs done by one call; `cost_analysis` marks an XLA estimate."""
+
+    bytes: float | None = None
+    flops: float | None = None
+    source: WorkSource | None = None
+
+
+class Throughput(ArtifactModel):
+    """Throughput computed from the median time."""
+
+    gbps: float | None = None
+    tflops: float | None = None
+
+
+class Roofline(ArtifactModel):
+    """Roofline position of one case and which peak it was measured against."""
+
+    intensity: float | None = None
+    pct_peak_bw: float | None = None
+    pct_peak_flops: float | None = None
+    bound: Bound = "unknown"
+    peak_source: PeakSource | None = None
+
+
+class ReferenceRecord(ArtifactModel):
+    """The reference implementation timed on the same inputs; speedup = ref median / median."""
+
+    samples: list[float] = Field(default_factory=list)
+    stats: StatsRecord | None = None
+    speedup: float | None = None
+
+
+class CheckRecord(ArtifactModel):
+    """Correctness check of a kernel's output against its reference."""
+
+    passed: bool
+    max_abs_err: float | None = None
+    rel_l2_err: float | None = None
+    tol: float | None = None
+    worst_index: list[int] | None = None
+    message: str | None = None
+
+
+class CaseRecord(ArtifactModel):
+    """One case of a bench or test run: timings with raw samples, work, roofline, check."""
+
+    case_id: str
+    kernel: str
+    params: dict[str, str] = Field(default_factory=dict)
+    status: Status
+    phases: Phases = Field(default_factory=Phases)
+    timer: Timer | None = None
+    cold: bool | None = None
+    samples: list[float] = Field(default_factory=list)
+    stats: StatsRecord | None = None
+    work: Work = Field(default_factory=Work)
+    throughput: Throughput = Field(default_factory=Throughput)
+    roofline: Roofline = Field(default_factory=Roofline)
+    reference: ReferenceRecord | None = None
+    check: CheckRecord | None = None
+
+
+class FailureRecord(ArtifactModel):
+    """A failure of the run or of one case; long stderr lives in `stderr_log`."""
+
+    failure_id: FailureId
+    case_id: str | None = None
+    phase: str
+    status: Status
+    message: str
+    exception_type: str | None = None
+    stderr_excerpt: Annotated[str, StringConstraints(max_length=STDERR_EXCERPT_LIMIT)] | None = None
+    stderr_log: str | None = None
+    command_id: str | None = None
+
+
+class Finding(ArtifactModel):
+    """An observation about the run with its evidence."""
+
+    finding_id: str
+    severity: Literal["info", "low", "medium", "high", "critical"]
+    category: str
+    title: str
+    evidence: list[str] = Field(default_factory=list)
+    interpretation: str | None = None
+
+
+class RecommendedAction(ArtifactModel):
+    """Something the user should do next."""
+
+    action_id: str
+    priority: Literal["high", "medium", "low"]
+    description: str
+
+
+class Diagnostic(ArtifactModel):
+    """A warning or note raised during the run that is not a failure."""
+
+    level: Level
+    message: str
+    case_id: str | None = None
+    phase: str | None = None
+
+
+class Report(ArtifactModel):
+    """`report.json` (`tile.report`): everything a run measured, with raw samples."""
+
+    schema_name: Literal["tile.report"] = "tile.report"
+    schema_version: Literal[1] = 1
+    producer: Producer
+    run: RunInfo
+    context: Context = Field(default_factory=Context)
+    configuration: dict[str, JsonValue] = Field(default_factory=dict)
+    device: DeviceRecord = Field(default_factory=DeviceRecord)
+    summary: ReportSummary
+    cases: list[CaseRecord] = Field(default_factory=list)
+    metrics: list[MetricRecord] = Field(default_factory=list)
+    comparisons: list[ComparisonRow] = Field(default_factory=list)
+    diagnostics: list[Diagnostic] = Field(default_factory=list)
+    failures: list[FailureRecord] = Field(default_factory=list)
+    findings: list[Finding] = Field(default_factory=list)
+    recommended_actions: list[RecommendedAction] = Field(default_factory=list)

@@ -1,0 +1,143 @@
+"""Run directory layout: well-known file names, path rules, kinds, media types, hashing."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from pathlib import Path, PurePosixPath, PureWindowsPath
+from typing import Final
+
+from tile_artifacts._documents import ArtifactKind
+
+__all__ = [
+    "COMMANDS_JSONL",
+    "COMPARISONS_JSON",
+    "EVENTS_JSONL",
+    "MANIFEST_JSON",
+    "METRICS_JSONL",
+    "REPORT_JSON",
+    "REQUIRED_FILES",
+    "SUMMARY_MD",
+    "default_description",
+    "kind_for",
+    "media_type_for",
+    "relative_path_problem",
+    "run_files",
+    "sha256_file",
+]
+
+MANIFEST_JSON: Final = "artifact_manifest.json"
+REPORT_JSON: Final = "report.json"
+SUMMARY_MD: Final = "summary.md"
+EVENTS_JSONL: Final = "events.jsonl"
+METRICS_JSONL: Final = "metrics.jsonl"
+COMMANDS_JSONL: Final = "commands/commands.jsonl"
+COMPARISONS_JSON: Final = "comparisons.json"
+REQUIRED_FILES: Final = (MANIFEST_JSON, REPORT_JSON, SUMMARY_MD, EVENTS_JSONL, METRICS_JSONL)
+
+_DESCRIPTIONS: Final = {
+    MANIFEST_JSON: "every file of the run with size and sha256 (written last)",
+    REPORT_JSON: "run report: cases with raw samples, metrics, failures, findings",
+    SUMMARY_MD: "human summary: status, device, headline table, failures, artifact map",
+    EVENTS_JSONL: "structured events, appended as they happened",
+    METRICS_JSONL: "one metric per line (long form)",
+    COMMANDS_JSONL: "every child process: args, cwd, redacted environment, status, times",
+    COMPARISONS_JSON: "comparison against a baseline",
+    "config/resolved_tool.json": "resolved configuration with every value's origin",
+}
+_MEDIA_TYPES: Final = {
+    ".json": "application/json",
+    ".jsonl": "application/x-ndjson",
+    ".md": "text/markdown",
+    ".log": "text/plain",
+    ".txt": "text/plain",
+    ".toml": "application/toml",
+    ".csv": "text/csv",
+    ".html": "text/html",
+    ".hlo": "text/plain",
+    ".mlir": "text/plain",
+    ".py": "text/x-python",
+    ".parquet": "application/vnd.apache.parquet",
+}
+_TOP_KINDS: Final[dict[str, ArtifactKind]] = {
+    REPORT_JSON: "report",
+    SUMMARY_MD: "summary",
+    EVENTS_JSONL: "events",
+    METRICS_JSONL: "metrics",
+    COMPARISONS_JSON: "comparison",
+}
+_DIR_KINDS: Final[dict[str, ArtifactKind]] = {
+    "commands": "commands",
+    "config": "config",
+    "logs": "log",
+    "outputs": "output",
+}
+
+
+def relative_path_problem(path: str) -> str | None:
+    """Say why `path` is not a clean run-relative path, or None when it is."""
+    if not path or path == ".":
+        return "empty path"
+    if PurePosixPath(path).is_absolute() or PureWindowsPath(path).is_absolute() or path[:1] == "\\":
+        return f"absolute path `{path}` where `artifact_relative` is claimed"
+    if ".." in PurePosixPath(path.replace("\\", "/")).parts:
+        return f"path `{path}` leaves the run directory (`..`)"
+    return None
+
+
+def kind_for(relpath: str) -> ArtifactKind:
+    """Artifact kind of a run-relative path, from the standard layout."""
+    if relpath in _TOP_KINDS:
+        return _TOP_KINDS[relpath]
+    top = relpath.split("/", 1)[0]
+    if top in _DIR_KINDS and "/" in relpath:
+        return _DIR_KINDS[top]
+    if relpath.startswith("baseline") and relpath.endswith(".json"):
+        return "baseline"
+    return "other"
+
+
+def media_type_for(relpath: str) -> str:
+    """Media type from the file extension; unknown ones are application/octet-stream."""
+    return _MEDIA_TYPES.get(PurePosixPath(relpath).suffix.lower(), "application/octet-stream")
+
+
+def default_description(relpath: str) -> str | None:
+    """Description of a well-known file of the run directory."""
+    if relpath in _DESCRIPTIONS:
+        return _DESCRIPTIONS[relpath]
+    if relpath.startswith("logs/") and relpath.endswith(".stderr.log"):
+        return "stderr of a runner process"
+    return None
+
+
+def sha256_file(path: Path) -> tuple[int, str]:
+    """Size in bytes and sha256 hex digest of a file, read in chunks."""
+    digest = hashlib.sha256()
+    size = 0
+    with path.open("rb") as f:
+        while chunk := f.read(1 << 20):
+            digest.update(chunk)
+            size += len(chunk)
+    return size, digest.hexdigest()
+
+
+def run_files(run_dir: Path) -> tuple[list[str], list[str]]:
+    """Run-relative posix paths of regular files, and of anything else (links, fifos), sorted."""
+    regular: list[str] = []
+    other: list[str] = []
+    for root, dirs, names in os.walk(run_dir):
+        base = Path(root)
+        for name in [*names, *dirs]:
+            full = base / name
+            try:
+                mode = full.lstat().st_mode
+            except FileNotFoundError:  # removed while we walked
+                continue
+            rel = full.relative_to(run_dir).as_posix()
+            if stat.S_ISREG(mode):
+                regular.append(rel)
+            elif not stat.S_ISDIR(mode):
+                other.append(rel)
+    return sorted(regular), sorted(other)

@@ -1,0 +1,230 @@
+"""Decoding of documents and JSONL records, and the public readers built on it."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal, TypeVar, cast
+
+from pydantic import ValidationError
+
+from tile_artifacts._base import MODE_KEY, SCHEMA_VERSION, ArtifactModel
+from tile_artifacts._documents import (
+    DOCUMENT_MODELS,
+    RECORD_MODELS,
+    Baseline,
+    ComparisonDoc,
+    Document,
+    JsonlRecord,
+    Manifest,
+)
+from tile_artifacts._errors import ArtifactReadError, SchemaVersionError
+from tile_artifacts._models import Report
+
+__all__ = [
+    "DecodeIssue",
+    "decode_document",
+    "decode_record",
+    "load_document",
+    "parse_json",
+    "read_baseline",
+    "read_comparison",
+    "read_jsonl",
+    "read_manifest",
+    "read_report",
+]
+
+Mode = Literal["check", "read"]
+M = TypeVar("M", bound=ArtifactModel)
+_MAX_LISTED_ERRORS = 3
+
+
+class DecodeIssue(Exception):
+    """Internal: why a text is not a valid document; `schema` marks a name/version mismatch."""
+
+    def __init__(
+        self,
+        messages: list[str],
+        *,
+        line: int | None = None,
+        schema: bool = False,
+        hint: str | None = None,
+    ) -> None:
+        super().__init__("; ".join(messages))
+        self.messages = messages
+        self.line = line
+        self.schema = schema
+        self.hint = hint
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"`{name}` is not valid JSON (write null for an unknown number)")
+
+
+def parse_json(text: str) -> Any:
+    """Parse strict JSON (no NaN/Infinity); raise DecodeIssue with the line on failure."""
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as e:
+        raise DecodeIssue(
+            [f"not valid JSON: {e.msg} (line {e.lineno}, column {e.colno})"], line=e.lineno
+        ) from None
+    except ValueError as e:
+        raise DecodeIssue([str(e)]) from None
+
+
+def _model_for(data: Any, expected: str | None, models: Mapping[str, type[M]]) -> type[M]:
+    if not isinstance(data, dict):
+        raise DecodeIssue(["expected a JSON object"], schema=True)
+    header = cast(dict[str, Any], data)
+    name = header.get("schema_name")
+    version = header.get("schema_version")
+    if not isinstance(name, str):
+        raise DecodeIssue(["missing or non-string `schema_name`"], schema=True)
+    if expected is not None and name != expected:
+        raise DecodeIssue([f"schema_name is `{name}`, expected `{expected}`"], schema=True)
+    if name not in models:
+        known = ", ".join(f"`{n}`" for n in models)
+        raise DecodeIssue([f"unknown schema_name `{name}` (known here: {known})"], schema=True)
+    if type(version) is not int:
+        raise DecodeIssue([f"schema_version must be an integer, got {version!r}"], schema=True)
+    if version != SCHEMA_VERSION:
+        newer = version > SCHEMA_VERSION
+        raise DecodeIssue(
+            [f"schema_version {version} of `{name}` is not supported (this tile reads 1)"],
+            schema=True,
+            hint="this file was written by a newer tile; upgrade tile to read it"
+            if newer
+            else None,
+        )
+    return models[name]
+
+
+def _location(loc: tuple[int | str, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(document)"
+
+
+def _validate(model: type[M], text: str, mode: Mode) -> M:
+    try:
+        return model.model_validate_json(text, context={MODE_KEY: mode})
+    except ValidationError as e:
+        messages = [f"{_location(err['loc'])}: {err['msg']}" for err in e.errors()]
+        raise DecodeIssue(messages) from None
+
+
+def decode_document(text: str, *, expected: str | None = None, mode: Mode = "read") -> Document:
+    """Decode one JSON document, dispatching on `schema_name`; raise DecodeIssue if invalid."""
+    model = _model_for(parse_json(text), expected, DOCUMENT_MODELS)
+    return _validate(model, text, mode)
+
+
+def decode_record(text: str, *, expected: str | None = None, mode: Mode = "read") -> JsonlRecord:
+    """Decode one JSONL line (without its newline); raise DecodeIssue if invalid."""
+    model = _model_for(parse_json(text), expected, RECORD_MODELS)
+    return _validate(model, text, mode)
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        raise ArtifactReadError(
+            f"`{path}` does not exist",
+            path=str(path),
+            hint="check the path (a run directory lives under `.tile/runs/<run_id>/`)",
+        ) from None
+    except IsADirectoryError:
+        raise ArtifactReadError(
+            f"`{path}` is a directory, expected a file",
+            path=str(path),
+            hint="pass the JSON file inside it, e.g. `report.json`",
+        ) from None
+    except OSError as e:
+        raise ArtifactReadError(
+            f"cannot read `{path}`: {e.strerror}",
+            path=str(path),
+            hint="check the file's permissions",
+        ) from None
+    except UnicodeDecodeError as e:
+        raise ArtifactReadError(
+            f"`{path}` is not UTF-8 text (byte {e.start})",
+            path=str(path),
+            hint="the file is corrupt; restore it or re-run the command that wrote it",
+        ) from None
+
+
+def _raise_for(path: Path, issue: DecodeIssue, expected: str | None) -> ArtifactReadError:
+    listed = "; ".join(issue.messages[:_MAX_LISTED_ERRORS])
+    more = len(issue.messages) - _MAX_LISTED_ERRORS
+    if more > 0:
+        listed += f" (and {more} more)"
+    if issue.schema:
+        hint = issue.hint or (
+            f"pass a `{expected}` document"
+            if expected
+            else "pass a tile document: report.json, artifact_manifest.json, comparisons.json "
+            "or a baseline"
+        )
+        return SchemaVersionError(f"`{path}`: {listed}", path=str(path), hint=hint)
+    return ArtifactReadError(
+        f"`{path}` is not a valid artifact: {listed}",
+        path=str(path),
+        hint=f"run `tile schema-check {path}` to list every problem",
+    )
+
+
+def _read_as(path: str | os.PathLike[str], model: type[M]) -> M:
+    file = Path(path)
+    expected = cast(str, model.model_fields["schema_name"].default)
+    try:
+        return cast(M, decode_document(_read_text(file), expected=expected))
+    except DecodeIssue as issue:
+        raise _raise_for(file, issue, expected) from None
+
+
+def read_report(path: str | os.PathLike[str]) -> Report:
+    """Read a `report.json` (`tile.report`)."""
+    return _read_as(path, Report)
+
+
+def read_manifest(path: str | os.PathLike[str]) -> Manifest:
+    """Read an `artifact_manifest.json` (`tile.artifact_manifest`)."""
+    return _read_as(path, Manifest)
+
+
+def read_comparison(path: str | os.PathLike[str]) -> ComparisonDoc:
+    """Read a `comparisons.json` (`tile.comparison`)."""
+    return _read_as(path, ComparisonDoc)
+
+
+def read_baseline(path: str | os.PathLike[str]) -> Baseline:
+    """Read a baseline file (`tile.baseline`)."""
+    return _read_as(path, Baseline)
+
+
+def load_document(path: str | os.PathLike[str]) -> Document:
+    """Read any tile JSON document, choosing the model from its `schema_name`."""
+    file = Path(path)
+    try:
+        return decode_document(_read_text(file))
+    except DecodeIssue as issue:
+        raise _raise_for(file, issue, None) from None
+
+
+def read_jsonl(path: str | os.PathLike[str]) -> list[JsonlRecord]:
+    """Read every record of a JSONL artifact (`events.jsonl`, `metrics.jsonl`, ...)."""
+    file = Path(path)
+    records: list[JsonlRecord] = []
+    for number, line in enumerate(_read_text(file).splitlines(), start=1):
+        try:
+            records.append(decode_record(line))
+        except DecodeIssue as issue:
+            error = _raise_for(Path(f"{file}:{number}"), issue, None)
+            error.path = str(file)
+            raise error from None
+    return records

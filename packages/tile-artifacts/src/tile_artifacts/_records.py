@@ -1,0 +1,99 @@
+"""The JSONL records (`tile.metric`, `tile.event`, `tile.command`) and the comparison row."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, JsonValue
+
+from tile_artifacts._base import (
+    Aggregation,
+    ArtifactModel,
+    Judgement,
+    Level,
+    Status,
+    Timer,
+    Unit,
+    UtcDatetime,
+)
+
+__all__ = ["CommandRecord", "ComparisonRow", "EventRecord", "MetricRecord", "MetricSource"]
+
+
+class MetricSource(ArtifactModel):
+    """Where a metric value is found: a run-relative file and a JSON pointer into it."""
+
+    artifact_path: str | None = None
+    json_pointer: str | None = None
+
+
+class MetricRecord(ArtifactModel):
+    """One line of `metrics.jsonl` (`tile.metric`)."""
+
+    schema_name: Literal["tile.metric"] = "tile.metric"
+    schema_version: Literal[1] = 1
+    run_id: str
+    case_id: str | None = None
+    metric_name: str
+    value: float | None
+    unit: Unit
+    aggregation: Aggregation
+    higher_is_better: bool | None = None
+    timer: Timer | None = None
+    dimensions: dict[str, str] = Field(default_factory=dict)
+    source: MetricSource = Field(default_factory=MetricSource)
+
+
+class EventRecord(ArtifactModel):
+    """One line of `events.jsonl` (`tile.event`)."""
+
+    schema_name: Literal["tile.event"] = "tile.event"
+    schema_version: Literal[1] = 1
+    timestamp: UtcDatetime
+    level: Level
+    tool_name: str
+    run_id: str
+    phase: str | None = None
+    event: str
+    message: str
+    fields: dict[str, JsonValue] = Field(default_factory=dict)
+
+
+class CommandRecord(ArtifactModel):
+    """One line of `commands/commands.jsonl` (`tile.command`): a child process tile started."""
+
+    schema_name: Literal["tile.command"] = "tile.command"
+    schema_version: Literal[1] = 1
+    command_id: str
+    phase: str | None = None
+    args: list[str]
+    display: str
+    cwd: str
+    environment_overrides: dict[str, str] = Field(default_factory=dict)
+    redacted_environment_keys: list[str] = Field(default_factory=list)
+    stdout_log: str | None = None
+    stderr_log: str | None = None
+    status: Status
+    return_code: int | None = None
+    signal: str | None = None
+    started_at: UtcDatetime | None = None
+    finished_at: UtcDatetime | None = None
+    wall_time_s: float | None = None
+
+
+class ComparisonRow(ArtifactModel):
+    """One case of a comparison; `ratio` is current / baseline with its bootstrap CI."""
+
+    case_id: str
+    metric_name: str
+    unit: Unit
+    baseline_value: float | None = None
+    current_value: float | None = None
+    ratio: float | None = None
+    ratio_ci_low: float | None = None
+    ratio_ci_high: float | None = None
+    percent_change: float | None = None
+    p_value: float | None = None
+    higher_is_better: bool
+    judgement: Judgement
+    reason: str | None = None

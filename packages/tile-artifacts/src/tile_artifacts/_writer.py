@@ -1,0 +1,390 @@
+"""Crash-safe writer of a run directory: atomic JSON, line-atomic JSONL, manifest written last."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shlex
+import tempfile
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from pathlib import Path, PurePosixPath
+
+from pydantic import BaseModel, JsonValue
+
+from tile_artifacts._base import (
+    RUN_ID_PATTERN,
+    Aggregation,
+    Context,
+    Level,
+    Producer,
+    RunInfo,
+    Status,
+    Timer,
+    Unit,
+    utc_now,
+)
+from tile_artifacts._documents import (
+    ArtifactEntry,
+    ConfigSnapshot,
+    InputFile,
+    Manifest,
+    PrimaryArtifacts,
+)
+from tile_artifacts._errors import ArtifactError, ArtifactWriteError
+from tile_artifacts._metrics import STANDARD_METRICS, MetricSpec
+from tile_artifacts._models import Report
+from tile_artifacts._paths import (
+    COMMANDS_JSONL,
+    EVENTS_JSONL,
+    MANIFEST_JSON,
+    METRICS_JSONL,
+    SUMMARY_MD,
+    default_description,
+    kind_for,
+    media_type_for,
+    relative_path_problem,
+    run_files,
+    sha256_file,
+)
+from tile_artifacts._provenance import redact_environment
+from tile_artifacts._records import CommandRecord, EventRecord, MetricRecord, MetricSource
+from tile_artifacts._summary import render_summary_markdown
+
+__all__ = ["ArtifactWriter"]
+
+_FILE_MODE = 0o644
+
+
+def _fsync_dir(directory: Path) -> None:
+    # Makes the rename itself durable; some filesystems refuse fsync on directories.
+    with contextlib.suppress(OSError):
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+class ArtifactWriter:
+    """Writes one run directory; every write leaves each file either old or new, never torn.
+
+    JSON documents go to a temp file in the same directory, are fsynced and renamed over the
+    target. JSONL lines are appended with a single `write(2)` of the whole line (newline
+    included) and fsynced, so a SIGKILL leaves only complete lines. `finalize` writes
+    `artifact_manifest.json` last; nothing may be written after it.
+    """
+
+    def __init__(
+        self,
+        run_dir: str | os.PathLike[str],
+        *,
+        run_id: str,
+        producer: Producer,
+        created_at: datetime | None = None,
+        durable: bool = True,
+        allow_existing: bool = False,
+    ) -> None:
+        if not re.match(RUN_ID_PATTERN, run_id):
+            raise ArtifactError(
+                f"run id `{run_id}` is not `<command>-<YYYYMMDDTHHMMSSZ>-<8 hex>`",
+                hint="make one with `tile_artifacts.new_run_id(command)`",
+            )
+        self.run_dir = Path(run_dir).absolute()
+        self.run_id = run_id
+        self.producer = producer
+        self.created_at = utc_now() if created_at is None else created_at
+        self.durable = durable
+        self._lock = threading.Lock()
+        self._descriptions: dict[str, str] = {}
+        self._finalized = False
+        self._create_directory(allow_existing)
+        # The two JSONL streams exist from the start so that even an early crash leaves them.
+        for relpath in (EVENTS_JSONL, METRICS_JSONL):
+            self._append(relpath, b"")
+
+    def _create_directory(self, allow_existing: bool) -> None:
+        where = f"`{self.run_dir}`"
+        try:
+            self.run_dir.mkdir(parents=True, exist_ok=True)
+            leftovers = any(self.run_dir.iterdir())
+        except FileExistsError:
+            raise ArtifactWriteError(
+                f"cannot create run directory {where}: a file is in the way",
+                path=str(self.run_dir),
+                hint="remove that file or choose another `--output-dir`",
+            ) from None
+        except NotADirectoryError:
+            raise ArtifactWriteError(
+                f"cannot create run directory {where}: a parent is a file, not a directory",
+                path=str(self.run_dir),
+                hint="choose another `--output-dir`",
+            ) from None
+        except OSError as e:
+            raise ArtifactWriteError(
+                f"cannot create run directory {where}: {e.strerror}",
+                path=str(self.run_dir),
+                hint="check permissions and free space, or choose another `--output-dir`",
+            ) from None
+        if leftovers and not allow_existing:
+            raise ArtifactWriteError(
+                f"run directory {where} already exists and is not empty",
+                path=str(self.run_dir),
+                hint="choose another `--output-dir` or remove the old run",
+            )
+
+    def run_info(self, status: Status, status_reason: str | None = None) -> RunInfo:
+        """The `run` block of this run's envelopes."""
+        return RunInfo(
+            run_id=self.run_id,
+            created_at=self.created_at,
+            status=status,
+            status_reason=status_reason,
+            output_directory=str(self.run_dir),
+        )
+
+    def path(self, relpath: str, *, description: str | None = None) -> Path:
+        """Absolute path of a run-relative file (parents created); refuses escaping paths."""
+        problem = relative_path_problem(relpath)
+        if problem is not None:
+            raise ArtifactWriteError(
+                f"cannot write {problem}",
+                path=relpath,
+                hint="pass a path relative to the run directory",
+            )
+        clean = PurePosixPath(relpath).as_posix()
+        if self._finalized:
+            raise ArtifactWriteError(
+                f"cannot write `{clean}`: the run directory is finalized",
+                path=str(self.run_dir),
+                hint="write every file before calling `finalize()`",
+            )
+        target = self.run_dir / clean
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise self._error(target, e) from None
+        if description is not None:
+            self._descriptions[clean] = description
+        return target
+
+    def log_path(self, relpath: str, *, description: str | None = None) -> Path:
+        """Absolute path for a log the caller writes itself (e.g. `logs/runner-1.stderr.log`)."""
+        return self.path(relpath, description=description)
+
+    def _error(self, target: Path, error: OSError) -> ArtifactWriteError:
+        return ArtifactWriteError(
+            f"cannot write `{target}`: {error.strerror}",
+            path=str(target),
+            hint="check free space and permissions of the run directory",
+        )
+
+    def _atomic(self, relpath: str, data: bytes, description: str | None) -> Path:
+        with self._lock:
+            target = self.path(relpath, description=description)
+            fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(data)
+                    f.flush()
+                    if self.durable:
+                        os.fsync(f.fileno())
+                Path(tmp).chmod(_FILE_MODE)
+                Path(tmp).replace(target)
+            except OSError as e:
+                Path(tmp).unlink(missing_ok=True)
+                raise self._error(target, e) from None
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+            if self.durable:
+                _fsync_dir(target.parent)
+            return target
+
+    def write_json(self, relpath: str, model: BaseModel, *, description: str | None = None) -> Path:
+        """Write a model as indented JSON (every key present, null when unknown), atomically."""
+        text = model.model_dump_json(indent=2) + "\n"
+        return self._atomic(relpath, text.encode("utf-8"), description)
+
+    def write_text(self, relpath: str, text: str, *, description: str | None = None) -> Path:
+        """Write UTF-8 text atomically."""
+        return self._atomic(relpath, text.encode("utf-8"), description)
+
+    def _append(self, relpath: str, data: bytes) -> None:
+        with self._lock:
+            target = self.path(relpath)
+            try:
+                fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, _FILE_MODE)
+                try:
+                    # One write(2) per batch of whole lines: a kill lands before or after it.
+                    view = memoryview(data)
+                    while view:
+                        view = view[os.write(fd, view) :]
+                    if self.durable and data:
+                        os.fsync(fd)
+                finally:
+                    os.close(fd)
+            except OSError as e:
+                raise self._error(target, e) from None
+
+    def append_jsonl(self, relpath: str, *models: BaseModel) -> None:
+        """Append each model as one compact JSON line, flushed and fsynced before returning."""
+        lines = "".join(model.model_dump_json() + "\n" for model in models)
+        self._append(relpath, lines.encode("utf-8"))
+
+    def event(
+        self,
+        event: str,
+        message: str = "",
+        *,
+        level: Level = "info",
+        phase: str | None = None,
+        fields: Mapping[str, JsonValue] | None = None,
+    ) -> EventRecord:
+        """Append an event to `events.jsonl` and return it."""
+        record = EventRecord(
+            timestamp=utc_now(),
+            level=level,
+            tool_name=self.producer.tool_name,
+            run_id=self.run_id,
+            phase=phase,
+            event=event,
+            message=message,
+            fields=dict(fields or {}),
+        )
+        self.append_jsonl(EVENTS_JSONL, record)
+        return record
+
+    def metric(
+        self,
+        metric_name: str,
+        value: float | None,
+        *,
+        case_id: str | None = None,
+        unit: Unit | None = None,
+        aggregation: Aggregation | None = None,
+        higher_is_better: bool | None = None,
+        timer: Timer | None = None,
+        dimensions: Mapping[str, str] | None = None,
+        source: MetricSource | None = None,
+    ) -> MetricRecord:
+        """Append a metric to `metrics.jsonl`; unit etc. default from `STANDARD_METRICS`."""
+        spec = STANDARD_METRICS.get(metric_name)
+        if spec is None:
+            if unit is None:
+                raise ArtifactError(
+                    f"metric `{metric_name}` is not a standard metric and has no unit",
+                    hint=f"pass unit=...; standard names: {', '.join(STANDARD_METRICS)}",
+                )
+            spec = MetricSpec(unit, "exact", None, False)
+        record = MetricRecord(
+            run_id=self.run_id,
+            case_id=case_id,
+            metric_name=metric_name,
+            value=value,
+            unit=unit or spec.unit,
+            aggregation=aggregation or spec.aggregation,
+            higher_is_better=spec.higher_is_better
+            if higher_is_better is None
+            else higher_is_better,
+            timer=timer,
+            dimensions=dict(dimensions or {}),
+            source=source or MetricSource(),
+        )
+        self.append_jsonl(METRICS_JSONL, record)
+        return record
+
+    def command(
+        self,
+        command_id: str,
+        args: Sequence[str],
+        *,
+        cwd: str | os.PathLike[str],
+        status: Status,
+        phase: str | None = None,
+        environment_overrides: Mapping[str, str] | None = None,
+        stdout_log: str | None = None,
+        stderr_log: str | None = None,
+        return_code: int | None = None,
+        signal: str | None = None,
+        started_at: datetime | None = None,
+        finished_at: datetime | None = None,
+    ) -> CommandRecord:
+        """Append a child process to `commands/commands.jsonl`, its environment redacted."""
+        env, redacted = redact_environment(environment_overrides or {})
+        wall = None
+        if started_at is not None and finished_at is not None:
+            wall = (finished_at - started_at).total_seconds()
+        record = CommandRecord(
+            command_id=command_id,
+            phase=phase,
+            args=list(args),
+            display=shlex.join(args),
+            cwd=str(cwd),
+            environment_overrides=env,
+            redacted_environment_keys=redacted,
+            stdout_log=stdout_log,
+            stderr_log=stderr_log,
+            status=status,
+            return_code=return_code,
+            signal=signal,
+            started_at=started_at,
+            finished_at=finished_at,
+            wall_time_s=wall,
+        )
+        self.append_jsonl(COMMANDS_JSONL, record)
+        return record
+
+    def files(self) -> list[str]:
+        """Run-relative paths of the regular files written so far, sorted."""
+        return run_files(self.run_dir)[0]
+
+    def write_summary(self, report: Report) -> Path:
+        """Render `summary.md` from the report, with the artifact map of the files so far."""
+        paths = sorted({*self.files(), SUMMARY_MD, MANIFEST_JSON})
+        return self.write_text(SUMMARY_MD, render_summary_markdown(report, paths))
+
+    def finalize(
+        self,
+        *,
+        status: Status,
+        status_reason: str | None = None,
+        context: Context | None = None,
+        input_files: Iterable[InputFile] = (),
+        config_snapshots: Iterable[ConfigSnapshot] = (),
+        notes: Iterable[str] = (),
+    ) -> Manifest:
+        """Write `artifact_manifest.json` listing every regular file but itself; return it."""
+        entries: list[ArtifactEntry] = []
+        for relpath in self.files():
+            if relpath == MANIFEST_JSON:
+                continue
+            try:
+                size, digest = sha256_file(self.run_dir / relpath)
+            except OSError as e:
+                raise self._error(self.run_dir / relpath, e) from None
+            entries.append(
+                ArtifactEntry(
+                    path=relpath,
+                    kind=kind_for(relpath),
+                    media_type=media_type_for(relpath),
+                    size_bytes=size,
+                    sha256=digest,
+                    description=self._descriptions.get(relpath) or default_description(relpath),
+                )
+            )
+        manifest = Manifest(
+            producer=self.producer,
+            run=self.run_info(status, status_reason),
+            context=context or Context(),
+            primary_artifacts=PrimaryArtifacts(),
+            artifacts=entries,
+            input_files=list(input_files),
+            config_snapshots=list(config_snapshots),
+            notes=list(notes),
+        )
+        self.write_json(MANIFEST_JSON, manifest)
+        self._finalized = True
+        return manifest

@@ -1,0 +1,204 @@
+"""Comparison: judgements on synthetic samples, the exact rule, summary and Markdown."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tile_artifacts import (
+    ArtifactError,
+    Baseline,
+    CaseRecord,
+    ComparisonDoc,
+    DeviceRecord,
+    Producer,
+    Report,
+    ReportSummary,
+    RunInfo,
+    Timer,
+    baseline_from_report,
+    check_path,
+    compare_runs,
+    judge,
+    read_comparison,
+    render_comparison_markdown,
+    utc_now,
+)
+
+Samples = Callable[..., list[float]]
+PRODUCER = Producer(tool_name="tile", tool_version="0.1.0")
+
+
+def _report(
+    cases: dict[str, list[float]],
+    *,
+    device: str = "NVIDIA H200",
+    timer: Timer = "cupti",
+    cold: bool = False,
+    run_id: str = "bench-20250131T120000Z-0123abcd",
+) -> Report:
+    return Report(
+        producer=PRODUCER,
+        run=RunInfo(run_id=run_id, created_at=utc_now(), status="success", output_directory="/tmp"),
+        device=DeviceRecord(device_kind=device),
+        summary=ReportSummary(title="t", status="success", headline="h"),
+        cases=[
+            CaseRecord(case_id=k, kernel="k", status="success", timer=timer, cold=cold, samples=xs)
+            for k, xs in cases.items()
+        ],
+    )
+
+
+def _row(doc: ComparisonDoc, case_id: str = "k[a=1]"):  # type: ignore[no-untyped-def]
+    return next(r for r in doc.rows if r.case_id == case_id)
+
+
+def test_same_distribution_is_neutral(sample_factory: Samples) -> None:
+    base = _report({"k[a=1]": sample_factory(1e-3, n=50, spread=0.05, seed=1)})
+    cur = _report({"k[a=1]": sample_factory(1e-3, n=50, spread=0.05, seed=2)})
+    row = _row(compare_runs(base, cur))
+    assert row.judgement in ("neutral", "inconclusive")
+    assert row.ratio is not None and 0.97 < row.ratio < 1.03
+
+
+def test_one_and_a_half_times_slower_is_a_regression(sample_factory: Samples) -> None:
+    base = _report({"k[a=1]": sample_factory(1e-3, n=30, spread=0.05, seed=1)})
+    cur = _report({"k[a=1]": sample_factory(1.5e-3, n=30, spread=0.05, seed=2)})
+    doc = compare_runs(base, cur)
+    row = _row(doc)
+    assert row.judgement == "regression"
+    assert row.ratio == pytest.approx(1.5, rel=0.03)
+    assert row.ratio_ci_low is not None and row.ratio_ci_low > 1.02
+    assert row.p_value is not None and row.p_value < 0.05
+    assert row.percent_change == pytest.approx((row.ratio - 1) * 100)
+    assert (row.baseline_value or 0) < (row.current_value or 0)
+    assert doc.summary.regression_count == 1 and doc.summary.status == "failed"
+    assert doc.run.status == "failed" and doc.run.run_id.startswith("compare-")
+
+
+def test_faster_is_an_improvement(sample_factory: Samples) -> None:
+    base = _report({"k[a=1]": sample_factory(1e-3, n=30, spread=0.05, seed=1)})
+    cur = _report({"k[a=1]": sample_factory(0.7e-3, n=30, spread=0.05, seed=2)})
+    doc = compare_runs(base, cur)
+    assert _row(doc).judgement == "improvement"
+    assert doc.summary.improvement_count == 1 and doc.summary.status == "success"
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        ({"device": "NVIDIA A100"}, "device kind differs: `NVIDIA H200` vs `NVIDIA A100`"),
+        ({"timer": "wall"}, "timer differs: `cupti` vs `wall`"),
+        ({"cold": True}, "mode differs: warm vs cold"),
+    ],
+)
+def test_different_setup_is_not_comparable(
+    sample_factory: Samples, change: dict[str, object], reason: str
+) -> None:
+    xs = sample_factory(1e-3, n=30)
+    doc = compare_runs(_report({"k[a=1]": xs}), _report({"k[a=1]": [x * 2 for x in xs]}, **change))  # type: ignore[arg-type]
+    row = _row(doc)
+    assert (row.judgement, row.reason, row.ratio) == ("not_comparable", reason, None)
+    assert doc.summary.status == "partial"
+
+
+def test_missing_or_few_samples(sample_factory: Samples) -> None:
+    base = _report(
+        {"k[a=1]": [], "k[a=2]": sample_factory(1e-3, n=4), "k[a=3]": sample_factory(1e-3)}
+    )
+    cur = _report(
+        {
+            "k[a=1]": sample_factory(1e-3),
+            "k[a=2]": sample_factory(2e-3, n=30),
+            "k[a=3]": sample_factory(1e-3),
+        }
+    )
+    doc = compare_runs(base, cur)
+    assert (_row(doc, "k[a=1]").judgement, _row(doc, "k[a=1]").reason) == (
+        "not_comparable", "no raw samples in baseline",
+    )  # fmt: skip
+    assert _row(doc, "k[a=2]").judgement == "inconclusive"
+    assert _row(doc, "k[a=2]").reason == "too few samples (4 baseline, 30 current; need 5)"
+
+
+def test_added_and_removed_cases(sample_factory: Samples) -> None:
+    base = _report({"k[a=1]": sample_factory(1e-3), "k[old=1]": sample_factory(1e-3)})
+    cur = _report({"k[a=1]": sample_factory(1e-3), "k[new=1]": sample_factory(2e-3)})
+    doc = compare_runs(base, cur)
+    added, removed = _row(doc, "k[new=1]"), _row(doc, "k[old=1]")
+    assert (added.judgement, added.reason, added.baseline_value) == (
+        "not_comparable",
+        "added",
+        None,
+    )
+    assert (removed.judgement, removed.reason, removed.current_value) == (
+        "not_comparable",
+        "removed",
+        None,
+    )
+    assert doc.summary.not_comparable_count == 2
+
+
+def test_baseline_against_report_and_deterministic_seed(sample_factory: Samples) -> None:
+    base = baseline_from_report(_report({"k[a=1]": sample_factory(1e-3, seed=1)}), label="main")
+    cur = _report({"k[a=1]": sample_factory(1.2e-3, seed=2)})
+    assert isinstance(base, Baseline)
+    first = compare_runs(base, cur, seed=7, run_id="compare-20250131T120000Z-0123abcd")
+    again = compare_runs(base, cur, seed=7, run_id="compare-20250131T120000Z-0123abcd")
+    assert first.rows == again.rows and first.baseline.label == "main"
+    assert _row(first).judgement == "regression"
+
+
+def test_bad_arguments() -> None:
+    report = _report({})
+    with pytest.raises(ArtifactError, match="bandwidth_gbps"):
+        compare_runs(report, report, metric="bandwidth_gbps")
+    with pytest.raises(ArtifactError, match="alpha"):
+        compare_runs(report, report, alpha=1.5)
+    assert compare_runs(report, report).summary.status == "skipped"
+
+
+@pytest.mark.parametrize(
+    ("ratio", "low", "high", "p", "expected"),
+    [
+        (1.10, 1.05, 1.15, 0.001, "regression"),
+        (1.03, 1.005, 1.06, 0.01, "regression"),  # CI above 1, point beyond the floor
+        (1.03, 0.99, 1.06, 0.01, "inconclusive"),  # significant, but the CI reaches below 1
+        (0.90, 0.85, 0.95, 0.001, "improvement"),
+        (1.01, 1.005, 1.015, 0.001, "neutral"),  # significant but inside the noise band
+        (1.00, 0.99, 1.03, 0.40, "neutral"),  # not significant, CI not beyond the floor
+        (1.00, 0.80, 1.30, 0.40, "inconclusive"),  # CI straddles the whole band
+        (1.10, 1.05, 1.15, 0.20, "inconclusive"),  # CI beyond the floor, U test not significant
+    ],
+)
+def test_judgement_rule(ratio: float, low: float, high: float, p: float, expected: str) -> None:
+    assert judge(ratio, low, high, p, noise_floor_pct=2.0, alpha=0.05)[0] == expected
+
+
+def test_comparison_document_validates_and_renders(sample_factory: Samples, tmp_path: Path) -> None:
+    base = _report(
+        {
+            "k[a=1]": sample_factory(1e-3),
+            "k[a=2]": sample_factory(1e-3),
+            "k[a=3]": sample_factory(1e-3),
+        }
+    )
+    cur = _report(
+        {
+            "k[a=1]": sample_factory(1e-3, seed=3),
+            "k[a=2]": sample_factory(2e-3),
+            "k[a=3]": sample_factory(0.5e-3),
+        }
+    )
+    doc = compare_runs(base, cur, baseline_label="main", current_label="pr-42")
+    path = tmp_path / "comparisons.json"
+    path.write_text(doc.model_dump_json(indent=2))
+    assert check_path(path) == [] and read_comparison(path) == doc
+    markdown = render_comparison_markdown(doc)
+    lines = markdown.splitlines()
+    assert lines[0].startswith("**time_s: 1 regression(s), 1 improvement(s), 1 neutral")
+    table = [line for line in lines if line.startswith("| `")]
+    assert [row.split("`")[1] for row in table] == ["k[a=2]", "k[a=3]", "k[a=1]"]
+    assert "🔴 regression" in table[0] and "+100.0%" in table[0] and "2 ms" in table[0]
