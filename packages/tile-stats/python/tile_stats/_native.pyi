@@ -1,0 +1,145 @@
+"""Type stubs of the Rust extension `tile_stats._native` (hand-written; keep in sync)."""
+
+from collections.abc import Iterable
+from typing import Literal, final
+
+__all__ = [
+    "Comparison",
+    "StatsError",
+    "StopDecision",
+    "Summary",
+    "bootstrap_ci",
+    "compare",
+    "mann_whitney_u",
+    "median",
+    "quantile",
+    "should_stop",
+    "summarize",
+]
+
+class StatsError(ValueError):
+    """Raised when statistics cannot be computed: empty sample, NaN/inf, option out of range."""
+
+@final
+class Summary:
+    """Statistics of one sample; `ci_low`/`ci_high` bound the median (percentile bootstrap)."""
+
+    @property
+    def n(self) -> int: ...
+    @property
+    def min(self) -> float: ...
+    @property
+    def max(self) -> float: ...
+    @property
+    def mean(self) -> float: ...
+    @property
+    def median(self) -> float: ...
+    @property
+    def stdev(self) -> float:
+        """Sample standard deviation (ddof=1); 0.0 for a single value."""
+    @property
+    def mad(self) -> float:
+        """Median absolute deviation from the median, unscaled."""
+    @property
+    def q1(self) -> float: ...
+    @property
+    def q3(self) -> float: ...
+    @property
+    def p5(self) -> float: ...
+    @property
+    def p95(self) -> float: ...
+    @property
+    def ci_low(self) -> float: ...
+    @property
+    def ci_high(self) -> float: ...
+    @property
+    def outliers_mild(self) -> int:
+        """Values beyond 1.5 IQR from the quartiles but within 3 IQR."""
+    @property
+    def outliers_severe(self) -> int:
+        """Values beyond 3 IQR from the quartiles."""
+    def to_dict(self) -> dict[str, float]:
+        """All attributes as a plain dict (`n` and the outlier counts are ints)."""
+
+@final
+class Comparison:
+    """Current sample against a baseline."""
+
+    @property
+    def ratio(self) -> float:
+        """median(current) / median(baseline); above 1 means current is larger (slower)."""
+    @property
+    def ci_low(self) -> float: ...
+    @property
+    def ci_high(self) -> float: ...
+    @property
+    def p_value(self) -> float:
+        """Two-sided Mann-Whitney U p-value."""
+    @property
+    def u_statistic(self) -> float:
+        """U of current against baseline: pairs where current is larger, ties count 1/2."""
+    @property
+    def n_baseline(self) -> int: ...
+    @property
+    def n_current(self) -> int: ...
+    def to_dict(self) -> dict[str, float]:
+        """All attributes as a plain dict (the sizes are ints)."""
+
+@final
+class StopDecision:
+    """Whether adaptive sampling may stop, and why."""
+
+    @property
+    def stop(self) -> bool: ...
+    @property
+    def reason(self) -> Literal["precision", "max_time", "max_runs"] | None: ...
+    @property
+    def rel_half_width(self) -> float | None:
+        """(ci_high - ci_low) / 2 / |median|; None while too few samples bound the median."""
+
+def median(xs: Iterable[float]) -> float:
+    """Median of a sample (numpy's linear interpolation)."""
+
+def quantile(xs: Iterable[float], q: float) -> float:
+    """Quantile `q` in [0, 1] of a sample (numpy's default linear method)."""
+
+def summarize(
+    xs: Iterable[float], *, confidence: float = 0.95, resamples: int = 2000, seed: int = 0
+) -> Summary:
+    """Summary statistics, bootstrap CI of the median and Tukey outlier counts."""
+
+def bootstrap_ci(
+    xs: Iterable[float],
+    *,
+    statistic: Literal["median", "mean"] = "median",
+    confidence: float = 0.95,
+    resamples: int = 10000,
+    seed: int = 0,
+) -> tuple[float, float]:
+    """Percentile bootstrap confidence interval (low, high) of the median or the mean."""
+
+def mann_whitney_u(a: Iterable[float], b: Iterable[float]) -> tuple[float, float]:
+    """(U of `a`, two-sided p-value): normal approximation, tie and continuity corrected."""
+
+def compare(
+    baseline: Iterable[float],
+    current: Iterable[float],
+    *,
+    confidence: float = 0.95,
+    resamples: int = 2000,
+    seed: int = 0,
+) -> Comparison:
+    """Ratio of medians (current / baseline) with a bootstrap CI, and a Mann-Whitney U test."""
+
+def should_stop(
+    samples: Iterable[float],
+    *,
+    target_precision: float,
+    min_runs: int,
+    max_runs: int,
+    elapsed_s: float,
+    max_time_s: float,
+    min_time_s: float = 0.0,
+    confidence: float = 0.95,
+) -> StopDecision:
+    """Adaptive stopping rule: "precision", then "max_runs", then "max_time"."""
