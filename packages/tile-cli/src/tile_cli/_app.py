@@ -1,0 +1,346 @@
+"""The `tile` command line: commands and their flags. Work happens in the other modules."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from tile_cli._errors import ExitCode
+
+__all__ = ["app"]
+
+app = typer.Typer(
+    name="tile",
+    help="Benchmark, test and inspect JAX kernels (jax.numpy and Pallas).\n\n"
+    "Exit codes: 0 ok · 1 failed check or regression · 2 usage/config error · "
+    "3 runner crash, timeout or infrastructure error (partial results kept) · "
+    "4 inconclusive comparison (with --fail-on-inconclusive) · 130 interrupted.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+protocol_app = typer.Typer(help="The runner wire protocol.", no_args_is_help=True)
+app.add_typer(protocol_app, name="protocol")
+
+# ---------------------------------------------------------------- shared options
+
+Filter = Annotated[
+    list[str] | None,
+    typer.Option("-k", "--filter", help="Substring or glob on case ids; repeat to widen."),
+]
+Kernel = Annotated[
+    list[str] | None, typer.Option("--kernel", help="Kernel name or glob; repeatable.")
+]
+Axis = Annotated[
+    list[str] | None,
+    typer.Option("-a", "--axis", help="Override an axis: `-a dtype=float32,bfloat16`."),
+]
+Plugin = Annotated[
+    list[str] | None,
+    typer.Option("--plugin", help="Include a kernel plugin (entry point in `tile.kernels`)."),
+]
+Profile = Annotated[
+    str | None, typer.Option("--profile", help="Apply `[profiles.NAME]` from tile.toml.")
+]
+OutputDir = Annotated[
+    Path | None,
+    typer.Option("--output-dir", "-o", help="Run directory (default `.tile/runs/<run_id>`)."),
+]
+Json = Annotated[bool, typer.Option("--json", help="Stream machine-readable JSON Lines.")]
+Verbose = Annotated[
+    int, typer.Option("-v", "--verbose", count=True, help="-v samples/stop reason, -vv more.")
+]
+CaseTimeout = Annotated[
+    float | None,
+    typer.Option("--case-timeout", help="Seconds of runner silence before a case is timed out."),
+]
+Isolate = Annotated[
+    bool | None, typer.Option("--isolate/--no-isolate", help="One runner process per case.")
+]
+
+
+def _selection(
+    filters: list[str] | None,
+    kernels: list[str] | None,
+    axes: list[str] | None,
+    plugins: list[str] | None,
+    overrides: dict[str, object],
+):
+    from tile_cli._settings import Selection
+
+    return Selection(
+        filters=filters or [],
+        kernels=kernels or [],
+        axes=axes or [],
+        plugins=plugins or [],
+        overrides=overrides,
+    )
+
+
+# ---------------------------------------------------------------- commands
+
+
+@app.command("list")
+def list_cmd(
+    filters: Filter = None,
+    kernels: Kernel = None,
+    axes: Axis = None,
+    plugins: Plugin = None,
+    profile: Profile = None,
+    json: Json = False,
+) -> None:
+    """List the kernels and cases tile can see, without running them."""
+    from tile_cli._run import list_cases
+
+    sel = _selection(filters, kernels, axes, plugins, {})
+    raise typer.Exit(list_cases(sel, profile=profile, as_json=json))
+
+
+@app.command("bench")
+def bench_cmd(
+    filters: Filter = None,
+    kernels: Kernel = None,
+    axes: Axis = None,
+    plugins: Plugin = None,
+    profile: Profile = None,
+    output_dir: OutputDir = None,
+    json: Json = False,
+    verbose: Verbose = 0,
+    timer: Annotated[
+        str | None, typer.Option("--timer", help="auto | cupti | wall | batched.")
+    ] = None,
+    cold: Annotated[
+        bool | None, typer.Option("--cold/--warm", help="Flush L2 before every sample.")
+    ] = None,
+    warmup: Annotated[int | None, typer.Option("--warmup", help="Warm-up calls.")] = None,
+    min_runs: Annotated[int | None, typer.Option("--min-runs")] = None,
+    max_runs: Annotated[int | None, typer.Option("--max-runs")] = None,
+    max_time: Annotated[
+        float | None, typer.Option("--max-time", help="Sampling budget per case, seconds.")
+    ] = None,
+    target_precision: Annotated[
+        float | None,
+        typer.Option(
+            "--target-precision",
+            help="Stop when the 95% CI half-width of the median "
+            "is below this fraction (0.01 = 1%).",
+        ),
+    ] = None,
+    case_timeout: CaseTimeout = None,
+    isolate: Isolate = None,
+    compare: Annotated[
+        Path | None,
+        typer.Option(
+            "--compare", help="Compare with a baseline (file, or directory of baselines)."
+        ),
+    ] = None,
+) -> None:
+    """Benchmark kernels against their references; write a run directory."""
+    from tile_cli._run import run_suite
+    from tile_cli._settings import given
+
+    overrides = given(
+        {
+            "bench.timer": timer,
+            "bench.cold": cold,
+            "bench.warmup_runs": warmup,
+            "bench.min_runs": min_runs,
+            "bench.max_runs": max_runs,
+            "bench.max_time": max_time,
+            "bench.target_precision": target_precision,
+            "runner.case_timeout": case_timeout,
+            "runner.isolate": isolate,
+        }
+    )
+    sel = _selection(filters, kernels, axes, plugins, overrides)
+    raise typer.Exit(
+        run_suite(
+            "bench",
+            sel,
+            profile=profile,
+            output_dir=output_dir,
+            as_json=json,
+            verbose=verbose,
+            compare=compare,
+        )
+    )
+
+
+@app.command("test")
+def test_cmd(
+    filters: Filter = None,
+    kernels: Kernel = None,
+    axes: Axis = None,
+    plugins: Plugin = None,
+    profile: Profile = None,
+    output_dir: OutputDir = None,
+    json: Json = False,
+    verbose: Verbose = 0,
+    seed: Annotated[int | None, typer.Option("--seed", help="Seed for the random inputs.")] = None,
+    case_timeout: CaseTimeout = None,
+    isolate: Isolate = None,
+) -> None:
+    """Check kernels against their references on fresh random inputs."""
+    from tile_cli._run import run_suite
+    from tile_cli._settings import given
+
+    overrides = given(
+        {"test.seed": seed, "runner.case_timeout": case_timeout, "runner.isolate": isolate}
+    )
+    sel = _selection(filters, kernels, axes, plugins, overrides)
+    raise typer.Exit(
+        run_suite(
+            "test", sel, profile=profile, output_dir=output_dir, as_json=json, verbose=verbose
+        )
+    )
+
+
+@app.command("config")
+def config_cmd(
+    profile: Profile = None,
+    json: Json = False,
+) -> None:
+    """Show the resolved configuration and where every value comes from."""
+    from tile_cli._show_config import show_config
+
+    raise typer.Exit(show_config(profile=profile, as_json=json))
+
+
+@protocol_app.command("schema")
+def protocol_schema() -> None:
+    """Print the JSON Schema of every protocol message."""
+    import json as _json
+
+    import tile_protocol
+
+    typer.echo(_json.dumps(tile_protocol.json_schema(), indent=2, sort_keys=True))
+    raise typer.Exit(ExitCode.OK)
+
+
+baseline_app = typer.Typer(
+    help="Baselines: compact, committable copies of a run.", no_args_is_help=True
+)
+app.add_typer(baseline_app, name="baseline")
+
+
+@app.command("compare")
+def compare_cmd(
+    base: Annotated[
+        Path, typer.Argument(help="Baseline: run directory, report.json or baseline file.")
+    ],
+    cur: Annotated[
+        Path, typer.Argument(help="Current: run directory, report.json or baseline file.")
+    ],
+    fmt: Annotated[str, typer.Option("--format", help="table | markdown | json.")] = "table",
+    noise_floor: Annotated[
+        float, typer.Option("--noise-floor", help="Changes within ±this percent are neutral.")
+    ] = 2.0,
+    alpha: Annotated[float, typer.Option("--alpha", help="Significance level.")] = 0.05,
+    fail_on_inconclusive: Annotated[
+        bool, typer.Option("--fail-on-inconclusive", help="Exit 4 when a case is inconclusive.")
+    ] = False,
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="Where to write the comparison document.")
+    ] = Path("comparisons.json"),
+) -> None:
+    """Compare two runs case by case: ratio of medians, bootstrap CI, Mann-Whitney p."""
+    import tile_artifacts as ta
+    from tile_cli._compare import compare_paths, comparison_exit_code, render_comparison
+    from tile_cli._errors import CliError
+    from tile_cli._ui import make_consoles
+
+    if fmt not in ("table", "markdown", "json"):
+        raise CliError(f"unknown format `{fmt}`", hint="use --format table, markdown or json")
+    out, err = make_consoles()
+    doc = compare_paths(base, cur, noise_floor_pct=noise_floor, alpha=alpha)
+    tmp = output.with_name(output.name + ".tmp")
+    tmp.write_text(doc.model_dump_json(indent=2) + "\n")
+    tmp.replace(output)
+    if fmt == "markdown":
+        print(ta.render_comparison_markdown(doc))
+    elif fmt == "json":
+        print(doc.model_dump_json(indent=2))
+    else:
+        render_comparison(doc, out, plain=not out.is_terminal)
+        err.print(f"wrote {output}", style="dim", markup=False)
+    raise typer.Exit(comparison_exit_code(doc, fail_on_inconclusive=fail_on_inconclusive))
+
+
+@baseline_app.command("save")
+def baseline_save(
+    run: Annotated[
+        Path, typer.Argument(help="Run directory or report.json (default: the latest run).")
+    ] = Path(".tile/latest"),
+    directory: Annotated[
+        Path, typer.Option("--dir", help="Where baselines live; one file per device.")
+    ] = Path("baselines"),
+    label: Annotated[str | None, typer.Option("--label", help="A name for this baseline.")] = None,
+) -> None:
+    """Save a run as `baselines/<device>.json` for later `tile bench --compare baselines`."""
+    from tile_cli._compare import save_baseline
+
+    target = save_baseline(run, directory, label)
+    typer.echo(str(target))
+    raise typer.Exit(ExitCode.OK)
+
+
+@app.command("schema-check")
+def schema_check_cmd(
+    path: Annotated[Path, typer.Argument(help="A run directory or one artifact file.")] = Path(
+        ".tile/latest"
+    ),
+) -> None:
+    """Validate a run directory (or one file) against Artifact Format v1."""
+    import tile_artifacts as ta
+    from tile_cli._errors import CliError
+
+    try:
+        problems = ta.check_path(path)
+    except ta.ArtifactError as exc:
+        raise CliError(exc.message, hint=exc.hint, code=ExitCode.USAGE) from None
+    for problem in problems:
+        typer.echo(str(problem))
+    if problems:
+        typer.echo(f"{len(problems)} problem(s) in {path}", err=True)
+        raise typer.Exit(ExitCode.FAILED)
+    typer.echo(f"ok: {path}", err=True)
+    raise typer.Exit(ExitCode.OK)
+
+
+@app.command("fetch")
+def fetch_cmd(
+    names: Annotated[
+        list[str] | None, typer.Argument(help="Entries of [downloads] to fetch (default: all).")
+    ] = None,
+    list_only: Annotated[
+        bool, typer.Option("--list", help="Show every entry, its size and whether it is cached.")
+    ] = False,
+    offline: Annotated[
+        bool, typer.Option("--offline", help="Use only the cache; fail on anything missing.")
+    ] = False,
+    profile: Profile = None,
+) -> None:
+    """Download the pinned data files of `[downloads.<name>]`, verified by sha256."""
+    from tile_cli._fetch import fetch
+
+    raise typer.Exit(fetch(names or [], list_only=list_only, offline=offline, profile=profile))
+
+
+@app.command("init")
+def init_cmd(
+    name: Annotated[str, typer.Argument(help="Project name; a directory of that name is created.")],
+    force: Annotated[
+        bool, typer.Option("--force", help="Overwrite the files tile writes if they exist.")
+    ] = False,
+) -> None:
+    """Start a kernel project: pyproject, tile.toml, one Pallas kernel with its reference."""
+    from tile_cli._init import init_project
+
+    written = init_project(name, Path.cwd() / name, force=force)
+    for path in written:
+        typer.echo(str(path.relative_to(Path.cwd())))
+    typer.echo(f"next: cd {name} && tile test && tile bench", err=True)
+    raise typer.Exit(ExitCode.OK)

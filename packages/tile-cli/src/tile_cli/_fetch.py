@@ -1,0 +1,73 @@
+"""`tile fetch`: download the pinned data of `[downloads.<name>]` with a progress bar."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from tile_cli._errors import CliError, ExitCode
+from tile_cli._format import fmt_bytes
+from tile_cli._settings import load
+from tile_cli._ui import make_consoles
+
+__all__ = ["fetch"]
+
+
+def fetch(names: Sequence[str], *, list_only: bool, offline: bool, profile: str | None) -> int:
+    """Fetch the named entries (all when none are named); `--list` shows the cache state."""
+    from rich.progress import BarColumn, DownloadColumn, Progress, TaskID, TransferSpeedColumn
+    from rich.table import Table
+
+    import tile_downloads as td
+
+    out, err = make_consoles()
+    resolved = load(profile, {})
+    entries = {
+        name: {k: v for k, v in e.model_dump().items() if v is not None}
+        for name, e in resolved.config.downloads.items()
+    }
+    try:
+        registry = td.registry_from_mapping(entries)
+    except td.DownloadError as exc:
+        raise CliError(str(exc), hint=exc.hint) from None
+    unknown = [n for n in names if n not in registry]
+    if unknown:
+        raise CliError(
+            f"no download entry named {', '.join(f'`{n}`' for n in unknown)}",
+            hint=f"known entries: {', '.join(registry) or 'none'}; add `[downloads.NAME]` "
+            "with url and sha256 to tile.toml",
+        )
+    wanted = list(names) or list(registry)
+    if list_only:
+        table = Table(box=None, header_style="bold")
+        for col in ("name", "size", "cached", "url"):
+            table.add_column(col)
+        for name in wanted:
+            info = td.cached_info(name, registry)
+            table.add_row(
+                name, fmt_bytes(info.size_bytes), "yes" if info.cached else "no", info.url
+            )
+        out.print(table)
+        return int(ExitCode.OK)
+    failed = 0
+    with Progress(
+        "[bold]{task.description}", BarColumn(), DownloadColumn(), TransferSpeedColumn(),
+        console=err, transient=True, disable=not err.is_terminal,
+    ) as progress:  # fmt: skip
+        tasks: dict[str, TaskID] = {}
+
+        def report(name: str, done: int, total: int | None) -> None:
+            if name not in tasks:
+                tasks[name] = progress.add_task(name, total=total)
+            progress.update(tasks[name], completed=done, total=total)
+
+        for name in wanted:
+            try:
+                path = td.fetch(name, registry, offline=offline or None, progress=report)
+            except td.DownloadError as exc:
+                failed += 1
+                err.print(f"error: {exc}", markup=False, style="red")
+                if exc.hint:
+                    err.print(f"hint: {exc.hint}", markup=False)
+                continue
+            out.print(f"{name}\t{path}", markup=False)
+    return int(ExitCode.INFRA if failed else ExitCode.OK)

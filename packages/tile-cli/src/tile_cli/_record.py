@@ -1,0 +1,342 @@
+"""Turn the protocol stream into an Artifact Format v1 run directory, as it happens.
+
+Events, metrics and command records are appended the moment they are known, so a run that
+is killed still leaves everything it measured; the report, summary and manifest are written
+by `finalize` (also on Ctrl-C and SIGTERM).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+import tile_protocol as tp
+from tile_cli._errors import CliError, ExitCode
+from tile_cli._session import Launch
+from tile_cli._settings import describe_origin
+
+if TYPE_CHECKING:
+    import tile_artifacts as ta
+    from tile_cli._ui import Ui
+    from tile_config import ResolvedConfig
+
+__all__ = ["RunRecorder", "open_run_directory", "tool_version"]
+
+TOOL = "tile"
+
+
+def tool_version() -> str:
+    """Version of the installed tile-cli."""
+    try:
+        return version("tile-cli")
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
+def open_run_directory(
+    command: str, resolved: ResolvedConfig, output_dir: Path | None
+) -> tuple[Path, ta.ArtifactWriter]:
+    """Create the run directory (and `.tile/latest`); refuse an unusable location clearly."""
+    import tile_artifacts as ta
+
+    run_id = ta.new_run_id(command)
+    if output_dir is not None:
+        run_dir = output_dir.absolute()
+    else:
+        run_dir = resolved.resolve_path(resolved.config.output.dir).absolute() / run_id
+    producer = ta.producer_info(TOOL, tool_version(), Path.cwd())
+    try:
+        writer = ta.ArtifactWriter(run_dir, run_id=run_id, producer=producer)
+    except ta.ArtifactError as exc:
+        raise CliError(exc.message, hint=exc.hint, code=ExitCode.USAGE) from None
+    if output_dir is None:
+        _point_latest(run_dir)
+    return run_dir, writer
+
+
+def _point_latest(run_dir: Path) -> None:
+    """`.tile/latest` -> the newest run, replaced atomically; best effort."""
+    tile_dir = run_dir.parent.parent if run_dir.parent.name == "runs" else run_dir.parent
+    link = tile_dir / "latest"
+    tmp = tile_dir / f".latest-{os.getpid()}"
+    try:
+        tmp.unlink(missing_ok=True)
+        tmp.symlink_to(os.path.relpath(run_dir, tile_dir))
+        tmp.replace(link)
+    except OSError:
+        pass
+
+
+class RunRecorder:
+    """The session's sink: keeps results, streams events/metrics to disk, writes the report."""
+
+    def __init__(
+        self,
+        command: str,
+        resolved: ResolvedConfig,
+        writer: ta.ArtifactWriter,
+        run_dir: Path,
+        *,
+        ui: Ui,
+        stream_json: bool,
+        argv: list[str],
+    ) -> None:
+        self.command = command
+        self.resolved = resolved
+        self.writer = writer
+        self.run_dir = run_dir
+        self.run_id = writer.run_id
+        self.ui = ui
+        self.stream_json = stream_json
+        self.argv = argv
+        self.started = time.monotonic()
+        self.hello: tp.Hello | None = None
+        self.planned: list[tp.CaseInfo] = []
+        self.bench_results: list[tp.BenchResult] = []
+        self.test_results: list[tp.TestResult] = []
+        self.build_results: list[tp.BuildResult] = []
+        self.failures: list[tp.Failure] = []
+        self.failure_launch: dict[int, Launch] = {}
+        self.artifacts: list[tp.Artifact] = []
+        self.input_files: dict[str, str] = {}
+        self.diagnostics: list[tp.Log] = []
+        self.launches: list[Launch] = []
+        self.filtered = False
+        self._current: Launch | None = None
+        self._event("info", "run", "run_started", f"tile {command} started", argv=argv)
+        self._snapshot_config()
+
+    # ---------------------------------------------------------------- derived
+
+    @property
+    def failed_checks(self) -> list[tp.BenchResult | tp.TestResult]:
+        """Results whose output did not match the reference."""
+        results: list[tp.BenchResult | tp.TestResult] = [*self.bench_results, *self.test_results]
+        return [r for r in results if r.check is not None and not r.check.passed]
+
+    def headline(self) -> str:
+        """One sentence: how many cases, how many ok, what went wrong, how long."""
+        done = len(self.bench_results) + len(self.test_results) + len(self.build_results)
+        bad = len(self.failed_checks) + sum(not r.ok for r in self.build_results)
+        parts = [f"{len(self.planned)} cases", f"{done - bad} ok"]
+        if bad:
+            parts.append(f"{bad} failed check{'s' if bad != 1 else ''}")
+        if self.failures:
+            parts.append(f"{len(self.failures)} failure{'s' if len(self.failures) != 1 else ''}")
+        blamed = {f.case_id for f in self.failures if f.case_id is not None}
+        not_run = len(self.planned) - done - len(blamed)
+        if not_run > 0:
+            parts.append(f"{not_run} not run")
+        elapsed = time.monotonic() - self.started
+        return f"tile {self.command}: " + ", ".join(parts) + f" in {elapsed:.1f} s"
+
+    # ---------------------------------------------------------------- sink
+
+    def on_launch(self, launch: Launch) -> None:
+        self._current = launch
+        self.launches.append(launch)
+        self._event("info", "runner", "runner_started", f"runner {launch.index} started",
+                    args=launch.args, case_ids=launch.case_ids)  # fmt: skip
+
+    def on_launch_end(self, launch: Launch) -> None:
+        self.writer.command(
+            launch_id(launch),
+            launch.args,
+            cwd=launch.cwd,
+            status=launch.status,  # type: ignore[arg-type]
+            phase="runner",
+            environment_overrides=launch.env_overrides,
+            stderr_log=os.path.relpath(launch.stderr_log, self.run_dir),
+            return_code=launch.return_code,
+            signal=_signal_name(launch.signal),
+            started_at=launch.started_at,
+            finished_at=launch.finished_at,
+        )
+        self._event(
+            "info" if launch.status == "success" else "error",
+            "runner",
+            "runner_exited",
+            f"runner {launch.index} ended: {launch.status}"
+            + (f" ({launch.reason})" if launch.reason else ""),
+            return_code=launch.return_code,
+            signal=launch.signal,
+        )
+
+    def on_hello(self, hello: tp.Hello) -> None:
+        if self.hello is None:
+            self.hello = hello
+            self._event("info", "runner", "hello",
+                        f"runner {hello.runner_version} on {hello.backend}",
+                        **msgspec.to_builtins(hello))  # fmt: skip
+        self._echo(hello)
+
+    def on_plan(self, plan: tp.Plan) -> None:
+        self.planned = list(plan.cases)
+        self._event("info", "plan", "plan", f"{len(plan.cases)} cases planned",
+                    case_ids=[c.case_id for c in plan.cases])  # fmt: skip
+        self.ui.start(len(plan.cases), f"tile {self.command}")
+        self._echo(plan)
+
+    def on_case_start(self, start: tp.CaseStart) -> None:
+        self.ui.case(start.case_id)
+        self._event("debug", "case", "case_start", start.case_id, index=start.index)
+        self._echo(start)
+
+    def on_noise(self, event: tp.BadLine | tp.UnknownMessage) -> None:
+        if isinstance(event, tp.UnknownMessage):
+            msg = f"ignored a protocol message of unknown type `{event.type}` (newer runner?)"
+        else:
+            msg = f"ignored a line that is not a protocol message: {event.error}"
+        self._event("warning", "protocol", "protocol_noise", msg, line_no=event.line_no,
+                    raw=event.raw[:200].decode("utf-8", "replace"))  # fmt: skip
+        if self.ui.verbose:
+            self.ui.notice(f"warning: {msg}")
+
+    def on_message(self, message: tp.Message) -> None:
+        self._echo(message)
+        if isinstance(message, tp.BenchResult):
+            self.bench_results.append(message)
+            self._case_done(message.case_id, message.check)
+        elif isinstance(message, tp.TestResult):
+            self.test_results.append(message)
+            self._case_done(message.case_id, message.check)
+        elif isinstance(message, tp.BuildResult):
+            self.build_results.append(message)
+            self._case_done(message.case_id, None)
+        elif isinstance(message, tp.Failure):
+            self._failure(message)
+        elif isinstance(message, tp.Artifact):
+            self.artifacts.append(message)
+        elif isinstance(message, tp.Log):
+            self._log(message)
+        elif isinstance(message, tp.Done):
+            self._event("info", "run", "runner_done", "runner finished",
+                        **msgspec.to_builtins(message))  # fmt: skip
+
+    # ---------------------------------------------------------------- helpers
+
+    def _failure(self, failure: tp.Failure) -> None:
+        self.failures.append(failure)
+        if self._current is not None:
+            self.failure_launch[len(self.failures)] = self._current
+        self._event("error", failure.phase, "failure", failure.message, case_id=failure.case_id,
+                    error_type=failure.error_type, status=failure.status)  # fmt: skip
+        if failure.case_id is not None:
+            self.ui.advance()
+        first = failure.message.splitlines()[0] if failure.message else ""
+        self.ui.notice(f"✗ {failure.case_id or '(run)'}: {failure.error_type}: {first}", "red")
+
+    def _log(self, log: tp.Log) -> None:
+        # The runner reports each data file a kernel used as `input_file NAME PATH`.
+        if log.message.startswith("input_file "):
+            _, name, path = log.message.split(" ", 2)
+            self.input_files[name] = path
+        self._event(log.level, "runner", "log", log.message, case_id=log.case_id)
+        if log.level in ("warning", "error"):
+            self.diagnostics.append(log)
+            self.ui.notice(f"{log.level}: {log.message}")
+
+    def _echo(self, message: tp.Message) -> None:
+        if self.stream_json:
+            sys.stdout.buffer.write(tp.encode(message))
+            sys.stdout.flush()
+
+    def _case_done(self, case_id: str, check: tp.Check | None) -> None:
+        import tile_artifacts as ta
+        from tile_cli._report import case_record
+
+        self.ui.advance()
+        index = next((i for i, c in enumerate(self.planned) if c.case_id == case_id), None)
+        if index is not None:
+            record = case_record(self.planned[index], self, interrupted=False)
+            metrics = ta.case_metrics(record, run_id=self.run_id, index=index)
+            if metrics:
+                self.writer.append_jsonl("metrics.jsonl", *metrics)
+        self._event("info", "case", "case_done", case_id,
+                    passed=None if check is None else check.passed)  # fmt: skip
+
+    def _event(self, level: str, phase: str, event: str, message: str, **fields: Any) -> None:
+        self.writer.event(
+            event,
+            message,
+            level=level,  # type: ignore[arg-type]
+            phase=phase,
+            fields=json.loads(json.dumps(fields, default=str)),
+        )
+
+    def _snapshot_config(self) -> None:
+        from tile_config import flatten
+
+        values = flatten(self.resolved.config)
+        doc = {
+            key: {
+                "value": _redact_value(key, value),
+                "origin": describe_origin(self.resolved.origins.get(key)),
+            }
+            for key, value in values.items()
+        }
+        self.writer.write_text(
+            "config/resolved_tool.json", json.dumps(doc, indent=2, default=str) + "\n"
+        )
+        if self.resolved.raw_text is not None:
+            self.writer.write_text("config/tile.toml", _redact_toml(self.resolved.raw_text))
+
+    def finalize(
+        self,
+        *,
+        interrupted: str | None = None,
+        error: str | None = None,
+        compare_with: Path | None = None,
+    ) -> tuple[ta.Report, ta.ComparisonDoc | None]:
+        """Write report.json, summary.md, comparisons.json if asked, the manifest last."""
+        from tile_cli._report import build_report, write_final
+
+        report = build_report(self, interrupted=interrupted, error=error)
+        return report, write_final(self, report, compare_with)
+
+
+def launch_id(launch: Launch) -> str:
+    """The command id of a runner process in commands.jsonl."""
+    return f"C{launch.index:03d}"
+
+
+def _signal_name(sig: int | None) -> str | None:
+    if sig is None:
+        return None
+    import signal
+
+    try:
+        return signal.Signals(sig).name
+    except ValueError:
+        return str(sig)
+
+
+def _is_secret(name: str) -> bool:
+    import tile_artifacts as ta
+
+    return bool(ta.redact_environment({name: ""})[1])
+
+
+def _redact_value(key: str, value: object) -> object:
+    if key == "runner.env" and isinstance(value, dict):
+        return {k: "<redacted>" if _is_secret(str(k)) else v for k, v in value.items()}
+    return value
+
+
+def _redact_toml(text: str) -> str:
+    """Blank the values of secret-looking keys in the tile.toml snapshot."""
+    out: list[str] = []
+    for line in text.splitlines(keepends=True):
+        key, sep, _ = line.partition("=")
+        if sep and _is_secret(key.strip().strip('"')):
+            out.append(f'{key.rstrip()} = "<redacted>"\n')
+        else:
+            out.append(line)
+    return "".join(out)

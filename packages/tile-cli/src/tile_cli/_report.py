@@ -1,0 +1,247 @@
+"""Assemble report.json from what a recorder saw, and close the run directory."""
+
+from __future__ import annotations
+
+import os
+import platform
+import socket
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+import tile_protocol as tp
+
+if TYPE_CHECKING:
+    import tile_artifacts as ta
+    from tile_cli._record import RunRecorder
+
+__all__ = ["build_report", "case_record", "write_final"]
+
+# A protocol failure status as a case status in the report.
+_CASE_STATUS = {"failed": "failed", "timed_out": "timed_out", "skipped": "skipped",
+                "unsupported": "unsupported", "success": "failed"}  # fmt: skip
+_TIMERS = ("cupti", "wall", "batched")
+_PEAK_SOURCES = ("config", "builtin", "calibrated")
+
+
+def _bench_case(result: tp.BenchResult) -> dict[str, Any]:
+    data: dict[str, Any] = msgspec.to_builtins(result)
+    for key in ("type", "seed", "peak_memory_bytes"):
+        data.pop(key, None)
+    if data["roofline"].get("peak_source") not in _PEAK_SOURCES:
+        data["roofline"]["peak_source"] = None
+    if data["timer"] not in _TIMERS:
+        data["timer"] = None
+    ok = result.check is None or result.check.passed
+    return {**data, "status": "success" if ok else "failed"}
+
+
+def case_record(info: tp.CaseInfo, rec: RunRecorder, *, interrupted: bool) -> ta.CaseRecord:
+    """The report's record of one planned case, from whatever the runner said about it."""
+    import tile_artifacts as ta
+
+    case_id = info.case_id
+    base: dict[str, Any] = {"case_id": case_id, "kernel": info.kernel, "params": info.params}
+    for b in rec.bench_results:
+        if b.case_id == case_id:
+            return ta.CaseRecord.model_validate(_bench_case(b))
+    for t in rec.test_results:
+        if t.case_id == case_id:
+            status = "success" if t.check.passed else "failed"
+            return ta.CaseRecord.model_validate(
+                {**base, "check": msgspec.to_builtins(t.check), "status": status}
+            )
+    for u in rec.build_results:
+        if u.case_id == case_id:
+            status = "success" if u.ok else "failed"
+            return ta.CaseRecord.model_validate(
+                {**base, "phases": msgspec.to_builtins(u.phases), "status": status}
+            )
+    for f in rec.failures:
+        if f.case_id == case_id:
+            return ta.CaseRecord.model_validate({**base, "status": _CASE_STATUS[f.status]})
+    return ta.CaseRecord.model_validate(
+        {**base, "status": "interrupted" if interrupted else "skipped"}
+    )
+
+
+def _run_status(
+    rec: RunRecorder, cases: list[ta.CaseRecord], interrupted: str | None, error: str | None
+) -> tuple[str, str | None]:
+    if interrupted is not None:
+        return "interrupted", interrupted
+    if error is not None:
+        return "failed", error
+    if not cases:
+        return ("failed", "no case ran") if rec.failures else ("skipped", "no case selected")
+    good = sum(c.status == "success" for c in cases)
+    if good == len(cases) and not rec.failures:
+        return "success", None
+    if good == 0:
+        timed = all(c.status == "timed_out" for c in cases)
+        return ("timed_out" if timed else "failed"), f"none of the {len(cases)} cases succeeded"
+    return "partial", f"{len(cases) - good} of {len(cases)} cases did not succeed"
+
+
+def _failures(rec: RunRecorder) -> list[ta.FailureRecord]:
+    import tile_artifacts as ta
+
+    records: list[ta.FailureRecord] = []
+    for i, f in enumerate(rec.failures, start=1):
+        launch = rec.failure_launch.get(i)
+        excerpt = f.traceback[-ta.STDERR_EXCERPT_LIMIT :] if f.traceback else None
+        records.append(
+            ta.FailureRecord(
+                failure_id=ta.failure_id(i),
+                case_id=f.case_id,
+                phase=f.phase,
+                status=_CASE_STATUS.get(f.status, "failed"),  # type: ignore[arg-type]
+                message=f.message,
+                exception_type=f.error_type,
+                stderr_excerpt=excerpt,
+                stderr_log=os.path.relpath(launch.stderr_log, rec.run_dir) if launch else None,
+                command_id=f"C{launch.index:03d}" if launch else None,
+            )
+        )
+    return records
+
+
+def _context(rec: RunRecorder) -> ta.Context:
+    import tile_artifacts as ta
+
+    hello = rec.hello
+    root = rec.resolved.project_root
+    return ta.Context(
+        project_root=str(root) if root else None,
+        cwd=str(Path.cwd()),
+        hostname=socket.gethostname(),
+        platform=platform.platform(),
+        python=hello.python_version if hello else sys.version.split()[0],
+        jax_version=hello.jax_version if hello else None,
+        jaxlib_version=hello.jaxlib_version if hello else None,
+        xla_flags=os.environ.get("XLA_FLAGS"),
+        slurm_job_id=os.environ.get("SLURM_JOB_ID"),
+        argv=list(rec.argv),
+        seed=rec.resolved.config.test.seed,
+    )
+
+
+def _device(rec: RunRecorder) -> ta.DeviceRecord:
+    import tile_artifacts as ta
+
+    hello = rec.hello
+    first = hello.devices[0] if hello and hello.devices else None
+    m = rec.resolved.config.machine
+    peaks = ta.Peaks()
+    if m.peak_bandwidth_gbps is not None or m.peak_tflops:
+        peaks = ta.Peaks(bandwidth_gbps=m.peak_bandwidth_gbps, tflops=dict(m.peak_tflops),
+                         source="config")  # fmt: skip
+    return ta.DeviceRecord(
+        backend=hello.backend if hello else None,
+        device_kind=first.device_kind if first else None,
+        count=len(hello.devices) if hello else None,
+        memory_bytes=first.memory_bytes if first else None,
+        peaks=peaks,
+    )
+
+
+def build_report(rec: RunRecorder, *, interrupted: str | None, error: str | None) -> ta.Report:
+    """Everything the run measured, as a `tile.report` document."""
+    import tile_artifacts as ta
+
+    cases = [case_record(info, rec, interrupted=interrupted is not None) for info in rec.planned]
+    status, reason = _run_status(rec, cases, interrupted, error)
+    counts = ta.Counts(
+        cases=len(cases),
+        passed=sum(c.status == "success" for c in cases),
+        failed=sum(c.status in ("failed", "timed_out") for c in cases),
+        skipped=sum(c.status in ("skipped", "interrupted", "unsupported") for c in cases),
+    )
+    metrics = [
+        m for i, c in enumerate(cases) for m in ta.case_metrics(c, run_id=rec.run_id, index=i)
+    ]
+    headline = rec.headline()
+    config_file = rec.resolved.config_file
+    return ta.Report(
+        producer=rec.writer.producer,
+        run=rec.writer.run_info(status, reason),  # type: ignore[arg-type]
+        context=_context(rec),
+        configuration={
+            "command": rec.command,
+            "config_file": str(config_file) if config_file else None,
+            "profile": rec.resolved.profile,
+        },
+        device=_device(rec),
+        summary=ta.ReportSummary(
+            title=f"tile {rec.command}",
+            status=status,  # type: ignore[arg-type]
+            headline=headline,
+            counts=counts,
+            agent_summary=ta.AgentSummary(one_sentence=headline),
+        ),
+        cases=cases,
+        metrics=metrics,
+        diagnostics=[
+            ta.Diagnostic(level=d.level, message=d.message, case_id=d.case_id, phase="runner")
+            for d in rec.diagnostics
+        ],
+        failures=_failures(rec),
+    )
+
+
+def write_final(
+    rec: RunRecorder, report: ta.Report, compare_with: Path | None
+) -> ta.ComparisonDoc | None:
+    """report.json, summary.md, comparisons.json when asked, then the manifest last.
+
+    A baseline that cannot be used is raised only after the run directory is complete.
+    """
+    import tile_artifacts as ta
+    from tile_cli._compare import load_side, pick_baseline
+    from tile_cli._errors import CliError
+
+    w = rec.writer
+    w.write_json("report.json", report)
+    w.write_summary(report)
+    comparison: ta.ComparisonDoc | None = None
+    problem: CliError | None = None
+    if compare_with is not None:
+        try:
+            base_file = pick_baseline(compare_with, report.device.device_kind)
+            base, base_path = load_side(base_file)
+            comparison = ta.compare_runs(
+                base,
+                report,
+                baseline_label=str(base_file),
+                current_label=rec.run_id,
+                baseline_path=str(base_path.absolute()),
+                current_path="report.json",
+            )
+            w.write_json("comparisons.json", comparison)
+        except CliError as exc:
+            problem = exc
+    rec._event("info", "run", "run_finished", f"status {report.run.status}")
+    snapshots = [ta.ConfigSnapshot(path="config/resolved_tool.json", kind="resolved_config")]
+    if rec.resolved.config_file is not None and rec.resolved.raw_text is not None:
+        snapshots.append(
+            ta.ConfigSnapshot(
+                path="config/tile.toml",
+                kind="config_source",
+                source_path=str(rec.resolved.config_file),
+            )
+        )
+    inputs = [ta.fingerprint_input(path, "download") for path in rec.input_files.values()]
+    if rec.resolved.config_file is not None:
+        inputs.append(ta.fingerprint_input(rec.resolved.config_file, "config"))
+    w.finalize(
+        status=report.run.status,
+        status_reason=report.run.status_reason,
+        context=report.context,
+        input_files=inputs,
+        config_snapshots=snapshots,
+    )
+    if problem is not None:
+        raise problem
+    return comparison

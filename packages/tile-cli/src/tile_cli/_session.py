@@ -1,0 +1,390 @@
+"""Drive runner processes: spawn, stream, watch for crashes and hangs, restart, go on.
+
+The CLI and the runner meet only through tile-protocol. This module owns the runner's
+lifetime; what to do with each message is the `Sink`'s business (recording, rendering).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import signal
+import subprocess
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Protocol
+
+import tile_protocol as tp
+from tile_cli._errors import CliError, ExitCode
+
+__all__ = ["Launch", "RunnerSession", "Sink"]
+
+STDERR_TAIL_BYTES = 4000
+
+
+@dataclass
+class Launch:
+    """One runner process: what was run and how it ended."""
+
+    index: int
+    args: list[str]
+    cwd: str
+    env_overrides: dict[str, str]
+    stderr_log: Path
+    started_at: datetime
+    finished_at: datetime | None = None
+    return_code: int | None = None
+    signal: int | None = None
+    status: str = "success"
+    reason: str | None = None
+    case_ids: list[str] | None = None
+
+    @property
+    def wall_time_s(self) -> float | None:
+        if self.finished_at is None:
+            return None
+        return (self.finished_at - self.started_at).total_seconds()
+
+    def stderr_tail(self) -> str:
+        """The last few kilobytes the runner wrote to stderr."""
+        try:
+            with self.stderr_log.open("rb") as fh:
+                fh.seek(0, os.SEEK_END)
+                size = fh.tell()
+                fh.seek(max(0, size - STDERR_TAIL_BYTES))
+                return fh.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+
+
+class Sink(Protocol):
+    """Receives everything that happens during a session, in order."""
+
+    def on_launch(self, launch: Launch) -> None: ...
+    def on_launch_end(self, launch: Launch) -> None: ...
+    def on_hello(self, hello: tp.Hello) -> None: ...
+    def on_plan(self, plan: tp.Plan) -> None: ...
+    def on_case_start(self, start: tp.CaseStart) -> None: ...
+    def on_message(self, message: tp.Message) -> None:
+        """Results, artifacts, inspect views, logs and failures (runner-sent or synthesized)."""
+
+    def on_noise(self, event: tp.BadLine | tp.UnknownMessage) -> None: ...
+
+
+@dataclass
+class _State:
+    plan: list[str] | None = None
+    finished: set[str] = field(default_factory=set[str])
+    done_seen: bool = False
+    seen: set[tuple[str, str, str]] = field(default_factory=set[tuple[str, str, str]])
+
+
+_EOF = object()
+
+
+class RunnerSession:
+    """Runs a request to completion over as many runner processes as it takes."""
+
+    def __init__(
+        self,
+        request: tp.RunRequest,
+        *,
+        python: str,
+        cwd: Path,
+        env_overrides: Mapping[str, str],
+        log_dir: Path,
+        sink: Sink,
+        case_timeout: float,
+        isolate: bool = False,
+        extra_args: Sequence[str] = (),
+    ) -> None:
+        self._request = request
+        self._python = python
+        self._cwd = cwd
+        self._env_overrides = dict(env_overrides)
+        self._log_dir = log_dir
+        self._sink = sink
+        self._case_timeout = case_timeout
+        self._isolate = isolate
+        self._extra_args = list(extra_args)
+        self._state = _State()
+        self._launches = 0
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    # ---------------------------------------------------------------- public
+
+    def run(self) -> bool:
+        """Go through every case; return True when no runner died or hung."""
+        clean = True
+        if self._isolate:
+            clean = self._launch(self._plan_only()) and clean
+            for case_id in list(self._state.plan or []):
+                if case_id not in self._state.finished:
+                    clean = self._launch(self._subset([case_id])) and clean
+            return clean
+        clean = self._launch(self._request)
+        all_clean = clean
+        # A runner that ended with `done` went through every case; only a crash or a hang
+        # leaves cases behind, and those get a fresh runner.
+        while not clean and (remaining := self._remaining()):
+            before = len(self._state.finished)
+            clean = self._launch(self._subset(remaining))
+            if len(self._state.finished) == before:
+                self._abandon(self._remaining(), "the restarted runner made no progress")
+                break
+        return all_clean
+
+    def stop(self) -> None:
+        """Stop the current runner's whole process group (Ctrl-C, SIGTERM)."""
+        proc = self._proc
+        if proc is None or proc.poll() is not None:
+            return
+        _kill_group(proc, signal.SIGTERM)
+        try:
+            proc.wait(timeout=3)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc, signal.SIGKILL)
+            proc.wait()
+
+    # ---------------------------------------------------------------- internals
+
+    def _plan_only(self) -> tp.RunRequest:
+        return _replace(self._request, command="list")
+
+    def _subset(self, case_ids: list[str]) -> tp.RunRequest:
+        return _replace(self._request, case_ids=case_ids)
+
+    def _remaining(self) -> list[str]:
+        plan = self._state.plan or []
+        return [c for c in plan if c not in self._state.finished]
+
+    def _abandon(self, case_ids: list[str], why: str) -> None:
+        for case_id in case_ids:
+            self._finish(case_id)
+            self._sink.on_message(
+                tp.Failure(
+                    case_id=case_id,
+                    phase="runner",
+                    status="skipped",
+                    error_type="RunnerError",
+                    message=f"not run: {why}",
+                )
+            )
+
+    def _finish(self, case_id: str) -> None:
+        self._state.finished.add(case_id)
+
+    def _launch(self, request: tp.RunRequest) -> bool:
+        """Run one runner process to its end; return True if it ended with `done`."""
+        self._launches += 1
+        index = self._launches
+        args = [self._python, "-m", "tile_runner", *self._extra_args]
+        self._log_dir.mkdir(parents=True, exist_ok=True)
+        log_path = self._log_dir / f"runner-{index}.stderr.log"
+        launch = Launch(
+            index=index,
+            args=args,
+            cwd=str(self._cwd),
+            env_overrides=dict(self._env_overrides),
+            stderr_log=log_path,
+            started_at=datetime.now(UTC),
+            case_ids=request.case_ids,
+        )
+        env = {**os.environ, **self._env_overrides}
+        with log_path.open("wb") as stderr:
+            try:
+                proc = subprocess.Popen(
+                    args,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=stderr,
+                    cwd=self._cwd,
+                    env=env,
+                    start_new_session=True,
+                )
+            except OSError as exc:
+                raise CliError(
+                    f"cannot start the runner `{self._python}`: {exc.strerror or exc}",
+                    hint="set `[runner] python` in tile.toml (or TILE_RUNNER_PYTHON) to an "
+                    "interpreter that has tile-runner installed",
+                    code=ExitCode.USAGE,
+                ) from None
+        self._proc = proc
+        self._sink.on_launch(launch)
+        events: queue.Queue[object] = queue.Queue()
+        reader = threading.Thread(target=_read_stream, args=(proc, events), daemon=True)
+        reader.start()
+        assert proc.stdin is not None
+        with contextlib.suppress(BrokenPipeError):
+            proc.stdin.write(tp.encode(request))
+            proc.stdin.close()
+
+        in_flight: str | None = None
+        timed_out = False
+        self._state.done_seen = False
+        try:
+            while True:
+                try:
+                    event = events.get(timeout=self._case_timeout)
+                except queue.Empty:
+                    timed_out = True
+                    break
+                if event is _EOF:
+                    break
+                in_flight = self._dispatch(event, in_flight)
+                if self._state.done_seen:
+                    break
+        except BaseException:
+            self.stop()
+            launch.status = "interrupted"
+            self._close(proc, launch)
+            raise
+
+        if timed_out:
+            _kill_group(proc, signal.SIGKILL)
+        self._close(proc, launch)
+        if self._state.done_seen and not timed_out:
+            return True
+        self._blame(launch, in_flight, timed_out=timed_out)
+        return False
+
+    def _dispatch(self, event: object, in_flight: str | None) -> str | None:
+        sink = self._sink
+        if isinstance(event, (tp.BadLine, tp.UnknownMessage)):
+            sink.on_noise(event)
+        elif isinstance(event, tp.Hello):
+            try:
+                tp.check_version(event)
+            except tp.VersionError as exc:
+                self.stop()
+                raise CliError(str(exc), hint=exc.hint, code=ExitCode.INFRA) from None
+            sink.on_hello(event)
+        elif isinstance(event, tp.Plan):
+            if self._state.plan is None:
+                self._state.plan = [c.case_id for c in event.cases]
+                sink.on_plan(event)
+        elif isinstance(event, tp.CaseStart):
+            sink.on_case_start(event)
+            return event.case_id
+        elif isinstance(event, tp.Done):
+            self._state.done_seen = True
+            sink.on_message(event)
+        elif isinstance(event, (tp.BenchResult, tp.TestResult, tp.BuildResult)):
+            self._finish(event.case_id)
+            sink.on_message(event)
+            return None
+        elif isinstance(event, tp.Failure):
+            if event.case_id is not None:
+                self._finish(event.case_id)
+            elif (key := (event.phase, event.error_type, event.message)) in self._state.seen:
+                return in_flight  # a restarted runner repeats import errors: report them once
+            else:
+                self._state.seen.add(key)
+            sink.on_message(event)
+            return None if event.case_id == in_flight else in_flight
+        elif isinstance(event, tp.Message):
+            sink.on_message(event)
+        return in_flight
+
+    def _close(self, proc: subprocess.Popen[bytes], launch: Launch) -> None:
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc, signal.SIGKILL)
+            proc.wait()
+        # A runner that exits leaves no orphans behind in its group.
+        _kill_group(proc, signal.SIGKILL)
+        self._proc = None
+        launch.finished_at = datetime.now(UTC)
+        rc = proc.returncode
+        if rc is not None and rc < 0:
+            launch.signal = -rc
+        else:
+            launch.return_code = rc
+        if launch.status == "success" and not self._state.done_seen:
+            launch.status = "failed"
+        self._sink.on_launch_end(launch)
+
+    def _blame(self, launch: Launch, in_flight: str | None, *, timed_out: bool) -> None:
+        """Turn a runner that died or hung into a failure record for the case it was on."""
+        if timed_out:
+            what = f"no message from the runner for {self._case_timeout:g} s (case_timeout)"
+            status = "timed_out"
+            launch.status = "timed_out"
+        else:
+            what = _describe_exit(launch)
+            status = "failed"
+        launch.reason = what
+        tail = launch.stderr_tail().strip() or None
+        message = what
+        if in_flight is not None:
+            self._finish(in_flight)
+            self._sink.on_message(
+                tp.Failure(
+                    case_id=in_flight,
+                    phase="run",
+                    status=status,
+                    error_type="RunnerTimeout" if timed_out else "RunnerCrash",
+                    message=message,
+                    traceback=tail,
+                )
+            )
+            return
+        if self._state.plan is None:
+            # Died before it could say which cases exist: nothing to restart.
+            self._sink.on_message(
+                tp.Failure(
+                    case_id=None,
+                    phase="startup",
+                    status=status,
+                    error_type="RunnerTimeout" if timed_out else "RunnerCrash",
+                    message=message,
+                    traceback=tail,
+                )
+            )
+            self._state.plan = []
+
+
+def _replace(request: tp.RunRequest, **changes: object) -> tp.RunRequest:
+    import msgspec
+
+    return msgspec.structs.replace(request, **changes)
+
+
+def _describe_exit(launch: Launch) -> str:
+    if launch.signal is not None:
+        try:
+            name = signal.Signals(launch.signal).name
+        except ValueError:
+            name = f"signal {launch.signal}"
+        extra = " (out of memory?)" if launch.signal == signal.SIGKILL else ""
+        return f"runner killed by {name} (signal {launch.signal}){extra}"
+    return f"runner exited with code {launch.return_code} before finishing"
+
+
+def _read_stream(proc: subprocess.Popen[bytes], out: queue.Queue[object]) -> None:
+    decoder = tp.StreamDecoder()
+    stream = proc.stdout
+    assert stream is not None
+    fd = stream.fileno()
+    while True:
+        try:
+            chunk = os.read(fd, 1 << 16)
+        except OSError:
+            break
+        if not chunk:
+            break
+        for event in decoder.feed(chunk):
+            out.put(event)
+    for event in decoder.close():
+        out.put(event)
+    out.put(_EOF)
+
+
+def _kill_group(proc: subprocess.Popen[bytes], sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, sig)

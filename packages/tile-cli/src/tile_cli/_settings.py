@@ -1,0 +1,153 @@
+"""From resolved configuration plus flags to a runner request."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import tile_protocol as tp
+from tile_cli._errors import CliError, ExitCode
+
+if TYPE_CHECKING:
+    from tile_config import ResolvedConfig
+
+__all__ = [
+    "Selection",
+    "build_request",
+    "describe_origin",
+    "given",
+    "load",
+    "parse_axes",
+    "runner_python",
+]
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which cases to run: the flags shared by list/bench/test/build."""
+
+    filters: Sequence[str] = ()
+    kernels: Sequence[str] = ()
+    axes: Sequence[str] = ()
+    plugins: Sequence[str] = ()
+    case_ids: Sequence[str] | None = None
+    overrides: Mapping[str, object] = field(default_factory=dict[str, object])
+
+
+def load(
+    profile: str | None, overrides: Mapping[str, object], cwd: Path | None = None
+) -> ResolvedConfig:
+    """Resolve the layered configuration, turning its errors into exit code 2."""
+    from tile_config import ConfigError, load_config
+
+    try:
+        return load_config(
+            cwd=cwd or Path.cwd(), profile=profile, environ=os.environ, overrides=overrides
+        )
+    except ConfigError as exc:
+        raise CliError(
+            str(exc),
+            hint=getattr(exc, "hint", None)
+            or "fix the value, or run `tile config` to see where each value comes from",
+            code=ExitCode.USAGE,
+        ) from None
+
+
+def parse_axes(values: Sequence[str]) -> dict[str, list[str]]:
+    """`-a shape=8x128,16x256 -a dtype=float32` into {axis: [values]}."""
+    axes: dict[str, list[str]] = {}
+    for raw in values:
+        name, sep, rest = raw.partition("=")
+        items = [v.strip() for v in rest.split(",") if v.strip()]
+        if not sep or not name.strip() or not items:
+            raise CliError(
+                f"bad axis override `{raw}`",
+                hint="write it as `-a AXIS=V1,V2`, e.g. `-a dtype=float32,bfloat16`",
+            )
+        axes[name.strip()] = items
+    return axes
+
+
+def runner_python(resolved: ResolvedConfig) -> str:
+    """The interpreter that runs kernels: `[runner] python`, else the CLI's own."""
+    return resolved.config.runner.python or sys.executable
+
+
+def build_request(
+    command: str, resolved: ResolvedConfig, sel: Selection, output_dir: Path | None
+) -> tp.RunRequest:
+    """Everything one runner needs to know, from config and flags."""
+    cfg = resolved.config
+    root = resolved.project_root
+    has_own_kernels = bool(cfg.project.modules or cfg.project.paths)
+    plugins: list[str] | None
+    if sel.plugins:
+        plugins = [*(cfg.project.plugins or []), *sel.plugins]
+    elif cfg.project.plugins is not None:
+        plugins = list(cfg.project.plugins)
+    else:
+        # A project with kernels of its own includes plugins only when named; with no
+        # project at all, every installed plugin (tile-std) is the default workload.
+        plugins = [] if has_own_kernels else None
+    b = cfg.bench
+    peaks = None
+    m = cfg.machine
+    if m.peak_bandwidth_gbps is not None or m.peak_tflops:
+        peaks = tp.Peaks(
+            bandwidth_gbps=m.peak_bandwidth_gbps, tflops=dict(m.peak_tflops), source="config"
+        )
+    downloads = {
+        name: tp.DownloadSpec(
+            url=e.url,
+            sha256=e.sha256,
+            archive=e.archive,
+            members=list(e.members) if e.members is not None else None,
+            description=e.description,
+        )
+        for name, e in cfg.downloads.items()
+    }
+    return tp.RunRequest(
+        command=command,  # type: ignore[arg-type]
+        modules=list(cfg.project.modules),
+        paths=[str(resolved.resolve_path(p)) for p in cfg.project.paths],
+        plugins=plugins,
+        project_root=str(root) if root is not None else None,
+        filters=list(sel.filters),
+        kernels=list(sel.kernels),
+        case_ids=list(sel.case_ids) if sel.case_ids is not None else None,
+        axes=parse_axes(sel.axes),
+        bench=tp.BenchSettings(
+            warmup_runs=b.warmup_runs,
+            min_runs=b.min_runs,
+            max_runs=b.max_runs,
+            min_time=b.min_time,
+            max_time=b.max_time,
+            target_precision=b.target_precision,
+            timer=b.timer,
+            cold=b.cold,
+            batch=b.batch,
+        ),
+        test=tp.TestSettings(seed=cfg.test.seed, tolerances=dict(cfg.test.tolerances)),
+        peaks=peaks,
+        downloads=downloads,
+        output_dir=str(output_dir) if output_dir is not None else None,
+        jax_cache_dir=(
+            str(resolved.resolve_path(cfg.runner.jax_cache_dir))
+            if cfg.runner.jax_cache_dir
+            else None
+        ),
+    )
+
+
+def given(flags: Mapping[str, object | None]) -> dict[str, object]:
+    """Only the flags the user gave (not None), keyed by dotted config key."""
+    return {key: value for key, value in flags.items() if value is not None}
+
+
+def describe_origin(origin: object) -> str:
+    """Where a config value came from, e.g. `tile.toml:12` or `env TILE_BENCH_MAX_RUNS`."""
+    return str(getattr(origin, "detail", None) or "default")

@@ -1,0 +1,43 @@
+"""`tile config`: the resolved configuration and the origin of every value."""
+
+from __future__ import annotations
+
+import json
+
+from tile_cli._errors import ExitCode
+from tile_cli._settings import describe_origin, load
+from tile_cli._ui import make_consoles
+
+__all__ = ["show_config"]
+
+
+def show_config(*, profile: str | None, as_json: bool) -> int:
+    """Print each dotted key, its value and where it came from."""
+    from rich.table import Table
+
+    from tile_config import flatten
+
+    out, err = make_consoles()
+    resolved = load(profile, {})
+    values = flatten(resolved.config)
+    if as_json:
+        doc = {
+            "config_file": str(resolved.config_file) if resolved.config_file else None,
+            "values": {
+                key: {"value": value, "origin": describe_origin(resolved.origins.get(key))}
+                for key, value in values.items()
+            },
+        }
+        print(json.dumps(doc, indent=2, default=str))
+        return int(ExitCode.OK)
+    source = resolved.config_file or "no tile.toml found (defaults)"
+    err.print(f"config: {source}", markup=False, style="dim")
+    table = Table(box=None, header_style="bold", pad_edge=False)
+    for col in ("key", "value", "origin"):
+        table.add_column(col, overflow="fold")
+    for key, value in values.items():
+        origin = resolved.origins.get(key)
+        style = "dim" if origin is None or origin.kind == "default" else None
+        table.add_row(key, json.dumps(value, default=str), describe_origin(origin), style=style)
+    out.print(table)
+    return int(ExitCode.OK)
