@@ -1,0 +1,337 @@
+"""The authoring API: `@tile.kernel`, `Case`, and the process-global kernel registry."""
+
+from __future__ import annotations
+
+import inspect
+import math
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Literal, NoReturn, TypeVar
+
+import numpy as np
+
+from tile_runner._axes import Axes, AxisValue, format_value
+from tile_runner._errors import DefinitionError, Skip
+
+__all__ = [
+    "BACKENDS",
+    "Case",
+    "KernelDef",
+    "Suite",
+    "case_id",
+    "cases",
+    "get_kernel",
+    "kernel",
+    "registry",
+    "skip",
+]
+
+BACKENDS = ("cpu", "gpu", "tpu")
+"""Backend keys allowed in per-backend axes mappings, besides `default`."""
+
+Suite = Literal["bench", "test"]
+"""Which axes a case comes from."""
+
+F = TypeVar("F", bound=Callable[..., Any])
+AxesSpec = Axes | Mapping[str, Axes] | None
+_BAD_NAME_CHARS = set(",=[]") | {" ", "\t", "\n"}
+
+_REGISTRY: dict[str, KernelDef] = {}
+
+
+def case_id(kernel: str, params: Mapping[str, AxisValue]) -> str:
+    """`kernel[axis=value,...]` in axis declaration order; just `kernel` without axes."""
+    if not params:
+        return kernel
+    return f"{kernel}[{','.join(f'{k}={format_value(v)}' for k, v in params.items())}]"
+
+
+@dataclass(frozen=True, eq=False)
+class Case:
+    """One point of a kernel's axes: its values (`case.shape`, `case.causal`, ...) and stable id."""
+
+    kernel: str
+    params: Mapping[str, AxisValue]
+    id: str = field(default="")
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
+        if not self.id:
+            object.__setattr__(self, "id", case_id(self.kernel, self.params))
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached when normal lookup fails: axis values read as attributes.
+        if name.startswith("__"):
+            raise AttributeError(name)
+        params = self.__dict__.get("params", {})
+        if name in params:
+            return params[name]
+        raise AttributeError(
+            f"case {self.__dict__.get('id')!r} has no axis `{name}` "
+            f"(axes: {', '.join(params) or 'none'}); use `case.get({name!r}, default)`"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Case) and (self.kernel, self.id) == (other.kernel, other.id)
+
+    def __hash__(self) -> int:
+        return hash((self.kernel, self.id))
+
+    def __repr__(self) -> str:
+        return f"Case({self.id!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # The read-only params view cannot be pickled; rebuild from a plain dict.
+        return (Case, (self.kernel, dict(self.params), self.id))
+
+    def get(self, name: str, default: Any = None) -> Any:
+        """The value of axis `name`, or `default` when the kernel has no such axis."""
+        return self.params.get(name, default)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The `shape` axis."""
+        value = self._need("shape")
+        if not isinstance(value, tuple):
+            raise AttributeError(f"case {self.id!r}: axis `shape` is {value!r}, not a shape")
+        return value
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        """The `dtype` axis as a numpy dtype (bfloat16 included, through ml_dtypes)."""
+        import jax.numpy as jnp
+
+        value: Any = self._need("dtype")
+        return jnp.dtype(value)
+
+    @property
+    def size(self) -> int:
+        """Number of elements of `shape`."""
+        return math.prod(self.shape)
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes per element of `dtype`."""
+        return self.dtype.itemsize
+
+    @property
+    def str_params(self) -> dict[str, str]:
+        """The values as they appear in the case id and in protocol messages."""
+        return {k: format_value(v) for k, v in self.params.items()}
+
+    def _need(self, name: str) -> AxisValue:
+        if name not in self.params:
+            raise AttributeError(
+                f"case {self.id!r} has no `{name}` axis; declare it in the kernel's axes"
+            )
+        return self.params[name]
+
+
+@dataclass(frozen=True, eq=False)
+class KernelDef:
+    """A registered kernel and everything declared with it."""
+
+    name: str
+    fn: Callable[..., Any]
+    inputs: Callable[[Case, Any], Any]
+    reference: Callable[..., Any] | None = None
+    bench: AxesSpec = None
+    test: AxesSpec = None
+    bytes: Callable[[Case], float] | None = None
+    flops: Callable[[Case], float] | None = None
+    tol: float | Mapping[str, float] | None = None
+    description: str | None = None
+    module: str = ""
+    file: str | None = None
+
+    def axes_for(self, suite: Suite, backend: str) -> Axes | None:
+        """The axes of `suite` on `backend`; None when the kernel declares none for it."""
+        first, second = (self.bench, self.test) if suite == "bench" else (self.test, self.bench)
+        spec = first if first is not None else second
+        if spec is None:
+            return Axes([()])  # one case without parameters
+        if isinstance(spec, Axes):
+            return spec
+        return spec.get(backend, spec.get("default"))
+
+    def tolerance(self, dtype: str) -> float | None:
+        """The kernel's own tolerance for outputs of `dtype`, if it declared one."""
+        if self.tol is None or isinstance(self.tol, float | int):
+            return None if self.tol is None else float(self.tol)
+        value = self.tol.get(dtype, self.tol.get("default"))
+        return None if value is None else float(value)
+
+
+def kernel(
+    name: str,
+    *,
+    inputs: Callable[[Case, Any], Any],
+    reference: Callable[..., Any] | None = None,
+    bench: AxesSpec = None,
+    test: AxesSpec = None,
+    bytes: Callable[[Case], float] | None = None,
+    flops: Callable[[Case], float] | None = None,
+    tol: float | Mapping[str, float] | None = None,
+    description: str | None = None,
+) -> Callable[[F], F]:
+    """Register the decorated function as kernel `name`; the function is returned unchanged.
+
+    Args:
+        inputs: `(case, key) -> tuple` of positional arguments. Arrays (and pytrees of arrays)
+            are traced; other values (bools, ints, strings) are passed as static arguments.
+        bench, test: `tile.axes(...)`, or a mapping from backend (`cpu`, `gpu`, `tpu`,
+            `default`) to axes. Each falls back to the other when left out.
+        bytes, flops: work of one call, `case -> float`; else XLA's cost analysis is used.
+        tol: largest relative L2 error that passes, or a mapping from output dtype name
+            (and `default`) to it.
+    """
+    _check_name(name)
+    if not callable(inputs):
+        raise DefinitionError(
+            f"kernel `{name}`: `inputs` must be a callable `(case, key) -> tuple`"
+        )
+    for label, fn in (("reference", reference), ("bytes", bytes), ("flops", flops)):
+        if fn is not None and not callable(fn):
+            raise DefinitionError(f"kernel `{name}`: `{label}` must be callable")
+    for label, spec in (("bench", bench), ("test", test)):
+        _check_axes_spec(name, label, spec)
+    _check_tol(name, tol)
+
+    # The registering module (where `tile.kernel(...)` is called) is the one blamed for
+    # duplicates; the function itself may live elsewhere.
+    caller = sys._getframe(1).f_globals  # pyright: ignore[reportPrivateUsage]
+    caller_module: str | None = caller.get("__name__")
+    caller_file: str | None = caller.get("__file__")
+
+    def register(fn: F) -> F:
+        if not callable(fn):
+            raise DefinitionError(f"kernel `{name}`: @tile.kernel must decorate a function")
+        module = caller_module or getattr(fn, "__module__", None) or "<unknown>"
+        file = caller_file
+        if file is None:
+            try:
+                file = inspect.getsourcefile(fn)
+            except TypeError:
+                file = None
+        definition = KernelDef(
+            name=name,
+            fn=fn,
+            inputs=inputs,
+            reference=reference,
+            bench=bench,
+            test=test,
+            bytes=bytes,
+            flops=flops,
+            tol=tol,
+            description=description if description is not None else _first_doc_line(fn),
+            module=module,
+            file=file,
+        )
+        existing = _REGISTRY.get(name)
+        if existing is not None and not _same_source(existing, definition):
+            raise DefinitionError(
+                f"kernel `{name}` is registered twice: by module `{existing.module}` "
+                f"({existing.file}) and by module `{module}` ({file})",
+                hint="kernel names are global; prefix them with your library, e.g. `mylib/softmax`",
+            )
+        # Re-registering from the same source (a module imported again) replaces the entry.
+        _REGISTRY[name] = definition
+        return fn
+
+    return register
+
+
+def _same_source(a: KernelDef, b: KernelDef) -> bool:
+    return a.module == b.module or (a.file is not None and a.file == b.file)
+
+
+def _first_doc_line(fn: Callable[..., Any]) -> str | None:
+    doc = inspect.getdoc(fn)
+    return doc.strip().splitlines()[0] if doc and doc.strip() else None
+
+
+def _check_name(name: object) -> None:
+    if not isinstance(name, str) or not name.strip() or _BAD_NAME_CHARS & set(name):
+        raise DefinitionError(
+            f"kernel name {name!r} must be a non-empty string without `,=[]` or spaces",
+            hint="use names such as `mylib/softmax`",
+        )
+
+
+def _check_axes_spec(name: str, label: str, spec: object) -> None:
+    if spec is None or isinstance(spec, Axes):
+        return
+    if isinstance(spec, Mapping):
+        for key, value in spec.items():  # pyright: ignore[reportUnknownVariableType]
+            if key not in (*BACKENDS, "default"):
+                raise DefinitionError(
+                    f"kernel `{name}`: `{label}` has key {key!r}; "
+                    f"use one of {', '.join(BACKENDS)} or default"
+                )
+            if not isinstance(value, Axes):
+                raise DefinitionError(
+                    f"kernel `{name}`: `{label}[{key!r}]` must be `tile.axes(...)`"
+                )
+        return
+    raise DefinitionError(
+        f"kernel `{name}`: `{label}` must be `tile.axes(...)` or a mapping of backend to axes"
+    )
+
+
+def _check_tol(name: str, tol: object) -> None:
+    if tol is None or (isinstance(tol, float | int) and not isinstance(tol, bool) and tol >= 0):
+        return
+    if isinstance(tol, Mapping) and all(
+        isinstance(k, str) and isinstance(v, float | int) and not isinstance(v, bool) and v >= 0
+        for k, v in tol.items()  # pyright: ignore[reportUnknownVariableType]
+    ):
+        return
+    raise DefinitionError(
+        f"kernel `{name}`: `tol` must be a number >= 0 or a mapping of dtype name to number",
+        hint='e.g. `tol=1e-3` or `tol={"float32": 1e-5, "bfloat16": 2e-2}`',
+    )
+
+
+def registry() -> dict[str, KernelDef]:
+    """A snapshot of every registered kernel, by name, in registration order."""
+    return dict(_REGISTRY)
+
+
+def get_kernel(name: str) -> KernelDef:
+    """The kernel registered as `name`; DefinitionError listing the known names otherwise."""
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        known = ", ".join(sorted(_REGISTRY)) or "none"
+        raise DefinitionError(
+            f"no kernel named `{name}` (registered: {known})",
+            hint="import the module that defines it first",
+        ) from None
+
+
+def cases(
+    kernel: str | KernelDef,
+    suite: Suite = "bench",
+    *,
+    backend: str | None = None,
+    overrides: Mapping[str, list[str]] | None = None,
+) -> list[Case]:
+    """The cases of a kernel for `suite` on `backend` (default: JAX's default backend)."""
+    definition = get_kernel(kernel) if isinstance(kernel, str) else kernel
+    if backend is None:
+        import jax
+
+        backend = jax.default_backend()
+    spec = definition.axes_for(suite, backend)
+    if spec is None:
+        return []
+    if overrides:
+        spec = spec.override(overrides)
+    return [Case(definition.name, point) for point in spec]
+
+
+def skip(reason: str) -> NoReturn:
+    """Skip the current case (call from an inputs factory or kernel), e.g. an unsupported dtype."""
+    raise Skip(reason)

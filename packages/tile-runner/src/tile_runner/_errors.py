@@ -1,0 +1,27 @@
+"""The error tree of tile-runner."""
+
+from __future__ import annotations
+
+__all__ = ["DefinitionError", "RunnerError", "Skip"]
+
+
+class RunnerError(Exception):
+    """Root of every error raised by tile-runner; `hint` says what to do next."""
+
+    hint: str | None = None
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.hint = hint
+
+    def __str__(self) -> str:
+        text = super().__str__()
+        return f"{text}\nhint: {self.hint}" if self.hint else text
+
+
+class DefinitionError(RunnerError, ValueError):
+    """Raised when a kernel, its axes or its tolerances are declared wrongly."""
+
+
+class Skip(RunnerError):
+    """Raised (through `tile.skip`) by an inputs factory or kernel to skip one case."""

@@ -1,0 +1,116 @@
+"""Seeded inputs for cases, and pinned data files through tile-downloads."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tile_runner._errors import RunnerError
+
+__all__ = ["DataContext", "case_key", "data", "data_context", "normal", "randint", "uniform"]
+
+
+def case_key(seed: int, case_id: str) -> Any:
+    """The PRNG key of one case: the run seed folded with a hash of the case id."""
+    import jax
+
+    digest = hashlib.sha256(case_id.encode("utf-8")).digest()
+    return jax.random.fold_in(jax.random.key(seed), int.from_bytes(digest[:4], "little") >> 1)
+
+
+def _float_dtype(dtype: Any, what: str) -> Any:
+    import jax.numpy as jnp
+
+    dt = jnp.dtype(dtype)
+    if not jnp.issubdtype(dt, jnp.floating):
+        raise RunnerError(
+            f"tile.{what}: dtype {dt.name} is not a floating dtype",
+            hint="use tile.randint for integer inputs",
+        )
+    return dt
+
+
+def normal(key: Any, shape: Sequence[int], dtype: Any = "float32") -> Any:
+    """Standard normal values drawn with `key`, generated in float32 and cast to `dtype`."""
+    import jax
+
+    dt = _float_dtype(dtype, "normal")
+    # Drawing in float32 (float64 stays) makes the values independent of the target precision.
+    base = dt if dt.itemsize >= 8 else "float32"
+    return jax.random.normal(key, tuple(shape), base).astype(dt)
+
+
+def uniform(
+    key: Any, shape: Sequence[int], dtype: Any = "float32", low: float = 0.0, high: float = 1.0
+) -> Any:
+    """Uniform values in `[low, high)` drawn with `key`, cast to `dtype`."""
+    import jax
+
+    dt = _float_dtype(dtype, "uniform")
+    if not high > low:
+        raise RunnerError(f"tile.uniform: need low < high, got low={low}, high={high}")
+    base = dt if dt.itemsize >= 8 else "float32"
+    return jax.random.uniform(key, tuple(shape), base, low, high).astype(dt)
+
+
+def randint(key: Any, shape: Sequence[int], low: int, high: int, dtype: Any = "int32") -> Any:
+    """Integers in `[low, high)` drawn with `key`."""
+    import jax
+    import jax.numpy as jnp
+
+    dt = jnp.dtype(dtype)
+    if not jnp.issubdtype(dt, jnp.integer):
+        raise RunnerError(f"tile.randint: dtype {dt.name} is not an integer dtype")
+    if not high > low:
+        raise RunnerError(f"tile.randint: need low < high, got low={low}, high={high}")
+    return jax.random.randint(key, tuple(shape), low, high, dt)
+
+
+_KEYS = ("url", "sha256", "archive", "members", "description")
+
+
+@dataclass
+class DataContext:
+    """Where `tile.data` finds its registry, and who hears about each file it returns."""
+
+    downloads: Mapping[str, Any] = field(default_factory=dict[str, Any])
+    on_use: Callable[[str, Path], None] | None = None
+    used: dict[str, Path] = field(default_factory=dict[str, Path])
+
+
+_context = DataContext()
+
+
+def data_context() -> DataContext:
+    """The process-wide data context (the runner fills it from the RunRequest)."""
+    return _context
+
+
+def data(name: str, *, downloads: Mapping[str, Any] | None = None) -> Path:
+    """The local path of `[downloads.<name>]`, fetched (sha256-checked) on first use.
+
+    `downloads` maps names to entries (`url`, `sha256`, optional `archive`, `members`); by
+    default the entries the runner received from the CLI.
+    """
+    from tile_downloads import fetch, registry_from_mapping
+
+    table = _context.downloads if downloads is None else downloads
+    entries: dict[str, Any] = {}
+    for key, value in table.items():
+        # Protocol DownloadSpec structs and plain tables (tile.toml) alike.
+        raw = value if isinstance(value, Mapping) else {k: getattr(value, k, None) for k in _KEYS}
+        entries[key] = {k: v for k, v in raw.items() if v is not None}
+    if name not in entries:
+        known = ", ".join(f"`{n}`" for n in sorted(entries)) or "none"
+        raise RunnerError(
+            f"tile.data: no download called `{name}` (known: {known})",
+            hint=f"add `[downloads.{name}]` with `url` and `sha256` to tile.toml",
+        )
+    path = Path(fetch(name, registry_from_mapping({name: entries[name]})))
+    _context.used[name] = path
+    if _context.on_use is not None:
+        _context.on_use(name, path)
+    return path

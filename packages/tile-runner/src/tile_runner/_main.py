@@ -1,0 +1,269 @@
+"""`python -m tile_runner [--request FILE]`: one RunRequest in, a protocol stream out."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from tile_protocol import (
+    PROTOCOL_MINOR,
+    PROTOCOL_VERSION,
+    DecodeError,
+    DeviceInfo,
+    Done,
+    Failure,
+    Hello,
+    Log,
+    Plan,
+    RunRequest,
+    decode,
+)
+from tile_protocol import CaseInfo as ProtoCaseInfo
+from tile_protocol import CaseStart as ProtoCaseStart
+from tile_runner._stdout import ProtocolWriter, protect_stdout
+
+__all__ = ["main", "runner_version"]
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_BAD_REQUEST = 2
+
+
+def runner_version() -> str:
+    """The installed version of tile-runner."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("tile-runner")
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
+def _parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m tile_runner",
+        description="Run tile kernels for one RunRequest; the protocol stream goes to stdout.",
+    )
+    parser.add_argument(
+        "--request", metavar="FILE", help="read the RunRequest (JSON) from FILE, not stdin"
+    )
+    return parser.parse_args(argv)
+
+
+def _read_request(path: str | None) -> RunRequest:
+    raw = Path(path).read_bytes() if path else sys.stdin.buffer.read()
+    message = decode(raw)
+    if not isinstance(message, RunRequest):
+        raise DecodeError(f"expected a run_request message, got {type(message).__name__}")
+    return message
+
+
+def _bare_hello() -> Hello:
+    return Hello(
+        protocol_version=PROTOCOL_VERSION,
+        protocol_minor=PROTOCOL_MINOR,
+        runner_version=runner_version(),
+        python_version=platform.python_version(),
+        pid=os.getpid(),
+    )
+
+
+def _hello() -> tuple[Hello, str, list[Any]]:
+    """Hello with the JAX side filled in; importing jax initializes the devices here."""
+    import jax
+    import jaxlib
+
+    from tile_runner._peaks import known_device
+    from tile_runner._timers import available_timers
+
+    backend = jax.default_backend()
+    devices: list[DeviceInfo] = []
+    local = jax.local_devices()
+    for device in local:
+        memory = None
+        try:
+            stats = device.memory_stats()
+            if stats:
+                memory = int(stats.get("bytes_limit") or 0) or None
+        except Exception:
+            memory = None
+        spec = known_device(device.device_kind) if device.platform != "cpu" else None
+        devices.append(
+            DeviceInfo(
+                id=int(device.id),
+                platform=device.platform,
+                device_kind=device.device_kind,
+                memory_bytes=memory,
+                l2_bytes=spec.l2_bytes if spec else None,
+            )
+        )
+    hello = Hello(
+        protocol_version=PROTOCOL_VERSION,
+        protocol_minor=PROTOCOL_MINOR,
+        runner_version=runner_version(),
+        python_version=platform.python_version(),
+        jax_version=jax.__version__,
+        jaxlib_version=getattr(jaxlib, "__version__", None),
+        backend=backend,
+        devices=devices,
+        timers=list(available_timers(backend)),
+        pid=os.getpid(),
+    )
+    return hello, backend, local
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the runner process; returns its exit status."""
+    writer = protect_stdout()
+    # A parent may have ignored SIGTERM; the runner must die promptly when asked.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    start = time.perf_counter()
+    args = _parse_args(argv)
+    try:
+        request = _read_request(args.request)
+    except (OSError, DecodeError) as exc:
+        writer.send(_bare_hello())
+        writer.send(
+            Failure(
+                phase="request",
+                error_type=type(exc).__name__,
+                message=f"cannot read the RunRequest: {exc}",
+            )
+        )
+        writer.send(Done(ok=False, elapsed_s=time.perf_counter() - start))
+        return EXIT_BAD_REQUEST
+    if request.protocol_version > PROTOCOL_VERSION:
+        writer.send(_bare_hello())
+        writer.send(
+            Failure(
+                phase="request",
+                error_type="VersionError",
+                message=f"the CLI speaks protocol {request.protocol_version}, this runner "
+                f"only {PROTOCOL_VERSION}; upgrade tile-runner in the kernels' environment",
+            )
+        )
+        writer.send(Done(ok=False, elapsed_s=time.perf_counter() - start))
+        return EXIT_BAD_REQUEST
+    return _run(writer, request, start)
+
+
+def _run(writer: ProtocolWriter, request: RunRequest, start: float) -> int:
+    from tile_runner._discover import failure_from
+
+    try:
+        hello, backend, devices = _hello()
+    except (Exception, SystemExit) as exc:
+        writer.send(_bare_hello())
+        writer.send(failure_from(exc, "setup", context="initializing JAX: "))
+        writer.send(Done(ok=False, elapsed_s=time.perf_counter() - start))
+        return EXIT_FAILED
+    writer.send(hello)
+    session = _Session(writer, request, backend, devices)
+    ok = session.run()
+    counts = session.counts
+    writer.send(Done(ok=ok, counts=counts, elapsed_s=time.perf_counter() - start))
+    return EXIT_OK if ok else EXIT_FAILED
+
+
+class _Session:
+    """The body of one run after Hello: discovery, plan, cases."""
+
+    def __init__(
+        self, writer: ProtocolWriter, request: RunRequest, backend: str, devices: list[Any]
+    ) -> None:
+        self.writer = writer
+        self.request = request
+        self.backend = backend
+        self.devices = devices
+        self.counts = {"cases": 0, "passed": 0, "failed": 0, "skipped": 0}
+        self.current: str | None = None
+
+    def log(self, level: Any, message: str, case_id: str | None = None) -> None:
+        self.writer.send(Log(level=level, message=message, case_id=case_id))
+
+    def run(self) -> bool:
+        from tile_runner._case import CaseContext, run_case
+        from tile_runner._compile import enable_persistent_cache
+        from tile_runner._discover import discover
+        from tile_runner._inputs import data_context
+        from tile_runner._measure import resolve_timer
+        from tile_runner._peaks import builtin_peaks
+        from tile_runner._plan import make_plan
+
+        request = self.request
+        ok = True
+        if request.jax_cache_dir:
+            refused = enable_persistent_cache(request.jax_cache_dir)
+            if refused:
+                self.log("warning", refused)
+        context = data_context()
+        context.downloads = dict(request.downloads)
+        context.on_use = lambda name, path: self.log(
+            "info", f"input_file {name} {path}", self.current
+        )
+
+        failures = discover(request.modules, request.paths, request.plugins, request.project_root)
+        for failure in failures:
+            self.writer.send(failure)
+            ok = False
+
+        suite = "test" if request.command == "test" else "bench"
+        plan = make_plan(
+            suite,
+            self.backend,
+            kernels=request.kernels,
+            filters=request.filters,
+            case_ids=request.case_ids,
+            axes=request.axes,
+        )
+        for warning in plan.warnings:
+            self.log("warning", warning)
+        self.writer.send(
+            Plan(
+                command=request.command,
+                cases=[
+                    ProtoCaseInfo(case_id=c.id, kernel=c.kernel, params=c.str_params)
+                    for _, c in plan.cases
+                ],
+            )
+        )
+        for failure in plan.failures:
+            self.writer.send(failure)
+            ok = False
+        if request.command == "list":
+            self.counts["cases"] = len(plan.cases)
+            return ok
+
+        device = self.devices[0] if self.devices else None
+        peaks = request.peaks
+        if peaks is None and device is not None and device.platform != "cpu":
+            peaks = builtin_peaks(device.device_kind)
+        timer = resolve_timer(request.bench.timer, self.backend, lambda m: self.log("warning", m))
+        ctx = CaseContext(
+            command=request.command,
+            seed=request.test.seed,
+            bench=request.bench,
+            tolerances=dict(request.test.tolerances),
+            timer=timer,
+            peaks=peaks,
+            send=self.writer.send,
+            warn=lambda message, case_id: self.log("warning", message, case_id),
+            inspect_kind=request.inspect_kind,
+        )
+        total = len(plan.cases)
+        self.counts["cases"] = total
+        for index, (kernel, case) in enumerate(plan.cases):
+            self.current = case.id
+            self.writer.send(ProtoCaseStart(case_id=case.id, index=index, total=total))
+            outcome = run_case(ctx, kernel, case)
+            self.counts[outcome] += 1
+            self.current = None
+        if self.counts["failed"]:
+            ok = False
+        return ok

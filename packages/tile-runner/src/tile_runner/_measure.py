@@ -1,0 +1,230 @@
+"""Adaptive sampling of a compiled function, and `tile.measure` for notebooks and tests."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from tile_protocol import BenchSettings, Phases, Stats
+from tile_runner._compile import aot_compile, bind_static
+from tile_runner._errors import RunnerError
+from tile_runner._peaks import cache_bytes
+from tile_runner._stats import StopReason, should_stop, summarize
+from tile_runner._timers import (
+    TIMERS,
+    BatchedSampler,
+    Sampler,
+    TimerName,
+    WallSampler,
+    available_timers,
+    get_flush,
+)
+
+__all__ = ["Measurement", "Timing", "measure", "resolve_timer", "sample", "time_compiled"]
+
+_GROW_BELOW_S = 0.01  # a batch faster than this doubles the next one...
+_MAX_BATCH = 10_000  # ...up to this many samples.
+
+Warn = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Samples of one function, their statistics, and how they were taken."""
+
+    samples: list[float]
+    stats: Stats
+    timer: TimerName
+    cold: bool
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """What `tile.measure` returns: samples (seconds), statistics, timer, compile phases."""
+
+    samples: list[float]
+    stats: Stats
+    timer: str
+    phases: Phases = field(default_factory=Phases)
+    cold: bool = False
+
+    @property
+    def median(self) -> float:
+        """Median time per call, in seconds."""
+        return self.stats.median
+
+    def __str__(self) -> str:
+        ci = ""
+        if self.stats.ci_low is not None and self.stats.ci_high is not None:
+            ci = f" [{_fmt(self.stats.ci_low)}, {_fmt(self.stats.ci_high)}]"
+        return (
+            f"{_fmt(self.stats.median)}{ci} median of {self.stats.n} "
+            f"({self.timer}{', cold' if self.cold else ''}, stopped by {self.stats.stop_reason})"
+        )
+
+
+def _fmt(seconds: float) -> str:
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if seconds >= scale:
+            return f"{seconds / scale:.4g} {unit}"
+    return f"{seconds / 1e-9:.4g} ns"
+
+
+def resolve_timer(requested: str, backend: str, warn: Warn | None) -> TimerName:
+    """The timer to use for `requested` (`auto` picks the best); warn or raise if unavailable."""
+    available = available_timers(backend)
+    if requested == "auto":
+        return available[0]
+    if requested not in TIMERS:
+        raise RunnerError(
+            f"unknown timer {requested!r}", hint=f"use one of auto, {', '.join(TIMERS)}"
+        )
+    if requested in available:
+        return requested  # pyright: ignore[reportReturnType]
+    message = f"timer {requested!r} is not available on this {backend} backend; using 'wall'"
+    if warn is None:
+        raise RunnerError(message, hint=f"available timers: {', '.join(available)}")
+    warn(message)
+    return "wall"
+
+
+def sample(sampler: Sampler, settings: BenchSettings) -> tuple[list[float], StopReason]:
+    """Warm up, then take samples in batches until tile-stats' stopping rule says stop."""
+    sampler.warmup(settings.warmup_runs)
+    samples: list[float] = []
+    size = max(1, settings.batch)
+    max_runs = max(1, settings.max_runs)
+    min_runs = max(1, min(settings.min_runs, max_runs))  # a small max_runs wins
+    cost: float | None = None  # wall seconds one sample really takes, overheads included
+    start = time.perf_counter()
+    while True:
+        k = min(size, max_runs - len(samples))
+        if cost is not None:
+            # Do not overshoot the time budget by much with one large batch.
+            left = settings.max_time - (time.perf_counter() - start)
+            k = max(1, min(k, int(left / cost) + 1))
+        t0 = time.perf_counter()
+        new = sampler.take(k)
+        spent = time.perf_counter() - t0
+        samples.extend(new)
+        cost = spent / max(len(new), 1)
+        elapsed = time.perf_counter() - start
+        reason = should_stop(
+            samples,
+            target_precision=settings.target_precision,
+            min_runs=min_runs,
+            max_runs=max_runs,
+            elapsed_s=elapsed,
+            max_time_s=settings.max_time,
+            min_time_s=settings.min_time,
+        )
+        # Guards against a stopping rule that never fires: the caps are hard.
+        if reason is None and len(samples) >= max_runs:
+            reason = "max_runs"
+        if reason is None and elapsed >= max(settings.max_time, settings.min_time):
+            reason = "max_time"
+        if reason is not None:
+            return samples, reason
+        if spent < _GROW_BELOW_S or sum(new) < 0.5 * spent:
+            # Tiny kernels, or a timer with a fixed cost per batch (cupti): fewer, larger
+            # batches keep that cost and the stopping rule's own out of the way.
+            size = min(size * 2, _MAX_BATCH)
+
+
+def _make_sampler(
+    timer: TimerName, fn: Callable[..., Any], args: Sequence[Any], cold: bool
+) -> Sampler:
+    import jax
+
+    flush = None
+    if cold:
+        device = jax.devices()[0]
+        flush = get_flush(cache_bytes(device.platform, device.device_kind))
+    if timer == "cupti":
+        from tile_runner._cupti import CuptiSampler
+
+        return CuptiSampler(fn, args, flush)
+    if timer == "batched":
+        return BatchedSampler(fn, args)
+    return WallSampler(fn, args, flush)
+
+
+def time_compiled(
+    fn: Callable[..., Any],
+    args: Sequence[Any],
+    settings: BenchSettings,
+    *,
+    timer: TimerName,
+    warn: Warn | None = None,
+) -> Timing:
+    """Sample `fn(*args)` with `timer`; a failing `cupti` degrades to `wall` with a warning."""
+    if settings.cold and timer == "batched":
+        if warn is not None:
+            warn("cold runs cannot be batched (each call must see a flushed cache); using 'wall'")
+        timer = "wall"
+    try:
+        samples, reason = sample(_make_sampler(timer, fn, args, settings.cold), settings)
+    except Exception as exc:
+        if timer != "cupti" or warn is None:
+            raise
+        warn(f"the cupti timer failed ({type(exc).__name__}: {exc}); using 'wall'")
+        timer = "wall"
+        samples, reason = sample(_make_sampler(timer, fn, args, settings.cold), settings)
+    return Timing(
+        samples=samples, stats=summarize(samples, reason), timer=timer, cold=settings.cold
+    )
+
+
+def measure(
+    fn: Callable[..., Any],
+    *args: Any,
+    timer: str = "auto",
+    warmup: int = 3,
+    min_runs: int = 10,
+    max_runs: int = 1000,
+    max_time: float = 2.0,
+    target_precision: float = 0.01,
+    cold: bool = False,
+    min_time: float = 0.0,
+    batch: int = 10,
+) -> Measurement:
+    """Compile `fn` ahead of time for `args`, then time it adaptively.
+
+    Array arguments are traced; others (ints, bools, strings) are static. `timer` is
+    `auto` (cupti on CUDA, else wall), `cupti`, `wall` or `batched`.
+    """
+    import jax
+
+    settings = BenchSettings(
+        warmup_runs=warmup,
+        min_runs=min_runs,
+        max_runs=max_runs,
+        min_time=min_time,
+        max_time=max_time,
+        target_precision=target_precision,
+        cold=cold,
+        batch=batch,
+    )
+    chosen = resolve_timer(timer, jax.default_backend(), None)
+    if isinstance(fn, jax.stages.Compiled):
+        compiled, dynamic, phases = fn, tuple(args), Phases()
+    else:
+        bound, dynamic = bind_static(fn, args)
+        result = aot_compile(bound, dynamic)
+        compiled, phases = result.compiled, result.phases
+    timing = time_compiled(compiled, dynamic, settings, timer=chosen, warn=_warn)
+    return Measurement(
+        samples=timing.samples,
+        stats=timing.stats,
+        timer=timing.timer,
+        phases=phases,
+        cold=timing.cold,
+    )
+
+
+def _warn(message: str) -> None:
+    import warnings
+
+    warnings.warn(message, RuntimeWarning, stacklevel=3)

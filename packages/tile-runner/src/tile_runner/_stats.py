@@ -1,0 +1,61 @@
+"""The bridge to tile-stats: stopping rule and summary statistics as protocol Stats."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+import tile_stats
+from tile_protocol import Stats
+
+__all__ = ["StopReason", "should_stop", "summarize"]
+
+StopReason = Literal["precision", "max_time", "max_runs"]
+
+
+def should_stop(
+    samples: Sequence[float],
+    *,
+    target_precision: float,
+    min_runs: int,
+    max_runs: int,
+    elapsed_s: float,
+    max_time_s: float,
+    min_time_s: float,
+) -> StopReason | None:
+    """Why sampling should stop now, or None to go on."""
+    decision = tile_stats.should_stop(
+        list(samples),
+        target_precision=target_precision,
+        min_runs=min_runs,
+        max_runs=max_runs,
+        elapsed_s=elapsed_s,
+        max_time_s=max_time_s,
+        min_time_s=min_time_s,
+    )
+    if not decision.stop or decision.reason is None:
+        return None
+    return decision.reason
+
+
+def summarize(samples: Sequence[float], stop_reason: StopReason | None) -> Stats:
+    """tile-stats' summary of the samples (seconds), with the reason sampling stopped."""
+    s = tile_stats.summarize(list(samples))
+    return Stats(
+        n=int(s.n),
+        min=float(s.min),
+        max=float(s.max),
+        mean=float(s.mean),
+        median=float(s.median),
+        stdev=float(s.stdev),
+        mad=float(s.mad),
+        q1=float(s.q1),
+        q3=float(s.q3),
+        p5=float(s.p5),
+        p95=float(s.p95),
+        ci_low=float(s.ci_low),
+        ci_high=float(s.ci_high),
+        outliers_mild=int(s.outliers_mild),
+        outliers_severe=int(s.outliers_severe),
+        stop_reason=stop_reason,
+    )

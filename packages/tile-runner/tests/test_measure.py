@@ -1,0 +1,177 @@
+"""Timing: `tile.measure`, adaptive sampling caps, cold runs, work, roofline, peaks, cupti."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import tile_runner as tile
+from tile_protocol import BenchSettings, Peaks, Work
+from tile_runner._compile import aot_compile, bind_static, cost_estimate
+from tile_runner._measure import sample
+from tile_runner._peaks import builtin_peaks, cache_bytes, known_device
+from tile_runner._roofline import flops_peak, roofline, throughput
+from tile_runner._timers import WallSampler
+
+
+def _tiny(x: jax.Array) -> jax.Array:
+    return x + 1
+
+
+def test_measure_in_process() -> None:
+    x = jnp.ones((8,), jnp.float32)
+    m = tile.measure(_tiny, x, max_time=0.05, max_runs=30, warmup=1)
+    assert m.timer == ("cupti" if jax.default_backend() == "gpu" else "wall")
+    assert 1 <= m.stats.n <= 30
+    assert len(m.samples) == m.stats.n
+    assert all(s > 0 for s in m.samples)
+    assert m.stats.min <= m.stats.median <= m.stats.max
+    assert m.stats.stop_reason in ("precision", "max_time", "max_runs")
+    assert m.phases.compile_s is not None and m.phases.compile_s >= 0
+    assert m.phases.compile_count is not None and m.phases.compile_count >= 1
+    assert m.median == m.stats.median
+    assert "median of" in str(m)
+
+
+def test_measure_batched_and_static_args() -> None:
+    x = jnp.ones((4, 4), jnp.float32)
+    m = tile.measure(
+        lambda a, upper: jnp.triu(a) if upper else a, x, True, timer="batched", max_runs=5
+    )
+    assert m.timer == "batched"
+    assert m.stats.n <= 5
+
+
+def test_unavailable_timer_raises_in_process() -> None:
+    if jax.default_backend() != "gpu":
+        with pytest.raises(tile.RunnerError, match="cupti"):
+            tile.measure(_tiny, jnp.ones(2), timer="cupti")
+    with pytest.raises(tile.RunnerError, match="unknown timer"):
+        tile.measure(_tiny, jnp.ones(2), timer="sundial")
+
+
+def test_sampling_stops_at_max_runs() -> None:
+    x = jnp.ones((8,), jnp.float32)
+    compiled = aot_compile(_tiny, (x,)).compiled
+    settings = BenchSettings(
+        warmup_runs=1, min_runs=2, max_runs=7, max_time=60.0, target_precision=1e-12, batch=3
+    )
+    samples, reason = sample(WallSampler(compiled, (x,), None), settings)
+    assert reason == "max_runs"
+    assert len(samples) == 7
+
+
+def test_sampling_stops_at_max_time() -> None:
+    x = jnp.ones((8,), jnp.float32)
+    compiled = aot_compile(_tiny, (x,)).compiled
+    settings = BenchSettings(
+        warmup_runs=0,
+        min_runs=1,
+        max_runs=10_000_000,
+        max_time=0.02,
+        target_precision=1e-12,
+        batch=1,
+    )
+    samples, reason = sample(WallSampler(compiled, (x,), None), settings)
+    assert reason == "max_time"
+    assert 1 <= len(samples) < 10_000_000
+
+
+def test_cold_measure_records_mode() -> None:
+    x = jnp.ones((16,), jnp.float32)
+    m = tile.measure(_tiny, x, cold=True, max_runs=3, max_time=0.05, warmup=0)
+    assert m.cold is True
+    assert m.stats.n <= 3
+    warm = tile.measure(_tiny, x, max_runs=3, warmup=0)
+    assert warm.cold is False
+
+
+def test_aot_compile_phases_and_static_binding() -> None:
+    fn, dynamic = bind_static(lambda a, n: a * n, (jnp.ones(3), 4))
+    assert len(dynamic) == 1
+    compiled = aot_compile(fn, dynamic)
+    assert np.allclose(np.asarray(compiled.compiled(*dynamic)), 4.0)
+    phases = compiled.phases
+    assert phases.trace_s is not None and phases.lower_s is not None
+    assert phases.cache_hit is None  # no persistent cache in this process
+    nbytes, flops = cost_estimate(compiled.compiled)
+    assert nbytes is not None and nbytes > 0
+    assert flops is not None and flops >= 3
+
+
+def test_inputs_are_seeded_nonzero_and_typed() -> None:
+    k1 = tile.case_key(7, "k[shape=4]")
+    k2 = tile.case_key(7, "k[shape=4]")
+    k3 = tile.case_key(8, "k[shape=4]")
+    a = tile.normal(k1, (64,), "bfloat16")
+    assert a.dtype == jnp.bfloat16
+    assert np.array_equal(np.asarray(a), np.asarray(tile.normal(k2, (64,), "bfloat16")))
+    assert not np.array_equal(np.asarray(a), np.asarray(tile.normal(k3, (64,), "bfloat16")))
+    assert np.any(np.asarray(a, np.float32) != 0)
+    u = np.asarray(tile.uniform(k1, (100,), "float32", -2.0, -1.0))
+    assert u.min() >= -2.0 and u.max() < -1.0
+    r = np.asarray(tile.randint(k1, (100,), 5, 9))
+    assert r.dtype == np.int32 and r.min() >= 5 and r.max() < 9
+    with pytest.raises(tile.RunnerError, match="floating"):
+        tile.normal(k1, (2,), "int32")
+
+
+def test_data_in_process(
+    http_server: object, tmp_path: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TILE_CACHE_DIR", str(tmp_path))
+    entry = http_server.entry("inproc", b"hello data")  # type: ignore[attr-defined]
+    path = tile.data("inproc", downloads={"inproc": entry})
+    assert path.read_bytes() == b"hello data"
+    with pytest.raises(tile.RunnerError, match="no download called `missing`"):
+        tile.data("missing", downloads={"inproc": entry})
+
+
+def test_throughput_and_roofline_arithmetic() -> None:
+    peaks = Peaks(bandwidth_gbps=1000.0, tflops={"bfloat16": 100.0}, source="test")
+    # 1e9 bytes and 1e12 flops in 10 ms: 100 GB/s, 100 TFLOP/s.
+    work = Work(bytes=1e9, flops=1e12, source="declared")
+    rates = throughput(work, 0.01)
+    assert rates.gbps == pytest.approx(100.0)
+    assert rates.tflops == pytest.approx(100.0)
+    r = roofline(work, 0.01, peaks, "bfloat16")
+    assert r.intensity == pytest.approx(1000.0)
+    assert r.pct_peak_bw == pytest.approx(10.0)
+    assert r.pct_peak_flops == pytest.approx(100.0)
+    assert r.bound == "compute-bound"  # ridge = 100e12 / 1000e9 = 100 flop/byte < 1000
+    assert r.peak_source == "test"
+    mem = roofline(Work(bytes=1e9, flops=1e9), 0.002, peaks, None)
+    assert mem.bound == "memory-bound"
+    assert mem.pct_peak_bw == pytest.approx(50.0)
+    tiny = roofline(Work(bytes=4096, flops=1024), 2e-6, peaks, "bfloat16")
+    assert tiny.bound == "latency-bound"
+    assert roofline(work, 0.01, None, "bfloat16").bound == "unknown"
+    assert roofline(Work(bytes=1e9), 0.01, peaks, None).bound == "unknown"
+
+
+def test_builtin_peaks_table() -> None:
+    h200 = builtin_peaks("NVIDIA H200")
+    assert h200 is not None and h200.bandwidth_gbps == 4800.0
+    assert flops_peak(h200, "bfloat16") == pytest.approx(989.4)
+    assert flops_peak(h200, "float32") == h200.tflops["float32"]
+    assert flops_peak(h200, "float8_e4m3fn") == h200.tflops["float8"]
+    pcie = known_device("NVIDIA H100 PCIe")
+    assert pcie is not None and pcie.bandwidth_gbps == 2000.0
+    sxm = known_device("NVIDIA H100 80GB HBM3")
+    assert sxm is not None and sxm.bandwidth_gbps == 3350.0
+    assert known_device("NVIDIA A100-SXM4-40GB") is not None
+    assert builtin_peaks("cpu") is None
+    assert cache_bytes("gpu", "NVIDIA H200") == 60 * 1024 * 1024
+    assert cache_bytes("gpu", "Mystery GPU") == 64 * 1024 * 1024
+
+
+@pytest.mark.gpu
+def test_cupti_timer_on_gpu() -> None:
+    x = jnp.ones((1 << 20,), jnp.float32)
+    m = tile.measure(_tiny, x, timer="cupti", max_runs=50, max_time=0.5)
+    assert m.timer == "cupti"
+    assert 0 < m.stats.median < 1e-3
+    cold = tile.measure(_tiny, x, timer="cupti", cold=True, max_runs=20, max_time=0.5)
+    assert cold.timer == "cupti" and cold.cold
