@@ -325,6 +325,8 @@ def _is_secret(name: str) -> bool:
 
 
 def _redact_value(key: str, value: object) -> object:
+    if key.startswith("runner.env.") and _is_secret(key.removeprefix("runner.env.")):
+        return "<redacted>"
     if key == "runner.env" and isinstance(value, dict):
         return {k: "<redacted>" if _is_secret(str(k)) else v for k, v in value.items()}
     return value

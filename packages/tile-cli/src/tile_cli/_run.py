@@ -108,6 +108,7 @@ def run_suite(
     recorder = RunRecorder(
         command, resolved, writer, run_dir, ui=ui, stream_json=as_json, argv=sys.argv
     )
+    recorder.filtered = bool(sel.filters or sel.kernels or sel.case_ids)
     session = RunnerSession(
         request,
         python=runner_python(resolved),

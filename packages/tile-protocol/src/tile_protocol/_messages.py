@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 import msgspec
 
@@ -72,6 +72,8 @@ class BenchSettings(_Base, kw_only=True):
 
 class TestSettings(_Base, kw_only=True):
     """How to check one case against its reference."""
+
+    __test__: ClassVar[bool] = False  # not a pytest test class despite the name
 
     seed: int = 0
     tolerances: dict[str, float] = {}
@@ -267,6 +269,8 @@ class BenchResult(_Base, kw_only=True, tag="bench_result", tag_field="type"):
 
 class TestResult(_Base, kw_only=True, tag="test_result", tag_field="type"):
     """A checked case."""
+
+    __test__: ClassVar[bool] = False  # not a pytest test class despite the name
 
     case_id: str
     kernel: str

@@ -1,0 +1,140 @@
+"""The front end: fast start without jax/numpy, config errors, exit codes, run directories."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from support import MakeProject, TileRun
+
+FAST = "[bench]\nmax_time = 0.05\nmin_runs = 5\nwarmup_runs = 1\n"
+
+
+@pytest.mark.parametrize("args", [["--help"], ["list", "--help"], ["bench", "--help"]])
+def test_help_never_imports_jax_or_numpy(tmp_path: Path, args: list[str]) -> None:
+    # -X importtime lists every module a real `tile` process imports, on stderr.
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "tile_cli", *args],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    imported = {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if "|" in line}
+    assert "tile_cli._app" in imported
+    heavy = {m for m in imported if m.split(".")[0] in ("jax", "jaxlib", "numpy")}
+    assert not heavy, heavy
+    assert "Usage" in proc.stdout
+
+
+def test_protocol_schema_is_json(tile: TileRun) -> None:
+    proc = tile("protocol", "schema")
+    assert proc.returncode == 0
+    schema = json.loads(proc.stdout)
+    assert "bench_result" in json.dumps(schema)
+
+
+def test_toml_syntax_error_exits_2_naming_file_and_line(tile: TileRun, tmp_path: Path) -> None:
+    (tmp_path / "tile.toml").write_text('[bench]\nmax_runs = 10\nmin_runs = "\n')
+    proc = tile("bench")
+    assert proc.returncode == 2
+    assert "tile.toml:3" in proc.stderr
+    assert "hint:" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_bad_env_value_exits_2_naming_the_variable(tile: TileRun) -> None:
+    proc = tile("config", env={"TILE_BENCH_MAX_RUNS": "abc"})
+    assert proc.returncode == 2
+    assert "TILE_BENCH_MAX_RUNS" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_config_shows_origins(tile: TileRun, tmp_path: Path) -> None:
+    (tmp_path / "tile.toml").write_text("[bench]\nmax_runs = 77\n")
+    proc = tile("config", "--json", env={"TILE_BENCH_COLD": "false", "TILE_BENCH_MIN_RUNS": "7"})
+    assert proc.returncode == 0, proc.stderr
+    values = json.loads(proc.stdout)["values"]
+    assert values["bench.max_runs"] == {"value": 77, "origin": "tile.toml:2"}
+    assert values["bench.cold"]["value"] is False
+    assert values["bench.min_runs"] == {"value": 7, "origin": "env TILE_BENCH_MIN_RUNS"}
+    assert values["bench.timer"]["origin"] == "default"
+
+
+def test_wrong_kernel_fails_test_with_exit_1_and_shows_its_error(
+    tile: TileRun, project: MakeProject
+) -> None:
+    root = project(["good.py"], FAST)
+    proc = tile("test", cwd=root)
+    assert proc.returncode == 1, proc.stderr
+    assert "fx/wrong[n=256,dtype=float32]" in proc.stderr
+    assert "> tol" in proc.stderr  # its error against the tolerance
+    ok = tile("test", "-k", "scale", cwd=root)
+    assert ok.returncode == 0, ok.stderr
+    assert "fx/scale[n=1024,dtype=float32]" in ok.stdout
+
+
+def test_bench_writes_a_valid_run_directory(tile: TileRun, project: MakeProject) -> None:
+    root = project(["good.py"], FAST)
+    proc = tile("bench", "-k", "scale", "-v", cwd=root)
+    assert proc.returncode == 0, proc.stderr
+    assert "[n=256,dtype=float32]" in proc.stdout
+    latest = root / ".tile" / "latest"
+    assert latest.is_symlink()
+    report = json.loads((latest / "report.json").read_text())
+    assert report["run"]["status"] == "success"
+    assert [c["case_id"] for c in report["cases"]] == [
+        "fx/scale[n=256,dtype=float32]",
+        "fx/scale[n=1024,dtype=float32]",
+    ]
+    case = report["cases"][0]
+    assert case["stats"]["n"] == len(case["samples"]) >= 5
+    assert case["stats"]["stop_reason"] in ("precision", "max_time", "max_runs")
+    assert case["work"]["bytes"] == 2 * 256 * 4
+    lines = (latest / "metrics.jsonl").read_text().splitlines()
+    names = {json.loads(line)["metric_name"] for line in lines}
+    assert {"time_s", "ref_time_s", "speedup", "bandwidth_gbps", "compile_s"} <= names
+    check = tile("schema-check", str(latest), cwd=root)
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_filter_matching_nothing_is_a_usage_error(tile: TileRun, project: MakeProject) -> None:
+    root = project(["good.py"], FAST)
+    proc = tile("bench", "-k", "no-such-kernel", cwd=root)
+    assert proc.returncode == 2
+    assert "no case matches" in proc.stderr and "hint:" in proc.stderr
+
+
+def test_missing_runner_python_is_a_usage_error(tile: TileRun, project: MakeProject) -> None:
+    root = project(["good.py"], FAST + '[runner]\npython = "/nonexistent/python3"\n')
+    proc = tile("bench", cwd=root)
+    assert proc.returncode == 2
+    assert "/nonexistent/python3" in proc.stderr and "hint:" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_unusable_output_dir_is_a_usage_error(tile: TileRun, project: MakeProject) -> None:
+    root = project(["good.py"], FAST)
+    (root / "occupied").write_text("a file where the run directory should go")
+    proc = tile("bench", "--output-dir", str(root / "occupied"), cwd=root)
+    assert proc.returncode == 2
+    assert "occupied" in proc.stderr and "hint:" in proc.stderr
+
+
+def test_secret_env_is_redacted_everywhere(tile: TileRun, project: MakeProject) -> None:
+    secret = "s3cr3t-value-4217"
+    root = project(["good.py"], FAST + f'[runner.env]\nMY_API_TOKEN = "{secret}"\nPLAIN = "ok"\n')
+    proc = tile("bench", "-k", "square", cwd=root)
+    assert proc.returncode == 0, proc.stderr
+    run = root / ".tile" / "latest"
+    commands = [
+        json.loads(x) for x in (run / "commands" / "commands.jsonl").read_text().splitlines()
+    ]
+    assert commands[0]["environment_overrides"] == {"MY_API_TOKEN": "<redacted>", "PLAIN": "ok"}
+    assert "MY_API_TOKEN" in commands[0]["redacted_environment_keys"]
+    for path in run.rglob("*"):
+        if path.is_file():
+            assert secret not in path.read_text(errors="replace"), path
