@@ -48,6 +48,15 @@ EXAMPLES: list[p.Message] = [
     p.Inspect(case_id="k[n=1]", kind="hlo", text="HloModule m"),
     p.Log(level="warning", message="cupti unavailable"),
     p.Failure(case_id=None, phase="import", error_type="ImportError", message="no module x"),
+    p.DeviceReport(
+        backend="gpu",
+        devices=[p.DeviceInfo(id=0, platform="gpu", device_kind="NVIDIA H200", l2_bytes=1)],
+        builtin_peaks=p.Peaks(bandwidth_gbps=4800.0, tflops={"bfloat16": 989.4}, source="builtin"),
+        calibration=p.Calibration(
+            copy_gbps=4300.0, copy_bytes=1 << 30, matmul_tflops=790.0,
+            matmul_dtype="bfloat16", matmul_shape=[8192, 8192, 8192], timer="cupti",
+        ),
+    ),
     p.Done(ok=True, counts={"cases": 1, "passed": 1}, elapsed_s=1.5),
 ]
 

@@ -344,3 +344,20 @@ def init_cmd(
         typer.echo(str(path.relative_to(Path.cwd())))
     typer.echo(f"next: cd {name} && tile test && tile bench", err=True)
     raise typer.Exit(ExitCode.OK)
+
+
+@app.command("device")
+def device_cmd(
+    calibrate: Annotated[
+        bool,
+        typer.Option(
+            "--calibrate", help="Measure copy bandwidth and bf16 matmul rate; cache them."
+        ),
+    ] = False,
+    json: Json = False,
+    profile: Profile = None,
+) -> None:
+    """Show the device the runner sees: kind, memory, L2, versions and roofline peaks."""
+    from tile_cli._device import show_device
+
+    raise typer.Exit(show_device(calibrate=calibrate, as_json=json, profile=profile))

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
     from tile_cli._record import RunRecorder
 
-__all__ = ["list_cases", "run_suite"]
+__all__ = ["ask_runner", "list_cases", "run_suite"]
 
 
 class _Collect:
@@ -28,6 +28,7 @@ class _Collect:
         self.plan: tp.Plan | None = None
         self.failures: list[tp.Failure] = []
         self.hello: tp.Hello | None = None
+        self.device: tp.DeviceReport | None = None
 
     def on_launch(self, launch: Launch) -> None: ...
     def on_launch_end(self, launch: Launch) -> None: ...
@@ -43,17 +44,22 @@ class _Collect:
     def on_message(self, message: tp.Message) -> None:
         if isinstance(message, tp.Failure):
             self.failures.append(message)
+        elif isinstance(message, tp.DeviceReport):
+            self.device = message
 
 
-def list_cases(sel: Selection, *, profile: str | None, as_json: bool) -> int:
-    """Print every case the runner would run, grouped by kernel."""
+def ask_runner(
+    command: str, sel: Selection, profile: str | None, **fields: object
+) -> tuple[_Collect, bool]:
+    """Run a runner for a command that measures nothing (list, device); collect its answer."""
     import tempfile
 
-    out, err = make_consoles()
+    import msgspec
+
     resolved = load(profile, sel.overrides)
-    request = build_request("list", resolved, sel, None)
+    request = msgspec.structs.replace(build_request(command, resolved, sel, None), **fields)
     sink = _Collect()
-    with tempfile.TemporaryDirectory(prefix="tile-list-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=f"tile-{command}-") as tmp:
         session = RunnerSession(
             request,
             python=runner_python(resolved),
@@ -64,6 +70,13 @@ def list_cases(sel: Selection, *, profile: str | None, as_json: bool) -> int:
             case_timeout=resolved.config.runner.case_timeout,
         )
         clean = session.run()
+    return sink, clean
+
+
+def list_cases(sel: Selection, *, profile: str | None, as_json: bool) -> int:
+    """Print every case the runner would run, grouped by kernel."""
+    out, err = make_consoles()
+    sink, clean = ask_runner("list", sel, profile)
     cases = sink.plan.cases if sink.plan else []
     if as_json:
         for case in cases:

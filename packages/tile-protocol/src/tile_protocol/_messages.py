@@ -13,11 +13,13 @@ __all__ = [
     "BenchResult",
     "BenchSettings",
     "BuildResult",
+    "Calibration",
     "CaseInfo",
     "CaseStart",
     "Check",
     "Command",
     "DeviceInfo",
+    "DeviceReport",
     "Done",
     "DownloadSpec",
     "Failure",
@@ -43,7 +45,7 @@ PROTOCOL_VERSION = 1
 PROTOCOL_MINOR = 0
 """Minor version: grows when optional fields or message types are added."""
 
-Command = Literal["bench", "test", "build", "list", "inspect"]
+Command = Literal["bench", "test", "build", "list", "inspect", "device"]
 Timer = Literal["auto", "cupti", "wall", "batched"]
 StopReason = Literal["precision", "max_time", "max_runs"]
 CaseStatus = Literal["success", "failed", "skipped", "timed_out", "unsupported"]
@@ -117,6 +119,7 @@ class RunRequest(_Base, kw_only=True, tag="run_request", tag_field="type"):
     output_dir: str | None = None
     jax_cache_dir: str | None = None
     inspect_kind: str | None = None
+    calibrate: bool = False
 
 
 # ---------------------------------------------------------------- stream (runner -> CLI)
@@ -327,6 +330,26 @@ class Failure(_Base, kw_only=True, tag="failure", tag_field="type"):
     traceback: str | None = None
 
 
+class Calibration(_Base, kw_only=True):
+    """Ceilings measured on this device by `tile device --calibrate`."""
+
+    copy_gbps: float
+    copy_bytes: int
+    matmul_tflops: float
+    matmul_dtype: str
+    matmul_shape: list[int]
+    timer: str
+
+
+class DeviceReport(_Base, kw_only=True, tag="device_report", tag_field="type"):
+    """What `tile device` shows: the devices, their built-in peaks, and any calibration."""
+
+    backend: str
+    devices: list[DeviceInfo] = []
+    builtin_peaks: Peaks | None = None
+    calibration: Calibration | None = None
+
+
 class Done(_Base, kw_only=True, tag="done", tag_field="type"):
     """Last message of a stream that ended normally."""
 
@@ -347,6 +370,7 @@ Message = (
     | Inspect
     | Log
     | Failure
+    | DeviceReport
     | Done
 )
 """Any protocol message, tagged by its `type` field."""

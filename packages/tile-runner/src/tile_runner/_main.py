@@ -164,6 +164,19 @@ def _run(writer: ProtocolWriter, request: RunRequest, start: float) -> int:
         writer.send(Done(ok=False, elapsed_s=time.perf_counter() - start))
         return EXIT_FAILED
     writer.send(hello)
+    if request.command == "device":
+        from tile_runner._device import device_report
+
+        try:
+            writer.send(
+                device_report(backend, hello.devices, devices, run_calibration=request.calibrate)
+            )
+        except (Exception, SystemExit) as exc:
+            writer.send(failure_from(exc, "calibrate"))
+            writer.send(Done(ok=False, elapsed_s=time.perf_counter() - start))
+            return EXIT_FAILED
+        writer.send(Done(ok=True, elapsed_s=time.perf_counter() - start))
+        return EXIT_OK
     session = _Session(writer, request, backend, devices)
     ok = session.run()
     counts = session.counts
@@ -242,8 +255,11 @@ class _Session:
 
         device = self.devices[0] if self.devices else None
         peaks = request.peaks
-        if peaks is None and device is not None and device.platform != "cpu":
-            peaks = builtin_peaks(device.device_kind)
+        if peaks is None and device is not None:
+            from tile_runner._device import calibrated_peaks
+
+            builtin = builtin_peaks(device.device_kind) if device.platform != "cpu" else None
+            peaks = calibrated_peaks(device.device_kind, builtin) or builtin
         timer = resolve_timer(request.bench.timer, self.backend, lambda m: self.log("warning", m))
         ctx = CaseContext(
             command=request.command,

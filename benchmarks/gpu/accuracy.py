@@ -1,0 +1,148 @@
+"""How close is tile's timing to the truth? One script for a GPU machine.
+
+The elementwise kernel `x*2+1` (float32) at 4 KB, 4 MB, 64 MB and 1 GB, timed by:
+  tile      tile_runner.measure(..., timer="auto") (cupti on CUDA), median
+  cupti     jax.experimental.mosaic.gpu.profiler.measure called directly, median
+  ncu       Nsight Compute gpu__time_duration.sum (--clock-control none --cache-control none)
+  wall      naive per-call perf_counter around call + block_until_ready, median
+  do_bench  triton.testing.do_bench on the equivalent torch op, median
+and prints one table of times (µs) and ratios to the direct CUPTI figure.
+
+Usage: python benchmarks/gpu/accuracy.py [--no-ncu]     (a child mode is used for ncu)
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+SIZES = {"4KB": 4 << 10, "4MB": 4 << 20, "64MB": 64 << 20, "1GB": 1 << 30}
+
+
+def _kernel():
+    import jax
+
+    return jax.jit(lambda x: x * 2.0 + 1.0)
+
+
+def _input(nbytes: int):
+    import jax
+    import jax.numpy as jnp
+
+    return jax.random.normal(jax.random.key(0), (nbytes // 4,), jnp.float32)
+
+
+def tile_time(x) -> tuple[float, str]:
+    import tile_runner as tile
+
+    m = tile.measure(lambda v: v * 2.0 + 1.0, x, timer="auto", max_time=2.0, min_runs=50)
+    return m.median, m.timer
+
+
+def cupti_time(x) -> float:
+    from jax.experimental.mosaic.gpu import profiler
+
+    compiled = _kernel().lower(x).compile()
+    _, ms = profiler.measure(compiled, iterations=200)(x)
+    return statistics.median(ms) * 1e-3
+
+
+def wall_time(x) -> float:
+    f = _kernel()
+    f(x).block_until_ready()
+    samples = []
+    for _ in range(200):
+        t = time.perf_counter()
+        f(x).block_until_ready()
+        samples.append(time.perf_counter() - t)
+    return statistics.median(samples)
+
+
+def do_bench_time(nbytes: int) -> float | None:
+    try:
+        import torch
+        from triton.testing import do_bench
+    except ImportError:
+        return None
+    x = torch.randn(nbytes // 4, device="cuda", dtype=torch.float32)
+    ms = do_bench(lambda: x * 2.0 + 1.0, warmup=25, rep=200, return_mode="median")
+    return float(ms) * 1e-3
+
+
+def ncu_child(nbytes: int) -> None:
+    """Run the kernel a few times so ncu can time it."""
+    f = _kernel()
+    x = _input(nbytes)
+    for _ in range(8):
+        f(x).block_until_ready()
+
+
+def ncu_time(nbytes: int) -> float | None:
+    ncu = shutil.which("ncu") or "/usr/local/cuda/bin/ncu"
+    if not shutil.which(ncu):
+        return None
+    cmd = [ncu, "--clock-control", "none", "--cache-control", "none", "--metrics",
+           "gpu__time_duration.sum", "-k", "regex:fusion", "--launch-skip", "3", "--csv",
+           sys.executable, __file__, "--ncu-child", str(nbytes)]  # fmt: skip
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
+    rows = [r for r in csv.reader(io.StringIO(proc.stdout)) if len(r) > 10]
+    if not rows:
+        print(f"ncu gave no rows (rc {proc.returncode}): {proc.stderr[-400:]}", file=sys.stderr)
+        return None
+    header, data = rows[0], rows[1:]
+    vi, ui = header.index("Metric Value"), header.index("Metric Unit")
+    values = []
+    for r in data:
+        v = float(r[vi].replace(",", ""))
+        scale = {"nsecond": 1e-9, "usecond": 1e-6, "msecond": 1e-3, "second": 1.0}.get(r[ui], 1e-9)
+        values.append(v * scale)
+    return statistics.median(values) if values else None
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--no-ncu", action="store_true")
+    parser.add_argument("--ncu-child", type=int)
+    args = parser.parse_args()
+    if args.ncu_child:
+        ncu_child(args.ncu_child)
+        return
+    import jax
+
+    print(f"device: {jax.devices()[0].device_kind}, jax {jax.__version__}")
+    rows = []
+    for label, nbytes in SIZES.items():
+        x = _input(nbytes)
+        t_tile, timer = tile_time(x)
+        t_cupti = cupti_time(x)
+        t_wall = wall_time(x)
+        t_bench = do_bench_time(nbytes)
+        t_ncu = None if args.no_ncu else ncu_time(nbytes)
+        rows.append((label, nbytes, t_tile, timer, t_cupti, t_ncu, t_wall, t_bench))
+        del x
+
+    def us(v: float | None) -> str:
+        return f"{v * 1e6:9.2f}" if v is not None else "        -"
+
+    def r(v: float | None, ref: float) -> str:
+        return f"{v / ref:7.3f}" if v is not None else "      -"
+
+    print("\ntimes in µs (median); ratios to the direct CUPTI figure")
+    print(f"{'size':>5} {'tile':>9} {'timer':>6} {'cupti':>9} {'ncu':>9} {'wall':>9} "
+          f"{'do_bench':>9} | {'tile/c':>7} {'ncu/c':>7} {'tile/ncu':>8} {'wall/c':>7} "
+          f"{'bench/c':>7} {'TB/s':>6}")  # fmt: skip
+    for label, nbytes, t, timer, c, n, w, b in rows:
+        tbps = 2 * nbytes / t / 1e12
+        tn = f"{t / n:8.3f}" if n else "       -"
+        print(f"{label:>5} {us(t)} {timer:>6} {us(c)} {us(n)} {us(w)} {us(b)} | "
+              f"{r(t, c)} {r(n, c)} {tn} {r(w, c)} {r(b, c)} {tbps:6.2f}")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Everything tile needs measured on the H200, in one device call (device time is scarce).
+#
+# Here, first:   uv build --all-packages --wheel -o .whl   (plus the third-party wheels that
+#                the GPU image lacks: msgspec pydantic pydantic-core annotated-types
+#                typing-inspection pooch platformdirs, for cp312 manylinux; see docs/gpu.md)
+# There:         bash benchmarks/gpu/run_h200.sh        (carry .whl; results land in $OUT)
+set -uo pipefail
+OUT=${OUT:-/tmp/tile-gpu-out}
+mkdir -p "$OUT"
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+    --target /tmp/site .whl/*.whl || exit 1
+export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 TILE_CACHE_DIR=/tmp/tile-cache NO_COLOR=1
+nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv
+
+echo "== tile device --calibrate"
+python3 -m tile_cli device --calibrate 2>&1 | tee "$OUT/device.txt"
+
+echo "== tile bench (tile-std)"
+python3 -m tile_cli bench -o /tmp/std-run ${TILE_BENCH_ARGS:-} 2>&1 | tee "$OUT/bench.txt"
+python3 -m tile_cli schema-check /tmp/std-run 2>&1 | tail -3
+cp /tmp/std-run/report.json "$OUT/std-report.json" 2>/dev/null
+
+echo "== accuracy"
+timeout 400 python3 benchmarks/gpu/accuracy.py 2>&1 | tee "$OUT/accuracy.txt"

@@ -1,0 +1,67 @@
+"""`tile device`: backend, device kind, memory, L2, versions and peaks (optionally measured)."""
+
+from __future__ import annotations
+
+import json
+
+import msgspec
+from rich.table import Table
+
+from tile_cli._errors import CliError, ExitCode
+from tile_cli._format import fmt_bytes
+from tile_cli._run import ask_runner
+from tile_cli._settings import Selection
+from tile_cli._ui import make_consoles
+
+__all__ = ["show_device"]
+
+
+def show_device(*, calibrate: bool, as_json: bool, profile: str | None) -> int:
+    """Ask a runner what it sees; with --calibrate, measure and cache the ceilings too."""
+    out, err = make_consoles()
+    if calibrate and not as_json:
+        err.print("calibrating: copy bandwidth and bf16 matmul (a few seconds)…", style="dim")
+    sink, clean = ask_runner("device", Selection(), profile, calibrate=calibrate)
+    report, hello = sink.device, sink.hello
+    if report is None or hello is None or not clean:
+        why = "; ".join(f.message for f in sink.failures) or "the runner gave no device report"
+        raise CliError(f"cannot inspect the device: {why}", hint="run `tile device -vv`, or "
+                       "check that jax imports in the runner's Python", code=ExitCode.INFRA)  # fmt: skip
+    if as_json:
+        doc = {"hello": msgspec.to_builtins(hello), "device": msgspec.to_builtins(report)}
+        print(json.dumps(doc, indent=2))
+        return int(ExitCode.OK)
+    table = Table(box=None, show_header=False, pad_edge=False)
+    table.add_column(style="bold")
+    table.add_column()
+    first = report.devices[0] if report.devices else None
+    rows = [
+        ("backend", report.backend),
+        ("device", first.device_kind if first else "-"),
+        ("count", str(len(report.devices))),
+        (
+            "memory (JAX limit)",
+            fmt_bytes(first.memory_bytes) if first and first.memory_bytes else "-",
+        ),
+        ("L2", fmt_bytes(first.l2_bytes) if first and first.l2_bytes else "-"),
+        ("python", hello.python_version),
+        ("jax / jaxlib", f"{hello.jax_version} / {hello.jaxlib_version}"),
+        ("timers", ", ".join(hello.timers)),
+    ]
+    peaks = report.builtin_peaks
+    if peaks is not None:
+        rows.append(("peak bandwidth (built-in)", f"{peaks.bandwidth_gbps:.0f} GB/s"))
+        rows += [(f"peak {k} (built-in)", f"{v:.1f} TFLOP/s") for k, v in peaks.tflops.items()]
+    cal = report.calibration
+    if cal is not None:
+        rows.append(("copy bandwidth (measured)",
+                     f"{cal.copy_gbps:.0f} GB/s over {fmt_bytes(cal.copy_bytes)}, {cal.timer}"))  # fmt: skip
+        shape = "x".join(map(str, cal.matmul_shape))
+        rows.append((f"{cal.matmul_dtype} matmul (measured)",
+                     f"{cal.matmul_tflops:.1f} TFLOP/s at {shape}"))  # fmt: skip
+    for key, value in rows:
+        table.add_row(key, value)
+    out.print(table)
+    if cal is not None:
+        err.print("calibration cached; `tile bench` uses it for the roofline", style="dim")
+    return int(ExitCode.OK)

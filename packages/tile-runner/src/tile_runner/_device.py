@@ -1,0 +1,101 @@
+"""`tile device`: what the runner's JAX sees, built-in peaks, and measured ceilings."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import msgspec
+from tile_protocol import Calibration, DeviceInfo, DeviceReport, Peaks
+
+__all__ = ["calibrate", "calibrated_peaks", "calibration_path", "device_report"]
+
+GiB = 1 << 30
+
+
+def calibrate(platform: str) -> Calibration:
+    """Measure copy bandwidth (read + write) and a dense bf16 matmul rate on device 0.
+
+    Sizes fill an H200 (1 GiB copy, 8192³ matmul); the CPU gets sizes that finish in seconds.
+    """
+    import jax
+    import jax.numpy as jnp
+
+    from tile_runner._measure import measure
+
+    on_cpu = platform == "cpu"
+    copy_bytes = 64 * (1 << 20) if on_cpu else GiB
+    n = 1024 if on_cpu else 8192
+    key = jax.random.key(0)
+    x = jax.random.normal(key, (copy_bytes // 4,), jnp.float32)
+    # `x + 1` reads and writes every element once: the traffic of a copy that XLA cannot elide.
+    copy = measure(lambda v: v + 1.0, x, max_time=2.0, min_runs=20)
+    a = jax.random.normal(key, (n, n), jnp.bfloat16)
+    b = jax.random.normal(jax.random.fold_in(key, 1), (n, n), jnp.bfloat16)
+    mm = measure(
+        lambda p, q: jnp.matmul(p, q, preferred_element_type=jnp.float32).astype(jnp.bfloat16),
+        a,
+        b,
+        max_time=3.0,
+        min_runs=10,
+    )
+    return Calibration(
+        copy_gbps=2 * copy_bytes / copy.median / 1e9,
+        copy_bytes=copy_bytes,
+        matmul_tflops=2 * n**3 / mm.median / 1e12,
+        matmul_dtype="bfloat16",
+        matmul_shape=[n, n, n],
+        timer=copy.timer,
+    )
+
+
+def calibration_path(device_kind: str) -> Path:
+    """Where the calibration of one device kind is cached: `$TILE_CACHE_DIR/calibration/`."""
+    root = os.environ.get("TILE_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache", "tile"
+    )
+    slug = re.sub(r"[^a-z0-9]+", "-", device_kind.lower()).strip("-") or "unknown"
+    return Path(root) / "calibration" / f"{slug}.json"
+
+
+def _save(device_kind: str, calibration: Calibration) -> None:
+    path = calibration_path(device_kind)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_bytes(msgspec.json.encode(calibration))
+    tmp.replace(path)
+
+
+def calibrated_peaks(device_kind: str, builtin: Peaks | None) -> Peaks | None:
+    """Peaks from a cached calibration (bf16 rate measured, other dtypes from the table)."""
+    path = calibration_path(device_kind)
+    try:
+        cal = msgspec.json.decode(path.read_bytes(), type=Calibration)
+    except (OSError, msgspec.DecodeError, json.JSONDecodeError):
+        return None
+    tflops = dict(builtin.tflops) if builtin is not None else {}
+    tflops[cal.matmul_dtype] = cal.matmul_tflops
+    return Peaks(bandwidth_gbps=cal.copy_gbps, tflops=tflops, source="calibrated")
+
+
+def device_report(
+    backend: str, devices: list[DeviceInfo], local: list[Any], *, run_calibration: bool
+) -> DeviceReport:
+    """The device report for device 0 (peaks only for accelerators in the built-in table)."""
+    from tile_runner._peaks import builtin_peaks
+
+    first = local[0] if local else None
+    peaks = (
+        builtin_peaks(first.device_kind) if first is not None and first.platform != "cpu" else None
+    )
+    return DeviceReport(
+        backend=backend,
+        devices=devices,
+        builtin_peaks=peaks,
+        calibration=calibrate(first.platform if first is not None else "cpu")
+        if run_calibration
+        else None,
+    )
