@@ -247,7 +247,9 @@ def test_fresh_project_tests_and_benches_in_a_fresh_venv(tmp_path: Path, wheels:
     bench = _run([tile, "bench"], cwd=project)
     assert bench.returncode == 0, bench.stdout + bench.stderr
 
-    reports = {p.parent.name.split("-")[0]: p for p in (project / ".tile/runs").glob("*/report.json")}
+    reports = {
+        p.parent.name.split("-")[0]: p for p in (project / ".tile/runs").glob("*/report.json")
+    }
     assert sorted(reports) == ["bench", "test"]
     for command, output in (("test", test.stdout), ("bench", bench.stdout)):
         report = json.loads(reports[command].read_text())

@@ -337,13 +337,9 @@ def init_cmd(
     ] = False,
 ) -> None:
     """Start a kernel project: pyproject, tile.toml, one Pallas kernel with its reference."""
-    from tile_cli._init import init_project
+    from tile_cli._init import run_init
 
-    written = init_project(name, Path.cwd() / name, force=force)
-    for path in written:
-        typer.echo(str(path.relative_to(Path.cwd())))
-    typer.echo(f"next: cd {name} && tile test && tile bench", err=True)
-    raise typer.Exit(ExitCode.OK)
+    raise typer.Exit(run_init(name, force=force))
 
 
 @app.command("device")

@@ -24,6 +24,7 @@ from tile_cli._errors import CliError, ExitCode
 __all__ = ["Launch", "RunnerSession", "Sink"]
 
 STDERR_TAIL_BYTES = 4000
+STARTUP_TIMEOUT_S = 120.0
 
 
 @dataclass
@@ -125,6 +126,8 @@ class RunnerSession:
             for case_id in list(self._state.plan or []):
                 if case_id not in self._state.finished:
                     clean = self._launch(self._subset([case_id])) and clean
+                if case_id not in self._state.finished:
+                    self._abandon([case_id], "its runner ended before reaching it")
             return clean
         clean = self._launch(self._request)
         all_clean = clean
@@ -228,8 +231,13 @@ class RunnerSession:
         self._state.done_seen = False
         try:
             while True:
+                # Between cases the runner may be importing JAX or kernel modules, which can
+                # be slow on a loaded machine: allow at least STARTUP_TIMEOUT_S there.
+                limit = (
+                    self._case_timeout if in_flight else max(self._case_timeout, STARTUP_TIMEOUT_S)
+                )
                 try:
-                    event = events.get(timeout=self._case_timeout)
+                    event = events.get(timeout=limit)
                 except queue.Empty:
                     timed_out = True
                     break
@@ -311,7 +319,11 @@ class RunnerSession:
 
     def _blame(self, launch: Launch, in_flight: str | None, *, timed_out: bool) -> None:
         """Turn a runner that died or hung into a failure record for the case it was on."""
-        if timed_out:
+        if timed_out and in_flight is None:
+            what = (
+                f"no message from the runner for {max(self._case_timeout, STARTUP_TIMEOUT_S):g} s"
+            )
+        elif timed_out:
             what = f"no message from the runner for {self._case_timeout:g} s (case_timeout)"
             status = "timed_out"
             launch.status = "timed_out"

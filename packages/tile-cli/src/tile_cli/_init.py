@@ -1,0 +1,151 @@
+"""`tile init NAME`: scaffold a kernel project whose `tile test` and `tile bench` pass at once."""
+
+from __future__ import annotations
+
+import keyword
+import re
+import sys
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from tile_cli._errors import CliError, ExitCode
+
+__all__ = ["ProjectName", "init_project", "project_name", "run_init"]
+
+# PEP 508 project names: letters and digits, with `.`, `_` or `-` inside.
+_NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
+
+# Import names the project's package must not take: it would hide (or be hidden by) a module
+# that the kernels or tile itself import.
+_TAKEN = frozenset(
+    {
+        "tile", "tile_protocol", "tile_config", "tile_downloads", "tile_artifacts", "tile_stats",
+        "tile_runner", "tile_cli", "tile_std", "jax", "jaxlib", "numpy", "ml_dtypes", "test",
+        "tests",
+    }
+)  # fmt: skip
+
+# Template (under templates/init) -> path in the project; `{package}` is filled in.
+_FILES: tuple[tuple[str, str], ...] = (
+    ("pyproject.toml.tmpl", "pyproject.toml"),
+    ("tile.toml.tmpl", "tile.toml"),
+    ("README.md.tmpl", "README.md"),
+    ("gitignore.tmpl", ".gitignore"),
+    ("package_init.py.tmpl", "src/{package}/__init__.py"),
+    ("kernels.py.tmpl", "src/{package}/kernels.py"),
+)
+
+
+@dataclass(frozen=True)
+class ProjectName:
+    """A checked project name: as given (the distribution name) and as a Python package."""
+
+    name: str
+    package: str
+
+
+def project_name(name: str) -> ProjectName:
+    """Check NAME and derive its import name (`my-kernels` -> `my_kernels`); CliError if bad."""
+    stripped = name.strip()
+    hint = "use letters, digits, `-` and `_`, starting with a letter, e.g. `tile init my-kernels`"
+    if not stripped:
+        raise CliError("the project name is empty", hint=hint, code=ExitCode.USAGE)
+    if any(sep in stripped for sep in ("/", "\\")) or stripped in (".", ".."):
+        raise CliError(
+            f"`{name}` is a path, not a project name",
+            hint="run `tile init NAME` inside the directory that should hold the project",
+            code=ExitCode.USAGE,
+        )
+    if not _NAME.match(stripped):
+        raise CliError(f"`{name}` is not a valid project name", hint=hint, code=ExitCode.USAGE)
+    package = re.sub(r"[-_.]+", "_", stripped).lower()
+    if not package.isidentifier() or keyword.iskeyword(package):
+        raise CliError(
+            f"`{name}` does not give a Python package name (`{package}` is not an identifier)",
+            hint=hint,
+            code=ExitCode.USAGE,
+        )
+    if package in _TAKEN or package in sys.stdlib_module_names:
+        raise CliError(
+            f"`{name}` would make a package `{package}` that clashes with an existing module",
+            hint="pick a more specific name, e.g. `my-kernels`",
+            code=ExitCode.USAGE,
+        )
+    return ProjectName(name=stripped, package=package)
+
+
+def _render(template: str, project: ProjectName) -> str:
+    text = (resources.files("tile_cli") / "templates" / "init" / template).read_text("utf-8")
+    return text.replace("{{name}}", project.name).replace("{{package}}", project.package)
+
+
+def init_project(name: str, dest: Path, *, force: bool = False) -> list[Path]:
+    """Write a new kernel project NAME into directory `dest`; return the files written.
+
+    `dest` may be missing or empty. Otherwise CliError, unless `force`: then the files this
+    writes are overwritten and every other file in `dest` is left alone.
+    """
+    project = project_name(name)
+    if dest.exists() and not dest.is_dir():
+        raise CliError(
+            f"`{dest}` exists and is not a directory",
+            hint="choose another project name or remove that file",
+            code=ExitCode.USAGE,
+        )
+    if dest.is_dir() and any(dest.iterdir()) and not force:
+        raise CliError(
+            f"directory `{dest}` already exists and is not empty",
+            hint="choose another name, or pass `--force` to overwrite the files `tile init` "
+            "writes there (other files are kept)",
+            code=ExitCode.USAGE,
+        )
+    # Render everything before writing anything, so a broken template leaves no half project.
+    planned = [
+        (dest / target.format(package=project.package), _render(template, project))
+        for template, target in _FILES
+    ]
+    written: list[Path] = []
+    try:
+        for path, text in planned:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+            written.append(path)
+    except OSError as exc:
+        raise CliError(
+            f"cannot write `{exc.filename or dest}`: {exc.strerror or exc}",
+            hint="check that the directory is writable",
+            code=ExitCode.USAGE,
+        ) from exc
+    return written
+
+
+def run_init(name: str, directory: Path | None = None, *, force: bool = False) -> int:
+    """The `tile init` command: scaffold into `directory` (default ./NAME), print next steps."""
+    from tile_cli._ui import make_consoles
+
+    project = project_name(name)
+    dest = directory if directory is not None else Path.cwd() / project.name
+    files = init_project(name, dest, force=force)
+    out, err = make_consoles()
+    shown = _shown(dest)
+    for path in files:
+        out.print(str(path.relative_to(dest)), markup=False)
+    err.print(
+        f"Created project `{project.name}` in `{shown}` (package `{project.package}`).\n"
+        "Next:\n"
+        f"  cd {shown}\n"
+        "  uv sync              # or: pip install -e .\n"
+        "  uv run tile test     # check the sample kernel against its reference\n"
+        "  uv run tile bench    # time it; results land in .tile/runs/",
+        markup=False,
+        highlight=False,
+    )
+    return int(ExitCode.OK)
+
+
+def _shown(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve())) or "."
+    except ValueError:
+        return str(path)

@@ -1,0 +1,28 @@
+"""On a GPU: every registered test case through the runner's inputs and check (Triton lowering)."""
+
+from __future__ import annotations
+
+import jax
+import pytest
+
+import tile_runner as tile
+import tile_std
+
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(jax.default_backend() != "gpu", reason="needs a GPU (Pallas Triton)"),
+    # jax 0.11 warns at every Triton lowering; the kernels target Triton on purpose.
+    pytest.mark.filterwarnings("ignore:The Pallas Triton backend is deprecated:DeprecationWarning"),
+]
+
+
+def _gpu_cases() -> list[tuple[str, tile.Case]]:
+    return [(n, c) for n in tile_std.KERNELS for c in tile.cases(n, "test", backend="gpu")]
+
+
+@pytest.mark.parametrize(("name", "case"), _gpu_cases(), ids=lambda v: getattr(v, "id", None))
+def test_gpu_case_matches_reference(name: str, case: tile.Case):
+    kdef = tile.get_kernel(name)
+    args = kdef.inputs(case, jax.random.key(0))
+    result = tile.check(kdef.fn, kdef.reference, *args, tol=kdef.tol)
+    assert result.passed, f"{case.id}: {result.message}"

@@ -1,0 +1,55 @@
+"""Integration with tile_runner: importing tile_std registers every kernel with its declarations."""
+
+from __future__ import annotations
+
+import jax
+import pytest
+
+import tile_runner as tile
+import tile_std
+
+
+def test_every_kernel_is_registered_with_work_and_reference():
+    registry = tile.registry()
+    for name in tile_std.KERNELS:
+        kdef = registry[name]
+        assert kdef.reference is not None, name
+        assert kdef.bytes is not None and kdef.flops is not None, name
+        assert kdef.description, name
+        for suite in ("bench", "test"):
+            for backend in ("cpu", "gpu"):
+                assert tile.cases(name, suite, backend=backend), (name, suite, backend)
+
+
+def test_gpu_bench_cases_declare_the_expected_work():
+    by_id = {c.id: c for name in tile_std.KERNELS for c in tile.cases(name, "bench", backend="gpu")}
+    copy = by_id["std/copy[shape=268435456,dtype=float32]"]
+    assert tile.get_kernel("std/copy").bytes(copy) == 2 * 2**30  # 1 GiB read + 1 GiB written
+    mm = by_id["std/matmul[shape=8192x8192x8192,dtype=bfloat16]"]
+    assert tile.get_kernel("std/matmul").flops(mm) == 2 * 8192**3
+    assert tile.get_kernel("std/matmul").bytes(mm) == 3 * 8192 * 8192 * 2
+    attn = by_id["std/attention[shape=4x32x4096x128,dtype=bfloat16,causal=true]"]
+    assert tile.get_kernel("std/attention").flops(attn) == 2 * 4 * 32 * 4096 * 4096 * 128
+    ln = by_id["std/layernorm[shape=16384x8192,dtype=float32]"]
+    assert tile.get_kernel("std/layernorm").bytes(ln) == (2 * 16384 * 8192 + 2 * 8192) * 4
+
+
+def test_cpu_shapes_are_small():
+    # CPU runs interpret Pallas; realistic GPU shapes there would take minutes per case.
+    for name in tile_std.KERNELS:
+        kdef = tile.get_kernel(name)
+        assert kdef.bytes is not None and kdef.flops is not None
+        for suite in ("bench", "test"):
+            for case in tile.cases(name, suite, backend="cpu"):
+                assert kdef.bytes(case) <= 32 * 2**20, case.id
+                assert kdef.flops(case) <= 2**30, case.id
+
+
+@pytest.mark.parametrize("name", ["std/scale", "std/layernorm", "std/attention"])
+def test_runner_inputs_and_check_pass_on_cpu(name):
+    kdef = tile.get_kernel(name)
+    case = tile.cases(name, "test", backend="cpu")[-1]
+    args = kdef.inputs(case, jax.random.key(0))
+    result = tile.check(kdef.fn, kdef.reference, *args, tol=kdef.tol)
+    assert result.passed, result.message
+    assert result.rel_l2_err is not None and result.rel_l2_err > 0  # bfloat16 rounding is seen

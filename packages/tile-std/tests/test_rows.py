@@ -1,0 +1,73 @@
+"""softmax, rmsnorm and layernorm against float32 references, ragged rows and columns included."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+from tile_std import (
+    KernelInputError,
+    layernorm,
+    layernorm_ref,
+    rmsnorm,
+    rmsnorm_ref,
+    softmax,
+    softmax_ref,
+)
+
+from .conftest import TOL, upcast
+
+# (shape, block_rows): a 3-D input over several programs with a ragged last block and columns
+# padded to a power of two; the default tiling (one block holding every row, no masks).
+CASES = [((3, 11, 100), 8), ((8, 128), None)]
+IDS = ["ragged-rows-and-cols-3d", "default-tiling"]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize(("shape", "block_rows"), CASES, ids=IDS)
+def test_row_kernels_match_reference(normal, assert_close, shape, block_rows, dtype):
+    x = normal(0, shape, dtype)
+    hidden = shape[-1:]
+    w = (1 + 0.3 * normal(1, hidden, "float32")).astype(dtype)
+    b = (0.3 * normal(2, hidden, "float32")).astype(dtype)
+    assert_close(softmax(x, block_rows=block_rows), softmax_ref(*upcast(x)), TOL[dtype], dtype)
+    assert_close(
+        rmsnorm(x, w, block_rows=block_rows), rmsnorm_ref(*upcast(x, w)), TOL[dtype], dtype
+    )
+    assert_close(
+        layernorm(x, w, b, block_rows=block_rows),
+        layernorm_ref(*upcast(x, w, b)),
+        TOL[dtype],
+        dtype,
+    )
+
+
+def test_softmax_rows_sum_to_one_with_large_values(normal):
+    # Values around 1e4 overflow exp() without the max subtraction.
+    x = 1e4 * normal(0, (5, 70), "float32")
+    y = softmax(x, block_rows=2)
+    assert jnp.allclose(jnp.sum(y, axis=-1), 1.0, atol=1e-5)
+    assert jnp.array_equal(jnp.argmax(y, axis=-1), jnp.argmax(x, axis=-1))
+
+
+def test_layernorm_output_is_normalized(normal):
+    x = 5 + 3 * normal(0, (6, 96), "float32")
+    ones, zeros = jnp.ones((96,)), jnp.zeros((96,))
+    y = layernorm(x, ones, zeros, block_rows=4)
+    assert jnp.allclose(jnp.mean(y, axis=-1), 0.0, atol=1e-5)
+    assert jnp.allclose(jnp.var(y, axis=-1), 1.0, atol=1e-3)
+
+
+def test_norms_reject_wrong_parameter_shape(normal):
+    x = normal(0, (4, 16), "float32")
+    with pytest.raises(KernelInputError, match=r"std/rmsnorm: parameter of shape \(8,\)"):
+        rmsnorm(x, jnp.ones((8,)))
+    with pytest.raises(KernelInputError, match="std/layernorm"):
+        layernorm(x, jnp.ones((16,)), jnp.ones((4, 16)))
+
+
+def test_rows_too_wide_for_one_program_are_refused():
+    x = jax.ShapeDtypeStruct((2, (1 << 16) + 1), jnp.float32)
+    with pytest.raises(KernelInputError, match="do not fit one program"):
+        jax.eval_shape(softmax, x)

@@ -1,0 +1,149 @@
+"""Crash isolation with real crashes: nothing measured is ever lost (DESIGN §9)."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from support import MakeProject, TileRun, tile_argv, tile_env
+
+FAST = "[bench]\nmax_time = 0.05\nmin_runs = 5\nwarmup_runs = 1\n[runner]\ncase_timeout = 10\n"
+
+GOOD = ["bad/a_good", "bad/c_good", "bad/i_good", "bad/l_noisy", "bad/m_good"]
+# kernel -> (case status, failure phase, error type)
+BAD = {
+    "bad/b_segfault": ("failed", "run", "RunnerCrash"),
+    "bad/d_exit3": ("failed", "run", "RunnerCrash"),
+    "bad/e_raises": ("failed", "compile", "RuntimeError"),
+    "bad/f_bad_inputs": ("failed", "inputs", "ValueError"),
+    "bad/h_sys_exit": ("failed", "compile", "SystemExit"),
+    "bad/j_hang": ("timed_out", "run", "RunnerTimeout"),
+    "bad/k_memory": ("failed", "compile", "MemoryError"),
+}
+
+
+def _cases(report: dict) -> dict[str, dict]:
+    return {c["kernel"]: c for c in report["cases"]}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", ["bench", "test"])
+def test_every_crash_kind_is_isolated(command: str, tile: TileRun, project: MakeProject) -> None:
+    root = project(["crashy.py", "broken_import.py"], FAST)
+    proc = tile(command, cwd=root, timeout=600)
+    assert proc.returncode == 3, proc.stderr
+    run = root / ".tile" / "latest"
+    report = json.loads((run / "report.json").read_text())
+    cases = _cases(report)
+    for kernel in GOOD:
+        assert cases[kernel]["status"] == "success", kernel
+        if command == "bench":
+            assert cases[kernel]["stats"]["n"] >= 5
+    assert cases["bad/g_wrong_shape"]["status"] == "failed"
+    assert "shape" in cases["bad/g_wrong_shape"]["check"]["message"]
+    failures = {f["case_id"].split("[")[0]: f for f in report["failures"] if f["case_id"]}
+    for kernel, (status, phase, error_type) in BAD.items():
+        assert cases[kernel]["status"] == status, kernel
+        assert (failures[kernel]["phase"], failures[kernel]["exception_type"]) == (
+            phase,
+            error_type,
+        ), kernel
+    assert "SIGSEGV" in failures["bad/b_segfault"]["message"]
+    assert "code 3" in failures["bad/d_exit3"]["message"]
+    imports = [f for f in report["failures"] if f["phase"] == "import"]
+    assert len(imports) == 1 and "broken on purpose" in imports[0]["message"]
+    assert report["run"]["status"] == "partial"
+    # the runner's stray stdout went to the stderr log, never into the protocol stream
+    logs = "".join(p.read_text(errors="replace") for p in (run / "logs").iterdir())
+    assert "a stray print to stdout" in logs
+    events = (run / "events.jsonl").read_text()
+    assert "protocol_noise" not in events
+    check = tile("schema-check", str(run), cwd=root)
+    assert check.returncode == 0, check.stdout
+
+
+@pytest.mark.slow
+def test_isolate_runs_one_runner_per_case(tile: TileRun, project: MakeProject) -> None:
+    root = project(["crashy.py"], FAST)
+    proc = tile("test", "--isolate", "-k", "a_good", "-k", "b_segfault", "-k", "c_good", cwd=root)
+    assert proc.returncode == 3, proc.stderr
+    run = root / ".tile" / "latest"
+    commands = (run / "commands" / "commands.jsonl").read_text().splitlines()
+    assert len(commands) == 4  # the plan, then one runner per case
+    statuses = {
+        k: c["status"] for k, c in _cases(json.loads((run / "report.json").read_text())).items()
+    }
+    assert statuses == {
+        "bad/a_good": "success",
+        "bad/b_segfault": "failed",
+        "bad/c_good": "success",
+    }
+
+
+def _wait_for(path: Path, needle: str, proc: subprocess.Popen[str], limit: float = 120) -> None:
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        if path.exists() and needle in path.read_text():
+            return
+        if proc.poll() is not None:
+            raise AssertionError(f"tile exited early: {proc.communicate()}")
+        time.sleep(0.1)  # polling a file another process writes; not synchronizing threads
+    raise AssertionError(f"`{needle}` never appeared in {path}")
+
+
+def _start(root: Path, out: Path, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        tile_argv("bench", "--output-dir", str(out), *args),
+        cwd=root,
+        env=tile_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_signal_finalizes_run_as_interrupted(
+    sig: signal.Signals, code: int, project: MakeProject, tile: TileRun
+) -> None:
+    root = project(["crashy.py"], FAST)
+    out = root / "run"
+    proc = _start(root, out, "-k", "a_good", "-k", "c_good", "-k", "j_hang")
+    _wait_for(out / "events.jsonl", '"bad/c_good[n=128,dtype=float32]"', proc)
+    _wait_for(out / "events.jsonl", "case_done", proc)
+    time.sleep(0.5)
+    proc.send_signal(sig)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == code, stderr
+    report = json.loads((out / "report.json").read_text())
+    assert report["run"]["status"] == "interrupted"
+    cases = _cases(report)
+    assert cases["bad/a_good"]["status"] == "success"
+    assert cases["bad/a_good"]["samples"]
+    assert tile("schema-check", str(out), cwd=root).returncode == 0
+
+
+@pytest.mark.slow
+def test_sigkill_leaves_no_torn_files(project: MakeProject) -> None:
+    root = project(["crashy.py"], FAST)
+    out = root / "run"
+    proc = _start(root, out, "-k", "a_good", "-k", "c_good", "-k", "j_hang")
+    _wait_for(out / "events.jsonl", "case_done", proc)
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=30)
+    assert proc.returncode == -signal.SIGKILL
+    for path in out.rglob("*"):
+        if path.suffix == ".jsonl":
+            text = path.read_text()
+            assert text == "" or text.endswith("\n"), path
+            for line in text.splitlines():
+                json.loads(line)
+        elif path.suffix == ".json":
+            json.loads(path.read_text())
+    metrics = (out / "metrics.jsonl").read_text()
+    assert "bad/a_good" in metrics  # measured before the kill, kept
