@@ -10,14 +10,17 @@ OUT=${OUT:-/tmp/tile-gpu-out}
 mkdir -p "$OUT"
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
     --target /tmp/site .whl/*.whl || exit 1
+# No TILE_* names for this script's own knobs: tile reads TILE_<SECTION>_<KEY> as config.
+# JAX must not grab 75% of the GPU up front: ncu and torch run beside it in this script.
 export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 TILE_CACHE_DIR=/tmp/tile-cache NO_COLOR=1
+export XLA_PYTHON_CLIENT_PREALLOCATE=false
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv
 
 echo "== tile device --calibrate"
-python3 -m tile_cli device --calibrate 2>&1 | tee "$OUT/device.txt"
+timeout 120 python3 -m tile_cli device --calibrate 2>&1 | tee "$OUT/device.txt"
 
 echo "== tile bench (tile-std)"
-python3 -m tile_cli bench -o /tmp/std-run ${TILE_BENCH_ARGS:-} 2>&1 | tee "$OUT/bench.txt"
+timeout 300 python3 -m tile_cli bench -o /tmp/std-run ${BENCH_ARGS:-} 2>&1 | tee "$OUT/bench.txt"
 python3 -m tile_cli schema-check /tmp/std-run 2>&1 | tail -3
 cp /tmp/std-run/report.json "$OUT/std-report.json" 2>/dev/null
 

@@ -11,6 +11,7 @@
 #                        none). They are nominal (their device files are links to /dev/null),
 #                        so a CPU-only host can serve `srun --gres=gpu:1`, tile's default request.
 #   TILE_SLURM_TIMEOUT   seconds to wait for the node to become idle (default 60).
+#   TILE_SLURM_FORCE=1   replace an /etc/slurm/slurm.conf that this script did not write.
 set -euo pipefail
 
 readonly CONF_DIR=/etc/slurm
@@ -22,6 +23,7 @@ readonly SLURMD_PID=/run/slurmd.pid
 readonly MUNGE_KEY=/etc/munge/munge.key
 readonly MUNGE_RUN=/run/munge
 readonly TIMEOUT="${TILE_SLURM_TIMEOUT:-60}"
+[[ "$TIMEOUT" =~ ^[0-9]+$ ]] || { echo "slurm-setup: error: TILE_SLURM_TIMEOUT must be seconds" >&2; exit 1; }
 
 start_s=$(date +%s.%N)
 say() { printf 'slurm-setup: %s\n' "$*" >&2; }
@@ -46,8 +48,9 @@ if ! command -v srun >/dev/null || ! command -v slurmctld >/dev/null \
     || ! command -v slurmd >/dev/null || ! command -v munged >/dev/null; then
     say "installing slurm-wlm and munge with apt-get"
     export DEBIAN_FRONTEND=noninteractive
-    apt-get update -q >/dev/null
-    apt-get install -y -q --no-install-recommends slurm-wlm munge >/dev/null
+    apt-get update -q >/dev/null || die "\`apt-get update\` failed (is a Debian mirror reachable?)"
+    apt-get install -y -q --no-install-recommends slurm-wlm munge >/dev/null \
+        || die "\`apt-get install slurm-wlm munge\` failed (see apt's messages above)"
 fi
 
 # 2. munge: one key shared by every daemon and client of this host.
@@ -119,7 +122,8 @@ SlurmdLogFile=$LOG_DIR/slurmd.log
 SlurmctldDebug=info
 SlurmdDebug=info
 MailProg=/bin/true
-InactiveLimit=0
+# An srun or salloc that stops answering (killed with SIGKILL) loses its job after a minute.
+InactiveLimit=60
 KillWait=5
 MinJobAge=60
 NodeName=$host NodeAddr=127.0.0.1 $hw$node_gres State=UNKNOWN
@@ -139,6 +143,11 @@ install -d -m 0700 "$CTLD_SPOOL"
 for ((i = 0; i < gpus; i++)); do
     ln -sfn /dev/null "$SLURMD_SPOOL/fake-gpu$i"
 done
+# Never overwrite a real cluster's configuration: only one this script wrote.
+if [[ -s "$CONF_DIR/slurm.conf" ]] && ! head -n 1 "$CONF_DIR/slurm.conf" | grep -q 'tests/slurm/setup.sh' \
+    && [[ "${TILE_SLURM_FORCE:-0}" != 1 ]]; then
+    die "$CONF_DIR/slurm.conf exists and was not written by this script; set TILE_SLURM_FORCE=1 to replace it"
+fi
 changed=0
 if [[ "$(cat "$CONF_DIR/slurm.conf" 2>/dev/null)" != "$conf" ]]; then
     printf '%s\n' "$conf" >"$CONF_DIR/slurm.conf"
@@ -156,7 +165,7 @@ fi
 # 4. Daemons. A changed config means a restart: node and gres definitions are read at start.
 if ((changed)) && { running "$CTLD_PID" || running "$SLURMD_PID"; }; then
     say "configuration changed: restarting the daemons"
-    "$(dirname "$0")/teardown.sh" --keep-munge
+    "$(dirname "$0")/teardown.sh" --keep-munge >&2
 fi
 if ! running "$CTLD_PID"; then
     say "starting slurmctld"

@@ -383,7 +383,6 @@ def launch(
     *,
     gres: str,
     job_name: str,
-    inside_allocation: bool = False,
     env: dict[str, str] | None = None,
 ) -> subprocess.Popen[bytes]:
     args = srun_argv(
@@ -395,7 +394,7 @@ def launch(
         gres=gres,
         # A busy or broken queue fails the test instead of hanging it.
         extra_args=["--immediate=60"],
-        inside_allocation=inside_allocation,
+        inside_allocation=False,
     )
     return subprocess.Popen(
         args,

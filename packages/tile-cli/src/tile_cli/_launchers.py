@@ -19,6 +19,7 @@ against a real SLURM 22.05 cluster (tests/slurm/, docs/slurm.md):
 from __future__ import annotations
 
 import math
+import os
 import re
 import shutil
 import subprocess
@@ -223,20 +224,20 @@ def srun_argv(
 
 def _check_extra_args(extra_args: Sequence[str]) -> None:
     for arg in extra_args:
-        long = arg.startswith("--")
-        if (
-            arg == "--"
-            or (long and arg.split("=", 1)[0] in _FORBIDDEN_LONG)
-            or (not long and len(arg) > 1 and arg[0] == "-" and arg[1] in _FORBIDDEN_SHORT)
-        ):
-            bad = arg
-        else:
-            continue
-        raise LauncherError(
-            f"srun argument `{bad}` cannot be used: each shard is one srun task whose stdin "
-            "and stdout carry tile's protocol",
-            hint="remove it from `[launcher] extra_args` or `--slurm-arg`",
-        )
+        if _breaks_protocol(arg):
+            raise LauncherError(
+                f"srun argument `{arg}` cannot be used: each shard is one srun task whose stdin "
+                "and stdout carry tile's protocol",
+                hint="remove it from `[launcher] extra_args` or `--slurm-arg`",
+            )
+
+
+def _breaks_protocol(arg: str) -> bool:
+    if arg == "--":
+        return True
+    if arg.startswith("--"):
+        return arg.split("=", 1)[0] in _FORBIDDEN_LONG
+    return len(arg) > 1 and arg[0] == "-" and arg[1] in _FORBIDDEN_SHORT
 
 
 def srun_env(environ: Mapping[str, str]) -> dict[str, str]:
@@ -260,7 +261,14 @@ def squeue_job_id(job_name: str, *, timeout: float = 10.0) -> str | None:
     prints it only when the job had to wait, so it is looked up by the shard's unique name.
     Returns None when squeue is missing, fails or knows no such job.
     """
-    argv = ["squeue", "--noheader", "--me", "--states=all", f"--name={job_name}", "--format=%A"]
+    argv = [
+        "squeue",
+        "--noheader",
+        f"--user={os.getuid()}",
+        "--states=all",
+        f"--name={job_name}",
+        "--format=%A",
+    ]
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
     except (OSError, subprocess.TimeoutExpired):
