@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import msgspec
@@ -53,8 +54,12 @@ EXAMPLES: list[p.Message] = [
         devices=[p.DeviceInfo(id=0, platform="gpu", device_kind="NVIDIA H200", l2_bytes=1)],
         builtin_peaks=p.Peaks(bandwidth_gbps=4800.0, tflops={"bfloat16": 989.4}, source="builtin"),
         calibration=p.Calibration(
-            copy_gbps=4300.0, copy_bytes=1 << 30, matmul_tflops=790.0,
-            matmul_dtype="bfloat16", matmul_shape=[8192, 8192, 8192], timer="cupti",
+            copy_gbps=4300.0,
+            copy_bytes=1 << 30,
+            matmul_tflops=790.0,
+            matmul_dtype="bfloat16",
+            matmul_shape=[8192, 8192, 8192],
+            timer="cupti",
         ),
     ),
     p.Done(ok=True, counts={"cases": 1, "passed": 1}, elapsed_s=1.5),
@@ -150,7 +155,7 @@ def test_any_split_of_a_valid_stream_decodes_identically(cuts: list[int]) -> Non
     decoder = p.StreamDecoder()
     events: list[p.Event] = []
     bounds = [0, *sorted(cuts), len(STREAM)]
-    for a, b in zip(bounds, bounds[1:], strict=False):
+    for a, b in itertools.pairwise(bounds):
         events += decoder.feed(STREAM[a:b])
     events += decoder.close()
     assert events == EXAMPLES
@@ -162,7 +167,7 @@ def test_arbitrary_bytes_never_raise(blob: bytes, cuts: list[int]) -> None:
     decoder = p.StreamDecoder(max_line_bytes=128)
     bounds = [0, *sorted(c for c in cuts if c <= len(blob)), len(blob)]
     events: list[p.Event] = []
-    for a, b in zip(bounds, bounds[1:], strict=False):
+    for a, b in itertools.pairwise(bounds):
         events += decoder.feed(blob[a:b])
     events += decoder.close()
     for event in events:

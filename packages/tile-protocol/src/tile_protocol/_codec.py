@@ -105,7 +105,9 @@ class StreamDecoder:
         if len(self._buffer) > self._max and not self._discarding:
             self._line_no += 1
             events.append(
-                BadLine(bytes(self._buffer[:200]), f"line longer than {self._max} bytes", self._line_no)
+                BadLine(
+                    bytes(self._buffer[:200]), f"line longer than {self._max} bytes", self._line_no
+                )
             )
             self._buffer.clear()
             self._discarding = True

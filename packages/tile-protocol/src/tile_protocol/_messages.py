@@ -58,7 +58,7 @@ class _Base(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=False):
 # ---------------------------------------------------------------- request (CLI -> runner)
 
 
-class BenchSettings(_Base, kw_only=True):
+class BenchSettings(_Base, frozen=True, kw_only=True):
     """How to time one case (DESIGN §4)."""
 
     warmup_runs: int = 3
@@ -72,7 +72,7 @@ class BenchSettings(_Base, kw_only=True):
     batch: int = 10
 
 
-class TestSettings(_Base, kw_only=True):
+class TestSettings(_Base, frozen=True, kw_only=True):
     """How to check one case against its reference."""
 
     __test__: ClassVar[bool] = False  # not a pytest test class despite the name
@@ -81,7 +81,7 @@ class TestSettings(_Base, kw_only=True):
     tolerances: dict[str, float] = {}
 
 
-class Peaks(_Base, kw_only=True):
+class Peaks(_Base, frozen=True, kw_only=True):
     """Hardware peaks for the roofline, and where they came from."""
 
     bandwidth_gbps: float | None = None
@@ -89,7 +89,7 @@ class Peaks(_Base, kw_only=True):
     source: str | None = None
 
 
-class DownloadSpec(_Base, kw_only=True):
+class DownloadSpec(_Base, frozen=True, kw_only=True):
     """One `[downloads.<name>]` entry, passed through to the runner for `tile.data()`."""
 
     url: str
@@ -99,7 +99,7 @@ class DownloadSpec(_Base, kw_only=True):
     description: str | None = None
 
 
-class RunRequest(_Base, kw_only=True, tag="run_request", tag_field="type"):
+class RunRequest(_Base, frozen=True, kw_only=True, tag="run_request", tag_field="type"):
     """What the CLI asks one runner process to do."""
 
     protocol_version: int = PROTOCOL_VERSION
@@ -125,7 +125,7 @@ class RunRequest(_Base, kw_only=True, tag="run_request", tag_field="type"):
 # ---------------------------------------------------------------- stream (runner -> CLI)
 
 
-class DeviceInfo(_Base, kw_only=True):
+class DeviceInfo(_Base, frozen=True, kw_only=True):
     """One accelerator (or the CPU) as JAX sees it."""
 
     id: int
@@ -135,7 +135,7 @@ class DeviceInfo(_Base, kw_only=True):
     l2_bytes: int | None = None
 
 
-class Hello(_Base, kw_only=True, tag="hello", tag_field="type"):
+class Hello(_Base, frozen=True, kw_only=True, tag="hello", tag_field="type"):
     """First message of every stream: who is talking and what it can do."""
 
     protocol_version: int
@@ -150,7 +150,7 @@ class Hello(_Base, kw_only=True, tag="hello", tag_field="type"):
     pid: int | None = None
 
 
-class CaseInfo(_Base, kw_only=True):
+class CaseInfo(_Base, frozen=True, kw_only=True):
     """One planned case: its stable id, kernel and axis values."""
 
     case_id: str
@@ -158,14 +158,14 @@ class CaseInfo(_Base, kw_only=True):
     params: dict[str, str] = {}
 
 
-class Plan(_Base, kw_only=True, tag="plan", tag_field="type"):
+class Plan(_Base, frozen=True, kw_only=True, tag="plan", tag_field="type"):
     """The cases the runner will go through, in order."""
 
     command: Command
     cases: list[CaseInfo] = []
 
 
-class CaseStart(_Base, kw_only=True, tag="case_start", tag_field="type"):
+class CaseStart(_Base, frozen=True, kw_only=True, tag="case_start", tag_field="type"):
     """The runner begins a case; the CLI blames this case if the runner dies now."""
 
     case_id: str
@@ -173,7 +173,7 @@ class CaseStart(_Base, kw_only=True, tag="case_start", tag_field="type"):
     total: int
 
 
-class Stats(_Base, kw_only=True):
+class Stats(_Base, frozen=True, kw_only=True):
     """Summary statistics of a sample of times, in seconds."""
 
     n: int
@@ -194,7 +194,7 @@ class Stats(_Base, kw_only=True):
     stop_reason: StopReason | None = None
 
 
-class Phases(_Base, kw_only=True):
+class Phases(_Base, frozen=True, kw_only=True):
     """Ahead-of-time compilation phases, in seconds, and cache accounting."""
 
     trace_s: float | None = None
@@ -206,7 +206,7 @@ class Phases(_Base, kw_only=True):
     cache_miss_count: int | None = None
 
 
-class Work(_Base, kw_only=True):
+class Work(_Base, frozen=True, kw_only=True):
     """Bytes moved and floating-point operations of one call."""
 
     bytes: float | None = None
@@ -214,14 +214,14 @@ class Work(_Base, kw_only=True):
     source: Literal["declared", "cost_analysis"] | None = None
 
 
-class Throughput(_Base, kw_only=True):
+class Throughput(_Base, frozen=True, kw_only=True):
     """Rates computed from the median time."""
 
     gbps: float | None = None
     tflops: float | None = None
 
 
-class Roofline(_Base, kw_only=True):
+class Roofline(_Base, frozen=True, kw_only=True):
     """Where the kernel sits against the machine's peaks."""
 
     intensity: float | None = None
@@ -231,7 +231,7 @@ class Roofline(_Base, kw_only=True):
     peak_source: str | None = None
 
 
-class Check(_Base, kw_only=True):
+class Check(_Base, frozen=True, kw_only=True):
     """Outcome of comparing a kernel's output with its reference."""
 
     passed: bool
@@ -242,7 +242,7 @@ class Check(_Base, kw_only=True):
     message: str | None = None
 
 
-class Reference(_Base, kw_only=True):
+class Reference(_Base, frozen=True, kw_only=True):
     """The reference implementation timed on the same inputs."""
 
     samples: list[float] = []
@@ -250,7 +250,7 @@ class Reference(_Base, kw_only=True):
     speedup: float | None = None
 
 
-class BenchResult(_Base, kw_only=True, tag="bench_result", tag_field="type"):
+class BenchResult(_Base, frozen=True, kw_only=True, tag="bench_result", tag_field="type"):
     """A measured case."""
 
     case_id: str
@@ -270,7 +270,7 @@ class BenchResult(_Base, kw_only=True, tag="bench_result", tag_field="type"):
     peak_memory_bytes: int | None = None
 
 
-class TestResult(_Base, kw_only=True, tag="test_result", tag_field="type"):
+class TestResult(_Base, frozen=True, kw_only=True, tag="test_result", tag_field="type"):
     """A checked case."""
 
     __test__: ClassVar[bool] = False  # not a pytest test class despite the name
@@ -282,7 +282,7 @@ class TestResult(_Base, kw_only=True, tag="test_result", tag_field="type"):
     seed: int | None = None
 
 
-class BuildResult(_Base, kw_only=True, tag="build_result", tag_field="type"):
+class BuildResult(_Base, frozen=True, kw_only=True, tag="build_result", tag_field="type"):
     """A case lowered and compiled without running it."""
 
     case_id: str
@@ -293,7 +293,7 @@ class BuildResult(_Base, kw_only=True, tag="build_result", tag_field="type"):
     error: str | None = None
 
 
-class Artifact(_Base, kw_only=True, tag="artifact", tag_field="type"):
+class Artifact(_Base, frozen=True, kw_only=True, tag="artifact", tag_field="type"):
     """A file the runner wrote under the run directory."""
 
     path: str
@@ -303,7 +303,7 @@ class Artifact(_Base, kw_only=True, tag="artifact", tag_field="type"):
     case_id: str | None = None
 
 
-class Inspect(_Base, kw_only=True, tag="inspect", tag_field="type"):
+class Inspect(_Base, frozen=True, kw_only=True, tag="inspect", tag_field="type"):
     """A textual view of a compiled case (jaxpr, StableHLO, HLO, cost, memory)."""
 
     case_id: str
@@ -311,7 +311,7 @@ class Inspect(_Base, kw_only=True, tag="inspect", tag_field="type"):
     text: str
 
 
-class Log(_Base, kw_only=True, tag="log", tag_field="type"):
+class Log(_Base, frozen=True, kw_only=True, tag="log", tag_field="type"):
     """A diagnostic line from the runner."""
 
     level: Literal["debug", "info", "warning", "error"] = "info"
@@ -319,7 +319,7 @@ class Log(_Base, kw_only=True, tag="log", tag_field="type"):
     case_id: str | None = None
 
 
-class Failure(_Base, kw_only=True, tag="failure", tag_field="type"):
+class Failure(_Base, frozen=True, kw_only=True, tag="failure", tag_field="type"):
     """Something went wrong; `case_id` is None when no single case is to blame."""
 
     case_id: str | None = None
@@ -330,7 +330,7 @@ class Failure(_Base, kw_only=True, tag="failure", tag_field="type"):
     traceback: str | None = None
 
 
-class Calibration(_Base, kw_only=True):
+class Calibration(_Base, frozen=True, kw_only=True):
     """Ceilings measured on this device by `tile device --calibrate`."""
 
     copy_gbps: float
@@ -341,7 +341,7 @@ class Calibration(_Base, kw_only=True):
     timer: str
 
 
-class DeviceReport(_Base, kw_only=True, tag="device_report", tag_field="type"):
+class DeviceReport(_Base, frozen=True, kw_only=True, tag="device_report", tag_field="type"):
     """What `tile device` shows: the devices, their built-in peaks, and any calibration."""
 
     backend: str
@@ -350,7 +350,7 @@ class DeviceReport(_Base, kw_only=True, tag="device_report", tag_field="type"):
     calibration: Calibration | None = None
 
 
-class Done(_Base, kw_only=True, tag="done", tag_field="type"):
+class Done(_Base, frozen=True, kw_only=True, tag="done", tag_field="type"):
     """Last message of a stream that ended normally."""
 
     ok: bool

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+
 from tile_protocol import Calibration, DeviceInfo, DeviceReport, Peaks
 
 __all__ = ["calibrate", "calibrated_peaks", "calibration_path", "device_report"]
@@ -54,8 +55,9 @@ def calibrate(platform: str) -> Calibration:
 
 def calibration_path(device_kind: str) -> Path:
     """Where the calibration of one device kind is cached: `$TILE_CACHE_DIR/calibration/`."""
-    root = os.environ.get("TILE_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache", "tile"
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    root = (
+        os.environ.get("TILE_CACHE_DIR") or (Path(xdg) if xdg else Path.home() / ".cache") / "tile"
     )
     slug = re.sub(r"[^a-z0-9]+", "-", device_kind.lower()).strip("-") or "unknown"
     return Path(root) / "calibration" / f"{slug}.json"
@@ -91,11 +93,11 @@ def device_report(
     peaks = (
         builtin_peaks(first.device_kind) if first is not None and first.platform != "cpu" else None
     )
+    calibration = None
+    if run_calibration:
+        calibration = calibrate(first.platform if first is not None else "cpu")
+        if first is not None:
+            _save(first.device_kind, calibration)
     return DeviceReport(
-        backend=backend,
-        devices=devices,
-        builtin_peaks=peaks,
-        calibration=calibrate(first.platform if first is not None else "cpu")
-        if run_calibration
-        else None,
+        backend=backend, devices=devices, builtin_peaks=peaks, calibration=calibration
     )
