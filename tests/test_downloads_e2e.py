@@ -1,0 +1,90 @@
+"""Pinned data through the CLI: fetch, cache, offline, and input_files in the manifest."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from support import MakeProject, TileRun
+
+PAYLOAD = b"1.5 2.5 3.5 4.5\n"
+FAST = "[bench]\nmax_time = 0.05\nmin_runs = 5\nwarmup_runs = 1\n"
+
+
+class _Server:
+    def __init__(self) -> None:
+        self.requests = 0
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                server.requests += 1
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(PAYLOAD)))
+                self.end_headers()
+                self.wfile.write(PAYLOAD)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/table.txt"
+
+
+@pytest.fixture
+def server() -> Iterator[_Server]:
+    s = _Server()
+    thread = threading.Thread(target=s.httpd.serve_forever, daemon=True)
+    thread.start()
+    yield s
+    s.httpd.shutdown()
+    s.httpd.server_close()
+
+
+def _toml(url: str) -> str:
+    digest = hashlib.sha256(PAYLOAD).hexdigest()
+    return FAST + f'[downloads.table]\nurl = "{url}"\nsha256 = "{digest}"\n'
+
+
+def test_fetch_list_offline_and_input_files(
+    tile: TileRun, project: MakeProject, server: _Server, tmp_path: Path
+) -> None:
+    root = project(["with_data.py"], _toml(server.url))
+    env = {"TILE_CACHE_DIR": str(tmp_path / "cache")}
+
+    offline = tile("fetch", "--offline", cwd=root, env=env)
+    assert offline.returncode == 3
+    assert "tile fetch table" in offline.stderr and server.requests == 0
+
+    listed = tile("fetch", "--list", cwd=root, env=env)
+    assert listed.returncode == 0 and "table" in listed.stdout and "no" in listed.stdout
+
+    fetched = tile("fetch", cwd=root, env=env)
+    assert fetched.returncode == 0, fetched.stderr
+    assert server.requests == 1
+    again = tile("fetch", "table", cwd=root, env=env)
+    assert again.returncode == 0 and server.requests == 1  # cache hit: no request
+
+    bench = tile("bench", cwd=root, env={**env, "TILE_OFFLINE": "1"})
+    assert bench.returncode == 0, bench.stderr
+    run = root / ".tile" / "latest"
+    manifest = json.loads((run / "artifact_manifest.json").read_text())
+    downloads = [f for f in manifest["input_files"] if f["kind"] == "download"]
+    assert len(downloads) == 1
+    assert downloads[0]["sha256"] == hashlib.sha256(PAYLOAD).hexdigest()
+    assert downloads[0]["size_bytes"] == len(PAYLOAD)
+    assert tile("schema-check", str(run), cwd=root).returncode == 0
+
+
+def test_unknown_entry_is_a_usage_error(
+    tile: TileRun, project: MakeProject, server: _Server
+) -> None:
+    root = project(["with_data.py"], _toml(server.url))
+    proc = tile("fetch", "nope", cwd=root)
+    assert proc.returncode == 2
+    assert "nope" in proc.stderr and "hint:" in proc.stderr
