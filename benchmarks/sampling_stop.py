@@ -17,7 +17,7 @@ import jax.numpy as jnp
 import tile_runner as tile
 
 
-def _run(label: str, fn, *args, max_time: float) -> None:  # noqa: ANN001
+def _run(label: str, fn, *args, max_time: float) -> None:
     t0 = time.perf_counter()
     m = tile.measure(fn, *args, max_time=max_time, target_precision=0.01, min_runs=10)
     wall = time.perf_counter() - t0
