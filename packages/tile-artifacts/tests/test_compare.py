@@ -14,6 +14,7 @@ from tile_artifacts import (
     ComparisonDoc,
     DeviceRecord,
     Producer,
+    ReferenceRecord,
     Report,
     ReportSummary,
     RunInfo,
@@ -38,14 +39,24 @@ def _report(
     timer: Timer = "cupti",
     cold: bool = False,
     run_id: str = "bench-20250131T120000Z-0123abcd",
+    references: dict[str, list[float]] | None = None,
 ) -> Report:
+    refs = references or {}
     return Report(
         producer=PRODUCER,
         run=RunInfo(run_id=run_id, created_at=utc_now(), status="success", output_directory="/tmp"),
         device=DeviceRecord(device_kind=device),
         summary=ReportSummary(title="t", status="success", headline="h"),
         cases=[
-            CaseRecord(case_id=k, kernel="k", status="success", timer=timer, cold=cold, samples=xs)
+            CaseRecord(
+                case_id=k,
+                kernel="k",
+                status="success",
+                timer=timer,
+                cold=cold,
+                samples=xs,
+                reference=ReferenceRecord(samples=refs[k]) if k in refs else None,
+            )
             for k, xs in cases.items()
         ],
     )
@@ -164,7 +175,8 @@ def test_bad_arguments() -> None:
     ("ratio", "low", "high", "p", "expected"),
     [
         (1.10, 1.05, 1.15, 0.001, "regression"),
-        (1.03, 1.005, 1.06, 0.01, "regression"),  # CI above 1, point beyond the floor
+        (1.03, 1.021, 1.04, 0.001, "regression"),  # the whole CI beyond the floor
+        (1.03, 1.005, 1.06, 0.01, "inconclusive"),  # point beyond the floor, CI reaches into it
         (1.03, 0.99, 1.06, 0.01, "inconclusive"),  # significant, but the CI reaches below 1
         (0.90, 0.85, 0.95, 0.001, "improvement"),
         (1.01, 1.005, 1.015, 0.001, "neutral"),  # significant but inside the noise band
@@ -175,6 +187,103 @@ def test_bad_arguments() -> None:
 )
 def test_judgement_rule(ratio: float, low: float, high: float, p: float, expected: str) -> None:
     assert judge(ratio, low, high, p, noise_floor_pct=2.0, alpha=0.05)[0] == expected
+
+
+@pytest.mark.parametrize(
+    ("ratio", "low", "high", "drift", "expected"),
+    [
+        (1.10, 1.07, 1.13, 5.0, "regression"),  # beyond a floor widened to 5%
+        (1.10, 1.07, 1.13, 8.0, "inconclusive"),  # as large as the drift seen: maybe drift
+        (0.90, 0.87, 0.93, 5.0, "improvement"),
+        (0.90, 0.87, 0.93, 8.0, "inconclusive"),
+        (1.01, 0.99, 1.015, 8.0, "neutral"),  # inside the user's band whatever the drift
+        (1.10, 1.07, 1.13, 1.0, "regression"),  # drift below the floor changes nothing
+    ],
+)
+def test_drift_widens_the_floor(
+    ratio: float, low: float, high: float, drift: float, expected: str
+) -> None:
+    judgement, reason = judge(
+        ratio,
+        low,
+        high,
+        1e-6,
+        noise_floor_pct=2.0,
+        alpha=0.05,
+        drift_pct=drift,
+        drift_source="the reference moved by that much",
+    )
+    assert judgement == expected
+    widened = f"noise floor ±{drift:.1f}% because the reference moved by that much"
+    assert (widened in reason) == (drift > 2.0 and expected != "neutral")
+
+
+def test_a_reference_that_moved_too_makes_a_slowdown_inconclusive(sample_factory: Samples) -> None:
+    # Kernel and reference both 6% slower in the current run: the machine, not the kernel.
+    base = _report(
+        {"k[a=1]": sample_factory(1e-3, n=200, seed=1)},
+        references={"k[a=1]": sample_factory(2e-3, n=200, seed=3)},
+    )
+    drifted = _report(
+        {"k[a=1]": sample_factory(1.06e-3, n=200, seed=2)},
+        references={"k[a=1]": sample_factory(2.12e-3, n=200, seed=4)},
+    )
+    row = _row(compare_runs(base, drifted))
+    assert row.judgement == "inconclusive"
+    assert row.reason is not None
+    assert "noise floor ±6.0% because the reference moved +6.0% between the runs" in row.reason
+    # The same kernel change with a steady reference is a regression.
+    steady = _report(
+        {"k[a=1]": sample_factory(1.06e-3, n=200, seed=2)},
+        references={"k[a=1]": sample_factory(2e-3, n=200, seed=4)},
+    )
+    assert _row(compare_runs(base, steady)).judgement == "regression"
+    # A baseline file keeps the reference samples, so it gives the same verdict.
+    saved = baseline_from_report(base)
+    assert _row(compare_runs(saved, drifted)).judgement == "inconclusive"
+    # Comparing the references themselves, they are not their own control.
+    ref_row = _row(compare_runs(base, drifted, metric="ref_time_s"))
+    assert ref_row.judgement == "regression"
+    assert ref_row.reason is not None and "reference moved" not in ref_row.reason
+
+
+def test_a_median_that_wandered_within_a_run_makes_a_slowdown_inconclusive(
+    sample_factory: Samples,
+) -> None:
+    base = sample_factory(1e-3, n=200, spread=0.02, seed=1)
+    # Current: 10% slower overall, but it crept from 1.0 ms to 1.2 ms during its run.
+    crept = [1e-3 * (1 + 0.2 * i / 199) for i in range(200)]
+    row = _row(compare_runs(_report({"k[a=1]": base}), _report({"k[a=1]": crept})))
+    assert row.judgement == "inconclusive"
+    assert row.ratio_ci_low is not None and row.ratio_ci_low > 1.02  # the CI alone would convict
+    # blocks 2-5 of 5 have medians 1.06, 1.10, 1.14 and 1.18 ms around a median of 1.10 ms
+    assert row.reason is not None
+    assert "the current median wandered 11.0% within its run" in row.reason
+    # The very same samples in an order without a trend (a stride permutation): a regression.
+    shuffled = [crept[i * 77 % 200] for i in range(200)]
+    doc = compare_runs(_report({"k[a=1]": base}), _report({"k[a=1]": shuffled}))
+    assert _row(doc).judgement == "regression"
+
+
+def test_a_slow_start_does_not_count_as_drift(sample_factory: Samples) -> None:
+    # The first 30 of 200 samples 50% slow (the end of a warm-up), on both sides: it cancels.
+    def warming(center: float, seed: int) -> list[float]:
+        xs = sample_factory(center, n=200, spread=0.02, seed=seed)
+        return [x * 1.5 for x in xs[:30]] + xs[30:]
+
+    base, cur = _report({"k[a=1]": warming(1e-3, 1)}), _report({"k[a=1]": warming(1.1e-3, 2)})
+    row = _row(compare_runs(base, cur))
+    assert row.judgement == "regression"
+    assert row.reason is not None and "noise floor" not in row.reason
+
+
+def test_too_few_samples_for_blocks_leave_the_floor_alone(sample_factory: Samples) -> None:
+    # 20 samples: fewer than 5 per block, so no within-run drift is estimated.
+    base = _report({"k[a=1]": sample_factory(1e-3, n=20, spread=0.01, seed=1)})
+    cur = _report({"k[a=1]": sample_factory(1.2e-3, n=20, spread=0.01, seed=2)})
+    row = _row(compare_runs(base, cur))
+    assert row.judgement == "regression"
+    assert row.reason is not None and "noise floor" not in row.reason
 
 
 def test_comparison_document_validates_and_renders(sample_factory: Samples, tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import Counter
 from dataclasses import dataclass
@@ -25,6 +26,10 @@ from tile_artifacts._records import ComparisonRow
 __all__ = ["COMPARABLE_METRICS", "MIN_SAMPLES", "compare_runs", "judge"]
 
 MIN_SAMPLES: Final = 5
+# Within-run drift: the samples, in the order they were taken, cut into this many blocks of at
+# least _MIN_BLOCK samples; the first block is left out (see _within_run_drift).
+_DRIFT_BLOCKS: Final = 5
+_MIN_BLOCK: Final = 5
 # Metrics with raw samples behind them; both are times, so a higher ratio is worse.
 COMPARABLE_METRICS: Final = ("time_s", "ref_time_s")
 # Timings of a case that failed (e.g. its check) are not worth judging.
@@ -38,6 +43,15 @@ class _Case:
     timer: str | None
     cold: bool | None
     samples: list[float]
+    reference: list[float]
+
+
+@dataclass(frozen=True)
+class _Drift:
+    """Evidence of run-to-run noise for one case: the practical noise floor is at least `pct`."""
+
+    pct: float
+    source: str  # e.g. "the reference moved +4.1% between the runs"; "" when there is none
 
 
 def _cases(run: Report | Baseline, metric: str) -> dict[str, _Case]:
@@ -46,12 +60,59 @@ def _cases(run: Report | Baseline, metric: str) -> dict[str, _Case]:
         for c in run.cases:
             ref = c.reference.samples if c.reference is not None else []
             samples = c.samples if metric == "time_s" else ref
-            out[c.case_id] = _Case(c.case_id, c.status, c.timer, c.cold, list(samples))
+            out[c.case_id] = _Case(c.case_id, c.status, c.timer, c.cold, list(samples), list(ref))
     else:
         for b in run.cases:
-            samples = b.samples if metric == "time_s" else b.reference_samples
-            out[b.case_id] = _Case(b.case_id, b.status, b.timer, b.cold, list(samples))
+            ref = b.reference_samples
+            samples = b.samples if metric == "time_s" else ref
+            out[b.case_id] = _Case(b.case_id, b.status, b.timer, b.cold, list(samples), list(ref))
     return out
+
+
+def _within_run_drift(samples: list[float]) -> float | None:
+    """How far the median wandered within one run: (max - min) / median of the block medians.
+
+    `samples` in the order they were taken, cut into 5 blocks; None with fewer than 5 samples
+    a block. The first block is left out: on a CPU it still carries the end of the warm-up
+    (the first samples often run 10-50% slow), which every run has and which so cancels in a
+    ratio, while this measures the wandering that differs from run to run.
+    """
+    n = len(samples)
+    if n < _DRIFT_BLOCKS * _MIN_BLOCK:
+        return None
+    cuts = [round(i * n / _DRIFT_BLOCKS) for i in range(1, _DRIFT_BLOCKS + 1)]
+    medians = [tile_stats.median(samples[a:b]) for a, b in itertools.pairwise(cuts)]
+    center = tile_stats.median(samples)
+    return (max(medians) - min(medians)) / center if center > 0 else None
+
+
+def _run_drift(
+    base: list[float],
+    cur: list[float],
+    base_reference: list[float] | None = None,
+    cur_reference: list[float] | None = None,
+) -> _Drift:
+    """How far timings moved for reasons other than the code: the largest of
+
+    - the reference's move between the runs, |median(cur_ref) / median(base_ref) - 1|, when
+      both sides have at least MIN_SAMPLES reference samples (same inputs, usually unchanged
+      code, timed in the same processes: what it moved is the machine, not the kernel);
+    - each side's within-run drift (`_within_run_drift`): a median that wandered by x% within
+      one run can differ by as much between two runs, which the per-sample CI cannot see.
+    """
+    found: list[tuple[float, str]] = [(0.0, "")]
+    refs = (base_reference or [], cur_reference or [])
+    if min(len(refs[0]), len(refs[1])) >= MIN_SAMPLES:
+        low, high = tile_stats.median(refs[0]), tile_stats.median(refs[1])
+        if low > 0:
+            moved = high / low - 1
+            found.append((abs(moved), f"the reference moved {moved * 100:+.1f}% between the runs"))
+    for side, samples in (("baseline", base), ("current", cur)):
+        wander = _within_run_drift(samples)
+        if wander is not None:
+            found.append((wander, f"the {side} median wandered {wander * 100:.1f}% within its run"))
+    pct, source = max(found, key=lambda item: item[0])
+    return _Drift(pct * 100, source)
 
 
 def judge(
@@ -62,28 +123,37 @@ def judge(
     *,
     noise_floor_pct: float,
     alpha: float,
+    drift_pct: float = 0.0,
+    drift_source: str = "",
 ) -> tuple[Judgement, str]:
     """Judge a lower-is-better ratio (current / baseline) from its CI and Mann-Whitney p-value.
 
-    With f = noise_floor_pct / 100 and the noise band [1 - f, 1 + f], first match wins:
+    f = noise_floor_pct / 100 is the user's noise floor; F = max(f, drift_pct / 100) is the
+    practical floor, widened by evidence of run-to-run noise (`compare_runs` passes the
+    reference's move between the runs or a within-run drift, `drift_source` says which).
+    First match wins:
 
-    1. regression:   ratio > 1 + f and p < alpha and ci_low > 1
-    2. improvement:  ratio < 1 - f and p < alpha and ci_high < 1
-    3. neutral:      the CI lies inside the band (1 - f <= ci_low and ci_high <= 1 + f), or
-                     p >= alpha and the CI neither lies entirely beyond the band
-                     (ci_low > 1 + f or ci_high < 1 - f) nor straddles all of it
-                     (ci_low < 1 - f and ci_high > 1 + f)
-    4. inconclusive: everything else (a CI wider than the band without significance, or the
-                     bootstrap CI and the U test disagreeing)
+    1. regression:   p < alpha and ci_low > 1 + F   (the whole CI beyond the practical floor)
+    2. improvement:  p < alpha and ci_high < 1 - F
+    3. neutral:      the CI lies inside [1 - f, 1 + f], or p >= alpha and the CI neither lies
+                     entirely beyond that band (ci_low > 1 + f or ci_high < 1 - f) nor
+                     straddles all of it (ci_low < 1 - f and ci_high > 1 + f)
+    4. inconclusive: everything else: a CI that reaches into the band, a CI wider than the
+                     band without significance, or a change beyond f but not beyond F (as
+                     large as the run-to-run noise seen, so it may be that noise)
     """
     f = noise_floor_pct / 100
+    floor = max(f, drift_pct / 100)
     low, high = 1 - f, 1 + f
     change = f"{(ratio - 1) * 100:+.1f}%, CI {ci_low:.3f}–{ci_high:.3f}, p={p_value:.2g}"
+    widened = ""
+    if floor > f:
+        widened = f"; noise floor ±{drift_pct:.1f}% because {drift_source or 'of drift'}"
     significant = p_value < alpha
-    if ratio > high and significant and ci_low > 1:
-        return "regression", f"slower: {change}"
-    if ratio < low and significant and ci_high < 1:
-        return "improvement", f"faster: {change}"
+    if significant and ci_low > 1 + floor:
+        return "regression", f"slower: {change}{widened}"
+    if significant and ci_high < 1 - floor:
+        return "improvement", f"faster: {change}{widened}"
     if low <= ci_low and ci_high <= high:
         return "neutral", f"CI within the ±{noise_floor_pct:g}% noise floor: {change}"
     beyond = ci_low > high or ci_high < low
@@ -93,9 +163,12 @@ def judge(
     if not significant:
         what = "wider than the noise band" if straddles else "beyond the noise floor"
         return "inconclusive", f"CI {what} but the U test is not significant: {change}"
+    if beyond:
+        way = "slower" if ci_low > high else "faster"
+        return "inconclusive", f"{way}, but within the run-to-run noise: {change}{widened}"
     return (
         "inconclusive",
-        f"significant, but the CI is not clearly beyond the noise floor: {change}",
+        f"significant, but the CI reaches into the ±{noise_floor_pct:g}% noise band: {change}",
     )
 
 
@@ -172,6 +245,9 @@ def _row(
         )
     except tile_stats.StatsError as e:
         return _make_row(cur.case_id, metric, values, "inconclusive", f"statistics failed: {e}")
+    # Comparing the references themselves: they cannot be their own drift control.
+    refs = (base.reference, cur.reference) if metric == "time_s" else (None, None)
+    drift = _run_drift(base.samples, cur.samples, *refs)
     judgement, reason = judge(
         result.ratio,
         result.ci_low,
@@ -179,6 +255,8 @@ def _row(
         result.p_value,
         noise_floor_pct=noise_floor_pct,
         alpha=alpha,
+        drift_pct=drift.pct,
+        drift_source=drift.source,
     )
     return _make_row(cur.case_id, metric, values, judgement, reason, result=result)
 
@@ -233,8 +311,9 @@ def compare_runs(
     confidence 1 - alpha, and a two-sided Mann-Whitney p-value (`tile_stats.compare`). The row is
     `not_comparable` when device kind, timer or cold/warm mode differ or samples are missing,
     `inconclusive` with fewer than MIN_SAMPLES samples on either side, and otherwise judged by
-    `judge` (see there for the exact rule). Cases on one side only get a `not_comparable` row
-    whose reason is exactly `added` or `removed`. The envelope defaults to current's producer, a
+    `judge` (see there for the exact rule) with the noise floor widened by `_run_drift`: the
+    reference's move between the runs (for `time_s`) and each side's within-run drift. Cases on
+    one side only get a `not_comparable` row whose reason is exactly `added` or `removed`. The envelope defaults to current's producer, a
     new `compare-...` run id and current's output directory.
 
     Summary status: `failed` with any regression, else `skipped` with no rows, else `partial`

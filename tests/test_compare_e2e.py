@@ -1,0 +1,185 @@
+"""`tile compare`, `tile baseline save` and `tile bench --compare` end to end, on real CPU runs.
+
+The kernel waits on the host (a `pure_callback` that sleeps 20 ms) instead of computing: on a
+shared 2-core VM the speed of compute kernels moves 10-50% between runs (benchmarks/
+compare_false_alarms.py measures how the verdicts cope with that), while such a wait moves by
+about 1% (a 4 ms one still moved 5%: the callback's own ~1 ms of CPU time wanders). So these
+tests check the wiring, the verdicts and the exit codes without flaking. The reference waits as
+long as the unchanged kernel, a steady drift control; `E2E_WAIT_MS=30` makes the kernel 1.5x
+slower.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from support import tile_argv, tile_env
+
+pytestmark = pytest.mark.slow
+
+KERNELS = """\
+import os
+import time
+
+import jax
+import numpy as np
+
+import tile_runner as tile
+
+WAIT_S = float(os.environ.get("E2E_WAIT_MS", "20")) / 1000
+REF_WAIT_S = 0.020
+
+
+def _wait_then(x, seconds):
+    def host(value):
+        time.sleep(seconds)
+        return np.asarray(value)
+
+    return jax.pure_callback(host, jax.ShapeDtypeStruct(x.shape, x.dtype), x)
+
+
+@tile.kernel(
+    "e2e/wait",
+    inputs=lambda case, key: (tile.normal(key, (case.n,), "float32"),),
+    reference=lambda x: _wait_then(x, REF_WAIT_S) * 2.0 + 1.0,
+    bench=tile.axes(n=[256]),
+)
+def wait(x):
+    return _wait_then(x, WAIT_S) * 2.0 + 1.0
+"""
+TOML = '[project]\npaths = ["kernels"]\n\n[bench]\nwarmup_runs = 2\nmin_runs = 10\nmax_time = 0.6\n'
+CASE = "e2e/wait[n=256]"
+Done = subprocess.CompletedProcess[str]
+
+
+def _tile(root: Path, *args: str, env: dict[str, str] | None = None) -> Done:
+    """Run `tile ARGS` in `root`; any exit code is returned."""
+    return subprocess.run(
+        tile_argv(*args), cwd=root, env=tile_env(env), capture_output=True, text=True, timeout=300
+    )
+
+
+@dataclass(frozen=True)
+class Project:
+    """A project measured once per module: the runs every test below compares."""
+
+    root: Path
+    again: Done  # `bench --compare baselines` of the same code
+    slower: Done  # `bench --compare baselines` with the kernel 1.5x slower
+
+    def tile(self, *args: str) -> Done:
+        """Run `tile ARGS` in the project."""
+        return _tile(self.root, *args)
+
+
+def _rows(path: Path) -> dict[str, dict]:
+    return {row["case_id"]: row for row in json.loads(path.read_text())["rows"]}
+
+
+@pytest.fixture(scope="module")
+def proj(tmp_path_factory: pytest.TempPathFactory) -> Project:
+    root = tmp_path_factory.mktemp("compare") / "proj"
+    (root / "kernels").mkdir(parents=True)
+    (root / "kernels" / "e2e_kernels.py").write_text(KERNELS)
+    (root / "tile.toml").write_text(TOML)
+    first = _tile(root, "bench", "-o", "runs/a")
+    assert first.returncode == 0, first.stderr
+    saved = _tile(root, "baseline", "save", "runs/a", "--dir", "baselines", "--label", "main")
+    assert saved.returncode == 0, saved.stderr
+    assert saved.stdout.strip() == str(Path("baselines") / "cpu.json")
+    # A second baseline for another device sits beside it; `--compare baselines` must skip it.
+    other = json.loads((root / "baselines" / "cpu.json").read_text())
+    other["device"]["device_kind"] = "NVIDIA H200"
+    (root / "baselines" / "nvidia-h200.json").write_text(json.dumps(other))
+    again = _tile(root, "bench", "-o", "runs/a2", "--compare", "baselines")
+    slower = _tile(
+        root, "bench", "-o", "runs/b", "--compare", "baselines", env={"E2E_WAIT_MS": "30"}
+    )
+    few = _tile(root, "bench", "-o", "runs/few", "--min-runs", "3", "--max-runs", "3")
+    assert few.returncode == 0, few.stderr
+    return Project(root, again=again, slower=slower)
+
+
+def test_same_code_measured_twice_is_neutral_and_exits_0(proj: Project) -> None:
+    assert proj.again.returncode == 0, proj.again.stdout + proj.again.stderr
+    doc = json.loads((proj.root / "runs" / "a2" / "comparisons.json").read_text())
+    # the baseline was picked by device: cpu.json, not the H200 file beside it
+    assert Path(doc["baseline"]["report_path"]).name == "cpu.json"
+    assert doc["baseline"]["label"].endswith("cpu.json")
+    assert {row["judgement"] for row in doc["rows"]} <= {"neutral", "inconclusive"}
+    assert doc["summary"]["regression_count"] == 0
+    assert CASE in proj.again.stdout  # the comparison table follows the bench table
+    direct = proj.tile("compare", "runs/a", "runs/a2", "-o", "aa.json")
+    assert direct.returncode == 0, direct.stdout + direct.stderr
+    assert _rows(proj.root / "aa.json")[CASE]["judgement"] in ("neutral", "inconclusive")
+
+
+def test_a_kernel_one_and_a_half_times_slower_is_a_regression_exit_1(proj: Project) -> None:
+    assert proj.slower.returncode == 1, proj.slower.stdout + proj.slower.stderr
+    assert "regression" in proj.slower.stdout
+    proc = proj.tile("compare", "runs/a", "runs/b", "-o", "ab.json")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    row = _rows(proj.root / "ab.json")[CASE]
+    assert row["judgement"] == "regression"
+    assert 1.3 < row["ratio"] < 1.7 and row["ratio_ci_low"] > 1.02
+    assert row["p_value"] < 0.05
+    table = [line for line in proc.stdout.splitlines() if CASE in line]
+    assert len(table) == 1 and "regression" in table[0]
+
+
+def test_a_baseline_from_another_device_is_not_comparable(proj: Project) -> None:
+    proc = proj.tile("compare", "baselines/nvidia-h200.json", "runs/a2", "-o", "dev.json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    row = _rows(proj.root / "dev.json")[CASE]
+    assert row["judgement"] == "not_comparable"
+    assert row["reason"] == "device kind differs: `NVIDIA H200` vs `cpu`"
+    assert row["ratio"] is None
+
+
+@pytest.mark.parametrize("damage", ["corrupt", "schema_version"])
+def test_an_unusable_baseline_exits_2_naming_the_file(proj: Project, damage: str) -> None:
+    bad = proj.root / f"bad-{damage}.json"
+    if damage == "corrupt":
+        bad.write_text('{"schema_name": "tile.baseline", "cases": [')
+    else:
+        doc = json.loads((proj.root / "baselines" / "cpu.json").read_text())
+        doc["schema_version"] = 2
+        bad.write_text(json.dumps(doc))
+    for args in (
+        ["compare", bad.name, "runs/a"],
+        ["bench", "-o", f"runs/x-{damage}", "--compare", bad.name],
+    ):
+        proc = proj.tile(*args)
+        assert proc.returncode == 2, (args, proc.stdout, proc.stderr)
+        assert bad.name in proc.stderr, proc.stderr
+    missing = proj.tile("compare", "nowhere.json", "runs/a")
+    assert missing.returncode == 2 and "nowhere.json" in missing.stderr
+
+
+def test_markdown_is_one_table_regressions_first(proj: Project) -> None:
+    proc = proj.tile("compare", "runs/a", "runs/b", "--format", "markdown", "-o", "md.json")
+    assert proc.returncode == 1, proc.stderr
+    lines = proc.stdout.strip().splitlines()
+    assert lines[0].startswith("**time_s: 1 regression(s), 0 improvement(s)")
+    table = [i for i, line in enumerate(lines) if line.startswith("|")]
+    assert table == list(range(table[0], len(lines)))  # one contiguous block, at the end
+    assert sum(line.startswith("|---") for line in lines) == 1
+    assert f"`{CASE}`" in lines[table[2]] and "regression" in lines[table[2]]
+
+
+def test_fail_on_inconclusive_exits_4(proj: Project) -> None:
+    # 3 samples a side are too few to judge: inconclusive whatever the machine does.
+    plain = proj.tile("compare", "runs/a", "runs/few", "-o", "few.json")
+    assert plain.returncode == 0, plain.stdout + plain.stderr
+    row = _rows(proj.root / "few.json")[CASE]
+    assert row["judgement"] == "inconclusive"
+    assert row["reason"].startswith("too few samples")
+    strict = proj.tile("compare", "runs/a", "runs/few", "--fail-on-inconclusive", "-o", "f4.json")
+    assert strict.returncode == 4, strict.stdout + strict.stderr
+    # a regression outranks inconclusive rows: still 1
+    regress = proj.tile("compare", "runs/a", "runs/b", "--fail-on-inconclusive", "-o", "f1.json")
+    assert regress.returncode == 1
