@@ -60,6 +60,18 @@ CaseTimeout = Annotated[
 Isolate = Annotated[
     bool | None, typer.Option("--isolate/--no-isolate", help="One runner process per case.")
 ]
+Launcher = Annotated[
+    str | None,
+    typer.Option("--launcher", help="Where runners start: local | slurm (`[launcher] kind`)."),
+]
+Shards = Annotated[
+    int | None,
+    typer.Option("--shards", help="Split the cases over N runners, one GPU each."),
+]
+SlurmArgs = Annotated[
+    list[str] | None,
+    typer.Option("--slurm-arg", help="Extra srun argument, e.g. `--slurm-arg=--qos=high`."),
+]
 
 
 def _selection(
@@ -131,6 +143,9 @@ def bench_cmd(
     ] = None,
     case_timeout: CaseTimeout = None,
     isolate: Isolate = None,
+    launcher: Launcher = None,
+    shards: Shards = None,
+    slurm_args: SlurmArgs = None,
     compare: Annotated[
         Path | None,
         typer.Option(
@@ -153,6 +168,8 @@ def bench_cmd(
             "bench.target_precision": target_precision,
             "runner.case_timeout": case_timeout,
             "runner.isolate": isolate,
+            "launcher.kind": launcher,
+            "launcher.shards": shards,
         }
     )
     sel = _selection(filters, kernels, axes, plugins, overrides)
@@ -165,6 +182,7 @@ def bench_cmd(
             as_json=json,
             verbose=verbose,
             compare=compare,
+            slurm_args=slurm_args or [],
         )
     )
 
@@ -182,18 +200,33 @@ def test_cmd(
     seed: Annotated[int | None, typer.Option("--seed", help="Seed for the random inputs.")] = None,
     case_timeout: CaseTimeout = None,
     isolate: Isolate = None,
+    launcher: Launcher = None,
+    shards: Shards = None,
+    slurm_args: SlurmArgs = None,
 ) -> None:
     """Check kernels against their references on fresh random inputs."""
     from tile_cli._run import run_suite
     from tile_cli._settings import given
 
     overrides = given(
-        {"test.seed": seed, "runner.case_timeout": case_timeout, "runner.isolate": isolate}
+        {
+            "test.seed": seed,
+            "runner.case_timeout": case_timeout,
+            "runner.isolate": isolate,
+            "launcher.kind": launcher,
+            "launcher.shards": shards,
+        }
     )
     sel = _selection(filters, kernels, axes, plugins, overrides)
     raise typer.Exit(
         run_suite(
-            "test", sel, profile=profile, output_dir=output_dir, as_json=json, verbose=verbose
+            "test",
+            sel,
+            profile=profile,
+            output_dir=output_dir,
+            as_json=json,
+            verbose=verbose,
+            slurm_args=slurm_args or [],
         )
     )
 
@@ -357,3 +390,94 @@ def device_cmd(
     from tile_cli._device import show_device
 
     raise typer.Exit(show_device(calibrate=calibrate, as_json=json, profile=profile))
+
+
+# ---------------------------------------------------------------- build, inspect, snap
+
+ShowTracebacks = Annotated[
+    int, typer.Option("-v", "--verbose", count=True, help="Show the traceback of each failure.")
+]
+
+
+@app.command("build")
+def build_cmd(
+    filters: Filter = None,
+    kernels: Kernel = None,
+    axes: Axis = None,
+    plugins: Plugin = None,
+    profile: Profile = None,
+    output_dir: OutputDir = None,
+    json: Json = False,
+    verbose: ShowTracebacks = 0,
+    case_timeout: CaseTimeout = None,
+    isolate: Isolate = None,
+) -> None:
+    """Lower and compile every case (no execution); store what the compiler made in a run dir."""
+    from tile_cli._build import run_build
+    from tile_cli._settings import given
+
+    overrides = given({"runner.case_timeout": case_timeout, "runner.isolate": isolate})
+    sel = _selection(filters, kernels, axes, plugins, overrides)
+    raise typer.Exit(
+        run_build(sel, profile=profile, output_dir=output_dir, as_json=json, verbose=verbose)
+    )
+
+
+@app.command("inspect")
+def inspect_cmd(
+    case: Annotated[
+        str | None, typer.Argument(help="Case id, exactly as `tile list` prints it.")
+    ] = None,
+    kind: Annotated[
+        str, typer.Option("--kind", help="jaxpr | stablehlo | hlo | cost | memory | all.")
+    ] = "stablehlo",
+    list_kinds: Annotated[
+        bool, typer.Option("--list-kinds", help="Print the kinds of view and exit.")
+    ] = False,
+    axes: Axis = None,
+    plugins: Plugin = None,
+    profile: Profile = None,
+    verbose: ShowTracebacks = 0,
+) -> None:
+    """Print one case's jaxpr, StableHLO, optimized HLO, cost or memory analysis."""
+    from tile_cli._build import INSPECT_KINDS, inspect_case
+    from tile_cli._errors import CliError
+
+    if list_kinds:
+        typer.echo("\n".join([*INSPECT_KINDS, "all"]))
+        raise typer.Exit(ExitCode.OK)
+    if case is None:
+        raise CliError(
+            "missing the case id", hint="run `tile list` and pass one id: `tile inspect ID`"
+        )
+    sel = _selection(None, None, axes, plugins, {})
+    raise typer.Exit(inspect_case(case, kind, sel, profile=profile, verbose=verbose))
+
+
+@app.command("snap")
+def snap_cmd(
+    filters: Filter = None,
+    kernels: Kernel = None,
+    plugins: Plugin = None,
+    profile: Profile = None,
+    check: Annotated[
+        bool,
+        typer.Option("--check", help="Write nothing; exit 1 with a diff if any lowering changed."),
+    ] = False,
+    update: Annotated[
+        bool, typer.Option("--update", help="Accept: rewrite changed, add new, drop stale.")
+    ] = False,
+    directory: Annotated[
+        Path | None,
+        typer.Option("--dir", help="Snapshot directory (default `snapshots/` in the project)."),
+    ] = None,
+) -> None:
+    """Snapshot each case's normalized StableHLO; `--check` diffs it, `--update` accepts it."""
+    from tile_cli._errors import CliError
+    from tile_cli._snap import snap
+
+    if check and update:
+        raise CliError("--check and --update exclude each other", hint="pick one")
+    sel = _selection(filters, kernels, None, plugins, {})
+    mode = "check" if check else "update" if update else "record"
+    raise typer.Exit(snap(sel, profile=profile, mode=mode, directory=directory))

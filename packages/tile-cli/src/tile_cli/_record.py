@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 import time
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -75,7 +76,10 @@ def _point_latest(run_dir: Path) -> None:
 
 
 class RunRecorder:
-    """The session's sink: keeps results, streams events/metrics to disk, writes the report."""
+    """The session's sink: keeps results, streams events/metrics to disk, writes the report.
+
+    Thread-safe: the sessions of a sharded run feed one recorder from their own threads.
+    """
 
     def __init__(
         self,
@@ -109,7 +113,11 @@ class RunRecorder:
         self.diagnostics: list[tp.Log] = []
         self.launches: list[Launch] = []
         self.filtered = False
-        self._current: Launch | None = None
+        self.slurm_job_id: str | None = None
+        """For the report context: the allocation's job id or the shards' ids, comma-separated."""
+        self._lock = threading.RLock()
+        # The runner each thread's session is on, to tie its failures to its stderr log.
+        self._current: dict[int, Launch] = {}
         self._event("info", "run", "run_started", f"tile {command} started", argv=argv)
         self._snapshot_config()
 
@@ -140,18 +148,29 @@ class RunRecorder:
     # ---------------------------------------------------------------- sink
 
     def on_launch(self, launch: Launch) -> None:
-        self._current = launch
-        self.launches.append(launch)
-        self._event("info", "runner", "runner_started", f"runner {launch.index} started",
-                    args=launch.args, case_ids=launch.case_ids)  # fmt: skip
+        with self._lock:
+            self._current[threading.get_ident()] = launch
+            self.launches.append(launch)
+            self._event("info", "runner", "runner_started", f"runner {launch.index} started",
+                        args=launch.args, case_ids=launch.case_ids)  # fmt: skip
 
     def on_launch_end(self, launch: Launch) -> None:
+        with self._lock:
+            self._launch_end(launch)
+
+    def on_slurm_job(self, launch: Launch, job_id: str) -> None:
+        """Note the SLURM job a runner ran in (found by its job name)."""
+        with self._lock:
+            self._event("info", "runner", "slurm_job", f"runner {launch.index} is SLURM job "
+                        f"{job_id}", command_id=launch_id(launch), job_id=job_id)  # fmt: skip
+
+    def _launch_end(self, launch: Launch) -> None:
         self.writer.command(
             launch_id(launch),
             launch.args,
             cwd=launch.cwd,
             status=launch.status,  # type: ignore[arg-type]
-            phase="runner",
+            phase=launch.phase,
             environment_overrides=launch.env_overrides,
             stderr_log=os.path.relpath(launch.stderr_log, self.run_dir),
             return_code=launch.return_code,
@@ -170,26 +189,39 @@ class RunRecorder:
         )
 
     def on_hello(self, hello: tp.Hello) -> None:
-        if self.hello is None:
-            self.hello = hello
-            self._event("info", "runner", "hello",
-                        f"runner {hello.runner_version} on {hello.backend}",
-                        **msgspec.to_builtins(hello))  # fmt: skip
-        self._echo(hello)
+        with self._lock:
+            if self.hello is None:
+                self.hello = hello
+                self._event("info", "runner", "hello",
+                            f"runner {hello.runner_version} on {hello.backend}",
+                            **msgspec.to_builtins(hello))  # fmt: skip
+            self._echo(hello)
 
     def on_plan(self, plan: tp.Plan) -> None:
-        self.planned = list(plan.cases)
-        self._event("info", "plan", "plan", f"{len(plan.cases)} cases planned",
-                    case_ids=[c.case_id for c in plan.cases])  # fmt: skip
-        self.ui.start(len(plan.cases), f"tile {self.command}")
-        self._echo(plan)
+        with self._lock:
+            self.planned = list(plan.cases)
+            self._event("info", "plan", "plan", f"{len(plan.cases)} cases planned",
+                        case_ids=[c.case_id for c in plan.cases])  # fmt: skip
+            self.ui.start(len(plan.cases), f"tile {self.command}")
+            self._echo(plan)
 
     def on_case_start(self, start: tp.CaseStart) -> None:
-        self.ui.case(start.case_id)
-        self._event("debug", "case", "case_start", start.case_id, index=start.index)
-        self._echo(start)
+        with self._lock:
+            self.ui.case(start.case_id)
+            self._event("debug", "case", "case_start", start.case_id, index=start.index)
+            self._echo(start)
 
     def on_noise(self, event: tp.BadLine | tp.UnknownMessage) -> None:
+        with self._lock:
+            self._noise(event)
+
+    def on_message(self, message: tp.Message) -> None:
+        with self._lock:
+            self._message(message)
+
+    # ---------------------------------------------------------------- helpers
+
+    def _noise(self, event: tp.BadLine | tp.UnknownMessage) -> None:
         if isinstance(event, tp.UnknownMessage):
             msg = f"ignored a protocol message of unknown type `{event.type}` (newer runner?)"
         else:
@@ -199,7 +231,7 @@ class RunRecorder:
         if self.ui.verbose:
             self.ui.notice(f"warning: {msg}")
 
-    def on_message(self, message: tp.Message) -> None:
+    def _message(self, message: tp.Message) -> None:
         self._echo(message)
         if isinstance(message, tp.BenchResult):
             self.bench_results.append(message)
@@ -220,12 +252,11 @@ class RunRecorder:
             self._event("info", "run", "runner_done", "runner finished",
                         **msgspec.to_builtins(message))  # fmt: skip
 
-    # ---------------------------------------------------------------- helpers
-
     def _failure(self, failure: tp.Failure) -> None:
         self.failures.append(failure)
-        if self._current is not None:
-            self.failure_launch[len(self.failures)] = self._current
+        current = self._current.get(threading.get_ident())
+        if current is not None:
+            self.failure_launch[len(self.failures)] = current
         self._event("error", failure.phase, "failure", failure.message, case_id=failure.case_id,
                     error_type=failure.error_type, status=failure.status)  # fmt: skip
         if failure.case_id is not None:
@@ -298,8 +329,9 @@ class RunRecorder:
         """Write report.json, summary.md, comparisons.json if asked, the manifest last."""
         from tile_cli._report import build_report, write_final
 
-        report = build_report(self, interrupted=interrupted, error=error)
-        return report, write_final(self, report, compare_with)
+        with self._lock:
+            report = build_report(self, interrupted=interrupted, error=error)
+            return report, write_final(self, report, compare_with)
 
 
 def launch_id(launch: Launch) -> str:

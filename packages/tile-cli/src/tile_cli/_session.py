@@ -12,7 +12,7 @@ import queue
 import signal
 import subprocess
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,10 +21,11 @@ from typing import Protocol
 import tile_protocol as tp
 from tile_cli._errors import CliError, ExitCode
 
-__all__ = ["Launch", "RunnerSession", "Sink"]
+__all__ = ["Launch", "LaunchCounter", "RunnerSession", "Sink"]
 
 STDERR_TAIL_BYTES = 4000
 STARTUP_TIMEOUT_S = 120.0
+STOP_GRACE_S = 3.0
 
 
 @dataclass
@@ -43,6 +44,8 @@ class Launch:
     status: str = "success"
     reason: str | None = None
     case_ids: list[str] | None = None
+    phase: str = "runner"
+    """`plan` for a runner that only lists the cases, else `runner`."""
 
     @property
     def wall_time_s(self) -> float | None:
@@ -76,11 +79,25 @@ class Sink(Protocol):
     def on_noise(self, event: tp.BadLine | tp.UnknownMessage) -> None: ...
 
 
+class LaunchCounter:
+    """Numbers runner processes 1, 2, 3... across every session of one run, from any thread."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._last = 0
+
+    def __call__(self) -> int:
+        with self._lock:
+            self._last += 1
+            return self._last
+
+
 @dataclass
 class _State:
     plan: list[str] | None = None
     finished: set[str] = field(default_factory=set[str])
     done_seen: bool = False
+    hello_seen: bool = False
     seen: set[tuple[str, str, str]] = field(default_factory=set[tuple[str, str, str]])
 
 
@@ -88,7 +105,15 @@ _EOF = object()
 
 
 class RunnerSession:
-    """Runs a request to completion over as many runner processes as it takes."""
+    """Runs a request to completion over as many runner processes as it takes.
+
+    By default each runner is `PYTHON -m tile_runner` started here with this process's
+    environment plus `env_overrides`. A launcher changes that: `argv_prefix` goes in front of
+    the runner's argument vector (`srun ... --`), `environ` replaces the inherited environment,
+    `startup_timeout=None` waits for `hello` however long a queued job takes, and
+    `exit_signal` reads a signal out of the exit status (srun: 128+N). `numbering` shares one
+    sequence of runner numbers (and stderr log names) between the sessions of one run.
+    """
 
     def __init__(
         self,
@@ -102,6 +127,11 @@ class RunnerSession:
         case_timeout: float,
         isolate: bool = False,
         extra_args: Sequence[str] = (),
+        argv_prefix: Sequence[str] = (),
+        environ: Mapping[str, str] | None = None,
+        startup_timeout: float | None = STARTUP_TIMEOUT_S,
+        exit_signal: Callable[[int], int | None] | None = None,
+        numbering: Callable[[], int] | None = None,
     ) -> None:
         self._request = request
         self._python = python
@@ -112,9 +142,15 @@ class RunnerSession:
         self._case_timeout = case_timeout
         self._isolate = isolate
         self._extra_args = list(extra_args)
+        self._argv_prefix = list(argv_prefix)
+        self._environ = dict(os.environ if environ is None else environ)
+        self._startup_timeout = startup_timeout
+        self._exit_signal = exit_signal
+        self._numbering = numbering or LaunchCounter()
         self._state = _State()
-        self._launches = 0
         self._proc: subprocess.Popen[bytes] | None = None
+        self._proc_lock = threading.Lock()
+        self._stopping = False
 
     # ---------------------------------------------------------------- public
 
@@ -124,16 +160,18 @@ class RunnerSession:
         if self._isolate:
             clean = self._launch(self._plan_only()) and clean
             for case_id in list(self._state.plan or []):
+                if self._stopping:
+                    return False
                 if case_id not in self._state.finished:
                     clean = self._launch(self._subset([case_id])) and clean
-                if case_id not in self._state.finished:
+                if case_id not in self._state.finished and not self._stopping:
                     self._abandon([case_id], "its runner ended before reaching it")
-            return clean
+            return clean and not self._stopping
         clean = self._launch(self._request)
         all_clean = clean
         # A runner that ended with `done` went through every case; only a crash or a hang
         # leaves cases behind, and those get a fresh runner.
-        while not clean and (remaining := self._remaining()):
+        while not clean and not self._stopping and (remaining := self._remaining()):
             before = len(self._state.finished)
             clean = self._launch(self._subset(remaining))
             if len(self._state.finished) == before:
@@ -142,16 +180,15 @@ class RunnerSession:
         return all_clean
 
     def stop(self) -> None:
-        """Stop the current runner's whole process group (Ctrl-C, SIGTERM)."""
-        proc = self._proc
-        if proc is None or proc.poll() is not None:
-            return
-        _kill_group(proc, signal.SIGTERM)
-        try:
-            proc.wait(timeout=3)
-        except subprocess.TimeoutExpired:
-            _kill_group(proc, signal.SIGKILL)
-            proc.wait()
+        """Stop the current runner's whole process group and start no other (Ctrl-C, SIGTERM).
+
+        Safe to call from another thread than the one in `run`, which then returns soon.
+        """
+        with self._proc_lock:
+            self._stopping = True
+            proc = self._proc
+        if proc is not None:
+            _terminate(proc)
 
     # ---------------------------------------------------------------- internals
 
@@ -183,9 +220,10 @@ class RunnerSession:
 
     def _launch(self, request: tp.RunRequest) -> bool:
         """Run one runner process to its end; return True if it ended with `done`."""
-        self._launches += 1
-        index = self._launches
-        args = [self._python, "-m", "tile_runner", *self._extra_args]
+        if self._stopping:
+            return False
+        index = self._numbering()
+        args = [*self._argv_prefix, self._python, "-m", "tile_runner", *self._extra_args]
         self._log_dir.mkdir(parents=True, exist_ok=True)
         log_path = self._log_dir / f"runner-{index}.stderr.log"
         launch = Launch(
@@ -196,8 +234,9 @@ class RunnerSession:
             stderr_log=log_path,
             started_at=datetime.now(UTC),
             case_ids=request.case_ids,
+            phase="plan" if request.command == "list" else "runner",
         )
-        env = {**os.environ, **self._env_overrides}
+        env = {**self._environ, **self._env_overrides}
         with log_path.open("wb") as stderr:
             try:
                 proc = subprocess.Popen(
@@ -211,31 +250,36 @@ class RunnerSession:
                 )
             except OSError as exc:
                 raise CliError(
-                    f"cannot start the runner `{self._python}`: {exc.strerror or exc}",
+                    f"cannot start the runner `{args[0]}`: {exc.strerror or exc}",
                     hint="set `[runner] python` in tile.toml (or TILE_RUNNER_PYTHON) to an "
-                    "interpreter that has tile-runner installed",
+                    "interpreter that has tile-runner installed"
+                    if not self._argv_prefix
+                    else "check that the launcher's command exists and can be run",
                     code=ExitCode.USAGE,
                 ) from None
-        self._proc = proc
+        with self._proc_lock:
+            self._proc = proc
+            stopping = self._stopping
+        if stopping:  # stop() came while the process was starting
+            _terminate(proc)
         self._sink.on_launch(launch)
         events: queue.Queue[object] = queue.Queue()
         reader = threading.Thread(target=_read_stream, args=(proc, events), daemon=True)
         reader.start()
-        assert proc.stdin is not None
-        with contextlib.suppress(BrokenPipeError):
-            proc.stdin.write(tp.encode(request))
-            proc.stdin.close()
+        # On a thread: a launcher may not read its stdin before the job starts (srun waiting
+        # in the queue), and a large request must not block the loop that watches the clock.
+        writer = threading.Thread(
+            target=_write_request, args=(proc, tp.encode(request)), daemon=True
+        )
+        writer.start()
 
         in_flight: str | None = None
         timed_out = False
         self._state.done_seen = False
+        self._state.hello_seen = False
         try:
             while True:
-                # Between cases the runner may be importing JAX or kernel modules, which can
-                # be slow on a loaded machine: allow at least STARTUP_TIMEOUT_S there.
-                limit = (
-                    self._case_timeout if in_flight else max(self._case_timeout, STARTUP_TIMEOUT_S)
-                )
+                limit = self._silence_limit(in_flight)
                 try:
                     event = events.get(timeout=limit)
                 except queue.Empty:
@@ -253,18 +297,40 @@ class RunnerSession:
             raise
 
         if timed_out:
-            _kill_group(proc, signal.SIGKILL)
+            launch.status = "timed_out"  # before _close records it
+            if self._argv_prefix:
+                _terminate(proc)  # srun forwards SIGTERM to the task and ends the job step
+            else:
+                _kill_group(proc, signal.SIGKILL)
+        if self._stopping and not self._state.done_seen:
+            launch.status = "interrupted"
+            launch.reason = "stopped"
+            self._close(proc, launch)
+            return False
         self._close(proc, launch)
         if self._state.done_seen and not timed_out:
             return True
         self._blame(launch, in_flight, timed_out=timed_out)
         return False
 
+    def _silence_limit(self, in_flight: str | None) -> float | None:
+        """How long the runner may stay silent now; None waits for ever."""
+        if not self._state.hello_seen:
+            # Until `hello` the runner may be waiting for a SLURM allocation (as long as the
+            # queue takes: `startup_timeout=None`) or importing JAX on a loaded machine.
+            if self._startup_timeout is None:
+                return None
+            return max(self._case_timeout, self._startup_timeout)
+        # Between cases the runner may be importing kernel modules or compiling: allow at
+        # least STARTUP_TIMEOUT_S there.
+        return self._case_timeout if in_flight else max(self._case_timeout, STARTUP_TIMEOUT_S)
+
     def _dispatch(self, event: object, in_flight: str | None) -> str | None:
         sink = self._sink
         if isinstance(event, (tp.BadLine, tp.UnknownMessage)):
             sink.on_noise(event)
         elif isinstance(event, tp.Hello):
+            self._state.hello_seen = True
             try:
                 tp.check_version(event)
             except tp.VersionError as exc:
@@ -306,25 +372,27 @@ class RunnerSession:
             proc.wait()
         # A runner that exits leaves no orphans behind in its group.
         _kill_group(proc, signal.SIGKILL)
-        self._proc = None
+        with self._proc_lock:
+            self._proc = None
         launch.finished_at = datetime.now(UTC)
         rc = proc.returncode
         if rc is not None and rc < 0:
             launch.signal = -rc
         else:
             launch.return_code = rc
+            if rc is not None and self._exit_signal is not None:
+                launch.signal = self._exit_signal(rc)
         if launch.status == "success" and not self._state.done_seen:
             launch.status = "failed"
         self._sink.on_launch_end(launch)
 
     def _blame(self, launch: Launch, in_flight: str | None, *, timed_out: bool) -> None:
         """Turn a runner that died or hung into a failure record for the case it was on."""
-        if timed_out and in_flight is None:
-            what = (
-                f"no message from the runner for {max(self._case_timeout, STARTUP_TIMEOUT_S):g} s"
+        if timed_out:
+            limit = self._silence_limit(in_flight) or STARTUP_TIMEOUT_S
+            what = f"no message from the runner for {limit:g} s" + (
+                " (case_timeout)" if in_flight else ""
             )
-        elif timed_out:
-            what = f"no message from the runner for {self._case_timeout:g} s (case_timeout)"
             status = "timed_out"
             launch.status = "timed_out"
         else:
@@ -395,6 +463,28 @@ def _read_stream(proc: subprocess.Popen[bytes], out: queue.Queue[object]) -> Non
     for event in decoder.close():
         out.put(event)
     out.put(_EOF)
+
+
+def _write_request(proc: subprocess.Popen[bytes], data: bytes) -> None:
+    stdin = proc.stdin
+    assert stdin is not None
+    # A runner (or srun) that dies before reading its request is reported by the session.
+    with contextlib.suppress(OSError, ValueError):
+        stdin.write(data)
+    with contextlib.suppress(OSError, ValueError):
+        stdin.close()
+
+
+def _terminate(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM to the process group, then SIGKILL if it is still there after a grace period."""
+    if proc.poll() is not None:
+        return
+    _kill_group(proc, signal.SIGTERM)
+    try:
+        proc.wait(timeout=STOP_GRACE_S)
+    except subprocess.TimeoutExpired:
+        _kill_group(proc, signal.SIGKILL)
+        proc.wait()
 
 
 def _kill_group(proc: subprocess.Popen[bytes], sig: int) -> None:
