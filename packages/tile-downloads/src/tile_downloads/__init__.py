@@ -23,7 +23,7 @@ from ._fetch import (
 from ._records import FileRecord, file_records
 from ._registry import ArchiveKind, DownloadEntry, Registry, registry_from_mapping
 
-__all__ = [  # noqa: RUF022  (grouped by topic, as CONTRIBUTING asks)
+__all__ = [
     # registry
     "ArchiveKind",
     "DownloadEntry",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -21,6 +20,7 @@ from tile_protocol import (
     Work,
 )
 from tile_runner._api import Case, KernelDef
+from tile_runner._build import INSPECT_KINDS, Stages, lower_only, view_text, write_build_outputs
 from tile_runner._check import compare, resolve_tolerance, upcast
 from tile_runner._compile import Compiled, aot_compile, bind_static, cost_estimate, memory_estimate
 from tile_runner._discover import failure_from
@@ -33,7 +33,6 @@ from tile_runner._timers import TimerName
 __all__ = ["INSPECT_KINDS", "CaseContext", "Outcome", "run_case"]
 
 Outcome = Literal["passed", "failed", "skipped"]
-INSPECT_KINDS = ("jaxpr", "stablehlo", "hlo", "cost", "memory")
 
 
 @dataclass
@@ -49,6 +48,7 @@ class CaseContext:
     send: Callable[[Message], None]
     warn: Callable[[str, str | None], None]
     inspect_kind: str | None = None
+    output_dir: str | None = None
 
 
 def _as_args(value: Any) -> tuple[Any, ...]:
@@ -65,8 +65,18 @@ def run_case(ctx: CaseContext, kernel: KernelDef, case: Case) -> Outcome:
         args = jax.block_until_ready(_as_args(kernel.inputs(case, case_key(ctx.seed, case.id))))
         phase = "compile"
         fn, dynamic = bind_static(kernel.fn, args)
+        if ctx.command == "inspect":
+            _inspect(ctx, case, fn, dynamic)
+            return "passed"
         compiled = aot_compile(fn, dynamic)
         if ctx.command == "build":
+            note = None
+            if ctx.output_dir is not None:
+                phase = "outputs"
+                stages = Stages(compiled.traced, compiled.lowered, compiled.compiled)
+                note = write_build_outputs(ctx.output_dir, case.id, stages, fn, dynamic, ctx.send)
+                if note is not None:
+                    ctx.warn(note, case.id)
             ctx.send(
                 BuildResult(
                     case_id=case.id,
@@ -74,11 +84,9 @@ def run_case(ctx: CaseContext, kernel: KernelDef, case: Case) -> Outcome:
                     params=case.str_params,
                     ok=True,
                     phases=compiled.phases,
+                    error=note,
                 )
             )
-            return "passed"
-        if ctx.command == "inspect":
-            _inspect(ctx, case, compiled)
             return "passed"
         phase = "run"
         out = jax.block_until_ready(compiled.compiled(*dynamic))
@@ -210,24 +218,20 @@ def _work(kernel: KernelDef, case: Case, compiled: Any) -> Work:
     return Work(bytes=nbytes, flops=flops, source="cost_analysis" if estimated else "declared")
 
 
-def _inspect(ctx: CaseContext, case: Case, compiled: Compiled) -> None:
+def _inspect(
+    ctx: CaseContext, case: Case, fn: Callable[..., Any], dynamic: tuple[Any, ...]
+) -> None:
     kinds = INSPECT_KINDS if ctx.inspect_kind in (None, "all") else (ctx.inspect_kind,)
     for kind in kinds:
-        if kind == "jaxpr":
-            text = str(compiled.traced.jaxpr) if compiled.traced is not None else ""
-        elif kind == "stablehlo":
-            text = compiled.lowered.as_text()
-        elif kind == "hlo":
-            text = compiled.compiled.as_text()
-        elif kind == "cost":
-            analysis = compiled.compiled.cost_analysis()
-            if isinstance(analysis, list | tuple):
-                analysis = analysis[0] if analysis else None
-            text = json.dumps(analysis, indent=2, sort_keys=True, default=str)
-        elif kind == "memory":
-            text = str(compiled.compiled.memory_analysis())
-        else:
+        if kind not in INSPECT_KINDS:
             raise ValueError(
                 f"unknown inspect kind {kind!r}; use one of {', '.join(INSPECT_KINDS)} or all"
             )
-        ctx.send(Inspect(case_id=case.id, kind=kind, text=text))
+    # The jaxpr and StableHLO views need no compilation (`tile snap` asks only for StableHLO).
+    if any(kind in ("hlo", "cost", "memory") for kind in kinds):
+        compiled = aot_compile(fn, dynamic)
+        stages = Stages(compiled.traced, compiled.lowered, compiled.compiled)
+    else:
+        stages = lower_only(fn, dynamic)
+    for kind in kinds:
+        ctx.send(Inspect(case_id=case.id, kind=kind, text=view_text(kind, stages)))

@@ -271,6 +271,7 @@ class _Session:
             send=self.writer.send,
             warn=lambda message, case_id: self.log("warning", message, case_id),
             inspect_kind=request.inspect_kind,
+            output_dir=request.output_dir if request.command == "build" else None,
         )
         total = len(plan.cases)
         self.counts["cases"] = total

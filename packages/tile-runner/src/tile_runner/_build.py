@@ -1,0 +1,234 @@
+"""What the compiler made of one case: the views `tile inspect` prints and `tile build` stores."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import math
+import os
+import re
+from collections.abc import Callable, Generator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tile_protocol import Artifact, Message
+
+__all__ = [
+    "BUILD_FILES",
+    "INSPECT_KINDS",
+    "Stages",
+    "case_dirname",
+    "cost_dict",
+    "lower_only",
+    "memory_dict",
+    "view_text",
+    "write_build_outputs",
+]
+
+INSPECT_KINDS = ("jaxpr", "stablehlo", "hlo", "cost", "memory")
+"""The views of a compiled case, in the order `tile inspect --kind all` shows them."""
+
+BUILD_FILES = {
+    "jaxpr": "jaxpr.txt",
+    "stablehlo": "stablehlo.mlir",
+    "hlo": "hlo.txt",
+    "cost": "cost_analysis.json",
+    "memory": "memory_analysis.json",
+}
+"""File name of each view under `outputs/<case-dir>/`; the export adds `export.bin`."""
+
+EXPORT_FILE = "export.bin"
+_KIND_OF_FILE = {"cost": "cost_analysis", "memory": "memory_analysis"}
+_UNSAFE = re.compile(r"[^A-Za-z0-9._=-]+")
+_MAX_SLUG = 80
+
+
+def case_dirname(case_id: str) -> str:
+    """A file-system-safe, unique, stable name for a case: readable slug plus a short hash.
+
+    The hash keeps two ids apart that differ only in characters the slug drops or in case
+    (macOS file systems ignore case). tile-cli names snapshot files the same way.
+    """
+    slug = _UNSAFE.sub("_", case_id).strip("._-")[:_MAX_SLUG].rstrip("._-") or "case"
+    return f"{slug}-{hashlib.sha256(case_id.encode()).hexdigest()[:8]}"
+
+
+@dataclass(frozen=True)
+class Stages:
+    """The stages of one case that the requested views need; `compiled` only when needed."""
+
+    traced: Any
+    lowered: Any
+    compiled: Any | None = None
+
+
+_LOCATION_FRAMES = "jax_traceback_in_locations_limit"
+
+
+@contextlib.contextmanager
+def _without_source_locations() -> Generator[None]:
+    """Lower with no Python frames in MLIR locations.
+
+    Pallas kernels on GPUs are embedded in the StableHLO as serialized Triton or Mosaic
+    modules whose locations carry absolute file paths and line numbers; without them the
+    text is the same in every checkout, so `tile snap` compares lowering, not paths.
+    """
+    import jax
+
+    try:
+        before = getattr(jax.config, _LOCATION_FRAMES)
+        jax.config.update(_LOCATION_FRAMES, 0)
+    except (AttributeError, KeyError, ValueError):  # a jax without the option
+        yield
+        return
+    try:
+        yield
+    finally:
+        jax.config.update(_LOCATION_FRAMES, before)
+
+
+def lower_only(fn: Callable[..., Any], args: Sequence[Any]) -> Stages:
+    """Trace and lower without compiling or source locations (jaxpr and StableHLO views)."""
+    import jax
+
+    if hasattr(fn, "lower") and hasattr(fn, "trace"):
+        jitted: Any = fn
+    else:
+        # jax caches lowerings by function, and the location setting is not part of the key:
+        # a fresh function makes sure this lowering is done here, without locations.
+        def fresh(*dyn: Any) -> Any:
+            return fn(*dyn)
+
+        fresh.__name__ = getattr(fn, "__name__", "kernel")
+        fresh.__qualname__ = getattr(fn, "__qualname__", fresh.__name__)
+        jitted = jax.jit(fresh)
+    with _without_source_locations():
+        traced = jitted.trace(*args)
+        return Stages(traced=traced, lowered=traced.lower())
+
+
+def _finite(value: Any) -> Any:
+    """JSON has no NaN or infinity: those become null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, Mapping):
+        return {str(k): _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    if isinstance(value, int | float | str | bool) or value is None:
+        return value
+    return str(value)
+
+
+def cost_dict(compiled: Any) -> dict[str, Any] | None:
+    """XLA's cost analysis of one call as plain JSON data; None where XLA has none."""
+    try:
+        analysis = compiled.cost_analysis()
+    except Exception:
+        return None
+    # Older jax versions return a list with one dict per computation.
+    if isinstance(analysis, list | tuple):
+        analysis = analysis[0] if analysis else None
+    if not isinstance(analysis, Mapping):
+        return None
+    return {str(k): _finite(v) for k, v in sorted(analysis.items())}
+
+
+def memory_dict(compiled: Any) -> dict[str, Any] | None:
+    """The fields of `compiled.memory_analysis()` (sizes in bytes); None where unavailable."""
+    try:
+        stats = compiled.memory_analysis()
+    except Exception:
+        return None
+    if stats is None:
+        return None
+    fields: dict[str, Any] = {}
+    for name in sorted(dir(stats)):
+        if name.startswith("_"):
+            continue
+        try:
+            value = getattr(stats, name)
+        except Exception:
+            continue
+        # Skips methods and the serialized buffer-assignment proto (bytes).
+        if isinstance(value, bool | int | float | str) or value is None:
+            fields[name] = _finite(value)
+    return fields or None
+
+
+def _json(data: Any) -> str:
+    return json.dumps(data, indent=2, sort_keys=True) + "\n"
+
+
+def view_text(kind: str, stages: Stages) -> str:
+    """One view of a case as text: what `tile inspect --kind KIND` prints."""
+    if kind == "jaxpr":
+        return str(stages.traced.jaxpr)
+    if kind == "stablehlo":
+        return stages.lowered.as_text()
+    if kind in ("hlo", "cost", "memory"):
+        if stages.compiled is None:
+            raise ValueError(f"the `{kind}` view needs a compiled case")
+        if kind == "hlo":
+            return stages.compiled.as_text()
+        data = cost_dict(stages.compiled) if kind == "cost" else memory_dict(stages.compiled)
+        return _json(data)
+    raise ValueError(f"unknown inspect kind {kind!r}; use one of {', '.join(INSPECT_KINDS)} or all")
+
+
+def _write(path: Path, data: bytes) -> None:
+    """Temp file and rename: a killed runner never leaves a half-written view behind."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(data)
+    tmp.replace(path)
+
+
+def _export(fn: Callable[..., Any], args: Sequence[Any]) -> bytes:
+    """The serialized `jax.export` artifact of the jitted kernel."""
+    import jax
+    from jax import export
+
+    jitted: Any = fn if hasattr(fn, "lower") and hasattr(fn, "trace") else jax.jit(fn)
+    return bytes(export.export(jitted)(*args).serialize())
+
+
+def write_build_outputs(
+    run_dir: str,
+    case_id: str,
+    stages: Stages,
+    fn: Callable[..., Any],
+    args: Sequence[Any],
+    send: Callable[[Message], None],
+) -> str | None:
+    """Write `outputs/<case-dir>/` and announce each file; return why there is no export.
+
+    A kernel that cannot be exported (Pallas custom calls, host callbacks, a missing
+    `flatbuffers`) still builds: the reason is returned for the BuildResult instead.
+    """
+    rel_dir = f"outputs/{case_dirname(case_id)}"
+    target = Path(run_dir) / rel_dir
+    target.mkdir(parents=True, exist_ok=True)
+    files: list[tuple[str, str, bytes]] = [
+        (BUILD_FILES[kind], _KIND_OF_FILE.get(kind, kind), view_text(kind, stages).encode())
+        for kind in INSPECT_KINDS
+    ]
+    problem: str | None = None
+    try:
+        files.append((EXPORT_FILE, "export", _export(fn, args)))
+    except Exception as exc:
+        first = (str(exc) or type(exc).__name__).strip().splitlines()[0][:300]
+        problem = f"no jax.export artifact: {type(exc).__name__}: {first}"
+    for name, kind, data in files:
+        _write(target / name, data)
+        send(
+            Artifact(
+                path=f"{rel_dir}/{name}",
+                kind=kind,
+                sha256=hashlib.sha256(data).hexdigest(),
+                size_bytes=len(data),
+                case_id=case_id,
+            )
+        )
+    return problem
