@@ -413,13 +413,15 @@ def build_cmd(
     isolate: Isolate = None,
 ) -> None:
     """Lower and compile every case (no execution); store what the compiler made in a run dir."""
-    from tile_cli._build import run_build
+    from tile_cli._run import run_suite
     from tile_cli._settings import given
 
     overrides = given({"runner.case_timeout": case_timeout, "runner.isolate": isolate})
     sel = _selection(filters, kernels, axes, plugins, overrides)
     raise typer.Exit(
-        run_build(sel, profile=profile, output_dir=output_dir, as_json=json, verbose=verbose)
+        run_suite(
+            "build", sel, profile=profile, output_dir=output_dir, as_json=json, verbose=verbose
+        )
     )
 
 

@@ -15,7 +15,7 @@ import tile_protocol as tp
 from tile_cli._errors import CliError, ExitCode
 from tile_cli._session import Launch, RunnerSession
 from tile_cli._settings import Selection, build_request, load, runner_python
-from tile_cli._ui import Ui, make_consoles
+from tile_cli._ui import make_consoles
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -36,7 +36,6 @@ __all__ = [
     "print_failures",
     "render_build",
     "request_views",
-    "run_build",
     "split_failures",
 ]
 
@@ -219,60 +218,6 @@ def inspect_case(
 
 
 # ---------------------------------------------------------------- tile build
-
-
-def run_build(
-    sel: Selection,
-    *,
-    profile: str | None,
-    output_dir: Path | None,
-    as_json: bool,
-    verbose: int,
-) -> int:
-    """Lower and compile every selected case, store what the compiler made; exit 1 if any failed."""
-    from tile_cli._record import RunRecorder, open_run_directory
-
-    out, err = make_consoles()
-    resolved = load(profile, sel.overrides)
-    run_dir, writer = open_run_directory("build", resolved, output_dir)
-    request = build_request("build", resolved, sel, run_dir)
-    ui = Ui(err, verbose=verbose, quiet=as_json)
-    recorder = RunRecorder(
-        "build", resolved, writer, run_dir, ui=ui, stream_json=as_json, argv=sys.argv
-    )
-    recorder.filtered = bool(sel.filters or sel.kernels or sel.case_ids)
-    session = RunnerSession(
-        request,
-        python=runner_python(resolved),
-        cwd=Path.cwd(),
-        env_overrides=resolved.config.runner.env,
-        log_dir=run_dir / "logs",
-        sink=recorder,
-        case_timeout=resolved.config.runner.case_timeout,
-        isolate=resolved.config.runner.isolate,
-    )
-    interrupted: str | None = None
-    try:
-        session.run()
-    except KeyboardInterrupt:
-        interrupted = "interrupted by Ctrl-C"
-        session.stop()
-    except BaseException as exc:
-        if type(exc).__name__ == "_Terminated":
-            interrupted = "terminated by SIGTERM"
-            session.stop()
-        else:
-            ui.stop()
-            recorder.finalize(error=str(exc) if isinstance(exc, CliError) else repr(exc))
-            raise
-    finally:
-        ui.stop()
-    problems = claim_outputs(recorder)
-    recorder.finalize(interrupted=interrupted)
-    if not as_json:
-        render_build(out, err, recorder, problems, verbose=verbose)
-        err.print(f"run directory: {display_path(run_dir)}", markup=False, style="dim")
-    return build_exit_code(recorder, interrupted)
 
 
 def claim_outputs(recorder: RunRecorder) -> list[str]:

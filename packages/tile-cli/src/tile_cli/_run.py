@@ -135,7 +135,7 @@ def run_suite(
     compare: Path | None = None,
     slurm_args: Sequence[str] = (),
 ) -> int:
-    """Run bench or test over every selected case; always leave a complete run directory.
+    """Run bench, test or build over every selected case; always leave a complete run directory.
 
     With `[launcher] shards` > 1 or `kind = "slurm"` the cases are split over several runners
     (here or through srun) that feed one run directory; `slurm_args` come after
@@ -199,6 +199,15 @@ def run_suite(
             raise
     finally:
         ui.stop()
+    if command == "build":
+        from tile_cli._build import build_exit_code, claim_outputs, render_build
+
+        problems = claim_outputs(recorder)
+        recorder.finalize(interrupted=interrupted)
+        if not as_json:
+            render_build(out, err, recorder, problems, verbose=verbose)
+            err.print(f"run directory: {_display(run_dir)}", markup=False, style="dim")
+        return build_exit_code(recorder, interrupted)
     _, comparison = recorder.finalize(
         interrupted=interrupted, compare_with=compare if interrupted is None else None
     )
