@@ -152,8 +152,24 @@ def bench_cmd(
             "--compare", help="Compare with a baseline (file, or directory of baselines)."
         ),
     ] = None,
+    noise_floor: Annotated[
+        float,
+        typer.Option(
+            "--noise-floor", help="With --compare: changes within ±this percent are neutral."
+        ),
+    ] = 2.0,
+    alpha: Annotated[
+        float, typer.Option("--alpha", help="With --compare: significance level.")
+    ] = 0.05,
+    fail_on_inconclusive: Annotated[
+        bool,
+        typer.Option(
+            "--fail-on-inconclusive", help="With --compare: exit 4 when a case is inconclusive."
+        ),
+    ] = False,
 ) -> None:
     """Benchmark kernels against their references; write a run directory."""
+    from tile_cli._compare import CompareSettings
     from tile_cli._run import run_suite
     from tile_cli._settings import given
 
@@ -181,7 +197,9 @@ def bench_cmd(
             output_dir=output_dir,
             as_json=json,
             verbose=verbose,
-            compare=compare,
+            compare=CompareSettings(compare, noise_floor, alpha, fail_on_inconclusive)
+            if compare is not None
+            else None,
             slurm_args=slurm_args or [],
         )
     )

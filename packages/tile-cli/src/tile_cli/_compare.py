@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
     import tile_artifacts as ta
 
 __all__ = [
+    "CompareSettings",
     "compare_paths",
     "comparison_exit_code",
     "device_slug",
@@ -26,6 +28,17 @@ __all__ = [
     "render_comparison",
     "save_baseline",
 ]
+
+
+@dataclass(frozen=True)
+class CompareSettings:
+    """What `tile bench --compare` compares against, and how strictly."""
+
+    path: Path
+    noise_floor_pct: float = 2.0
+    alpha: float = 0.05
+    fail_on_inconclusive: bool = False
+
 
 _ORDER = {"regression": 0, "inconclusive": 1, "not_comparable": 2, "neutral": 3, "improvement": 4}
 _STYLE = {"regression": "bold red", "improvement": "green", "inconclusive": "yellow",

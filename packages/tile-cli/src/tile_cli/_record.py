@@ -25,6 +25,7 @@ from tile_cli._settings import describe_origin
 
 if TYPE_CHECKING:
     import tile_artifacts as ta
+    from tile_cli._compare import CompareSettings
     from tile_cli._ui import Ui
     from tile_config import ResolvedConfig
 
@@ -324,7 +325,7 @@ class RunRecorder:
         *,
         interrupted: str | None = None,
         error: str | None = None,
-        compare_with: Path | None = None,
+        compare_with: CompareSettings | None = None,
     ) -> tuple[ta.Report, ta.ComparisonDoc | None]:
         """Write report.json, summary.md, comparisons.json if asked, the manifest last."""
         from tile_cli._report import build_report, write_final

@@ -15,6 +15,7 @@ import tile_protocol as tp
 
 if TYPE_CHECKING:
     import tile_artifacts as ta
+    from tile_cli._compare import CompareSettings
     from tile_cli._record import RunRecorder
 
 __all__ = ["build_report", "case_record", "write_final"]
@@ -193,7 +194,7 @@ def build_report(rec: RunRecorder, *, interrupted: str | None, error: str | None
 
 
 def write_final(
-    rec: RunRecorder, report: ta.Report, compare_with: Path | None
+    rec: RunRecorder, report: ta.Report, compare_with: CompareSettings | None
 ) -> ta.ComparisonDoc | None:
     """report.json, summary.md, comparisons.json when asked, then the manifest last.
 
@@ -210,11 +211,13 @@ def write_final(
     problem: CliError | None = None
     if compare_with is not None:
         try:
-            base_file = pick_baseline(compare_with, report.device.device_kind)
+            base_file = pick_baseline(compare_with.path, report.device.device_kind)
             base, base_path = load_side(base_file)
             comparison = ta.compare_runs(
                 base,
                 report,
+                noise_floor_pct=compare_with.noise_floor_pct,
+                alpha=compare_with.alpha,
                 baseline_label=str(base_file),
                 current_label=rec.run_id,
                 baseline_path=str(base_path.absolute()),

@@ -32,6 +32,7 @@ from tile_cli._ui import Ui, bench_tables, make_consoles, test_table
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from tile_cli._compare import CompareSettings
     from tile_cli._record import RunRecorder
     from tile_config import ResolvedConfig
 
@@ -132,7 +133,7 @@ def run_suite(
     output_dir: Path | None,
     as_json: bool,
     verbose: int,
-    compare: Path | None = None,
+    compare: CompareSettings | None = None,
     slurm_args: Sequence[str] = (),
 ) -> int:
     """Run bench, test or build over every selected case; always leave a complete run directory.
@@ -219,7 +220,10 @@ def run_suite(
         if not as_json:
             render_comparison(comparison, out, plain=not out.is_terminal)
         if code == ExitCode.OK:
-            code = comparison_exit_code(comparison, fail_on_inconclusive=False)
+            code = comparison_exit_code(
+                comparison,
+                fail_on_inconclusive=compare is not None and compare.fail_on_inconclusive,
+            )
     if not as_json:
         err.print(f"run directory: {_display(run_dir)}", markup=False, style="dim")
     return code
