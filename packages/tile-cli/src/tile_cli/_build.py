@@ -6,15 +6,14 @@ import difflib
 import hashlib
 import re
 import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import tile_protocol as tp
 from tile_cli._errors import CliError, ExitCode
-from tile_cli._session import Launch, RunnerSession
-from tile_cli._settings import Selection, build_request, load, runner_python
+from tile_cli._session import Launch
+from tile_cli._settings import Selection, build_request, load
 from tile_cli._ui import make_consoles
 
 if TYPE_CHECKING:
@@ -123,19 +122,10 @@ def request_views(
     request = build_request(command, resolved, sel, None)
     if kind is not None:
         request = msgspec.structs.replace(request, inspect_kind=kind)
+    from tile_cli._run import run_without_directory
+
     sink = ViewSink()
-    with tempfile.TemporaryDirectory(prefix=f"tile-{command}-") as tmp:
-        session = RunnerSession(
-            request,
-            python=runner_python(resolved),
-            cwd=Path.cwd(),
-            env_overrides=resolved.config.runner.env,
-            log_dir=Path(tmp),
-            sink=sink,
-            case_timeout=resolved.config.runner.case_timeout,
-        )
-        clean = session.run()
-    return sink, clean
+    return sink, run_without_directory(request, resolved, sink)
 
 
 def print_failures(err: Console, failures: Sequence[tp.Failure], *, verbose: int = 0) -> None:

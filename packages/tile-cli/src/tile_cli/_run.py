@@ -25,7 +25,7 @@ from tile_cli._launchers import (
     srun_task_signal,
     visible_gpus,
 )
-from tile_cli._session import STARTUP_TIMEOUT_S, Launch, LaunchCounter, RunnerSession
+from tile_cli._session import STARTUP_TIMEOUT_S, Launch, LaunchCounter, RunnerSession, Sink
 from tile_cli._settings import Selection, build_request, load, runner_python
 from tile_cli._ui import Ui, bench_tables, make_consoles, test_table
 
@@ -68,18 +68,11 @@ class _Collect:
             self.device = message
 
 
-def ask_runner(
-    command: str, sel: Selection, profile: str | None, **fields: object
-) -> tuple[_Collect, bool]:
-    """Run a runner for a command that measures nothing (list, device); collect its answer."""
+def run_without_directory(request: tp.RunRequest, resolved: ResolvedConfig, sink: Sink) -> bool:
+    """Drive a runner for a command that writes no run directory; logs go to a temp dir."""
     import tempfile
 
-    import msgspec
-
-    resolved = load(profile, sel.overrides)
-    request = msgspec.structs.replace(build_request(command, resolved, sel, None), **fields)
-    sink = _Collect()
-    with tempfile.TemporaryDirectory(prefix=f"tile-{command}-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=f"tile-{request.command}-") as tmp:
         session = RunnerSession(
             request,
             python=runner_python(resolved),
@@ -89,8 +82,19 @@ def ask_runner(
             sink=sink,
             case_timeout=resolved.config.runner.case_timeout,
         )
-        clean = session.run()
-    return sink, clean
+        return session.run()
+
+
+def ask_runner(
+    command: str, sel: Selection, profile: str | None, **fields: object
+) -> tuple[_Collect, bool]:
+    """Run a runner for a command that measures nothing (list, device); collect its answer."""
+    import msgspec
+
+    resolved = load(profile, sel.overrides)
+    request = msgspec.structs.replace(build_request(command, resolved, sel, None), **fields)
+    sink = _Collect()
+    return sink, run_without_directory(request, resolved, sink)
 
 
 def list_cases(sel: Selection, *, profile: str | None, as_json: bool) -> int:
