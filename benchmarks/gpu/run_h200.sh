@@ -8,7 +8,8 @@
 #
 # Order: the accuracy table (issue #6's main figure) first, then calibration, then the tile-std
 # table, then the `gpu`-marked tests; each step has its own time limit so one hang cannot eat
-# the others.
+# the others. STEPS picks steps (default "accuracy calibrate bench tests"; "sweep" runs
+# benchmarks/gpu/norm_sweep.py, "cache" a cold bench twice with the persistent compile cache).
 set -uo pipefail
 OUT=${OUT:-/tmp/tile-gpu-out}
 mkdir -p "$OUT"
@@ -22,21 +23,56 @@ start=$SECONDS
 stamp() { echo "== [$((SECONDS - start)) s] $*"; }
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv
 
-stamp "accuracy"
-timeout "${ACCURACY_LIMIT_S:-200}" python3 benchmarks/gpu/accuracy.py 2>&1 | tee "$OUT/accuracy.txt"
+STEPS=" ${STEPS:-accuracy calibrate bench tests} "
+want() { [[ $STEPS == *" $1 "* ]]; }
 
-stamp "tile device --calibrate"
-timeout 120 python3 -m tile_cli device --calibrate 2>&1 | tee "$OUT/device.txt"
+if want accuracy; then
+    stamp "accuracy"
+    timeout "${ACCURACY_LIMIT_S:-200}" python3 benchmarks/gpu/accuracy.py 2>&1 | tee "$OUT/accuracy.txt"
+fi
 
-stamp "tile bench (tile-std)"
-timeout "${BENCH_LIMIT_S:-240}" python3 -m tile_cli bench -o /tmp/std-run ${BENCH_ARGS:-} 2>&1 \
-    | tee "$OUT/bench.txt"
-python3 -m tile_cli schema-check /tmp/std-run 2>&1 | tail -3
-cp /tmp/std-run/report.json "$OUT/std-report.json" 2>/dev/null
+if want calibrate; then
+    stamp "tile device --calibrate"
+    timeout 120 python3 -m tile_cli device --calibrate 2>&1 | tee "$OUT/device.txt"
+fi
 
-if [ -n "${GPU_TESTS_LIMIT_S:-}" ]; then
+if want bench; then
+    stamp "tile bench (tile-std)"
+    timeout "${BENCH_LIMIT_S:-240}" python3 -m tile_cli bench -o /tmp/std-run ${BENCH_ARGS:-} 2>&1 \
+        | tee "$OUT/bench.txt"
+    python3 -m tile_cli schema-check /tmp/std-run 2>&1 | tail -3
+    cp /tmp/std-run/report.json "$OUT/std-report.json" 2>/dev/null
+fi
+
+if want sweep; then
+    stamp "layernorm tiling sweep"
+    timeout "${SWEEP_LIMIT_S:-150}" python3 benchmarks/gpu/norm_sweep.py 2>&1 | tee "$OUT/sweep.txt"
+fi
+
+if want cache; then
+    # Compile cache and cold mode on the GPU: the same cold bench twice with a persistent JAX
+    # cache; the second run's cases should be cache hits.
+    stamp "compile cache + --cold, twice"
+    for i in 1 2; do
+        TILE_RUNNER_JAX_CACHE_DIR=/tmp/jax-cache timeout 90 python3 -m tile_cli bench \
+            --kernel std/softmax --kernel std/copy -k '*float32*' --cold --max-time 0.3 \
+            -o "/tmp/cache-run$i" >/dev/null 2>&1
+        python3 - "/tmp/cache-run$i/report.json" <<'PY' 2>&1 | tee -a "$OUT/cache.txt"
+import json, sys
+report = json.load(open(sys.argv[1]))
+print(sys.argv[1])
+for c in report["cases"]:
+    p = c["phases"]
+    print(f"  {c['case_id']:<45} cold={c['cold']} timer={c['timer']} median={c['stats']['median'] * 1e6:.1f}us"
+          f" compiles={p['compile_count']} hits={p['cache_hit_count']} misses={p['cache_miss_count']}"
+          f" compile_s={p['compile_s']:.3f}")
+PY
+    done
+fi
+
+if want tests; then
     stamp "pytest -m gpu"
-    timeout "$GPU_TESTS_LIMIT_S" python3 -m pytest -q -m gpu -p no:cacheprovider \
+    timeout "${GPU_TESTS_LIMIT_S:-120}" python3 -m pytest -q -m gpu -p no:cacheprovider \
         packages/tile-runner/tests packages/tile-std/tests 2>&1 | tee "$OUT/gpu-tests.txt" | tail -25
 fi
 stamp "done"

@@ -283,8 +283,9 @@ def test_sigterm_stops_the_runner_promptly(runner: Any) -> None:
 
 
 @pytest.mark.gpu
-def test_runner_on_gpu_uses_cupti_and_builtin_peaks(runner: Any) -> None:
-    env = runner.env(XLA_PYTHON_CLIENT_MEM_FRACTION="0.2")
+def test_runner_on_gpu_uses_cupti_and_builtin_peaks(runner: Any, tmp_path: Path) -> None:
+    # An empty cache dir: a calibration cached by `tile device --calibrate` would win otherwise.
+    env = runner.env(XLA_PYTHON_CLIENT_MEM_FRACTION="0.2", TILE_CACHE_DIR=str(tmp_path))
     del env["JAX_PLATFORMS"]
     run = runner(
         {

@@ -105,6 +105,7 @@ def _row_call(
     params: tuple[jax.Array, ...],
     *,
     block_rows: int | None,
+    num_warps: int | None,
     eps: float,
 ) -> jax.Array:
     rows = as_rows(x)
@@ -112,7 +113,14 @@ def _row_call(
     if rows.size == 0:
         return jnp.empty_like(x)
     interpret = interpret_mode()
-    t = row_tiling(f"std/{name}", n_rows, n_cols, interpret=interpret, block_rows=block_rows)
+    t = row_tiling(
+        f"std/{name}",
+        n_rows,
+        n_cols,
+        interpret=interpret,
+        block_rows=block_rows,
+        num_warps=num_warps,
+    )
     x_spec = pl.BlockSpec((t.block_rows, t.block_cols), lambda i: (i, 0))
     p_spec = pl.BlockSpec((t.block_cols,), lambda i: (0,))
     out = pl.pallas_call(
@@ -129,11 +137,24 @@ def _row_call(
 
 
 def rmsnorm(
-    x: jax.Array, weight: jax.Array, *, eps: float = RMSNORM_EPS, block_rows: int | None = None
+    x: jax.Array,
+    weight: jax.Array,
+    *,
+    eps: float = RMSNORM_EPS,
+    block_rows: int | None = None,
+    num_warps: int | None = None,
 ) -> jax.Array:
     """x * rsqrt(mean(x^2) + eps) * weight over the last axis; block_rows whole rows per program."""
     _check_params("std/rmsnorm", x, weight)
-    return _row_call("rmsnorm", _rmsnorm_kernel, x, (weight,), block_rows=block_rows, eps=eps)
+    return _row_call(
+        "rmsnorm",
+        _rmsnorm_kernel,
+        x,
+        (weight,),
+        block_rows=block_rows,
+        num_warps=num_warps,
+        eps=eps,
+    )
 
 
 def layernorm(
@@ -143,11 +164,19 @@ def layernorm(
     *,
     eps: float = LAYERNORM_EPS,
     block_rows: int | None = None,
+    num_warps: int | None = None,
 ) -> jax.Array:
     """(x - mean) * rsqrt(var + eps) * weight + bias over the last axis; whole rows per program."""
     _check_params("std/layernorm", x, weight, bias)
+    params = (weight, bias)
     return _row_call(
-        "layernorm", _layernorm_kernel, x, (weight, bias), block_rows=block_rows, eps=eps
+        "layernorm",
+        _layernorm_kernel,
+        x,
+        params,
+        block_rows=block_rows,
+        num_warps=num_warps,
+        eps=eps,
     )
 
 

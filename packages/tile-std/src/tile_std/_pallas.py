@@ -107,9 +107,18 @@ _MAX_COLS = 1 << 16
 
 
 def row_tiling(
-    kernel: str, n_rows: int, n_cols: int, *, interpret: bool, block_rows: int | None = None
+    kernel: str,
+    n_rows: int,
+    n_cols: int,
+    *,
+    interpret: bool,
+    block_rows: int | None = None,
+    num_warps: int | None = None,
 ) -> RowTiling:
-    """Pick rows per program so a block holds about a fixed number of elements; whole rows only."""
+    """Pick rows per program so a block holds about a fixed number of elements; whole rows only.
+
+    `block_rows` and `num_warps` override the choice (for tuning sweeps).
+    """
     block_cols = next_pow2(n_cols)
     if block_cols > _MAX_COLS:
         raise KernelInputError(
@@ -122,5 +131,6 @@ def row_tiling(
         block_rows = max(1, budget // block_cols)
     block_rows = min(next_pow2(block_rows), next_pow2(n_rows))
     # About 16 float32 values per thread for the block; Triton allows 1..32 warps.
-    num_warps = max(1, min(16, block_rows * block_cols // 512))
+    if num_warps is None:
+        num_warps = max(1, min(16, block_rows * block_cols // 512))
     return RowTiling(block_rows, block_cols, num_warps)
