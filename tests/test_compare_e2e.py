@@ -183,3 +183,61 @@ def test_fail_on_inconclusive_exits_4(proj: Project) -> None:
     # a regression outranks inconclusive rows: still 1
     regress = proj.tile("compare", "runs/a", "runs/b", "--fail-on-inconclusive", "-o", "f1.json")
     assert regress.returncode == 1
+
+
+def test_basis_relative_absolute_and_config_default(proj: Project) -> None:
+    # `bench --compare` judged its case relative to the reference timed interleaved with it.
+    doc = json.loads((proj.root / "runs" / "b" / "comparisons.json").read_text())
+    assert doc["thresholds"]["basis"] == "auto"
+    assert doc["rows"][0]["basis"] == "relative"
+    report = json.loads((proj.root / "runs" / "b" / "report.json").read_text())
+    reference = report["cases"][0]["reference"]
+    assert reference["interleaved"] is True
+    assert len(reference["samples"]) == len(report["cases"][0]["samples"])
+    for basis in ("relative", "absolute"):
+        proc = proj.tile("compare", "runs/a", "runs/b", "--basis", basis, "-o", f"{basis}.json")
+        assert proc.returncode == 1, proc.stdout + proc.stderr
+        row = _rows(proj.root / f"{basis}.json")[CASE]
+        assert row["basis"] == basis and row["judgement"] == "regression"
+        assert row["reason"].endswith("relative to its reference, timed interleaved") == (
+            basis == "relative"
+        )
+        assert 1.3 < row["ratio"] < 1.7
+        assert row["current_value"] > 0.025  # the absolute medians either way
+        table = [line for line in proc.stdout.splitlines() if CASE in line]
+        assert len(table) == 1 and f" {basis} " in table[0]
+    # `[compare]` (here from the environment) sets the default; the flag wins over it.
+    env = {"TILE_COMPARE_BASIS": "absolute", "TILE_COMPARE_FAIL_ON_INCONCLUSIVE": "true"}
+    by_env = _tile(proj.root, "compare", "runs/a", "runs/few", "-o", "env.json", env=env)
+    assert by_env.returncode == 4, by_env.stdout + by_env.stderr
+    assert _rows(proj.root / "env.json")[CASE]["basis"] == "absolute"
+    by_flag = _tile(
+        proj.root,
+        *("compare", "runs/a", "runs/few", "-o", "flag.json"),
+        *("--basis", "relative", "--no-fail-on-inconclusive"),
+        env=env,
+    )
+    assert by_flag.returncode == 0, by_flag.stdout + by_flag.stderr
+    assert _rows(proj.root / "flag.json")[CASE]["basis"] == "relative"
+    bad = _tile(proj.root, "compare", "runs/a", "runs/b", env={"TILE_COMPARE_BASIS": "ratio"})
+    assert bad.returncode == 2 and "TILE_COMPARE_BASIS" in bad.stderr
+
+
+def test_a_baseline_from_before_interleaving(proj: Project) -> None:
+    # A baseline written before tile timed references interleaved has no such key.
+    old = json.loads((proj.root / "baselines" / "cpu.json").read_text())
+    for case in old["cases"]:
+        del case["reference_interleaved"]
+    (proj.root / "old-baseline.json").write_text(json.dumps(old))
+    check = proj.tile("schema-check", "old-baseline.json")
+    assert check.returncode == 0, check.stdout + check.stderr
+    auto = proj.tile("compare", "old-baseline.json", "runs/b", "-o", "old-auto.json")
+    assert auto.returncode == 1, auto.stdout + auto.stderr
+    assert _rows(proj.root / "old-auto.json")[CASE]["basis"] == "absolute"
+    strict = proj.tile(
+        "compare", "old-baseline.json", "runs/b", "--basis", "relative", "-o", "old-rel.json"
+    )
+    assert strict.returncode == 0, strict.stdout + strict.stderr
+    row = _rows(proj.root / "old-rel.json")[CASE]
+    assert row["judgement"] == "not_comparable" and row["basis"] is None
+    assert "no reference samples timed interleaved in baseline" in row["reason"]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tile_config import ConfigError, Origin, TileConfig, flatten, load_config
+from tile_config import CompareConfig, ConfigError, Origin, TileConfig, flatten, load_config
 
 SHA = "ab" * 32
 
@@ -556,3 +556,60 @@ def test_readme_example_loads(tmp_path: Path) -> None:
     assert r.config.downloads["weights"].archive == "tar.gz"
     assert r.origins["bench.cold"] == Origin("cli", "cli")
     assert f"# {r.origins['bench.max_runs']}" in readme
+
+
+# --- [compare] --------------------------------------------------------------------------------
+
+
+def test_compare_section_from_file_env_and_cli(tmp_path: Path) -> None:
+    assert load_config(cwd=tmp_path, environ={}).config.compare == CompareConfig(
+        noise_floor=2.0, alpha=0.05, fail_on_inconclusive=False, basis="auto"
+    )
+    write(
+        tmp_path / "tile.toml",
+        '[compare]\nnoise_floor = 3.5\nalpha = 0.01\nfail_on_inconclusive = true\nbasis = "absolute"\n',
+    )
+    r = load_config(cwd=tmp_path, environ={})
+    assert r.config.compare == CompareConfig(
+        noise_floor=3.5, alpha=0.01, fail_on_inconclusive=True, basis="absolute"
+    )
+    assert r.origins["compare.basis"].detail == "tile.toml:5"
+    env = {"TILE_COMPARE_BASIS": "relative", "TILE_COMPARE_FAIL_ON_INCONCLUSIVE": "no"}
+    r = load_config(cwd=tmp_path, environ=env, overrides={"compare.noise_floor": 1.0})
+    assert r.config.compare.basis == "relative"
+    assert r.config.compare.fail_on_inconclusive is False
+    assert r.config.compare.noise_floor == 1.0 and r.config.compare.alpha == 0.01
+    assert r.origins["compare.basis"].detail == "env TILE_COMPARE_BASIS"
+    assert r.origins["compare.noise_floor"].kind == "cli"
+
+
+@pytest.mark.parametrize(
+    ("toml", "needle"),
+    [
+        ("[compare]\nnoise_floor = -1.0\n", "`compare.noise_floor` must be >= 0"),
+        ("[compare]\nalpha = 1.0\n", "`compare.alpha` must be < 1"),
+        ("[compare]\nalpha = 0.0\n", "`compare.alpha` must be > 0"),
+        ('[compare]\nbasis = "ratio"\n', "`compare.basis`"),
+        ('[compare]\nfail_on_inconclusive = "yes"\n', "`compare.fail_on_inconclusive`"),
+        ("[compare]\nnoise = 2.0\n", "unknown key `compare.noise`"),
+    ],
+)
+def test_compare_section_checks_name_the_key(tmp_path: Path, toml: str, needle: str) -> None:
+    write(tmp_path / "tile.toml", toml)
+    e = error(tmp_path)
+    assert needle in str(e) and str(e).startswith("tile.toml:2")
+
+
+def test_compare_env_errors_name_the_variable(tmp_path: Path) -> None:
+    e = error(tmp_path, environ={"TILE_COMPARE_BASIS": "ratio"})
+    assert str(e).startswith("env TILE_COMPARE_BASIS: `compare.basis`")
+    assert "absolute" in str(e) and "relative" in str(e)
+    e = error(tmp_path, environ={"TILE_COMPARE_BASES": "auto"})
+    assert str(e) == "env TILE_COMPARE_BASES: unknown key `compare.bases`"
+
+
+def test_a_profile_may_set_compare(tmp_path: Path) -> None:
+    write(tmp_path / "tile.toml", "[profiles.ci.compare]\nfail_on_inconclusive = true\n")
+    assert load_config(cwd=tmp_path, environ={}).config.compare.fail_on_inconclusive is False
+    r = load_config(cwd=tmp_path, environ={}, profile="ci")
+    assert r.config.compare.fail_on_inconclusive is True

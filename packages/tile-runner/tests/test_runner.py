@@ -307,3 +307,32 @@ def test_runner_on_gpu_uses_cupti_and_builtin_peaks(runner: Any, tmp_path: Path)
         assert result.roofline.peak_source is not None
         assert result.roofline.peak_source.startswith("builtin:")
         assert result.roofline.bound == "memory-bound"
+
+
+def test_reference_is_timed_in_turns_with_the_kernel(runner: Any, tmp_path: Path) -> None:
+    log = tmp_path / "turns.log"
+    request = {
+        "command": "bench",
+        "paths": [str(FIXTURES / "turns_kernels.py")],
+        "plugins": [],
+        "bench": {"warmup_runs": 1, "min_runs": 40, "max_runs": 40, "timer": "wall"},
+    }
+    run = runner(request, env=runner.env(FX_TURN_LOG=str(log)))
+    assert run.returncode == 0, run.stderr[-3000:]
+    results = run.by_case(BenchResult)
+    result = results["fxturn/logged[n=8]"]
+    assert result.reference is not None and result.reference.interleaved is True
+    assert len(result.reference.samples) == len(result.samples) == result.stats.n == 40
+    # The log: the check (one call each), the warm-up (one each), then the timed calls.
+    calls = log.read_text()
+    assert calls[:4] == "krkr"
+    turns = re.findall(r"(k+)(r+)", calls[4:])
+    assert "".join(k + r for k, r in turns) == calls[4:]
+    assert all(len(k) == len(r) for k, r in turns)  # each kernel turn matched by the reference
+    assert sum(len(k) for k, _ in turns) == 40
+    assert len(turns) >= 2  # taken turn about, not one after the other
+    # A reference that fails while timed: the kernel is timed alone, with a warning.
+    broken = results["fxturn/breaks[n=8]"]
+    assert broken.reference is None and broken.stats.n == 40
+    warnings = [m.message for m in run.of(Log) if m.case_id == "fxturn/breaks[n=8]"]
+    assert any("the reference could not be timed" in w for w in warnings), warnings

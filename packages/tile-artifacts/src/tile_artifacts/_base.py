@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from typing import Annotated, Any, Final, Literal, get_args
+from typing import Annotated, Any, ClassVar, Final, Literal, get_args
 
 from pydantic import (
     AfterValidator,
@@ -26,6 +26,8 @@ __all__ = [
     "STDERR_EXCERPT_LIMIT",
     "Aggregation",
     "ArtifactModel",
+    "Basis",
+    "BasisSetting",
     "Bound",
     "Context",
     "DeviceRecord",
@@ -70,6 +72,9 @@ WorkSource = Literal["declared", "cost_analysis"]
 Unit = Literal["s", "ms", "us", "bytes", "count", "ratio", "percent", "GB/s", "TFLOP/s"]
 Aggregation = Literal["median", "mean", "min", "max", "stdev", "exact"]
 Judgement = Literal["improvement", "neutral", "regression", "inconclusive", "not_comparable"]
+# What a comparison row judged: the kernel's own times, or its times relative to its reference.
+Basis = Literal["absolute", "relative"]
+BasisSetting = Literal["auto", "absolute", "relative"]
 Level = Literal["debug", "info", "warning", "error"]
 
 # Validation context key: "check" (schema-check: every key present, no unknown key) or "read"
@@ -113,6 +118,9 @@ class ArtifactModel(BaseModel):
 
     # strict: "1" is not an int and 1.0 not a bool, in files and in Python alike.
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    # Optional keys added to schema version 1 after files without them were written: such
+    # files stay valid (the key reads as its default); every other key must be present.
+    added_keys: ClassVar[frozenset[str]] = frozenset()
 
     @model_validator(mode="before")
     @classmethod
@@ -122,7 +130,9 @@ class ArtifactModel(BaseModel):
         if mode is None or not isinstance(data, dict):
             return data
         if mode == "check":
-            missing = [name for name in cls.model_fields if name not in data]
+            missing = [
+                name for name in cls.model_fields if name not in data and name not in cls.added_keys
+            ]
             if missing:
                 raise ValueError(
                     f"missing key(s) {', '.join(missing)}: an unknown value is null, never missing"

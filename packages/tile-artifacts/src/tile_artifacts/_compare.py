@@ -7,10 +7,18 @@ import math
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Final
+from typing import Final, get_args
 
 import tile_stats
-from tile_artifacts._base import Judgement, Producer, RunInfo, Status, utc_now
+from tile_artifacts._base import (
+    Basis,
+    BasisSetting,
+    Judgement,
+    Producer,
+    RunInfo,
+    Status,
+    utc_now,
+)
 from tile_artifacts._documents import (
     Baseline,
     ComparisonDoc,
@@ -19,7 +27,7 @@ from tile_artifacts._documents import (
     Thresholds,
 )
 from tile_artifacts._errors import ArtifactError
-from tile_artifacts._models import Report
+from tile_artifacts._models import CaseRecord, Report
 from tile_artifacts._provenance import new_run_id
 from tile_artifacts._records import ComparisonRow
 
@@ -34,6 +42,7 @@ _MIN_BLOCK: Final = 5
 COMPARABLE_METRICS: Final = ("time_s", "ref_time_s")
 # Timings of a case that failed (e.g. its check) are not worth judging.
 _MEASURED: Final = frozenset({"success", "partial"})
+_RELATIVE: Final = "relative to its reference, timed interleaved"
 
 
 @dataclass(frozen=True)
@@ -42,8 +51,20 @@ class _Case:
     status: str
     timer: str | None
     cold: bool | None
-    samples: list[float]
+    samples: list[float]  # of the metric compared
     reference: list[float]
+    relative: list[float] | None  # time_s only: kernel_i / reference_i, when they pair up
+
+
+def _relative(
+    samples: list[float], reference: list[float], interleaved: bool
+) -> list[float] | None:
+    """Per-sample ratios to the reference; None unless it was timed interleaved, pair for pair."""
+    if not interleaved or not samples or len(samples) != len(reference):
+        return None
+    if not all(r > 0 for r in reference):
+        return None
+    return [k / r for k, r in zip(samples, reference, strict=True)]
 
 
 @dataclass(frozen=True)
@@ -56,16 +77,16 @@ class _Drift:
 
 def _cases(run: Report | Baseline, metric: str) -> dict[str, _Case]:
     out: dict[str, _Case] = {}
-    if isinstance(run, Report):
-        for c in run.cases:
-            ref = c.reference.samples if c.reference is not None else []
-            samples = c.samples if metric == "time_s" else ref
-            out[c.case_id] = _Case(c.case_id, c.status, c.timer, c.cold, list(samples), list(ref))
-    else:
-        for b in run.cases:
-            ref = b.reference_samples
-            samples = b.samples if metric == "time_s" else ref
-            out[b.case_id] = _Case(b.case_id, b.status, b.timer, b.cold, list(samples), list(ref))
+    for c in run.cases:
+        if isinstance(c, CaseRecord):
+            ref = list(c.reference.samples) if c.reference is not None else []
+            interleaved = c.reference is not None and c.reference.interleaved
+        else:
+            ref, interleaved = list(c.reference_samples), c.reference_interleaved
+        own = list(c.samples)
+        relative = _relative(own, ref, interleaved) if metric == "time_s" else None
+        samples = own if metric == "time_s" else ref
+        out[c.case_id] = _Case(c.case_id, c.status, c.timer, c.cold, samples, ref, relative)
     return out
 
 
@@ -128,9 +149,12 @@ def judge(
 ) -> tuple[Judgement, str]:
     """Judge a lower-is-better ratio (current / baseline) from its CI and Mann-Whitney p-value.
 
-    f = noise_floor_pct / 100 is the user's noise floor; F = max(f, drift_pct / 100) is the
-    practical floor, widened by evidence of run-to-run noise (`compare_runs` passes the
-    reference's move between the runs or a within-run drift, `drift_source` says which).
+    The ratio is of absolute times or of relative times (kernel / reference per sample), as
+    `compare_runs` chose; the rule is the same. f = noise_floor_pct / 100 is the user's noise
+    floor; F = max(f, drift_pct / 100) is the practical floor, widened by evidence of
+    run-to-run noise (`compare_runs` passes the largest of: for absolute times, the
+    reference's move between the runs; for either, each side's within-run drift of the series
+    judged; `drift_source` says which).
     First match wins:
 
     1. regression:   p < alpha and ci_low > 1 + F   (the whole CI beyond the practical floor)
@@ -202,6 +226,7 @@ def _make_row(
     reason: str,
     *,
     result: tile_stats.Comparison | None = None,
+    basis: Basis | None = None,
 ) -> ComparisonRow:
     return ComparisonRow(
         case_id=case_id,
@@ -217,6 +242,23 @@ def _make_row(
         higher_is_better=False,
         judgement=judgement,
         reason=reason,
+        basis=basis,
+    )
+
+
+def _pick_basis(
+    base: _Case, cur: _Case, metric: str, basis: BasisSetting
+) -> tuple[Basis | None, str]:
+    """The basis this row is judged on, or None and why it cannot be the one asked for."""
+    if metric != "time_s" or basis == "absolute":
+        return "absolute", ""  # the reference's own times cannot be relative to themselves
+    if base.relative is not None and cur.relative is not None:
+        return "relative", ""
+    if basis == "auto":
+        return "absolute", ""
+    missing = [side for side, c in (("baseline", base), ("current", cur)) if c.relative is None]
+    return None, (
+        f"basis relative, but no reference samples timed interleaved in {' and '.join(missing)}"
     )
 
 
@@ -226,6 +268,7 @@ def _row(
     kinds: tuple[str | None, str | None],
     *,
     metric: str,
+    basis: BasisSetting,
     noise_floor_pct: float,
     alpha: float,
     resamples: int,
@@ -235,19 +278,28 @@ def _row(
     reason = _not_comparable(base, cur, *kinds)
     if reason:
         return _make_row(cur.case_id, metric, values, "not_comparable", reason)
-    n_base, n_cur = len(base.samples), len(cur.samples)
+    used, reason = _pick_basis(base, cur, metric, basis)
+    if used is None:
+        return _make_row(cur.case_id, metric, values, "not_comparable", reason)
+    if used == "relative" and base.relative is not None and cur.relative is not None:
+        series, suffix = (base.relative, cur.relative), f"; {_RELATIVE}"
+    else:
+        series, suffix = (base.samples, cur.samples), ""
+    n_base, n_cur = len(series[0]), len(series[1])
     if min(n_base, n_cur) < MIN_SAMPLES:
         reason = f"too few samples ({n_base} baseline, {n_cur} current; need {MIN_SAMPLES})"
-        return _make_row(cur.case_id, metric, values, "inconclusive", reason)
+        return _make_row(cur.case_id, metric, values, "inconclusive", reason + suffix, basis=used)
     try:
         result = tile_stats.compare(
-            base.samples, cur.samples, confidence=1 - alpha, resamples=resamples, seed=seed
+            series[0], series[1], confidence=1 - alpha, resamples=resamples, seed=seed
         )
     except tile_stats.StatsError as e:
-        return _make_row(cur.case_id, metric, values, "inconclusive", f"statistics failed: {e}")
-    # Comparing the references themselves: they cannot be their own drift control.
-    refs = (base.reference, cur.reference) if metric == "time_s" else (None, None)
-    drift = _run_drift(base.samples, cur.samples, *refs)
+        reason = f"statistics failed: {e}{suffix}"
+        return _make_row(cur.case_id, metric, values, "inconclusive", reason, basis=used)
+    # The reference's move between the runs is evidence of machine noise in absolute times
+    # only: relative times have it divided out, and references cannot control themselves.
+    refs = (base.reference, cur.reference) if used == "absolute" and metric == "time_s" else ()
+    drift = _run_drift(series[0], series[1], *refs)
     judgement, reason = judge(
         result.ratio,
         result.ci_low,
@@ -258,7 +310,9 @@ def _row(
         drift_pct=drift.pct,
         drift_source=drift.source,
     )
-    return _make_row(cur.case_id, metric, values, judgement, reason, result=result)
+    return _make_row(
+        cur.case_id, metric, values, judgement, reason + suffix, result=result, basis=used
+    )
 
 
 def _one_sided(case: _Case, metric: str, reason: str) -> ComparisonRow:
@@ -295,6 +349,7 @@ def compare_runs(
     noise_floor_pct: float = 2.0,
     alpha: float = 0.05,
     metric: str = "time_s",
+    basis: BasisSetting = "auto",
     seed: int = 0,
     resamples: int = 2000,
     baseline_label: str | None = None,
@@ -307,14 +362,33 @@ def compare_runs(
 ) -> ComparisonDoc:
     """Compare `current` against `baseline` case by case (matched on case_id).
 
-    Per case, from the raw samples: ratio of medians (current / baseline) with a bootstrap CI at
-    confidence 1 - alpha, and a two-sided Mann-Whitney p-value (`tile_stats.compare`). The row is
-    `not_comparable` when device kind, timer or cold/warm mode differ or samples are missing,
-    `inconclusive` with fewer than MIN_SAMPLES samples on either side, and otherwise judged by
-    `judge` (see there for the exact rule) with the noise floor widened by `_run_drift`: the
-    reference's move between the runs (for `time_s`) and each side's within-run drift. Cases on
-    one side only get a `not_comparable` row whose reason is exactly `added` or `removed`. The envelope defaults to current's producer, a
-    new `compare-...` run id and current's output directory.
+    Per case, from the raw samples of a series chosen by `basis` (below): ratio of medians
+    (current / baseline) with a bootstrap CI at confidence 1 - alpha, and a two-sided
+    Mann-Whitney p-value (`tile_stats.compare`). The row is `not_comparable` when device kind,
+    timer or cold/warm mode differ or samples are missing, `inconclusive` with fewer than
+    MIN_SAMPLES values in either series, and otherwise judged by `judge` (see there for the
+    exact rule) with the noise floor widened by `_run_drift`, as the basis says.
+
+    Bases (the row's `basis` says which judged it; `baseline_value` and `current_value` are
+    the absolute medians either way):
+
+    - `relative`: each run's series is its per-sample ratios kernel_i / reference_i, which
+      needs the reference timed interleaved with the kernel (`reference.interleaved`, as many
+      samples) on both sides. Both halves of a ratio saw the same machine speed, so swings of
+      that speed between (and within) runs cancel. The floor is widened by each side's
+      within-run drift of its ratio series only; the reference's move between the runs is not
+      used, since dividing by the reference has already removed it. The reason ends with
+      "; relative to its reference, timed interleaved". A change of the reference code itself
+      shows up here as a change of the kernel: read the absolute medians then.
+    - `absolute`: the kernel's own times; the floor is widened by the reference's move between
+      the runs (for `time_s`) and each side's within-run drift.
+    - `auto` (default): `relative` for a case whose both sides can be, else `absolute`.
+
+    With `basis="relative"` a case without interleaved reference samples on either side is
+    `not_comparable`. `metric="ref_time_s"` (the reference's own times) is always absolute.
+    Cases on one side only get a `not_comparable` row whose reason is exactly `added` or
+    `removed`. The envelope defaults to current's producer, a new `compare-...` run id and
+    current's output directory.
 
     Summary status: `failed` with any regression, else `skipped` with no rows, else `partial`
     with any inconclusive or not_comparable row, else `success`.
@@ -331,6 +405,10 @@ def compare_runs(
         )
     if not 0 < alpha < 1:
         raise ArtifactError(f"alpha {alpha} is not in (0, 1)", hint="pass e.g. 0.05")
+    if basis not in get_args(BasisSetting):
+        raise ArtifactError(
+            f"unknown comparison basis `{basis}`", hint="use auto, absolute or relative"
+        )
     base_cases, cur_cases = _cases(baseline, metric), _cases(current, metric)
     kinds = (baseline.device.device_kind, current.device.device_kind)
     rows: list[ComparisonRow] = []
@@ -345,6 +423,7 @@ def compare_runs(
                 cur,
                 kinds,
                 metric=metric,
+                basis=basis,
                 noise_floor_pct=noise_floor_pct,
                 alpha=alpha,
                 resamples=resamples,
@@ -366,7 +445,9 @@ def compare_runs(
         run=run,
         baseline=_side(baseline, baseline_label, baseline_path),
         current=_side(current, current_label, current_path),
-        thresholds=Thresholds(noise_floor_pct=noise_floor_pct, alpha=alpha, metric=metric),
+        thresholds=Thresholds(
+            noise_floor_pct=noise_floor_pct, alpha=alpha, metric=metric, basis=basis
+        ),
         rows=rows,
         summary=ComparisonSummary(
             status=status,

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Final, Literal
+from typing import Annotated, ClassVar, Final, Literal
 
 from pydantic import Field, StringConstraints
 
 from tile_artifacts._base import (
     ArtifactModel,
+    BasisSetting,
     Context,
     DeviceRecord,
     Producer,
@@ -127,11 +128,14 @@ class ComparisonSide(ArtifactModel):
 
 
 class Thresholds(ArtifactModel):
-    """The knobs a comparison was judged with."""
+    """The knobs a comparison was judged with; `basis` as asked (`auto` picks per row)."""
+
+    added_keys: ClassVar[frozenset[str]] = frozenset({"basis"})
 
     noise_floor_pct: float
     alpha: float
     metric: str
+    basis: BasisSetting | None = None
 
 
 class ComparisonSummary(ArtifactModel):
@@ -168,7 +172,12 @@ class Versions(ArtifactModel):
 
 
 class BaselineCase(ArtifactModel):
-    """One case of a baseline: what a later comparison needs, raw samples included."""
+    """One case of a baseline: what a later comparison needs, raw samples included.
+
+    `reference_interleaved`: as the report's `reference.interleaved`.
+    """
+
+    added_keys: ClassVar[frozenset[str]] = frozenset({"reference_interleaved"})
 
     case_id: str
     kernel: str
@@ -179,6 +188,7 @@ class BaselineCase(ArtifactModel):
     samples: list[float] = Field(default_factory=list)
     stats: StatsRecord | None = None
     reference_samples: list[float] = Field(default_factory=list)
+    reference_interleaved: bool = False
 
 
 class Baseline(ArtifactModel):
@@ -208,6 +218,7 @@ def baseline_from_report(report: Report, *, label: str | None = None) -> Baselin
             samples=case.samples,
             stats=case.stats,
             reference_samples=case.reference.samples if case.reference else [],
+            reference_interleaved=case.reference.interleaved if case.reference else False,
         )
         for case in report.cases
     ]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Protocol
+from typing import Annotated, Any, ClassVar, Literal, Protocol
 
 from pydantic import Field, JsonValue, StringConstraints
 
@@ -174,11 +174,18 @@ class Roofline(ArtifactModel):
 
 
 class ReferenceRecord(ArtifactModel):
-    """The reference implementation timed on the same inputs; speedup = ref median / median."""
+    """The reference implementation timed on the same inputs; speedup = ref median / median.
+
+    `interleaved`: the samples were taken turn about with the case's own, as many and in the
+    same order (sample i of each close together in time), so the ratios pair up.
+    """
+
+    added_keys: ClassVar[frozenset[str]] = frozenset({"interleaved"})
 
     samples: list[float] = Field(default_factory=list)
     stats: StatsRecord | None = None
     speedup: float | None = None
+    interleaved: bool = False
 
 
 class CheckRecord(ArtifactModel):

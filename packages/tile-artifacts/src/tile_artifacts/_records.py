@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field, JsonValue
 
 from tile_artifacts._base import (
     Aggregation,
     ArtifactModel,
+    Basis,
     Judgement,
     Level,
     Status,
@@ -82,7 +83,15 @@ class CommandRecord(ArtifactModel):
 
 
 class ComparisonRow(ArtifactModel):
-    """One case of a comparison; `ratio` is current / baseline with its bootstrap CI."""
+    """One case of a comparison; `ratio` is current / baseline with its bootstrap CI.
+
+    `basis`: what the ratio, CI and p-value were computed from: `absolute` the case's times,
+    `relative` its per-sample ratios to its reference (timed interleaved); null when no
+    statistics were computed (not comparable). `baseline_value` and `current_value` are
+    always the absolute medians.
+    """
+
+    added_keys: ClassVar[frozenset[str]] = frozenset({"basis"})
 
     case_id: str
     metric_name: str
@@ -97,3 +106,4 @@ class ComparisonRow(ArtifactModel):
     higher_is_better: bool
     judgement: Judgement
     reason: str | None = None
+    basis: Basis | None = None

@@ -162,15 +162,17 @@ def render_comparison_markdown(doc: ComparisonDoc) -> str:
     base = doc.baseline.label or doc.baseline.run_id or "baseline"
     cur = doc.current.label or doc.current.run_id or "current"
     confidence = (1 - doc.thresholds.alpha) * 100
+    basis = f", basis {doc.thresholds.basis}" if doc.thresholds.basis else ""
     lines = [
         f"**{doc.thresholds.metric}: {s.regression_count} regression(s), "
         f"{s.improvement_count} improvement(s), {s.neutral_count} neutral, "
         f"{s.inconclusive_count} inconclusive, {s.not_comparable_count} not comparable** "
         f"(`{cur}` vs `{base}`; noise floor ±{doc.thresholds.noise_floor_pct:g}%, "
-        f"α = {doc.thresholds.alpha:g})",
+        f"α = {doc.thresholds.alpha:g}{basis})",
         "",
-        f"| case | baseline | current | change | {confidence:g}% CI of ratio | p | judgement |",
-        "|---|---:|---:|---:|---:|---:|---|",
+        f"| case | baseline | current | change | {confidence:g}% CI of ratio | p | basis "
+        "| judgement |",
+        "|---|---:|---:|---:|---:|---:|---|---|",
     ]
     rows = sorted(doc.rows, key=lambda r: (_JUDGEMENT_ORDER[r.judgement], r.case_id))
     for row in rows:
@@ -191,6 +193,7 @@ def render_comparison_markdown(doc: ComparisonDoc) -> str:
             _number(row.percent_change, "+.1f", "%"),
             ci,
             _number(row.p_value, ".3g"),
+            row.basis or _DASH,
             judgement,
         ]
         lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")

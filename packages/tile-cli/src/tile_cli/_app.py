@@ -50,6 +50,14 @@ OutputDir = Annotated[
     typer.Option("--output-dir", "-o", help="Run directory (default `.tile/runs/<run_id>`)."),
 ]
 Json = Annotated[bool, typer.Option("--json", help="Stream machine-readable JSON Lines.")]
+Basis = Annotated[
+    str | None,
+    typer.Option(
+        "--basis",
+        help="auto | absolute | relative: judge times, or times relative to the reference "
+        "timed interleaved (auto: relative where both runs have it). Default `[compare] basis`.",
+    ),
+]
 Verbose = Annotated[
     int, typer.Option("-v", "--verbose", count=True, help="-v samples/stop reason, -vv more.")
 ]
@@ -153,23 +161,26 @@ def bench_cmd(
         ),
     ] = None,
     noise_floor: Annotated[
-        float,
+        float | None,
         typer.Option(
-            "--noise-floor", help="With --compare: changes within ±this percent are neutral."
+            "--noise-floor",
+            help="With --compare: changes within ±this percent are neutral (default 2).",
         ),
-    ] = 2.0,
+    ] = None,
     alpha: Annotated[
-        float, typer.Option("--alpha", help="With --compare: significance level.")
-    ] = 0.05,
+        float | None,
+        typer.Option("--alpha", help="With --compare: significance level (default 0.05)."),
+    ] = None,
     fail_on_inconclusive: Annotated[
-        bool,
+        bool | None,
         typer.Option(
-            "--fail-on-inconclusive", help="With --compare: exit 4 when a case is inconclusive."
+            "--fail-on-inconclusive/--no-fail-on-inconclusive",
+            help="With --compare: exit 4 when a case is inconclusive.",
         ),
-    ] = False,
+    ] = None,
+    basis: Basis = None,
 ) -> None:
     """Benchmark kernels against their references; write a run directory."""
-    from tile_cli._compare import CompareSettings
     from tile_cli._run import run_suite
     from tile_cli._settings import given
 
@@ -186,6 +197,10 @@ def bench_cmd(
             "runner.isolate": isolate,
             "launcher.kind": launcher,
             "launcher.shards": shards,
+            "compare.noise_floor": noise_floor,
+            "compare.alpha": alpha,
+            "compare.fail_on_inconclusive": fail_on_inconclusive,
+            "compare.basis": basis,
         }
     )
     sel = _selection(filters, kernels, axes, plugins, overrides)
@@ -197,9 +212,7 @@ def bench_cmd(
             output_dir=output_dir,
             as_json=json,
             verbose=verbose,
-            compare=CompareSettings(compare, noise_floor, alpha, fail_on_inconclusive)
-            if compare is not None
-            else None,
+            compare=compare,
             slurm_args=slurm_args or [],
         )
     )
@@ -287,26 +300,52 @@ def compare_cmd(
     ],
     fmt: Annotated[str, typer.Option("--format", help="table | markdown | json.")] = "table",
     noise_floor: Annotated[
-        float, typer.Option("--noise-floor", help="Changes within ±this percent are neutral.")
-    ] = 2.0,
-    alpha: Annotated[float, typer.Option("--alpha", help="Significance level.")] = 0.05,
+        float | None,
+        typer.Option("--noise-floor", help="Changes within ±this percent are neutral (default 2)."),
+    ] = None,
+    alpha: Annotated[
+        float | None, typer.Option("--alpha", help="Significance level (default 0.05).")
+    ] = None,
     fail_on_inconclusive: Annotated[
-        bool, typer.Option("--fail-on-inconclusive", help="Exit 4 when a case is inconclusive.")
-    ] = False,
+        bool | None,
+        typer.Option(
+            "--fail-on-inconclusive/--no-fail-on-inconclusive",
+            help="Exit 4 when a case is inconclusive.",
+        ),
+    ] = None,
+    basis: Basis = None,
+    profile: Profile = None,
     output: Annotated[
         Path, typer.Option("--output", "-o", help="Where to write the comparison document.")
     ] = Path("comparisons.json"),
 ) -> None:
-    """Compare two runs case by case: ratio of medians, bootstrap CI, Mann-Whitney p."""
+    """Compare two runs case by case: ratio of medians, bootstrap CI, Mann-Whitney p.
+
+    Defaults come from `[compare]` in tile.toml (and `TILE_COMPARE_*`); flags win.
+    """
     import tile_artifacts as ta
     from tile_cli._compare import compare_paths, comparison_exit_code, render_comparison
     from tile_cli._errors import CliError
+    from tile_cli._settings import given, load
     from tile_cli._ui import make_consoles
 
     if fmt not in ("table", "markdown", "json"):
         raise CliError(f"unknown format `{fmt}`", hint="use --format table, markdown or json")
+    cfg = load(
+        profile,
+        given(
+            {
+                "compare.noise_floor": noise_floor,
+                "compare.alpha": alpha,
+                "compare.fail_on_inconclusive": fail_on_inconclusive,
+                "compare.basis": basis,
+            }
+        ),
+    ).config.compare
     out, err = make_consoles()
-    doc = compare_paths(base, cur, noise_floor_pct=noise_floor, alpha=alpha)
+    doc = compare_paths(
+        base, cur, noise_floor_pct=cfg.noise_floor, alpha=cfg.alpha, basis=cfg.basis
+    )
     tmp = output.with_name(output.name + ".tmp")
     tmp.write_text(doc.model_dump_json(indent=2) + "\n")
     tmp.replace(output)
@@ -317,7 +356,7 @@ def compare_cmd(
     else:
         render_comparison(doc, out, plain=not out.is_terminal)
         err.print(f"wrote {output}", style="dim", markup=False)
-    raise typer.Exit(comparison_exit_code(doc, fail_on_inconclusive=fail_on_inconclusive))
+    raise typer.Exit(comparison_exit_code(doc, fail_on_inconclusive=cfg.fail_on_inconclusive))
 
 
 @baseline_app.command("save")

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     import tile_artifacts as ta
+    from tile_config import CompareConfig
 
 __all__ = [
     "CompareSettings",
@@ -38,6 +39,12 @@ class CompareSettings:
     noise_floor_pct: float = 2.0
     alpha: float = 0.05
     fail_on_inconclusive: bool = False
+    basis: ta.BasisSetting = "auto"
+
+    @classmethod
+    def from_config(cls, path: Path, cfg: CompareConfig) -> CompareSettings:
+        """`[compare]` of the resolved configuration (flags already laid over it)."""
+        return cls(path, cfg.noise_floor, cfg.alpha, cfg.fail_on_inconclusive, cfg.basis)
 
 
 _ORDER = {"regression": 0, "inconclusive": 1, "not_comparable": 2, "neutral": 3, "improvement": 4}
@@ -90,7 +97,12 @@ def pick_baseline(path: Path, device_kind: str | None) -> Path:
 
 
 def compare_paths(
-    base: Path, cur: Path, *, noise_floor_pct: float, alpha: float
+    base: Path,
+    cur: Path,
+    *,
+    noise_floor_pct: float,
+    alpha: float,
+    basis: ta.BasisSetting = "auto",
 ) -> ta.ComparisonDoc:
     """Compare two runs or baselines given by path."""
     import tile_artifacts as ta
@@ -102,6 +114,7 @@ def compare_paths(
         cur_doc,
         noise_floor_pct=noise_floor_pct,
         alpha=alpha,
+        basis=basis,
         baseline_label=str(base),
         current_label=str(cur),
         baseline_path=str(base_file.absolute()),
@@ -124,9 +137,10 @@ def render_comparison(doc: ta.ComparisonDoc, out: Console, *, plain: bool) -> No
     from rich import box
 
     table = Table(box=box.SIMPLE if plain else box.ROUNDED, header_style="bold")
-    for col in ("case", "baseline", "current", "change", "95% CI of ratio", "p", "verdict",
-                "reason"):  # fmt: skip
-        table.add_column(col, justify="left" if col in ("case", "verdict", "reason") else "right")
+    for col in ("case", "baseline", "current", "change", "95% CI of ratio", "p", "basis",
+                "verdict", "reason"):  # fmt: skip
+        left = col in ("case", "basis", "verdict", "reason")
+        table.add_column(col, justify="left" if left else "right")
     for row in sorted(doc.rows, key=lambda r: (_ORDER[r.judgement], r.case_id)):
         ci = (
             f"{row.ratio_ci_low:.3f}–{row.ratio_ci_high:.3f}"
@@ -140,6 +154,7 @@ def render_comparison(doc: ta.ComparisonDoc, out: Console, *, plain: bool) -> No
             f"{row.percent_change:+.1f}%" if row.percent_change is not None else "-",
             ci,
             f"{row.p_value:.2g}" if row.p_value is not None else "-",
+            row.basis or "-",
             Text(row.judgement, style=_STYLE[row.judgement]),
             Text(row.reason or ""),
         )
@@ -149,7 +164,8 @@ def render_comparison(doc: ta.ComparisonDoc, out: Console, *, plain: bool) -> No
         f"{s.regression_count} regressions, {s.improvement_count} improvements, "
         f"{s.neutral_count} neutral, {s.inconclusive_count} inconclusive, "
         f"{s.not_comparable_count} not comparable "
-        f"(noise floor ±{doc.thresholds.noise_floor_pct:g}%, alpha {doc.thresholds.alpha:g})",
+        f"(noise floor ±{doc.thresholds.noise_floor_pct:g}%, alpha {doc.thresholds.alpha:g}, "
+        f"basis {doc.thresholds.basis or 'absolute'})",
         markup=False,
     )
 

@@ -218,6 +218,7 @@ def write_final(
                 report,
                 noise_floor_pct=compare_with.noise_floor_pct,
                 alpha=compare_with.alpha,
+                basis=compare_with.basis,
                 baseline_label=str(base_file),
                 current_label=rec.run_id,
                 baseline_path=str(base_path.absolute()),

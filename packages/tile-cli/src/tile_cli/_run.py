@@ -32,7 +32,6 @@ from tile_cli._ui import Ui, bench_tables, make_consoles, test_table
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from tile_cli._compare import CompareSettings
     from tile_cli._record import RunRecorder
     from tile_config import ResolvedConfig
 
@@ -137,19 +136,26 @@ def run_suite(
     output_dir: Path | None,
     as_json: bool,
     verbose: int,
-    compare: CompareSettings | None = None,
+    compare: Path | None = None,
     slurm_args: Sequence[str] = (),
 ) -> int:
     """Run bench, test or build over every selected case; always leave a complete run directory.
 
     With `[launcher] shards` > 1 or `kind = "slurm"` the cases are split over several runners
     (here or through srun) that feed one run directory; `slurm_args` come after
-    `[launcher] extra_args` on every srun command line.
+    `[launcher] extra_args` on every srun command line. With `compare` (a baseline file or
+    directory) the run is compared with it as `[compare]` of the configuration says.
     """
+    from tile_cli._compare import CompareSettings
     from tile_cli._record import RunRecorder, open_run_directory
 
     out, err = make_consoles()
     resolved = load(profile, sel.overrides)
+    compare_with = (
+        CompareSettings.from_config(compare, resolved.config.compare)
+        if compare is not None
+        else None
+    )
     launcher = resolved.config.launcher
     sharded = launcher.kind == "slurm" or launcher.shards > 1
     costs: dict[str, float] | None = None
@@ -214,7 +220,7 @@ def run_suite(
             err.print(f"run directory: {_display(run_dir)}", markup=False, style="dim")
         return build_exit_code(recorder, interrupted)
     _, comparison = recorder.finalize(
-        interrupted=interrupted, compare_with=compare if interrupted is None else None
+        interrupted=interrupted, compare_with=compare_with if interrupted is None else None
     )
     _render(out, err, recorder, command, verbose=verbose, as_json=as_json)
     code = _exit_code(recorder, interrupted)
@@ -226,7 +232,7 @@ def run_suite(
         if code == ExitCode.OK:
             code = comparison_exit_code(
                 comparison,
-                fail_on_inconclusive=compare is not None and compare.fail_on_inconclusive,
+                fail_on_inconclusive=compare_with is not None and compare_with.fail_on_inconclusive,
             )
     if not as_json:
         err.print(f"run directory: {_display(run_dir)}", markup=False, style="dim")

@@ -14,6 +14,8 @@ __all__ = [
     "SECTIONS",
     "ArchiveKind",
     "BenchConfig",
+    "CompareBasis",
+    "CompareConfig",
     "DownloadEntry",
     "LauncherConfig",
     "LauncherKind",
@@ -35,6 +37,7 @@ __all__ = [
 Timer = Literal["auto", "cupti", "wall", "batched"]
 ArchiveKind = Literal["zip", "tar", "tar.gz"]
 LauncherKind = Literal["local", "slurm"]
+CompareBasis = Literal["auto", "absolute", "relative"]
 
 _Text = Annotated[str, Field(min_length=1)]
 _PositiveFloat = Annotated[float, Field(gt=0)]
@@ -120,6 +123,15 @@ class RunnerConfig(_Model):
             if not name or "=" in name or "\0" in name or "\0" in value:
                 raise ValueError(f"holds `{name}`, which is not a usable environment variable")
         return env
+
+
+class CompareConfig(_Model):
+    """`[compare]`: how `tile compare` and `tile bench --compare` judge; flags win over it."""
+
+    noise_floor: float = Field(default=2.0, ge=0)
+    alpha: float = Field(default=0.05, gt=0, lt=1)
+    fail_on_inconclusive: bool = False
+    basis: CompareBasis = "auto"
 
 
 class OutputConfig(_Model):
@@ -218,6 +230,7 @@ class ProfileConfig(_Model):
     bench: _BenchPatch | None = None
     test: TestConfig | None = None
     runner: RunnerConfig | None = None
+    compare: CompareConfig | None = None
     output: OutputConfig | None = None
     machine: MachineConfig | None = None
     launcher: LauncherConfig | None = None
@@ -236,6 +249,7 @@ class TileConfig(_Model):
     bench: BenchConfig = BenchConfig()
     test: TestConfig = TestConfig()
     runner: RunnerConfig = RunnerConfig()
+    compare: CompareConfig = CompareConfig()
     output: OutputConfig = OutputConfig()
     machine: MachineConfig = MachineConfig()
     launcher: LauncherConfig = LauncherConfig()

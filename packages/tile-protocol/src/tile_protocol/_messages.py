@@ -243,11 +243,15 @@ class Check(_Base, frozen=True, kw_only=True):
 
 
 class Reference(_Base, frozen=True, kw_only=True):
-    """The reference implementation timed on the same inputs."""
+    """The reference implementation timed on the same inputs.
+
+    `interleaved`: timed turn about with the kernel, as many samples, index-aligned with its.
+    """
 
     samples: list[float] = []
     stats: Stats | None = None
     speedup: float | None = None
+    interleaved: bool = False
 
 
 class BenchResult(_Base, frozen=True, kw_only=True, tag="bench_result", tag_field="type"):

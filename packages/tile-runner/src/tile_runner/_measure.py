@@ -15,6 +15,8 @@ from tile_runner._stats import StopReason, should_stop, summarize
 from tile_runner._timers import (
     TIMERS,
     BatchedSampler,
+    InterleavedSampler,
+    ReferenceTimingError,
     Sampler,
     TimerName,
     WallSampler,
@@ -32,12 +34,17 @@ Warn = Callable[[str], None]
 
 @dataclass(frozen=True)
 class Timing:
-    """Samples of one function, their statistics, and how they were taken."""
+    """Samples of one function, their statistics, and how they were taken.
+
+    `reference`: its reference's timing when the two were timed interleaved; its samples are
+    as many as `samples` and index-aligned with them (taken turn about, in time order).
+    """
 
     samples: list[float]
     stats: Stats
     timer: TimerName
     cold: bool
+    reference: Timing | None = None
 
 
 @dataclass(frozen=True)
@@ -90,20 +97,27 @@ def resolve_timer(requested: str, backend: str, warn: Warn | None) -> TimerName:
     return "wall"
 
 
-def sample(sampler: Sampler, settings: BenchSettings) -> tuple[list[float], StopReason]:
-    """Warm up, then take samples in batches until tile-stats' stopping rule says stop."""
+def sample(
+    sampler: Sampler, settings: BenchSettings, *, time_scale: float = 1.0
+) -> tuple[list[float], StopReason]:
+    """Warm up, then take samples in batches until tile-stats' stopping rule says stop.
+
+    `time_scale` multiplies min_time and max_time (an interleaved pair shares the budget that
+    its two functions would have had one after the other).
+    """
     sampler.warmup(settings.warmup_runs)
     samples: list[float] = []
     size = max(1, settings.batch)
     max_runs = max(1, settings.max_runs)
     min_runs = max(1, min(settings.min_runs, max_runs))  # a small max_runs wins
+    max_time, min_time = settings.max_time * time_scale, settings.min_time * time_scale
     cost: float | None = None  # wall seconds one sample really takes, overheads included
     start = time.perf_counter()
     while True:
         k = min(size, max_runs - len(samples))
         if cost is not None:
             # Do not overshoot the time budget by much with one large batch.
-            left = settings.max_time - (time.perf_counter() - start)
+            left = max_time - (time.perf_counter() - start)
             k = max(1, min(k, int(left / cost) + 1))
         t0 = time.perf_counter()
         new = sampler.take(k)
@@ -117,13 +131,13 @@ def sample(sampler: Sampler, settings: BenchSettings) -> tuple[list[float], Stop
             min_runs=min_runs,
             max_runs=max_runs,
             elapsed_s=elapsed,
-            max_time_s=settings.max_time,
-            min_time_s=settings.min_time,
+            max_time_s=max_time,
+            min_time_s=min_time,
         )
         # Guards against a stopping rule that never fires: the caps are hard.
         if reason is None and len(samples) >= max_runs:
             reason = "max_runs"
-        if reason is None and elapsed >= max(settings.max_time, settings.min_time):
+        if reason is None and elapsed >= max(max_time, min_time):
             reason = "max_time"
         if reason is not None:
             return samples, reason
@@ -158,22 +172,56 @@ def time_compiled(
     *,
     timer: TimerName,
     warn: Warn | None = None,
+    reference: tuple[Callable[..., Any], Sequence[Any]] | None = None,
 ) -> Timing:
-    """Sample `fn(*args)` with `timer`; a failing `cupti` degrades to `wall` with a warning."""
+    """Sample `fn(*args)` with `timer`; a failing `cupti` degrades to `wall` with a warning.
+
+    With `reference` (a compiled function and its arguments) the two are timed interleaved
+    (`InterleavedSampler`): the stopping rule judges `fn`'s samples, the reference gets as many,
+    index-aligned (`Timing.reference`), and the pair gets the time budget the two had one after
+    the other. A reference that fails while timed is warned about and `fn` is timed alone.
+    """
     if settings.cold and timer == "batched":
         if warn is not None:
             warn("cold runs cannot be batched (each call must see a flushed cache); using 'wall'")
         timer = "wall"
-    try:
-        samples, reason = sample(_make_sampler(timer, fn, args, settings.cold), settings)
-    except Exception as exc:
-        if timer != "cupti" or warn is None:
-            raise
-        warn(f"the cupti timer failed ({type(exc).__name__}: {exc}); using 'wall'")
-        timer = "wall"
-        samples, reason = sample(_make_sampler(timer, fn, args, settings.cold), settings)
+    while True:
+        try:
+            return _timing(fn, args, settings, timer, reference)
+        except ReferenceTimingError as exc:
+            if warn is None or exc.__cause__ is None:
+                raise
+            cause = exc.__cause__
+            warn(f"the reference could not be timed ({type(cause).__name__}: {cause}); no speedup")
+            reference = None
+        except Exception as exc:
+            if timer != "cupti" or warn is None:
+                raise
+            warn(f"the cupti timer failed ({type(exc).__name__}: {exc}); using 'wall'")
+            timer = "wall"
+
+
+def _timing(
+    fn: Callable[..., Any],
+    args: Sequence[Any],
+    settings: BenchSettings,
+    timer: TimerName,
+    reference: tuple[Callable[..., Any], Sequence[Any]] | None,
+) -> Timing:
+    sampler = _make_sampler(timer, fn, args, settings.cold)
+    if reference is None:
+        samples, reason = sample(sampler, settings)
+        return Timing(samples, summarize(samples, reason), timer, settings.cold)
+    ref_fn, ref_args = reference
+    pair = InterleavedSampler(sampler, _make_sampler(timer, ref_fn, ref_args, settings.cold))
+    samples, reason = sample(pair, settings, time_scale=2.0)
+    ref = pair.reference_samples
     return Timing(
-        samples=samples, stats=summarize(samples, reason), timer=timer, cold=settings.cold
+        samples,
+        summarize(samples, reason),
+        timer,
+        settings.cold,
+        reference=Timing(ref, summarize(ref, reason), timer, settings.cold),
     )
 
 

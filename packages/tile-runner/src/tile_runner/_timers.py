@@ -11,6 +11,8 @@ __all__ = [
     "TIMERS",
     "BatchedSampler",
     "Flush",
+    "InterleavedSampler",
+    "ReferenceTimingError",
     "Sampler",
     "TimerName",
     "WallSampler",
@@ -25,6 +27,11 @@ TIMERS: tuple[TimerName, ...] = ("cupti", "wall", "batched")
 _BATCHED_TARGET_S = 2e-3  # one `batched` sample lasts at least this long...
 _BATCHED_MAX_CALLS = 1000  # ...but never holds more calls than this...
 _BATCHED_MAX_BYTES = 256 * 1024 * 1024  # ...nor more live output bytes than this.
+# Interleaved timing: each side's turn lasts about this long (at least one sample, at most
+# _MAX_TURN): short enough that both see the same machine speed, which on a shared VM holds
+# for a few hundred milliseconds at best; long enough that switching costs little.
+_TURN_S = 2e-3
+_MAX_TURN = 1000
 
 
 class Sampler(Protocol):
@@ -152,6 +159,50 @@ class BatchedSampler:
             t1 = time.perf_counter()
             del outs
             samples.append((t1 - t0) / calls)
+        return samples
+
+
+class ReferenceTimingError(RuntimeError):
+    """Raised when the reference of an interleaved pair failed; the cause is chained."""
+
+
+class InterleavedSampler:
+    """A kernel and its reference timed in alternating turns, so both see one machine state.
+
+    `take(n)` returns the kernel's samples (those the stopping rule judges) and appends as
+    many of the reference's to `reference_samples`, in the same order: sample i of each was
+    taken within one turn of the other, so their ratio cancels whatever speed the machine had.
+    A turn is sized from the kernel's last one to last about _TURN_S of wall time.
+    """
+
+    def __init__(self, kernel: Sampler, reference: Sampler) -> None:
+        self.name: TimerName = kernel.name
+        self._kernel = kernel
+        self._reference = reference
+        self._turn = 1
+        self.reference_samples: list[float] = []
+
+    def warmup(self, runs: int) -> None:
+        """Warm up both, the kernel first."""
+        self._kernel.warmup(runs)
+        try:
+            self._reference.warmup(runs)
+        except Exception as exc:
+            raise ReferenceTimingError(str(exc)) from exc
+
+    def take(self, n: int) -> list[float]:
+        """`n` kernel samples, and `n` reference samples taken turn about with them."""
+        samples: list[float] = []
+        while len(samples) < n:
+            k = min(self._turn, n - len(samples))
+            t0 = time.perf_counter()
+            samples += self._kernel.take(k)
+            per_sample = max((time.perf_counter() - t0) / k, 1e-9)
+            try:
+                self.reference_samples += self._reference.take(k)
+            except Exception as exc:
+                raise ReferenceTimingError(str(exc)) from exc
+            self._turn = max(1, min(_MAX_TURN, int(_TURN_S / per_sample)))
         return samples
 
 

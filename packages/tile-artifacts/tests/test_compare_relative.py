@@ -1,0 +1,218 @@
+"""Comparison relative to the reference: per-sample ratios of interleaved timings."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+
+import pytest
+
+from tile_artifacts import (
+    ArtifactError,
+    Baseline,
+    CaseRecord,
+    ComparisonDoc,
+    ComparisonRow,
+    DeviceRecord,
+    Producer,
+    ReferenceRecord,
+    Report,
+    ReportSummary,
+    RunInfo,
+    baseline_from_report,
+    compare_runs,
+    render_comparison_markdown,
+    utc_now,
+)
+from tile_artifacts._read import DecodeIssue, decode_document
+
+Samples = Callable[..., list[float]]
+CASE = "k[a=1]"
+RELATIVE = "relative to its reference, timed interleaved"
+
+
+def _run(
+    kernel: Sequence[float], reference: Sequence[float] | None, *, interleaved: bool = True
+) -> Report:
+    ref = None
+    if reference is not None:
+        ref = ReferenceRecord(samples=list(reference), interleaved=interleaved)
+    return Report(
+        producer=Producer(tool_name="tile", tool_version="0.1.0"),
+        run=RunInfo(
+            run_id="bench-20250131T120000Z-0123abcd",
+            created_at=utc_now(),
+            status="success",
+            output_directory="/tmp",
+        ),
+        device=DeviceRecord(device_kind="cpu"),
+        summary=ReportSummary(title="t", status="success", headline="h"),
+        cases=[
+            CaseRecord(
+                case_id=CASE,
+                kernel="k",
+                status="success",
+                timer="wall",
+                cold=False,
+                samples=list(kernel),
+                reference=ref,
+            )
+        ],
+    )
+
+
+def _row(doc: ComparisonDoc) -> ComparisonRow:
+    return next(r for r in doc.rows if r.case_id == CASE)
+
+
+def _swinging(speed_seed: int, n: int = 200) -> list[float]:
+    """A machine whose speed jumps between 1x and 1.6x for stretches of 20 samples."""
+    return [1.6 if (i // 20 + speed_seed) % 3 == 0 else 1.0 for i in range(n)]
+
+
+def _timed(sample_factory: Samples, center: float, speed: list[float], seed: int) -> list[float]:
+    noise = sample_factory(center, n=len(speed), spread=0.02, seed=seed)
+    return [x * s for x, s in zip(noise, speed, strict=True)]
+
+
+def test_a_machine_slower_for_the_whole_run_is_neutral_relative(sample_factory: Samples) -> None:
+    # Every sample of the current run, kernel and reference alike, is 1.6x slower.
+    base = _run(
+        sample_factory(1e-3, n=100, spread=0.02, seed=1),
+        sample_factory(2e-3, n=100, spread=0.02, seed=2),
+    )
+    slow = 1.6
+    cur = _run(
+        [slow * x for x in sample_factory(1e-3, n=100, spread=0.02, seed=3)],
+        [slow * x for x in sample_factory(2e-3, n=100, spread=0.02, seed=4)],
+    )
+    row = _row(compare_runs(base, cur))  # basis auto: both sides interleaved
+    assert row.basis == "relative"
+    assert row.judgement == "neutral"
+    assert row.ratio is not None and row.ratio == pytest.approx(1.0, abs=0.01)
+    assert row.reason is not None and row.reason.endswith(RELATIVE)
+    # The absolute medians are still reported.
+    assert row.baseline_value == pytest.approx(1e-3, rel=0.02)
+    assert row.current_value == pytest.approx(1.6e-3, rel=0.02)
+    # On absolute times the kernel is 60% slower; only the reference's equal move keeps it from
+    # being called a regression (and the case can then be judged at all).
+    absolute = _row(compare_runs(base, cur, basis="absolute"))
+    assert absolute.basis == "absolute"
+    assert absolute.judgement == "inconclusive"
+    assert absolute.reason is not None and "because the reference moved +59.9%" in absolute.reason
+    # Without a reference to control for it, the absolute rule convicts the kernel.
+    no_ref = _row(compare_runs(_run(base.cases[0].samples, None), _run(cur.cases[0].samples, None)))
+    assert no_ref.basis == "absolute" and no_ref.judgement == "regression"
+
+
+def test_a_kernel_only_slowdown_is_a_regression_relative(sample_factory: Samples) -> None:
+    base = _run(
+        sample_factory(1e-3, n=100, spread=0.02, seed=1),
+        sample_factory(2e-3, n=100, spread=0.02, seed=2),
+    )
+    cur = _run(
+        sample_factory(1.1e-3, n=100, spread=0.02, seed=3),
+        sample_factory(2e-3, n=100, spread=0.02, seed=4),
+    )
+    row = _row(compare_runs(base, cur, basis="relative"))
+    assert row.basis == "relative"
+    assert row.judgement == "regression"
+    assert row.ratio is not None and row.ratio == pytest.approx(1.1, abs=0.01)
+    assert row.ratio_ci_low is not None and row.ratio_ci_low > 1.05
+    assert row.reason is not None and row.reason.startswith("slower: +")
+    assert row.reason.endswith(RELATIVE)
+    assert _row(compare_runs(cur, base)).judgement == "improvement"
+
+
+def test_speed_swings_within_runs_cancel_in_the_pairs(sample_factory: Samples) -> None:
+    # Both runs swing between 1x and 1.6x at different moments; the kernel is 10% slower in
+    # the current one. Pairs saw the same speed, so their ratios still show the 10%.
+    base_speed, cur_speed, again_speed = _swinging(0), _swinging(1), _swinging(2)
+    base = _run(
+        _timed(sample_factory, 1e-3, base_speed, 1), _timed(sample_factory, 2e-3, base_speed, 2)
+    )
+    cur = _run(
+        _timed(sample_factory, 1.1e-3, cur_speed, 3), _timed(sample_factory, 2e-3, cur_speed, 4)
+    )
+    same = _run(
+        _timed(sample_factory, 1e-3, again_speed, 5), _timed(sample_factory, 2e-3, again_speed, 6)
+    )
+    assert _row(compare_runs(base, cur)).judgement == "regression"
+    assert _row(compare_runs(base, same)).judgement == "neutral"
+    # On absolute times the swings are as large as the change: not a regression.
+    assert _row(compare_runs(base, cur, basis="absolute")).judgement != "regression"
+    # Break the pairing (reference samples in another order): the swings no longer cancel.
+    cur_ref = _timed(sample_factory, 2e-3, cur_speed, 4)
+    unpaired = _run(cur.cases[0].samples, list(reversed(cur_ref)))
+    assert _row(compare_runs(base, unpaired)).judgement != "regression"
+
+
+def test_auto_falls_back_to_absolute_and_relative_asks_for_pairs(sample_factory: Samples) -> None:
+    kernel, ref = sample_factory(1e-3, n=50, seed=1), sample_factory(2e-3, n=50, seed=2)
+    paired = _run(kernel, ref)
+    old = _run(kernel, ref, interleaved=False)  # a run from before interleaved timing
+    no_ref = _run(kernel, None)
+    for other in (old, no_ref):
+        assert _row(compare_runs(other, paired)).basis == "absolute"
+        row = _row(compare_runs(other, paired, basis="relative"))
+        assert row.judgement == "not_comparable" and row.basis is None
+        assert row.reason == (
+            "basis relative, but no reference samples timed interleaved in baseline"
+        )
+    # Interleaved, but not as many reference samples as kernel samples: cannot pair up.
+    short = _run(kernel, ref[:-1])
+    assert _row(compare_runs(paired, short)).basis == "absolute"
+    # The reference's own times are compared as they are.
+    ref_row = _row(compare_runs(paired, paired, metric="ref_time_s", basis="relative"))
+    assert ref_row.basis == "absolute" and ref_row.judgement == "neutral"
+
+
+def test_too_few_pairs_say_their_basis(sample_factory: Samples) -> None:
+    few = _run(sample_factory(1e-3, n=3, seed=1), sample_factory(2e-3, n=3, seed=2))
+    row = _row(compare_runs(few, few))
+    assert row.judgement == "inconclusive" and row.basis == "relative"
+    assert row.reason == f"too few samples (3 baseline, 3 current; need 5); {RELATIVE}"
+
+
+def test_baselines_keep_the_pairing(sample_factory: Samples) -> None:
+    base = _run(sample_factory(1e-3, n=60, seed=1), sample_factory(2e-3, n=60, seed=2))
+    saved = baseline_from_report(base)
+    assert saved.cases[0].reference_interleaved is True
+    cur = _run(sample_factory(1.2e-3, n=60, seed=3), sample_factory(2e-3, n=60, seed=4))
+    row = _row(compare_runs(saved, cur))
+    assert row.basis == "relative" and row.judgement == "regression"
+
+
+def test_basis_is_recorded_validated_and_rendered(sample_factory: Samples) -> None:
+    run = _run(sample_factory(1e-3, n=30, seed=1), sample_factory(2e-3, n=30, seed=2))
+    doc = compare_runs(run, run, basis="relative")
+    assert doc.thresholds.basis == "relative"
+    markdown = render_comparison_markdown(doc)
+    assert "basis relative)" in markdown.splitlines()[0]
+    assert "| basis |" in markdown and "| relative |" in markdown
+    with pytest.raises(ArtifactError, match="unknown comparison basis `relativ`"):
+        compare_runs(run, run, basis="relativ")  # type: ignore[arg-type]
+
+
+def test_files_without_the_new_keys_still_pass_the_check(sample_factory: Samples) -> None:
+    run = _run(sample_factory(1e-3, n=30, seed=1), sample_factory(2e-3, n=30, seed=2))
+    report = json.loads(run.model_dump_json())
+    del report["cases"][0]["reference"]["interleaved"]
+    old = decode_document(json.dumps(report), mode="check")
+    assert isinstance(old, Report)
+    assert old.cases[0].reference is not None and old.cases[0].reference.interleaved is False
+    baseline = json.loads(baseline_from_report(run).model_dump_json())
+    del baseline["cases"][0]["reference_interleaved"]
+    old_baseline = decode_document(json.dumps(baseline), mode="check")
+    assert isinstance(old_baseline, Baseline)
+    assert old_baseline.cases[0].reference_interleaved is False
+    comparison = json.loads(compare_runs(run, run).model_dump_json())
+    del comparison["thresholds"]["basis"]
+    del comparison["rows"][0]["basis"]
+    doc = decode_document(json.dumps(comparison), mode="check")
+    assert isinstance(doc, ComparisonDoc) and doc.rows[0].basis is None
+    # Every other key is still required.
+    del report["cases"][0]["reference"]["speedup"]
+    with pytest.raises(DecodeIssue) as info:
+        decode_document(json.dumps(report), mode="check")
+    assert any("missing key(s) speedup" in m for m in info.value.messages)
