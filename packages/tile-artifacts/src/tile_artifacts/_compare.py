@@ -40,6 +40,10 @@ _DRIFT_BLOCKS: Final = 5
 _MIN_BLOCK: Final = 5
 # Metrics with raw samples behind them; both are times, so a higher ratio is worse.
 COMPARABLE_METRICS: Final = ("time_s", "ref_time_s")
+# Standard error of a median from the MAD, for normal data: sqrt(pi / 2) * 1.4826 * MAD / sqrt(n).
+_MEDIAN_SE: Final = 1.2533 * 1.4826
+# Expected range of k independent standard normal values (k = blocks judged: _DRIFT_BLOCKS - 1).
+_D2: Final = {4: 2.059}
 # Timings of a case that failed (e.g. its check) are not worth judging.
 _MEASURED: Final = frozenset({"success", "partial"})
 _RELATIVE: Final = "relative to its reference, timed interleaved"
@@ -91,20 +95,36 @@ def _cases(run: Report | Baseline, metric: str) -> dict[str, _Case]:
 
 
 def _within_run_drift(samples: list[float]) -> float | None:
-    """How far the median wandered within one run: (max - min) / median of the block medians.
+    """How far the median wandered within one run, beyond what sampling noise explains.
 
     `samples` in the order they were taken, cut into 5 blocks; None with fewer than 5 samples
     a block. The first block is left out: on a CPU it still carries the end of the warm-up
     (the first samples often run 10-50% slow), which every run has and which so cancels in a
     ratio, while this measures the wandering that differs from run to run.
+
+    Returns (R - E) / median, at least 0: R is the range (max - min) of the block medians, and E
+    the range that independent samples would give them alone, d2(k) * mean standard error of a
+    block median (d2 the expected range of k normal values; a median's standard error taken as
+    1.2533 * 1.4826 * MAD / sqrt(block size)). With few samples a block the medians scatter by
+    chance; counting that scatter as drift left most +10% changes of a ~11 µs kernel
+    `inconclusive` (benchmarks/compare_false_alarms.py: 10 of 20 detected, against 14 of 21
+    without it, at the same false alarms).
     """
     n = len(samples)
     if n < _DRIFT_BLOCKS * _MIN_BLOCK:
         return None
     cuts = [round(i * n / _DRIFT_BLOCKS) for i in range(1, _DRIFT_BLOCKS + 1)]
-    medians = [tile_stats.median(samples[a:b]) for a, b in itertools.pairwise(cuts)]
+    blocks = [samples[a:b] for a, b in itertools.pairwise(cuts)]
+    medians = [tile_stats.median(b) for b in blocks]
     center = tile_stats.median(samples)
-    return (max(medians) - min(medians)) / center if center > 0 else None
+    if center <= 0:
+        return None
+    errors = [
+        _MEDIAN_SE * tile_stats.median([abs(x - m) for x in b]) / math.sqrt(len(b))
+        for b, m in zip(blocks, medians, strict=True)
+    ]
+    expected = _D2[len(medians)] * sum(errors) / len(errors)
+    return max(0.0, max(medians) - min(medians) - expected) / center
 
 
 def _run_drift(
