@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -22,3 +23,51 @@ def tile_argv(*args: str) -> list[str]:
 def tile_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     """Plain, wide output so assertions can read it."""
     return {**os.environ, "NO_COLOR": "1", "COLUMNS": "240", **(extra or {})}
+
+
+SLURM_SETUP = Path(__file__).parent / "slurm" / "setup.sh"
+
+
+def _slurm_problem() -> str | None:
+    """Why no SLURM cluster can run tasks here, or None when one answers with a usable node."""
+    if shutil.which("srun") is None or shutil.which("sinfo") is None:
+        return "srun/sinfo not on PATH"
+    try:
+        done = subprocess.run(
+            ["sinfo", "--noheader", "--format=%T"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"sinfo did not answer: {exc}"
+    if done.returncode != 0:
+        return f"sinfo failed: {done.stderr.strip()}"
+    usable = {"idle", "mixed", "allocated", "completing"}
+    if not usable & {s.strip() for s in done.stdout.split()}:
+        return f"no usable node (states: {done.stdout.split()})"
+    return None
+
+
+def slurm_cluster(gpu_gres: str) -> str:
+    """For a session fixture: a SLURM cluster that runs tasks, and the gres for one task on it.
+
+    Returns `gpu_gres` when the cluster has GPUs, else "none"; skips the test without a cluster.
+    With TILE_SLURM_SETUP=1 the local test cluster (tests/slurm/setup.sh) is started first and
+    must come up.
+    """
+    import pytest
+
+    if os.environ.get("TILE_SLURM_SETUP") == "1":
+        done = subprocess.run(
+            ["bash", str(SLURM_SETUP)], capture_output=True, text=True, timeout=900, check=False
+        )
+        assert done.returncode == 0, f"{SLURM_SETUP} failed:\n{done.stdout}\n{done.stderr}"
+    problem = _slurm_problem()
+    if problem is not None:
+        pytest.skip(f"no SLURM cluster: {problem} (TILE_SLURM_SETUP=1 starts tests/slurm/setup.sh)")
+    gres = subprocess.run(
+        ["sinfo", "--noheader", "--format=%G"], capture_output=True, text=True, check=False
+    ).stdout
+    return gpu_gres if "gpu" in gres else "none"

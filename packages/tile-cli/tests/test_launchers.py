@@ -11,7 +11,6 @@ import contextlib
 import json
 import os
 import queue
-import shutil
 import signal
 import subprocess
 import sys
@@ -22,6 +21,7 @@ from typing import IO
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from support import slurm_cluster
 
 from tile_cli._launchers import (
     DEFAULT_GRES,
@@ -37,8 +37,6 @@ from tile_cli._launchers import (
     visible_gpus,
 )
 
-REPO = Path(__file__).resolve().parents[3]
-SETUP = REPO / "tests" / "slurm" / "setup.sh"
 # Guards against a hang (a stuck queue, a lost line); never a measure of speed.
 HANG_GUARD_S = 120.0
 
@@ -336,46 +334,10 @@ def test_srun_task_signal(returncode: int, expected: int | None) -> None:
 # --- real srun --------------------------------------------------------------------------------
 
 
-def _cluster_problem() -> str | None:
-    """Why no SLURM cluster can run tasks here, or None when one answers with a usable node."""
-    if shutil.which("srun") is None or shutil.which("sinfo") is None:
-        return "srun/sinfo not on PATH"
-    try:
-        done = subprocess.run(
-            ["sinfo", "--noheader", "--format=%T"],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"sinfo did not answer: {exc}"
-    if done.returncode != 0:
-        return f"sinfo failed: {done.stderr.strip()}"
-    usable = {"idle", "mixed", "allocated", "completing"}
-    if not usable & {s.strip() for s in done.stdout.split()}:
-        return f"no usable node (states: {done.stdout.split()})"
-    return None
-
-
 @pytest.fixture(scope="session")
 def slurm() -> str:
-    """A SLURM cluster that runs tasks; its gres for one task: `gpu:1` if it has GPUs, else none.
-
-    With TILE_SLURM_SETUP=1 the local test cluster is started first and must come up.
-    """
-    if os.environ.get("TILE_SLURM_SETUP") == "1":
-        done = subprocess.run(
-            ["bash", str(SETUP)], capture_output=True, text=True, timeout=900, check=False
-        )
-        assert done.returncode == 0, f"{SETUP} failed:\n{done.stdout}\n{done.stderr}"
-    problem = _cluster_problem()
-    if problem is not None:
-        pytest.skip(f"no SLURM cluster: {problem} (TILE_SLURM_SETUP=1 starts tests/slurm/setup.sh)")
-    gres = subprocess.run(
-        ["sinfo", "--noheader", "--format=%G"], capture_output=True, text=True, check=False
-    ).stdout
-    return DEFAULT_GRES if "gpu" in gres else "none"
+    """A SLURM cluster that runs tasks; its gres for one task: DEFAULT_GRES with GPUs, else none."""
+    return slurm_cluster(DEFAULT_GRES)
 
 
 def launch(

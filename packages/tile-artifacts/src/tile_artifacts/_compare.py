@@ -106,9 +106,9 @@ def _within_run_drift(samples: list[float]) -> float | None:
     the range that independent samples would give them alone, d2(k) * mean standard error of a
     block median (d2 the expected range of k normal values; a median's standard error taken as
     1.2533 * 1.4826 * MAD / sqrt(block size)). With few samples a block the medians scatter by
-    chance; counting that scatter as drift left most +10% changes of a ~11 µs kernel
-    `inconclusive` (benchmarks/compare_false_alarms.py: 10 of 20 detected, against 14 of 21
-    without it, at the same false alarms).
+    chance; counting that scatter as drift left half the +10% changes of a ~7 µs kernel
+    `inconclusive` (benchmarks/compare_false_alarms.py --pin: 10 of 20 detected, 14 of 20 with
+    the scatter taken out, false alarms unchanged).
     """
     n = len(samples)
     if n < _DRIFT_BLOCKS * _MIN_BLOCK:
