@@ -36,15 +36,14 @@ the references' median A/B ratio) so that the 10% can be checked.
 
 Sampling uses tile's defaults unless `--min-time` / `--max-time` are given. `--keep DIR` keeps
 the runs (and the load average around each) in DIR; `--rejudge DIR` judges runs kept earlier
-without measuring again, to try another rule or noise floor on the same data. `--pin` runs
-every `tile bench` on one core with XLA single-threaded (XLA_FLAGS), which on a shared VM keeps
-a kernel and its reference at the same speed (see docs/measurement.md).
+without measuring again, to try another rule or noise floor on the same data. `--pin` sets
+`[runner] pin_cpu = true`: each runner on one core with XLA single-threaded, which on a shared
+VM keeps a kernel and its reference at the same speed (see docs/measurement.md).
 """
 
 from __future__ import annotations
 
 import argparse
-import functools
 import itertools
 import json
 import os
@@ -151,31 +150,23 @@ class Pair:
     cur: str
 
 
-def write_project(root: Path, bench_settings: dict[str, float]) -> None:
+def write_project(root: Path, bench_settings: dict[str, float], *, pin: bool) -> None:
     """The fixture project: tile.toml (tile's sampling defaults unless given) and the kernels."""
     (root / "kernels").mkdir(parents=True, exist_ok=True)
     (root / "kernels" / "cmp_kernels.py").write_text(KERNELS)
     lines = [f"{key} = {value}" for key, value in bench_settings.items()]
+    if pin:
+        lines += ["[runner]", "pin_cpu = true"]
     (root / "tile.toml").write_text(TOML + "".join(line + "\n" for line in lines))
 
 
-# --pin: XLA on one thread, and tile (CLI and runner) on one core.
-PIN_XLA_FLAGS = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
-
-
-def bench(root: Path, name: str, *, slow: bool, pin: bool) -> None:
+def bench(root: Path, name: str, *, slow: bool) -> None:
     """One fresh `tile bench` process writing runs/<name>."""
     env = {**os.environ, "NO_COLOR": "1", "CMP_SLOWDOWN": "1" if slow else "0"}
-    preexec = None
-    if pin:
-        env["XLA_FLAGS"] = f"{env.get('XLA_FLAGS', '')} {PIN_XLA_FLAGS}".strip()
-        core = max(os.sched_getaffinity(0))
-        preexec = functools.partial(os.sched_setaffinity, 0, {core})
     proc = subprocess.run(
         [sys.executable, "-m", "tile_cli", "bench", "-o", f"runs/{name}"],
         cwd=root,
         env=env,
-        preexec_fn=preexec,
         capture_output=True,
         text=True,
         timeout=600,
@@ -207,14 +198,14 @@ def probe_machine(seconds: float = 3.0) -> str:
     )
 
 
-def measure(root: Path, pairs: int, *, pin: bool) -> None:
+def measure(root: Path, pairs: int) -> None:
     """A0 B0 A1 B1 ... interleaved, so that slow drift of the machine hits A and B alike."""
     start = time.perf_counter()
     loads: dict[str, list[float]] = {}
     for i in range(pairs // 2 + 1):
         for name, slow in ((f"A{i:02d}", False), (f"B{i:02d}", True)):
             before = os.getloadavg()[0]
-            bench(root, name, slow=slow, pin=pin)
+            bench(root, name, slow=slow)
             loads[name] = [before, os.getloadavg()[0]]
             done = time.perf_counter() - start
             print(f"  {name} done ({done:.0f} s, load {before:.1f})", file=sys.stderr, flush=True)
@@ -387,7 +378,7 @@ def main() -> int:
     parser.add_argument("--keep", type=Path, default=None, help="measure into this directory")
     parser.add_argument("--rejudge", type=Path, default=None, help="judge runs kept earlier")
     parser.add_argument(
-        "--pin", action="store_true", help="XLA single-threaded, tile pinned to one core"
+        "--pin", action="store_true", help="[runner] pin_cpu: one core, XLA single-threaded"
     )
     args = parser.parse_args()
     if args.rejudge is not None:
@@ -396,11 +387,11 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="tile-cmp-") as tmp:
         root = args.keep or Path(tmp)
         settings = {"min_time": args.min_time, "max_time": args.max_time}
-        write_project(root, {k: v for k, v in settings.items() if v is not None})
+        write_project(root, {k: v for k, v in settings.items() if v is not None}, pin=args.pin)
         before = probe_machine()
-        mode = " (pinned to one core, XLA single-threaded)" if args.pin else ""
+        mode = " ([runner] pin_cpu = true)" if args.pin else ""
         print(f"measuring {2 * (pairs // 2 + 1)} runs in {root}{mode}", file=sys.stderr)
-        measure(root, pairs, pin=args.pin)
+        measure(root, pairs)
         code = judge_all(root, pairs, args.noise_floor, args.alpha)
         print(f"\nbefore the runs: {before}\nafter the runs:  {probe_machine()}")
         return code

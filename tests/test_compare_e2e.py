@@ -241,3 +241,27 @@ def test_a_baseline_from_before_interleaving(proj: Project) -> None:
     row = _rows(proj.root / "old-rel.json")[CASE]
     assert row["judgement"] == "not_comparable" and row["basis"] is None
     assert "no reference samples timed interleaved in baseline" in row["reason"]
+
+
+def test_pinned_runs_record_the_core_and_judge_with_the_block_bootstrap(proj: Project) -> None:
+    pinned = {"TILE_RUNNER_PIN_CPU": "1"}
+    base = _tile(proj.root, "bench", "-o", "runs/pa", env=pinned)
+    assert base.returncode == 0, base.stderr
+    report = json.loads((proj.root / "runs" / "pa" / "report.json").read_text())
+    assert isinstance(report["context"]["pinned_cpu"], int)
+    slower = _tile(proj.root, "bench", "-o", "runs/pb", env={**pinned, "E2E_WAIT_MS": "30"})
+    assert slower.returncode == 0, slower.stderr
+    proc = proj.tile("compare", "runs/pa", "runs/pb", "-o", "pinned.json")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    row = _rows(proj.root / "pinned.json")[CASE]
+    assert row["judgement"] == "regression" and row["basis"] == "relative"
+    assert row["reason"].endswith("block bootstrap CI")
+    # An unpinned run on one side: the ordinary relative rule.
+    mixed = proj.tile("compare", "runs/a", "runs/pb", "-o", "mixed.json")
+    assert "block bootstrap" not in _rows(proj.root / "mixed.json")[CASE]["reason"], mixed.stdout
+    saved = proj.tile("baseline", "save", "runs/pa", "--dir", "pinned-baselines")
+    assert saved.returncode == 0, saved.stderr
+    assert (
+        json.loads((proj.root / "pinned-baselines" / "cpu.json").read_text())["pinned_cpu"]
+        == (report["context"]["pinned_cpu"])
+    )

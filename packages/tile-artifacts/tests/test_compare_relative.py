@@ -216,3 +216,53 @@ def test_files_without_the_new_keys_still_pass_the_check(sample_factory: Samples
     with pytest.raises(DecodeIssue) as info:
         decode_document(json.dumps(report), mode="check")
     assert any("missing key(s) speedup" in m for m in info.value.messages)
+
+
+def _pinned(report: Report, core: int | None = 3) -> Report:
+    return report.model_copy(
+        update={"context": report.context.model_copy(update={"pinned_cpu": core})}
+    )
+
+
+def _with_odd_block(sample_factory: Samples, center: float, seed: int) -> list[float]:
+    """200 kernel times around `center`, the last 30 of them 30% fast (one odd stretch)."""
+    xs = sample_factory(center, n=200, spread=0.04, seed=seed)
+    return xs[:170] + [x * 0.7 for x in xs[170:]]
+
+
+def test_pinned_runs_judge_a_slowdown_despite_one_odd_stretch(sample_factory: Samples) -> None:
+    ref = sample_factory(1e-3, n=200, spread=0.04, seed=50)
+    base = _run(_with_odd_block(sample_factory, 1e-3, 1), ref)
+    slower = _run(_with_odd_block(sample_factory, 1.1e-3, 2), ref)
+    # Not pinned: the odd stretch counts as drift of ~30% and the +10% stays inconclusive.
+    loose = _row(compare_runs(base, slower))
+    assert loose.judgement == "inconclusive"
+    assert loose.reason is not None and "wandered" in loose.reason
+    # Pinned on both sides: the block bootstrap sees one odd block move the median a little.
+    row = _row(compare_runs(_pinned(base), _pinned(slower)))
+    assert row.judgement == "regression"
+    assert row.reason is not None and row.reason.endswith("block bootstrap CI")
+    assert row.ratio_ci_low is not None and 1.05 < row.ratio_ci_low < 1.1
+    # One side unpinned: the conservative rule again.
+    assert _row(compare_runs(base, _pinned(slower))).judgement == "inconclusive"
+    # A baseline file keeps the pinning.
+    saved = baseline_from_report(_pinned(base))
+    assert saved.pinned_cpu == 3
+    assert _row(compare_runs(saved, _pinned(slower))).judgement == "regression"
+
+
+def test_pinned_runs_of_the_same_code_are_not_a_regression(sample_factory: Samples) -> None:
+    ref = sample_factory(1e-3, n=200, spread=0.04, seed=60)
+    # The same code twice; the current run wanders: its second half 3% slower than its first.
+    base = _run(sample_factory(1e-3, n=200, spread=0.04, seed=3), ref)
+    drifting = [
+        x * (1.03 if i >= 100 else 1.0)
+        for i, x in enumerate(sample_factory(1e-3, n=200, spread=0.04, seed=4))
+    ]
+    row = _row(compare_runs(_pinned(base), _pinned(_run(drifting, ref))))
+    assert row.judgement != "regression"
+    # The block CI is wider than the per-sample one would be.
+    plain = _row(compare_runs(base, _run(drifting, ref), basis="relative"))
+    assert row.ratio_ci_low is not None and plain.ratio_ci_low is not None
+    assert row.ratio_ci_high is not None and plain.ratio_ci_high is not None
+    assert row.ratio_ci_high - row.ratio_ci_low >= plain.ratio_ci_high - plain.ratio_ci_low

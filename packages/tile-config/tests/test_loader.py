@@ -613,3 +613,17 @@ def test_a_profile_may_set_compare(tmp_path: Path) -> None:
     assert load_config(cwd=tmp_path, environ={}).config.compare.fail_on_inconclusive is False
     r = load_config(cwd=tmp_path, environ={}, profile="ci")
     assert r.config.compare.fail_on_inconclusive is True
+
+
+def test_runner_pin_cpu_from_file_and_env(tmp_path: Path) -> None:
+    assert load_config(cwd=tmp_path, environ={}).config.runner.pin_cpu is False
+    write(tmp_path / "tile.toml", "[runner]\npin_cpu = true\n")
+    r = load_config(cwd=tmp_path, environ={})
+    assert r.config.runner.pin_cpu is True
+    assert r.origins["runner.pin_cpu"].detail == "tile.toml:2"
+    assert (
+        load_config(cwd=tmp_path, environ={"TILE_RUNNER_PIN_CPU": "0"}).config.runner.pin_cpu
+        is False
+    )
+    e = error(tmp_path, environ={"TILE_RUNNER_PIN_CPU": "sometimes"})
+    assert str(e).startswith("env TILE_RUNNER_PIN_CPU: `runner.pin_cpu`")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
 import subprocess
@@ -336,3 +337,32 @@ def test_reference_is_timed_in_turns_with_the_kernel(runner: Any, tmp_path: Path
     assert broken.reference is None and broken.stats.n == 40
     warnings = [m.message for m in run.of(Log) if m.case_id == "fxturn/breaks[n=8]"]
     assert any("the reference could not be timed" in w for w in warnings), warnings
+
+
+def test_pin_cpu_pins_the_runner_before_jax_and_says_where(runner: Any) -> None:
+    run = runner({"command": "list", "paths": [str(GOOD)], "plugins": [], "pin_cpu": True})
+    [hello] = run.of(Hello)
+    assert hello.pinned_cpu in os.sched_getaffinity(0)
+    unpinned = runner({"command": "list", "paths": [str(GOOD)], "plugins": []})
+    assert unpinned.of(Hello)[0].pinned_cpu is None
+
+
+def test_pin_to_one_core_in_a_real_process() -> None:
+    code = (
+        "import json, os; from tile_runner._main import pin_to_one_core; core = pin_to_one_core();"
+        "print(json.dumps([core, sorted(os.sched_getaffinity(0)), os.environ['XLA_FLAGS']]))"
+    )
+    env = {**os.environ, "TILE_SHARD": "1/2", "XLA_FLAGS": "--xla_cpu_enable_fast_math=false"}
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    core, affinity, flags = json.loads(done.stdout)
+    cores = sorted(os.sched_getaffinity(0))
+    # Shard 1 takes the second core from the end, so two local shards do not share one.
+    assert core == cores[-1 - 1 % len(cores)]
+    assert affinity == [core]
+    assert flags.split() == [
+        "--xla_cpu_enable_fast_math=false",
+        "--xla_cpu_multi_thread_eigen=false",
+        "intra_op_parallelism_threads=1",
+    ]

@@ -175,6 +175,8 @@ class Envelope(ArtifactModel):
 class Context(ArtifactModel):
     """Where and how the run happened."""
 
+    added_keys: ClassVar[frozenset[str]] = frozenset({"pinned_cpu"})
+
     project_root: str | None = None
     cwd: str | None = None
     hostname: str | None = None
@@ -183,6 +185,7 @@ class Context(ArtifactModel):
     jax_version: str | None = None
     jaxlib_version: str | None = None
     xla_flags: str | None = None
+    pinned_cpu: int | None = None  # the core the runner was pinned to (`[runner] pin_cpu`)
     slurm_job_id: str | None = None
     argv: list[str] = Field(default_factory=list)
     seed: int | None = None

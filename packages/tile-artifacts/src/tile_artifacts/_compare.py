@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import random
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
@@ -47,6 +48,11 @@ _D2: Final = {4: 2.059}
 # Timings of a case that failed (e.g. its check) are not worth judging.
 _MEASURED: Final = frozenset({"success", "partial"})
 _RELATIVE: Final = "relative to its reference, timed interleaved"
+_PINNED: Final = (
+    "relative to its reference, timed interleaved on one pinned core; block bootstrap CI"
+)
+# Block bootstrap of pinned runs: a run is cut into this many blocks of consecutive samples.
+_BOOT_BLOCKS: Final = 10
 
 
 @dataclass(frozen=True)
@@ -125,6 +131,33 @@ def _within_run_drift(samples: list[float]) -> float | None:
     ]
     expected = _D2[len(medians)] * sum(errors) / len(errors)
     return max(0.0, max(medians) - min(medians) - expected) / center
+
+
+def _block_ci(
+    base: list[float], cur: list[float], *, confidence: float, resamples: int, seed: int
+) -> tuple[float, float]:
+    """Bootstrap CI of median(cur) / median(base), resampling blocks of consecutive samples.
+
+    Each run is cut into _BOOT_BLOCKS blocks (of at least _MIN_BLOCK samples; the first is left
+    out, as in `_within_run_drift`); a resample draws as many blocks with replacement. Samples
+    that drift together stay together, so the CI is as wide as the run's wandering makes its
+    median uncertain, and a single odd block moves it only as much as it moves a median.
+    """
+    rng = random.Random(seed)
+
+    def blocks(xs: list[float]) -> list[list[float]]:
+        size = max(_MIN_BLOCK, len(xs) // _BOOT_BLOCKS)
+        cut = [xs[i : i + size] for i in range(0, len(xs) - size + 1, size)]
+        return cut[1:] if len(cut) > 2 else cut
+
+    b_blocks, c_blocks = blocks(base), blocks(cur)
+
+    def resample(bs: list[list[float]]) -> float:
+        return tile_stats.median([x for _ in bs for x in rng.choice(bs)])
+
+    ratios = sorted(resample(c_blocks) / resample(b_blocks) for _ in range(resamples))
+    tail = (1 - confidence) / 2
+    return ratios[int(tail * resamples)], ratios[min(resamples - 1, int((1 - tail) * resamples))]
 
 
 def _run_drift(
@@ -246,8 +279,11 @@ def _make_row(
     reason: str,
     *,
     result: tile_stats.Comparison | None = None,
+    ci: tuple[float, float] | None = None,
     basis: Basis | None = None,
 ) -> ComparisonRow:
+    if result is not None and ci is None:
+        ci = (result.ci_low, result.ci_high)
     return ComparisonRow(
         case_id=case_id,
         metric_name=metric,
@@ -255,8 +291,8 @@ def _make_row(
         baseline_value=values[0],
         current_value=values[1],
         ratio=result.ratio if result else None,
-        ratio_ci_low=result.ci_low if result else None,
-        ratio_ci_high=result.ci_high if result else None,
+        ratio_ci_low=ci[0] if ci else None,
+        ratio_ci_high=ci[1] if ci else None,
         percent_change=(result.ratio - 1) * 100 if result else None,
         p_value=result.p_value if result else None,
         higher_is_better=False,
@@ -289,6 +325,7 @@ def _row(
     *,
     metric: str,
     basis: BasisSetting,
+    pinned: bool,
     noise_floor_pct: float,
     alpha: float,
     resamples: int,
@@ -316,14 +353,21 @@ def _row(
     except tile_stats.StatsError as e:
         reason = f"statistics failed: {e}{suffix}"
         return _make_row(cur.case_id, metric, values, "inconclusive", reason, basis=used)
-    # The reference's move between the runs is evidence of machine noise in absolute times
-    # only: relative times have it divided out, and references cannot control themselves.
-    refs = (base.reference, cur.reference) if used == "absolute" and metric == "time_s" else ()
-    drift = _run_drift(series[0], series[1], *refs)
+    ci = (result.ci_low, result.ci_high)
+    if used == "relative" and pinned:
+        # Pinned runs: the within-run wandering is the noise left, and a block bootstrap
+        # measures what it does to the median; no separate drift widening (see compare_runs).
+        low, high = _block_ci(*series, confidence=1 - alpha, resamples=resamples, seed=seed)
+        ci, drift, suffix = (min(low, ci[0]), max(high, ci[1])), _Drift(0.0, ""), f"; {_PINNED}"
+    else:
+        # The reference's move between the runs is evidence of machine noise in absolute
+        # times only: relative times have it divided out, references cannot control themselves.
+        refs = (base.reference, cur.reference) if used == "absolute" and metric == "time_s" else ()
+        drift = _run_drift(series[0], series[1], *refs)
     judgement, reason = judge(
         result.ratio,
-        result.ci_low,
-        result.ci_high,
+        ci[0],
+        ci[1],
         result.p_value,
         noise_floor_pct=noise_floor_pct,
         alpha=alpha,
@@ -331,8 +375,14 @@ def _row(
         drift_source=drift.source,
     )
     return _make_row(
-        cur.case_id, metric, values, judgement, reason + suffix, result=result, basis=used
+        cur.case_id, metric, values, judgement, reason + suffix, result=result, ci=ci, basis=used
     )
+
+
+def _pinned(run: Report | Baseline) -> bool:
+    """Whether the run's runner was pinned to one core with XLA single-threaded."""
+    core = run.context.pinned_cpu if isinstance(run, Report) else run.pinned_cpu
+    return core is not None
 
 
 def _one_sided(case: _Case, metric: str, reason: str) -> ComparisonRow:
@@ -400,6 +450,12 @@ def compare_runs(
       used, since dividing by the reference has already removed it. The reason ends with
       "; relative to its reference, timed interleaved". A change of the reference code itself
       shows up here as a change of the kernel: read the absolute medians then.
+      When both runs were pinned to one core with XLA single-threaded (`[runner] pin_cpu`;
+      the report's `context.pinned_cpu`), the ratio's CI is widened to a block bootstrap's
+      (`_block_ci`) instead, with no drift widening, and the reason ends with "...on one pinned
+      core; block bootstrap CI". Pinning removes the noise that moves a ratio between runs
+      without showing within them (XLA's thread pool against cores taken at random), which the
+      conservative drift widening stands in for; what is left shows within the run.
     - `absolute`: the kernel's own times; the floor is widened by the reference's move between
       the runs (for `time_s`) and each side's within-run drift.
     - `auto` (default): `relative` for a case whose both sides can be, else `absolute`.
@@ -430,6 +486,7 @@ def compare_runs(
             f"unknown comparison basis `{basis}`", hint="use auto, absolute or relative"
         )
     base_cases, cur_cases = _cases(baseline, metric), _cases(current, metric)
+    pinned = _pinned(baseline) and _pinned(current)
     kinds = (baseline.device.device_kind, current.device.device_kind)
     rows: list[ComparisonRow] = []
     for case_id, cur in cur_cases.items():
@@ -444,6 +501,7 @@ def compare_runs(
                 kinds,
                 metric=metric,
                 basis=basis,
+                pinned=pinned,
                 noise_floor_pct=noise_floor_pct,
                 alpha=alpha,
                 resamples=resamples,

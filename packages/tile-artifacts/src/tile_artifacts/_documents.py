@@ -194,6 +194,8 @@ class BaselineCase(ArtifactModel):
 class Baseline(ArtifactModel):
     """A baseline file (`tile.baseline`): a compact, committable copy of one run's timings."""
 
+    added_keys: ClassVar[frozenset[str]] = frozenset({"pinned_cpu"})
+
     schema_name: Literal["tile.baseline"] = "tile.baseline"
     schema_version: Literal[1] = 1
     producer: Producer
@@ -202,6 +204,7 @@ class Baseline(ArtifactModel):
     device: DeviceRecord = Field(default_factory=DeviceRecord)
     versions: Versions = Field(default_factory=Versions)
     git_head: str | None = None
+    pinned_cpu: int | None = None  # the report's context.pinned_cpu
     cases: list[BaselineCase] = Field(default_factory=list)
 
 
@@ -233,6 +236,7 @@ def baseline_from_report(report: Report, *, label: str | None = None) -> Baselin
             jaxlib=report.context.jaxlib_version,
         ),
         git_head=report.producer.git_head,
+        pinned_cpu=report.context.pinned_cpu,
         cases=cases,
     )
 

@@ -124,6 +124,7 @@ def _context(rec: RunRecorder) -> ta.Context:
         jax_version=hello.jax_version if hello else None,
         jaxlib_version=hello.jaxlib_version if hello else None,
         xla_flags=os.environ.get("XLA_FLAGS"),
+        pinned_cpu=hello.pinned_cpu if hello else None,
         slurm_job_id=rec.slurm_job_id or os.environ.get("SLURM_JOB_ID"),
         argv=list(rec.argv),
         seed=rec.resolved.config.test.seed,

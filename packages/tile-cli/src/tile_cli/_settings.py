@@ -140,6 +140,7 @@ def build_request(
             if cfg.runner.jax_cache_dir
             else None
         ),
+        pin_cpu=cfg.runner.pin_cpu,
     )
 
 

@@ -115,6 +115,7 @@ class RunnerConfig(_Model):
     isolate: bool = False
     env: dict[str, str] = {}
     jax_cache_dir: _Text | None = None
+    pin_cpu: bool = False
 
     @field_validator("env")
     @classmethod

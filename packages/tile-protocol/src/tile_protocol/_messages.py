@@ -42,8 +42,11 @@ __all__ = [
 
 PROTOCOL_VERSION = 1
 """Major version: a reader refuses a stream whose major version is newer than its own."""
-PROTOCOL_MINOR = 0
-"""Minor version: grows when optional fields or message types are added."""
+PROTOCOL_MINOR = 1
+"""Minor version: grows when optional fields or message types are added.
+
+1: `Reference.interleaved`, `RunRequest.pin_cpu`, `Hello.pinned_cpu`.
+"""
 
 Command = Literal["bench", "test", "build", "list", "inspect", "device"]
 Timer = Literal["auto", "cupti", "wall", "batched"]
@@ -120,6 +123,8 @@ class RunRequest(_Base, frozen=True, kw_only=True, tag="run_request", tag_field=
     jax_cache_dir: str | None = None
     inspect_kind: str | None = None
     calibrate: bool = False
+    # Run on one CPU core with XLA's CPU backend single-threaded (`[runner] pin_cpu`).
+    pin_cpu: bool = False
 
 
 # ---------------------------------------------------------------- stream (runner -> CLI)
@@ -148,6 +153,7 @@ class Hello(_Base, frozen=True, kw_only=True, tag="hello", tag_field="type"):
     devices: list[DeviceInfo] = []
     timers: list[str] = []
     pid: int | None = None
+    pinned_cpu: int | None = None  # the one core the runner runs on, when pinned
 
 
 class CaseInfo(_Base, frozen=True, kw_only=True):

@@ -64,6 +64,30 @@ def _read_request(path: str | None) -> RunRequest:
     return message
 
 
+# XLA's CPU backend on one thread: Eigen's pool and the intra-op pool both off.
+SINGLE_THREAD_XLA_FLAGS = ("--xla_cpu_multi_thread_eigen=false", "intra_op_parallelism_threads=1")
+
+
+def pin_to_one_core() -> int | None:
+    """Run this process on one CPU core with XLA single-threaded; the core, or None if refused.
+
+    The core: the last one this process may use, counting down by shard (`TILE_SHARD=i/n`) so
+    that local shards do not share one. On a shared CPU a kernel and its reference, timed turn
+    about, then see the same speed: with XLA's threads spread over cores that another process
+    takes at random, their ratio moved by ±20% between runs (docs/measurement.md).
+    """
+    flags = os.environ.get("XLA_FLAGS", "").split()
+    os.environ["XLA_FLAGS"] = " ".join([*flags, *SINGLE_THREAD_XLA_FLAGS])
+    try:
+        cores = sorted(os.sched_getaffinity(0))
+        shard = int(os.environ.get("TILE_SHARD", "0/1").split("/")[0])
+        core = cores[-1 - shard % len(cores)]
+        os.sched_setaffinity(0, {core})
+    except (AttributeError, OSError, ValueError):  # no affinity API (macOS) or refused
+        return None
+    return core
+
+
 def _bare_hello() -> Hello:
     return Hello(
         protocol_version=PROTOCOL_VERSION,
@@ -74,7 +98,7 @@ def _bare_hello() -> Hello:
     )
 
 
-def _hello() -> tuple[Hello, str, list[Any]]:
+def _hello(pinned_cpu: int | None = None) -> tuple[Hello, str, list[Any]]:
     """Hello with the JAX side filled in; importing jax initializes the devices here."""
     import jax
     import jaxlib
@@ -114,6 +138,7 @@ def _hello() -> tuple[Hello, str, list[Any]]:
         devices=devices,
         timers=list(available_timers(backend)),
         pid=os.getpid(),
+        pinned_cpu=pinned_cpu,
     )
     return hello, backend, local
 
@@ -156,8 +181,10 @@ def main(argv: list[str] | None = None) -> int:
 def _run(writer: ProtocolWriter, request: RunRequest, start: float) -> int:
     from tile_runner._discover import failure_from
 
+    # Before JAX starts: its CPU client reads XLA_FLAGS once, and its threads inherit the mask.
+    pinned = pin_to_one_core() if request.pin_cpu else None
     try:
-        hello, backend, devices = _hello()
+        hello, backend, devices = _hello(pinned)
     except (Exception, SystemExit) as exc:
         writer.send(_bare_hello())
         writer.send(failure_from(exc, "setup", context="initializing JAX: "))
