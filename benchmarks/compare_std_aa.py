@@ -1,0 +1,95 @@
+"""False alarms of `tile compare` on repeated CPU runs of tile-std itself (A/A only).
+
+`benchmarks/compare_false_alarms.py` needs a known slowdown, so it uses three fixture kernels
+that can do 10% more work on demand. This script asks the other half of the question on the
+real workload: it runs `tile bench` of tile-std (the 18 CPU cases: Pallas in interpret mode
+against jnp references) N times in fresh processes and compares each run with the next, exactly
+as `tile compare` does with its defaults. Every `regression` is a false alarm.
+
+    uv run python benchmarks/compare_std_aa.py [--runs 11] [--pin] [--keep DIR]
+
+`--pin` sets `[runner] pin_cpu = true`. About 40-60 s a run on a 2-core VM.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+from compare_false_alarms import probe_machine
+
+import tile_artifacts as ta
+
+
+def bench(root: Path, name: str) -> None:
+    """One fresh `tile bench` of tile-std writing runs/<name>."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "tile_cli", "bench", "-o", f"runs/{name}"],
+        cwd=root,
+        env={**os.environ, "NO_COLOR": "1"},
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    if proc.returncode != 0:
+        sys.exit(f"tile bench {name} failed with exit {proc.returncode}:\n{proc.stderr[-3000:]}")
+
+
+def judge(root: Path) -> None:
+    """Compare each run with the next; print verdicts per case and the false-alarm rates."""
+    names = sorted(p.name for p in (root / "runs").iterdir())
+    reports = [ta.read_report(root / "runs" / n / "report.json") for n in names]
+    per_case: dict[str, Counter[str]] = {}
+    suites_with_alarm = 0
+    for base, cur in itertools.pairwise(reports):
+        doc = ta.compare_runs(base, cur)
+        alarms = 0
+        for row in doc.rows:
+            per_case.setdefault(row.case_id, Counter())[row.judgement] += 1
+            alarms += row.judgement == "regression"
+        suites_with_alarm += alarms > 0
+    pairs = len(reports) - 1
+    width = max(len(c) for c in per_case)
+    print(f"{pairs} A/A comparisons of {len(reports)} tile-std runs in {root}\n")
+    for case_id, verdicts in sorted(per_case.items()):
+        print(f"  {case_id:<{width}}  {dict(sorted(verdicts.items()))}")
+    total = Counter[str]()
+    for verdicts in per_case.values():
+        total.update(verdicts)
+    cases = sum(total.values())
+    print(f"\nverdicts: {dict(sorted(total.items()))}")
+    print(
+        f"false alarms: {total['regression']}/{cases} case comparisons "
+        f"({total['regression'] / cases:.1%}), {suites_with_alarm}/{pairs} suite comparisons "
+        f"({suites_with_alarm / pairs:.1%})"
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--runs", type=int, default=11)
+    parser.add_argument("--pin", action="store_true", help="[runner] pin_cpu = true")
+    parser.add_argument("--keep", type=Path, default=None, help="measure into this directory")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="tile-std-aa-") as tmp:
+        root = args.keep or Path(tmp)
+        root.mkdir(parents=True, exist_ok=True)
+        if args.pin:
+            (root / "tile.toml").write_text("[runner]\npin_cpu = true\n")
+        before = probe_machine()
+        for i in range(args.runs):
+            bench(root, f"R{i:02d}")
+            print(f"  R{i:02d} done", file=sys.stderr, flush=True)
+        judge(root)
+        print(f"\nbefore the runs: {before}\nafter the runs:  {probe_machine()}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
