@@ -8,7 +8,8 @@ as `tile compare` does with its defaults. Every `regression` is a false alarm.
 
     uv run python benchmarks/compare_std_aa.py [--runs 11] [--pin] [--keep DIR]
 
-`--pin` sets `[runner] pin_cpu = true`. About 40-60 s a run on a 2-core VM.
+`--pin` sets `[runner] pin_cpu = true`. About 40-60 s a run on a 2-core VM. `--judge DIR`
+compares runs made elsewhere (benchmarks/gpu/run_h200.sh's `aa` step).
 """
 
 from __future__ import annotations
@@ -76,7 +77,13 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=11)
     parser.add_argument("--pin", action="store_true", help="[runner] pin_cpu = true")
     parser.add_argument("--keep", type=Path, default=None, help="measure into this directory")
+    parser.add_argument(
+        "--judge", type=Path, default=None, help="only judge DIR/runs/* (e.g. runs from a GPU)"
+    )
     args = parser.parse_args()
+    if args.judge is not None:
+        judge(args.judge)
+        return 0
     with tempfile.TemporaryDirectory(prefix="tile-std-aa-") as tmp:
         root = args.keep or Path(tmp)
         root.mkdir(parents=True, exist_ok=True)

@@ -9,7 +9,8 @@
 # Order: the accuracy table (issue #6's main figure) first, then calibration, then the tile-std
 # table, then the `gpu`-marked tests; each step has its own time limit so one hang cannot eat
 # the others. STEPS picks steps (default "accuracy calibrate bench tests"; "sweep" runs
-# benchmarks/gpu/norm_sweep.py, "cache" a cold bench twice with the persistent compile cache).
+# benchmarks/gpu/norm_sweep.py, "cache" a cold bench twice with the persistent compile cache,
+# "aa" repeated tile-std runs for compare's false alarms).
 set -uo pipefail
 OUT=${OUT:-/tmp/tile-gpu-out}
 mkdir -p "$OUT"
@@ -68,6 +69,18 @@ for c in report["cases"]:
           f" compile_s={p['compile_s']:.3f}")
 PY
     done
+fi
+
+if want aa; then
+    # Repeated runs of the same code for `tile compare` false alarms on the GPU (judged on the
+    # machine that fetches aa-runs.tgz: benchmarks/compare_std_aa.py --judge DIR).
+    stamp "A/A runs for compare"
+    for i in $(seq -w 0 $((${AA_RUNS:-5} - 1))); do
+        timeout 120 python3 -m tile_cli bench --kernel std/copy --kernel std/softmax \
+            --kernel std/matmul --max-time 0.5 -o "/tmp/aa/runs/R$i" >/dev/null 2>&1
+        stamp "R$i done (exit $?)"
+    done
+    tar czf "$OUT/aa-runs.tgz" -C /tmp/aa runs
 fi
 
 if want tests; then
