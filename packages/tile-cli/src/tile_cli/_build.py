@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import tile_protocol as tp
-from tile_cli._errors import CliError, ExitCode
+from tile_cli._errors import CliError, ExitCode, no_cases, stopped_code
 from tile_cli._session import Launch
 from tile_cli._settings import Selection, build_request, load
 from tile_cli._ui import make_consoles
@@ -281,18 +281,12 @@ def render_build(
 def build_exit_code(recorder: RunRecorder, interrupted: str | None) -> int:
     """0 all built, 1 a case failed to build, 3 crash/timeout/import error, 130/143 stopped."""
     if interrupted is not None:
-        return int(ExitCode.TERMINATED if "SIGTERM" in interrupted else ExitCode.INTERRUPTED)
+        return stopped_code(interrupted)
     broken, other = split_failures(recorder.failures)
     if other:
         return int(ExitCode.INFRA)
     if broken or any(not r.ok for r in recorder.build_results):
         return int(ExitCode.FAILED)
     if not recorder.planned:
-        raise CliError(
-            "no case matches the filters" if recorder.filtered else "no kernels found",
-            hint="run `tile list` to see every case id"
-            if recorder.filtered
-            else "add `[project] modules = [...]` or `paths = [...]` to tile.toml, or run "
-            "`tile init NAME` to start a project",
-        )
+        raise no_cases(recorder.filtered)
     return int(ExitCode.OK)

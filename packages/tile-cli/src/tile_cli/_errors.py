@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import IntEnum
 
-__all__ = ["CliError", "ExitCode"]
+__all__ = ["CliError", "ExitCode", "no_cases", "stopped_code"]
 
 
 class ExitCode(IntEnum):
@@ -31,3 +31,19 @@ class CliError(Exception):
         self.message = message
         self.hint = hint
         self.code = code
+
+
+def stopped_code(interrupted: str) -> int:
+    """The exit code of a run stopped by a signal (`interrupted` names it, e.g. "SIGTERM")."""
+    return int(ExitCode.TERMINATED if "SIGTERM" in interrupted else ExitCode.INTERRUPTED)
+
+
+def no_cases(filtered: bool) -> CliError:
+    """The error of a run that planned no case: the filters matched none, or none exist."""
+    if filtered:
+        return CliError("no case matches the filters", hint="run `tile list` to see every case id")
+    return CliError(
+        "no kernels found",
+        hint="add `[project] modules = [...]` or `paths = [...]` to tile.toml, or run "
+        "`tile init NAME` to start a project",
+    )

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 import tile_protocol as tp
-from tile_cli._errors import CliError, ExitCode
+from tile_cli._errors import CliError, ExitCode, no_cases, stopped_code
 from tile_cli._launchers import (
     LauncherError,
     find_srun,
@@ -119,7 +119,7 @@ def list_cases(sel: Selection, *, profile: str | None, as_json: bool) -> int:
     if not clean or sink.failures:
         return int(ExitCode.INFRA)
     if not cases and (sel.filters or sel.kernels):
-        raise CliError("no case matches the filters", hint="run `tile list` to see every case id")
+        raise no_cases(filtered=True)
     return int(ExitCode.OK)
 
 
@@ -310,19 +310,13 @@ def _failure_hints(recorder: RunRecorder) -> list[str]:
 
 def _exit_code(recorder: RunRecorder, interrupted: str | None) -> int:
     if interrupted is not None:
-        return int(ExitCode.TERMINATED if "SIGTERM" in interrupted else ExitCode.INTERRUPTED)
+        return stopped_code(interrupted)
     if recorder.failures:
         return int(ExitCode.INFRA)
     if recorder.failed_checks:
         return int(ExitCode.FAILED)
     if not recorder.planned:
-        raise CliError(
-            "no case matches the filters" if recorder.filtered else "no kernels found",
-            hint="run `tile list` to see every case id"
-            if recorder.filtered
-            else "add `[project] modules = [...]` or `paths = [...]` to tile.toml, or run "
-            "`tile init NAME` to start a project",
-        )
+        raise no_cases(recorder.filtered)
     return int(ExitCode.OK)
 
 

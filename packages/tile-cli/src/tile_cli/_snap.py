@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Literal
 
 from tile_cli._build import case_filename, display_path, print_failures, request_views
 from tile_cli._build import split_failures as _split
-from tile_cli._errors import CliError, ExitCode
+from tile_cli._errors import CliError, ExitCode, no_cases
 from tile_cli._settings import Selection, load
 from tile_cli._ui import make_consoles
 
@@ -190,13 +190,7 @@ def snap(sel: Selection, *, profile: str | None, mode: SnapMode, directory: Path
     texts = {v.case_id: v.text for v in sink.views if v.kind == "stablehlo"}
     broken, other = _split(sink.failures)
     if not planned and clean and not sink.failures:
-        filtered = bool(sel.filters or sel.kernels)
-        raise CliError(
-            "no case matches the filters" if filtered else "no kernels found",
-            hint="run `tile list` to see every case id"
-            if filtered
-            else "add `[project] modules = [...]` or `paths = [...]` to tile.toml",
-        )
+        raise no_cases(bool(sel.filters or sel.kernels))
 
     result = _Outcome()
     for case_id in planned:
