@@ -6,8 +6,11 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -57,8 +60,6 @@ def slurm_cluster(gpu_gres: str) -> str:
     With TILE_SLURM_SETUP=1 the local test cluster (tests/slurm/setup.sh) is started first and
     must come up.
     """
-    import pytest
-
     if os.environ.get("TILE_SLURM_SETUP") == "1":
         done = subprocess.run(
             ["bash", str(SLURM_SETUP)], capture_output=True, text=True, timeout=900, check=False
@@ -71,3 +72,15 @@ def slurm_cluster(gpu_gres: str) -> str:
         ["sinfo", "--noheader", "--format=%G"], capture_output=True, text=True, check=False
     ).stdout
     return gpu_gres if "gpu" in gres else "none"
+
+
+def wait_for(path: Path, needle: str, proc: subprocess.Popen[str], limit: float) -> None:
+    """Wait until `needle` appears in the file `path` that `proc` writes; fail if it exits first."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        if path.exists() and needle in path.read_text():
+            return
+        if proc.poll() is not None:
+            raise AssertionError(f"tile exited early: {proc.communicate()}")
+        time.sleep(0.1)  # polling a file another process writes; not synchronizing threads
+    raise AssertionError(f"`{needle}` never appeared in {path}")

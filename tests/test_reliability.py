@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from support import MakeProject, TileRun, tile_argv, tile_env
+from support import MakeProject, TileRun, tile_argv, tile_env, wait_for
 
 FAST = "[bench]\nmax_time = 0.05\nmin_runs = 5\nwarmup_runs = 1\n[runner]\ncase_timeout = 10\n"
 
@@ -84,17 +84,6 @@ def test_isolate_runs_one_runner_per_case(tile: TileRun, project: MakeProject) -
     }
 
 
-def _wait_for(path: Path, needle: str, proc: subprocess.Popen[str], limit: float = 120) -> None:
-    deadline = time.monotonic() + limit
-    while time.monotonic() < deadline:
-        if path.exists() and needle in path.read_text():
-            return
-        if proc.poll() is not None:
-            raise AssertionError(f"tile exited early: {proc.communicate()}")
-        time.sleep(0.1)  # polling a file another process writes; not synchronizing threads
-    raise AssertionError(f"`{needle}` never appeared in {path}")
-
-
 def _start(root: Path, out: Path, *args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
         tile_argv("bench", "--output-dir", str(out), *args),
@@ -114,8 +103,8 @@ def test_signal_finalizes_run_as_interrupted(
     root = project(["crashy.py"], FAST)
     out = root / "run"
     proc = _start(root, out, "-k", "a_good", "-k", "c_good", "-k", "j_hang")
-    _wait_for(out / "events.jsonl", '"bad/c_good[n=128,dtype=float32]"', proc)
-    _wait_for(out / "events.jsonl", "case_done", proc)
+    wait_for(out / "events.jsonl", '"bad/c_good[n=128,dtype=float32]"', proc, limit=120)
+    wait_for(out / "events.jsonl", "case_done", proc, limit=120)
     time.sleep(0.5)
     proc.send_signal(sig)
     _, stderr = proc.communicate(timeout=60)
@@ -133,7 +122,7 @@ def test_sigkill_leaves_no_torn_files(project: MakeProject) -> None:
     root = project(["crashy.py"], FAST)
     out = root / "run"
     proc = _start(root, out, "-k", "a_good", "-k", "c_good", "-k", "j_hang")
-    _wait_for(out / "events.jsonl", "case_done", proc)
+    wait_for(out / "events.jsonl", "case_done", proc, limit=120)
     proc.send_signal(signal.SIGKILL)
     proc.communicate(timeout=30)
     assert proc.returncode == -signal.SIGKILL

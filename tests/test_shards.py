@@ -10,12 +10,11 @@ import json
 import os
 import signal
 import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from support import MakeProject, TileRun, tile_argv, tile_env
+from support import MakeProject, TileRun, tile_argv, tile_env, wait_for
 
 from tile_cli._launchers import shard_cases
 
@@ -141,17 +140,6 @@ def test_a_crashed_shard_loses_nothing_else(tile: TileRun, project: MakeProject)
     assert check.returncode == 0, check.stdout
 
 
-def _wait_for(path: Path, needle: str, proc: subprocess.Popen[str], limit: float = 180) -> None:
-    deadline = time.monotonic() + limit
-    while time.monotonic() < deadline:
-        if path.exists() and needle in path.read_text():
-            return
-        if proc.poll() is not None:
-            raise AssertionError(f"tile exited early: {proc.communicate()}")
-        time.sleep(0.1)  # polling a file another process writes; not synchronizing threads
-    raise AssertionError(f"`{needle}` never appeared in {path}")
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("launcher", ["local", "slurm"])
 def test_ctrl_c_stops_every_shard(
@@ -175,8 +163,8 @@ def test_ctrl_c_stops_every_shard(
     )
     # Round-robin over the plan (a, c, i, j): shard 0 runs a and i to the end; shard 1 runs c,
     # then hangs in j.
-    _wait_for(out / "events.jsonl", '"case_start","message":"bad/j_hang', proc)
-    _wait_for(out / "events.jsonl", '"case_done","message":"bad/i_good', proc)
+    wait_for(out / "events.jsonl", '"case_start","message":"bad/j_hang', proc, limit=180)
+    wait_for(out / "events.jsonl", '"case_done","message":"bad/i_good', proc, limit=180)
     proc.send_signal(signal.SIGINT)
     _, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 130, stderr
