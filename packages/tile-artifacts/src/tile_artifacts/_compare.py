@@ -43,14 +43,12 @@ _MIN_BLOCK: Final = 5
 COMPARABLE_METRICS: Final = ("time_s", "ref_time_s")
 # Standard error of a median from the MAD, for normal data: sqrt(pi / 2) * 1.4826 * MAD / sqrt(n).
 _MEDIAN_SE: Final = 1.2533 * 1.4826
-# Expected range of k independent standard normal values (k = blocks judged: _DRIFT_BLOCKS - 1).
-_D2: Final = {4: 2.059}
+# Expected range of 4 independent standard normal values: the blocks judged, _DRIFT_BLOCKS - 1.
+_D2_OF_4: Final = 2.059
 # Timings of a case that failed (e.g. its check) are not worth judging.
 _MEASURED: Final = frozenset({"success", "partial"})
 _RELATIVE: Final = "relative to its reference, timed interleaved"
-_PINNED: Final = (
-    "relative to its reference, timed interleaved on one pinned core; block bootstrap CI"
-)
+_PINNED: Final = f"{_RELATIVE} on one pinned core; block bootstrap CI"
 # Block bootstrap of pinned runs: a run is cut into this many blocks of consecutive samples.
 _BOOT_BLOCKS: Final = 10
 
@@ -129,7 +127,7 @@ def _within_run_drift(samples: list[float]) -> float | None:
         _MEDIAN_SE * tile_stats.median([abs(x - m) for x in b]) / math.sqrt(len(b))
         for b, m in zip(blocks, medians, strict=True)
     ]
-    expected = _D2[len(medians)] * sum(errors) / len(errors)
+    expected = _D2_OF_4 * sum(errors) / len(errors)
     return max(0.0, max(medians) - min(medians) - expected) / center
 
 

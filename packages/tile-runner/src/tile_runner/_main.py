@@ -191,6 +191,14 @@ def _run(writer: ProtocolWriter, request: RunRequest, start: float) -> int:
         writer.send(Done(ok=False, elapsed_s=time.perf_counter() - start))
         return EXIT_FAILED
     writer.send(hello)
+    if request.pin_cpu and pinned is None:
+        writer.send(
+            Log(
+                level="warning",
+                message="pin_cpu: this system refused to pin the runner to one core; XLA runs "
+                "single-threaded but unpinned, and comparisons treat the run as unpinned",
+            )
+        )
     if request.command == "device":
         from tile_runner._device import device_report
 
