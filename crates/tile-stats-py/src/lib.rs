@@ -73,6 +73,12 @@ fn quantile(xs: &Bound<'_, PyAny>, q: f64) -> PyResult<f64> {
     tile_stats::quantile(&sample(xs)?, q).map_err(to_py)
 }
 
+/// Quantile `p` in (0, 1) of Student's t distribution with `df` > 0 degrees of freedom.
+#[pyfunction]
+fn student_t_quantile(p: f64, df: f64) -> PyResult<f64> {
+    tile_stats::student_t_quantile(p, df).map_err(to_py)
+}
+
 /// Statistics of one sample; `ci_low`/`ci_high` bound the median (percentile bootstrap).
 #[pyclass(frozen, get_all, eq, module = "tile_stats")]
 #[derive(Clone, PartialEq)]
@@ -331,6 +337,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<StopDecision>()?;
     m.add_function(wrap_pyfunction!(median, m)?)?;
     m.add_function(wrap_pyfunction!(quantile, m)?)?;
+    m.add_function(wrap_pyfunction!(student_t_quantile, m)?)?;
     m.add_function(wrap_pyfunction!(summarize, m)?)?;
     m.add_function(wrap_pyfunction!(bootstrap_ci, m)?)?;
     m.add_function(wrap_pyfunction!(mann_whitney_u, m)?)?;

@@ -1,5 +1,5 @@
 //! Statistics for benchmark samples: summaries, bootstrap confidence intervals, Tukey outliers,
-//! two-sample comparisons and an adaptive stopping rule.
+//! two-sample comparisons, an adaptive stopping rule and Student's t quantile.
 //!
 //! Every function validates its input and returns [`StatsError`] instead of panicking: empty
 //! samples, NaN or infinite values, and out-of-range options are errors. Quantiles follow
@@ -28,6 +28,7 @@ pub use describe::{
     describe, mean, median, quantile, stdev, tukey_outliers, Description, Outliers,
 };
 pub use error::{Result, StatsError};
+pub use special::student_t_quantile;
 pub use stopping::{should_stop, StopDecision, StopReason, StopRule};
 
 /// Everything tile records about a sample: point statistics, the bootstrap CI of the median and

@@ -1,7 +1,8 @@
 """tile-stats: the statistics engine of tile, written in Rust.
 
 Summaries with a bootstrap CI of the median and Tukey outlier counts, bootstrap intervals,
-two-sample comparisons (ratio of medians and Mann-Whitney U) and the adaptive stopping rule.
+two-sample comparisons (ratio of medians and Mann-Whitney U), the adaptive stopping rule and
+Student's t quantile.
 Quantiles follow numpy's default (linear) method; resampling is seeded and deterministic.
 """
 
@@ -18,6 +19,7 @@ from tile_stats._native import (
     median,
     quantile,
     should_stop,
+    student_t_quantile,
     summarize,
 )
 
@@ -35,6 +37,8 @@ __all__ = [
     # sampling
     "StopDecision",
     "should_stop",
+    # distributions
+    "student_t_quantile",
     # errors
     "StatsError",
 ]

@@ -14,6 +14,7 @@ __all__ = [
     "median",
     "quantile",
     "should_stop",
+    "student_t_quantile",
     "summarize",
 ]
 
@@ -102,6 +103,9 @@ def median(xs: Iterable[float]) -> float:
 
 def quantile(xs: Iterable[float], q: float) -> float:
     """Quantile `q` in [0, 1] of a sample (numpy's default linear method)."""
+
+def student_t_quantile(p: float, df: float) -> float:
+    """Quantile `p` in (0, 1) of Student's t distribution with `df` > 0 degrees of freedom."""
 
 def summarize(
     xs: Iterable[float], *, confidence: float = 0.95, resamples: int = 2000, seed: int = 0
