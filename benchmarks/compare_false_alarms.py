@@ -38,7 +38,9 @@ Sampling uses tile's defaults unless `--min-time` / `--max-time` are given. `--k
 the runs (and the load average around each) in DIR; `--rejudge DIR` judges runs kept earlier
 without measuring again, to try another rule or noise floor on the same data. `--pin` sets
 `[runner] pin_cpu = true`: each runner on one core with XLA single-threaded, which on a shared
-VM keeps a kernel and its reference at the same speed (see docs/measurement.md).
+VM keeps a kernel and its reference at the same speed (see docs/measurement.md). `--rounds N`
+sets `[bench] rounds = N`: each case timed in N rounds over the run, with fresh inputs each
+round, and compared on the scatter between rounds.
 """
 
 from __future__ import annotations
@@ -150,7 +152,7 @@ class Pair:
     cur: str
 
 
-def write_project(root: Path, bench_settings: dict[str, float], *, pin: bool) -> None:
+def write_project(root: Path, bench_settings: dict[str, float | int], *, pin: bool) -> None:
     """The fixture project: tile.toml (tile's sampling defaults unless given) and the kernels."""
     (root / "kernels").mkdir(parents=True, exist_ok=True)
     (root / "kernels" / "cmp_kernels.py").write_text(KERNELS)
@@ -380,16 +382,18 @@ def main() -> int:
     parser.add_argument(
         "--pin", action="store_true", help="[runner] pin_cpu: one core, XLA single-threaded"
     )
+    parser.add_argument("--rounds", type=int, default=None, help="[bench] rounds")
     args = parser.parse_args()
     if args.rejudge is not None:
         return judge_all(args.rejudge, args.pairs or 1000, args.noise_floor, args.alpha)
     pairs = args.pairs or (6 if args.quick else 20)
     with tempfile.TemporaryDirectory(prefix="tile-cmp-") as tmp:
         root = args.keep or Path(tmp)
-        settings = {"min_time": args.min_time, "max_time": args.max_time}
+        settings = {"min_time": args.min_time, "max_time": args.max_time, "rounds": args.rounds}
         write_project(root, {k: v for k, v in settings.items() if v is not None}, pin=args.pin)
         before = probe_machine()
         mode = " ([runner] pin_cpu = true)" if args.pin else ""
+        mode += f" ([bench] rounds = {args.rounds})" if args.rounds else ""
         print(f"measuring {2 * (pairs // 2 + 1)} runs in {root}{mode}", file=sys.stderr)
         measure(root, pairs)
         code = judge_all(root, pairs, args.noise_floor, args.alpha)

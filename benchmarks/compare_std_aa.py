@@ -8,7 +8,8 @@ as `tile compare` does with its defaults. Every `regression` is a false alarm.
 
     uv run python benchmarks/compare_std_aa.py [--runs 11] [--pin] [--keep DIR]
 
-`--pin` sets `[runner] pin_cpu = true`. About 40-60 s a run on a 2-core VM. `--judge DIR`
+`--pin` sets `[runner] pin_cpu = true`, `--rounds N` `[bench] rounds = N`. About 40-60 s a
+run on a 2-core VM. `--judge DIR`
 compares runs made elsewhere (benchmarks/gpu/run_h200.sh's `aa` step).
 """
 
@@ -76,6 +77,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--runs", type=int, default=11)
     parser.add_argument("--pin", action="store_true", help="[runner] pin_cpu = true")
+    parser.add_argument("--rounds", type=int, default=None, help="[bench] rounds")
     parser.add_argument("--keep", type=Path, default=None, help="measure into this directory")
     parser.add_argument(
         "--judge", type=Path, default=None, help="only judge DIR/runs/* (e.g. runs from a GPU)"
@@ -87,8 +89,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="tile-std-aa-") as tmp:
         root = args.keep or Path(tmp)
         root.mkdir(parents=True, exist_ok=True)
-        if args.pin:
-            (root / "tile.toml").write_text("[runner]\npin_cpu = true\n")
+        toml = f"[bench]\nrounds = {args.rounds}\n" if args.rounds else ""
+        toml += "[runner]\npin_cpu = true\n" if args.pin else ""
+        (root / "tile.toml").write_text(toml)
         before = probe_machine()
         for i in range(args.runs):
             bench(root, f"R{i:02d}")

@@ -265,3 +265,28 @@ def test_pinned_runs_record_the_core_and_judge_with_the_block_bootstrap(proj: Pr
         json.loads((proj.root / "pinned-baselines" / "cpu.json").read_text())["pinned_cpu"]
         == (report["context"]["pinned_cpu"])
     )
+
+
+def test_runs_in_rounds_are_judged_on_the_scatter_between_rounds(proj: Project) -> None:
+    rounds = {"TILE_BENCH_ROUNDS": "4"}
+    for name, env in (("ra", rounds), ("rb", rounds), ("rslow", {**rounds, "E2E_WAIT_MS": "30"})):
+        done = _tile(proj.root, "bench", "-o", f"runs/{name}", env=env)
+        assert done.returncode == 0, done.stderr
+    case = json.loads((proj.root / "runs" / "ra" / "report.json").read_text())["cases"][0]
+    assert len(case["round_sizes"]) == 4 and sum(case["round_sizes"]) == case["stats"]["n"]
+    same = proj.tile("compare", "runs/ra", "runs/rb", "-o", "rounds-aa.json")
+    assert same.returncode == 0, same.stdout + same.stderr
+    row = _rows(proj.root / "rounds-aa.json")[CASE]
+    assert row["judgement"] in ("neutral", "inconclusive")
+    assert row["reason"].endswith("CI from 4 and 4 rounds")
+    slower = proj.tile("compare", "runs/ra", "runs/rslow", "-o", "rounds-ab.json")
+    assert slower.returncode == 1, slower.stdout + slower.stderr
+    row = _rows(proj.root / "rounds-ab.json")[CASE]
+    assert row["judgement"] == "regression" and row["reason"].endswith("4 and 4 rounds")
+    # A baseline keeps the rounds; against a run in one go the ordinary rule applies.
+    saved = proj.tile("baseline", "save", "runs/ra", "--dir", "round-baselines")
+    assert saved.returncode == 0, saved.stderr
+    baseline = json.loads((proj.root / "round-baselines" / "cpu.json").read_text())
+    assert baseline["cases"][0]["round_sizes"] == case["round_sizes"]
+    mixed = proj.tile("compare", "runs/a", "runs/rb", "-o", "rounds-mixed.json")
+    assert "rounds" not in _rows(proj.root / "rounds-mixed.json")[CASE]["reason"], mixed.stdout

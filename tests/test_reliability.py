@@ -136,3 +136,30 @@ def test_sigkill_leaves_no_torn_files(project: MakeProject) -> None:
             json.loads(path.read_text())
     metrics = (out / "metrics.jsonl").read_text()
     assert "bad/a_good" in metrics  # measured before the kill, kept
+
+
+@pytest.mark.slow
+def test_runner_dying_in_a_later_round_blames_that_case_only(
+    tile: TileRun, project: MakeProject
+) -> None:
+    root = project(["rounds_crash.py"], FAST.replace("[bench]\n", "[bench]\nrounds = 3\n"))
+    proc = tile("bench", cwd=root, timeout=300)
+    assert proc.returncode == 3, proc.stderr
+    run = root / ".tile" / "latest"
+    report = json.loads((run / "report.json").read_text())
+    cases = _cases(report)
+    for kernel in ("rounds/a_good", "rounds/c_good"):
+        # a_good had finished two rounds when the runner died: a new runner measured it again.
+        case = cases[kernel]
+        assert case["status"] == "success", kernel
+        assert len(case["round_sizes"]) == 3 and sum(case["round_sizes"]) == case["stats"]["n"]
+        assert len(case["reference"]["samples"]) == case["stats"]["n"]
+    assert cases["rounds/b_dies"]["status"] == "failed"
+    (failure,) = [f for f in report["failures"] if f["case_id"]]
+    assert failure["exception_type"] == "RunnerCrash" and "code 7" in failure["message"]
+    starts = [
+        json.loads(line)
+        for line in (run / "events.jsonl").read_text().splitlines()
+        if '"case_start"' in line
+    ]
+    assert {s["fields"].get("round") for s in starts} == {1, 2, 3}

@@ -266,3 +266,68 @@ def test_pinned_runs_of_the_same_code_are_not_a_regression(sample_factory: Sampl
     assert row.ratio_ci_low is not None and plain.ratio_ci_low is not None
     assert row.ratio_ci_high is not None and plain.ratio_ci_high is not None
     assert row.ratio_ci_high - row.ratio_ci_low >= plain.ratio_ci_high - plain.ratio_ci_low
+
+
+def _in_rounds(
+    sample_factory: Samples, center: float, levels: Sequence[float], seed: int
+) -> tuple[list[float], list[int]]:
+    """30 samples a round around center * level: rounds that each saw the machine differently."""
+    rounds = [
+        sample_factory(center * level, n=30, spread=0.02, seed=seed * 100 + i)
+        for i, level in enumerate(levels)
+    ]
+    return [x for r in rounds for x in r], [len(r) for r in rounds]
+
+
+def _rounds_run(samples: tuple[list[float], list[int]], reference: list[float] | None) -> Report:
+    report = _run(samples[0], reference)
+    case = report.cases[0].model_copy(update={"round_sizes": samples[1]})
+    return report.model_copy(update={"cases": [case]})
+
+
+def test_runs_in_rounds_take_their_ci_from_the_scatter_between_rounds(
+    sample_factory: Samples,
+) -> None:
+    # Rounds that landed at levels 8% apart: a 5% shift of the overall median is within that.
+    base = _in_rounds(sample_factory, 1e-3, [1.0, 1.08, 1.0, 1.08, 1.0, 1.08], 1)
+    cur = _in_rounds(sample_factory, 1e-3, [1.08, 1.08, 1.08, 1.0, 1.08, 1.08], 2)
+    plain = _row(compare_runs(_run(base[0], None), _run(cur[0], None)))
+    row = _row(compare_runs(_rounds_run(base, None), _rounds_run(cur, None)))
+    assert row.reason is not None and row.reason.endswith("CI from 6 and 6 rounds")
+    assert row.judgement != "regression"
+    assert plain.ratio_ci_low is not None and row.ratio_ci_low is not None
+    assert row.ratio_ci_low < plain.ratio_ci_low < 1.04
+    # Steady rounds: a 10% slowdown is a regression, with a CI that is not needlessly wide.
+    steady = _in_rounds(sample_factory, 1e-3, [1.0] * 6, 3)
+    slower = _in_rounds(sample_factory, 1.1e-3, [1.0] * 6, 4)
+    row = _row(compare_runs(_rounds_run(steady, None), _rounds_run(slower, None)))
+    assert row.judgement == "regression"
+    assert row.ratio_ci_low is not None and row.ratio_ci_high is not None
+    assert row.ratio_ci_low > 1.07 and row.ratio_ci_high < 1.13
+
+
+def test_rounds_pair_with_the_reference_and_need_three_on_each_side(
+    sample_factory: Samples,
+) -> None:
+    steady = _in_rounds(sample_factory, 1e-3, [1.0] * 4, 5)
+    slower = _in_rounds(sample_factory, 1.1e-3, [1.0] * 4, 6)
+    reference = sample_factory(1e-3, n=120, spread=0.02, seed=7)
+    row = _row(compare_runs(_rounds_run(steady, reference), _rounds_run(slower, reference)))
+    assert row.basis == "relative" and row.judgement == "regression"
+    assert row.reason is not None and row.reason.endswith(f"{RELATIVE}; CI from 4 and 4 rounds")
+    # Two rounds are too few to estimate a scatter: the rule for runs in one go applies.
+    two = (slower[0][:60], [30, 30])
+    row = _row(compare_runs(_rounds_run(steady, reference), _rounds_run(two, reference[:60])))
+    assert row.reason is not None and "rounds" not in row.reason
+    # A baseline file keeps the rounds.
+    saved = baseline_from_report(_rounds_run(steady, reference))
+    assert saved.cases[0].round_sizes == steady[1]
+
+
+def test_round_sizes_must_add_up_to_the_samples(sample_factory: Samples) -> None:
+    samples = sample_factory(1e-3, n=90, spread=0.02, seed=8)
+    report = _run(samples, None)
+    data = json.loads(report.model_dump_json())
+    data["cases"][0]["round_sizes"] = [30, 30, 20]
+    with pytest.raises(ValueError, match="adding up to the 90 samples"):
+        Report.model_validate(data)

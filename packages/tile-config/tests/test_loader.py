@@ -627,3 +627,12 @@ def test_runner_pin_cpu_from_file_and_env(tmp_path: Path) -> None:
     )
     e = error(tmp_path, environ={"TILE_RUNNER_PIN_CPU": "sometimes"})
     assert str(e).startswith("env TILE_RUNNER_PIN_CPU: `runner.pin_cpu`")
+
+
+def test_bench_rounds_default_file_env_and_range(tmp_path: Path) -> None:
+    assert load_config(cwd=tmp_path, environ={}).config.bench.rounds == 1
+    write(tmp_path / "tile.toml", "[bench]\nrounds = 8\n")
+    assert load_config(cwd=tmp_path, environ={}).config.bench.rounds == 8
+    assert load_config(cwd=tmp_path, environ={"TILE_BENCH_ROUNDS": "3"}).config.bench.rounds == 3
+    e = error(tmp_path, environ={"TILE_BENCH_ROUNDS": "0"})
+    assert str(e).startswith("env TILE_BENCH_ROUNDS: `bench.rounds`")

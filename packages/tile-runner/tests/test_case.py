@@ -97,3 +97,34 @@ def test_failures_and_skips_in_process() -> None:
     [(skip, outcome)] = _run("test", "fx/skips")
     assert isinstance(skip, Failure) and skip.status == "skipped" and outcome == "skipped"
     assert skip.message == "not on this backend"
+
+
+def test_rounds_time_with_fresh_inputs_and_send_one_result() -> None:
+    from tile_runner._case import BenchRounds, next_round, round_settings
+
+    settings = BenchSettings(min_runs=10, max_runs=1000, max_time=2.0, rounds=4)
+    share = round_settings(settings)
+    assert (share.min_runs, share.max_runs, share.max_time) == (5, 250, 0.5)
+    assert round_settings(BenchSettings(min_runs=1, max_runs=8, rounds=4)).min_runs == 2
+    sent: list[Message] = []
+    ctx = CaseContext(
+        command="bench",
+        seed=0,
+        bench=BenchSettings(max_runs=40, max_time=0.2, warmup_runs=0, rounds=3),
+        tolerances={},
+        timer="wall",
+        peaks=None,
+        send=sent.append,
+        warn=lambda message, case_id: None,
+    )
+    case = tile.cases("fx/softmax", "bench", backend="cpu")[0]  # type: ignore[arg-type]
+    rounds = run_case(ctx, tile.get_kernel("fx/softmax"), case)
+    assert isinstance(rounds, BenchRounds) and not sent  # nothing until the last round
+    rounds = next_round(ctx, rounds, last=False)
+    assert isinstance(rounds, BenchRounds) and not sent
+    assert next_round(ctx, rounds, last=True) == "passed"
+    [result] = sent
+    assert isinstance(result, proto.BenchResult) and result.round_sizes is not None
+    assert len(result.round_sizes) == 3 and sum(result.round_sizes) == result.stats.n
+    assert all(n <= 40 // 3 for n in result.round_sizes)
+    assert result.reference is not None and len(result.reference.samples) == result.stats.n

@@ -32,7 +32,7 @@ from tile_artifacts._models import CaseRecord, Report
 from tile_artifacts._provenance import new_run_id
 from tile_artifacts._records import ComparisonRow
 
-__all__ = ["COMPARABLE_METRICS", "MIN_SAMPLES", "compare_runs", "judge"]
+__all__ = ["COMPARABLE_METRICS", "MIN_ROUNDS", "MIN_SAMPLES", "compare_runs", "judge"]
 
 MIN_SAMPLES: Final = 5
 # Within-run drift: the samples, in the order they were taken, cut into this many blocks of at
@@ -51,6 +51,9 @@ _RELATIVE: Final = "relative to its reference, timed interleaved"
 _PINNED: Final = f"{_RELATIVE} on one pinned core; block bootstrap CI"
 # Block bootstrap of pinned runs: a run is cut into this many blocks of consecutive samples.
 _BOOT_BLOCKS: Final = 10
+# Runs measured in rounds (`[bench] rounds`): the fewest rounds a side needs for its scatter to
+# set the CI.
+MIN_ROUNDS: Final = 3
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,7 @@ class _Case:
     samples: list[float]  # of the metric compared
     reference: list[float]
     relative: list[float] | None  # time_s only: kernel_i / reference_i, when they pair up
+    round_sizes: list[int] | None  # samples per round, when measured in rounds
 
 
 def _relative(
@@ -94,7 +98,10 @@ def _cases(run: Report | Baseline, metric: str) -> dict[str, _Case]:
         own = list(c.samples)
         relative = _relative(own, ref, interleaved) if metric == "time_s" else None
         samples = own if metric == "time_s" else ref
-        out[c.case_id] = _Case(c.case_id, c.status, c.timer, c.cold, samples, ref, relative)
+        rounds = c.round_sizes if c.round_sizes and len(c.round_sizes) >= MIN_ROUNDS else None
+        if rounds is not None and sum(rounds) != len(samples):
+            rounds = None  # ref_time_s of a case whose reference was not timed in every round
+        out[c.case_id] = _Case(c.case_id, c.status, c.timer, c.cold, samples, ref, relative, rounds)
     return out
 
 
@@ -156,6 +163,43 @@ def _block_ci(
     ratios = sorted(resample(c_blocks) / resample(b_blocks) for _ in range(resamples))
     tail = (1 - confidence) / 2
     return ratios[int(tail * resamples)], ratios[min(resamples - 1, int((1 - tail) * resamples))]
+
+
+def _rounds_ci(
+    base: list[float],
+    cur: list[float],
+    rounds: tuple[list[int], list[int]],
+    *,
+    ratio: float,
+    confidence: float,
+) -> tuple[float, float, int, int]:
+    """CI of `ratio` from the scatter of per-round medians; with each side's round count.
+
+    Each round is a short measurement of the case with fresh inputs, and the rounds are
+    spread over the whole run, so their medians scatter as much as the machine moves a
+    case's time over a run and between buffer placements. The standard error of the
+    difference of mean log medians, sqrt(s_b^2 / n_b + s_c^2 / n_c), with Student's t at
+    Welch's degrees of freedom, sets the CI's width around the ratio of overall medians.
+    """
+
+    def log_medians(xs: list[float], sizes: list[int]) -> list[float]:
+        cuts = list(itertools.accumulate(sizes, initial=0))
+        return [math.log(tile_stats.median(xs[a:b])) for a, b in itertools.pairwise(cuts)]
+
+    sides = [log_medians(base, rounds[0]), log_medians(cur, rounds[1])]
+    terms = [_variance(v) / len(v) for v in sides]
+    se = math.sqrt(sum(terms))
+    if se > 0:
+        df = se**4 / sum(t * t / (len(v) - 1) for t, v in zip(terms, sides, strict=True))
+    else:
+        df = float(len(sides[0]) + len(sides[1]) - 2)
+    t = tile_stats.student_t_quantile(1 - (1 - confidence) / 2, df)
+    return ratio * math.exp(-t * se), ratio * math.exp(t * se), len(sides[0]), len(sides[1])
+
+
+def _variance(xs: list[float]) -> float:
+    mean = sum(xs) / len(xs)
+    return sum((x - mean) ** 2 for x in xs) / (len(xs) - 1)
 
 
 def _run_drift(
@@ -352,7 +396,18 @@ def _row(
         reason = f"statistics failed: {e}{suffix}"
         return _make_row(cur.case_id, metric, values, "inconclusive", reason, basis=used)
     ci = (result.ci_low, result.ci_high)
-    if used == "relative" and pinned:
+    if base.round_sizes is not None and cur.round_sizes is not None:
+        # Measured in rounds: the scatter between rounds is the run-to-run noise, measured;
+        # no drift widening on top (see compare_runs).
+        low, high, n_base, n_cur = _rounds_ci(
+            *series,
+            (base.round_sizes, cur.round_sizes),
+            ratio=result.ratio,
+            confidence=1 - alpha,
+        )
+        ci, drift = (min(low, ci[0]), max(high, ci[1])), _Drift(0.0, "")
+        suffix += f"; CI from {n_base} and {n_cur} rounds"
+    elif used == "relative" and pinned:
         # Pinned runs: the within-run wandering is the noise left, and a block bootstrap
         # measures what it does to the median; no separate drift widening (see compare_runs).
         low, high = _block_ci(*series, confidence=1 - alpha, resamples=resamples, seed=seed)
@@ -457,6 +512,13 @@ def compare_runs(
     - `absolute`: the kernel's own times; the floor is widened by the reference's move between
       the runs (for `time_s`) and each side's within-run drift.
     - `auto` (default): `relative` for a case whose both sides can be, else `absolute`.
+
+    Runs measured in rounds (`[bench] rounds`; `round_sizes` on the case): when both sides
+    have at least MIN_ROUNDS rounds, the CI on either basis is widened to one from the
+    scatter of the per-round medians (`_rounds_ci`), with no drift widening, and the reason
+    ends with "; CI from N and M rounds". The rounds are spread over the whole run and each
+    makes its inputs anew, so their scatter is the run-to-run noise measured rather than
+    guessed; this rule comes before the pinned one.
 
     With `basis="relative"` a case without interleaved reference samples on either side is
     `not_comparable`. `metric="ref_time_s"` (the reference's own times) is always absolute.

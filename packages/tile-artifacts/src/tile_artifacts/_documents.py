@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated, ClassVar, Final, Literal
+from typing import Annotated, ClassVar, Final, Literal, Self
 
-from pydantic import Field, StringConstraints
+from pydantic import Field, StringConstraints, model_validator
 
 from tile_artifacts._base import (
     ArtifactModel,
@@ -16,7 +16,7 @@ from tile_artifacts._base import (
     Status,
     Timer,
 )
-from tile_artifacts._models import Report, StatsRecord
+from tile_artifacts._models import Report, StatsRecord, check_round_sizes
 from tile_artifacts._records import CommandRecord, ComparisonRow, EventRecord, MetricRecord
 
 __all__ = [
@@ -174,10 +174,11 @@ class Versions(ArtifactModel):
 class BaselineCase(ArtifactModel):
     """One case of a baseline: what a later comparison needs, raw samples included.
 
-    `reference_interleaved`: as the report's `reference.interleaved`.
+    `reference_interleaved`: as the report's `reference.interleaved`; `round_sizes` as the
+    report's.
     """
 
-    added_keys: ClassVar[frozenset[str]] = frozenset({"reference_interleaved"})
+    added_keys: ClassVar[frozenset[str]] = frozenset({"reference_interleaved", "round_sizes"})
 
     case_id: str
     kernel: str
@@ -189,6 +190,12 @@ class BaselineCase(ArtifactModel):
     stats: StatsRecord | None = None
     reference_samples: list[float] = Field(default_factory=list)
     reference_interleaved: bool = False
+    round_sizes: list[int] | None = None
+
+    @model_validator(mode="after")
+    def _rounds_add_up(self) -> Self:
+        check_round_sizes(self.round_sizes, self.samples)
+        return self
 
 
 class Baseline(ArtifactModel):
@@ -222,6 +229,7 @@ def baseline_from_report(report: Report, *, label: str | None = None) -> Baselin
             stats=case.stats,
             reference_samples=case.reference.samples if case.reference else [],
             reference_interleaved=case.reference.interleaved if case.reference else False,
+            round_sizes=case.round_sizes,
         )
         for case in report.cases
     ]

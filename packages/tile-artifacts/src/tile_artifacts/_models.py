@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Literal, Protocol
+from typing import Annotated, Any, ClassVar, Literal, Protocol, Self
 
-from pydantic import Field, JsonValue, StringConstraints
+from pydantic import Field, JsonValue, StringConstraints, model_validator
 
 from tile_artifacts._base import (
     STDERR_EXCERPT_LIMIT,
@@ -199,8 +199,25 @@ class CheckRecord(ArtifactModel):
     message: str | None = None
 
 
+def check_round_sizes(round_sizes: list[int] | None, samples: list[float]) -> None:
+    """Rounds are positive sample counts that add up to the samples (a ValueError if not)."""
+    if round_sizes is None:
+        return
+    if any(n < 1 for n in round_sizes) or sum(round_sizes) != len(samples):
+        raise ValueError(
+            f"round_sizes {round_sizes} must be positive counts adding up to the "
+            f"{len(samples)} samples"
+        )
+
+
 class CaseRecord(ArtifactModel):
-    """One case of a bench or test run: timings with raw samples, work, roofline, check."""
+    """One case of a bench or test run: timings with raw samples, work, roofline, check.
+
+    `round_sizes`: with `[bench] rounds` > 1, how many of `samples` (and of the interleaved
+    reference's) each round took, in order; None when the case was timed in one go.
+    """
+
+    added_keys: ClassVar[frozenset[str]] = frozenset({"round_sizes"})
 
     case_id: str
     kernel: str
@@ -216,6 +233,12 @@ class CaseRecord(ArtifactModel):
     roofline: Roofline = Field(default_factory=Roofline)
     reference: ReferenceRecord | None = None
     check: CheckRecord | None = None
+    round_sizes: list[int] | None = None
+
+    @model_validator(mode="after")
+    def _rounds_add_up(self) -> Self:
+        check_round_sizes(self.round_sizes, self.samples)
+        return self
 
 
 class FailureRecord(ArtifactModel):

@@ -149,6 +149,14 @@ def bench_cmd(
             "is below this fraction (0.01 = 1%).",
         ),
     ] = None,
+    rounds: Annotated[
+        int | None,
+        typer.Option(
+            "--rounds",
+            help="Time every case in N rounds over the whole run, fresh inputs each round; "
+            "compare then judges the spread between rounds (use 5+ to gate on a noisy CPU).",
+        ),
+    ] = None,
     case_timeout: CaseTimeout = None,
     isolate: Isolate = None,
     launcher: Launcher = None,
@@ -193,6 +201,7 @@ def bench_cmd(
             "bench.max_runs": max_runs,
             "bench.max_time": max_time,
             "bench.target_precision": target_precision,
+            "bench.rounds": rounds,
             "runner.case_timeout": case_timeout,
             "runner.isolate": isolate,
             "launcher.kind": launcher,

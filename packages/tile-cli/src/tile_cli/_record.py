@@ -208,8 +208,14 @@ class RunRecorder:
 
     def on_case_start(self, start: tp.CaseStart) -> None:
         with self._lock:
-            self.ui.case(start.case_id)
-            self._event("debug", "case", "case_start", start.case_id, index=start.index)
+            label = (
+                start.case_id if start.round is None else f"{start.case_id}, round {start.round}"
+            )
+            self.ui.case(label)
+            fields: dict[str, Any] = {"index": start.index}
+            if start.round is not None:
+                fields["round"] = start.round
+            self._event("debug", "case", "case_start", start.case_id, **fields)
             self._echo(start)
 
     def on_noise(self, event: tp.BadLine | tp.UnknownMessage) -> None:

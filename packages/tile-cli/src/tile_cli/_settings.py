@@ -130,6 +130,7 @@ def build_request(
             timer=b.timer,
             cold=b.cold,
             batch=b.batch,
+            rounds=b.rounds,
         ),
         test=tp.TestSettings(seed=cfg.test.seed, tolerances=dict(cfg.test.tolerances)),
         peaks=peaks,

@@ -75,6 +75,7 @@ class BenchConfig(_Model):
     timer: Timer = "auto"
     cold: bool = False
     batch: int = Field(default=10, ge=1)
+    rounds: int = Field(default=1, ge=1, le=100)
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:

@@ -42,10 +42,11 @@ __all__ = [
 
 PROTOCOL_VERSION = 1
 """Major version: a reader refuses a stream whose major version is newer than its own."""
-PROTOCOL_MINOR = 1
+PROTOCOL_MINOR = 2
 """Minor version: grows when optional fields or message types are added.
 
 1: `Reference.interleaved`, `RunRequest.pin_cpu`, `Hello.pinned_cpu`.
+2: `BenchSettings.rounds`, `CaseStart.round`, `BenchResult.round_sizes`.
 """
 
 Command = Literal["bench", "test", "build", "list", "inspect", "device"]
@@ -73,6 +74,8 @@ class BenchSettings(_Base, frozen=True, kw_only=True):
     timer: Timer = "auto"
     cold: bool = False
     batch: int = 10
+    rounds: int = 1
+    """Time every case in this many rounds over the whole plan, with fresh inputs each round."""
 
 
 class TestSettings(_Base, frozen=True, kw_only=True):
@@ -177,6 +180,8 @@ class CaseStart(_Base, frozen=True, kw_only=True, tag="case_start", tag_field="t
     case_id: str
     index: int
     total: int
+    round: int | None = None
+    """1-based round when the bench runs in rounds (`BenchSettings.rounds` > 1), else None."""
 
 
 class Stats(_Base, frozen=True, kw_only=True):
@@ -278,6 +283,8 @@ class BenchResult(_Base, frozen=True, kw_only=True, tag="bench_result", tag_fiel
     check: Check | None = None
     seed: int | None = None
     peak_memory_bytes: int | None = None
+    round_sizes: list[int] | None = None
+    """Samples taken in each round, in order (they sum to len(samples)); None: one round."""
 
 
 class TestResult(_Base, frozen=True, kw_only=True, tag="test_result", tag_field="type"):

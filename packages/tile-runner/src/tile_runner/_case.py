@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
+
+import msgspec
 
 from tile_protocol import (
     BenchResult,
@@ -26,11 +29,12 @@ from tile_runner._compile import Compiled, aot_compile, bind_static, cost_estima
 from tile_runner._discover import failure_from
 from tile_runner._errors import Skip
 from tile_runner._inputs import case_key
-from tile_runner._measure import time_compiled
+from tile_runner._measure import Timing, time_compiled
 from tile_runner._roofline import roofline, throughput
+from tile_runner._stats import summarize
 from tile_runner._timers import TimerName
 
-__all__ = ["INSPECT_KINDS", "CaseContext", "Outcome", "run_case"]
+__all__ = ["INSPECT_KINDS", "BenchRounds", "CaseContext", "Outcome", "next_round", "run_case"]
 
 Outcome = Literal["passed", "failed", "skipped"]
 
@@ -56,13 +60,56 @@ def _as_args(value: Any) -> tuple[Any, ...]:
     return value if isinstance(value, tuple) else (value,)
 
 
-def run_case(ctx: CaseContext, kernel: KernelDef, case: Case) -> Outcome:
-    """Run one case; every exception (and SystemExit) becomes a Failure for this case."""
+def _inputs(ctx: CaseContext, kernel: KernelDef, case: Case) -> tuple[Any, ...]:
+    import jax
+
+    return jax.block_until_ready(_as_args(kernel.inputs(case, case_key(ctx.seed, case.id))))
+
+
+@dataclass
+class BenchRounds:
+    """A bench case timed in rounds: compiled, checked and costed once, then timed once a round.
+
+    Each round makes the inputs anew (same seed, same values, new buffers): on a CPU where a
+    buffer's placement moves the time by 10-20%, rounds with fixed buffers scattered no more
+    than one long measurement did, and rounds with fresh ones scattered as much as separate
+    processes do. `compare` judges that scatter between rounds.
+    """
+
+    kernel: KernelDef
+    case: Case
+    compiled: Compiled
+    reference: Callable[..., Any] | None
+    check: Check | None
+    work: Work
+    timings: list[Timing] = field(default_factory=list[Timing])
+
+
+def round_settings(bench: BenchSettings) -> BenchSettings:
+    """One round's share of the sampling budget (at least 5 samples a round when allowed)."""
+    rounds = max(1, bench.rounds)
+    max_runs = max(1, bench.max_runs // rounds)
+    min_runs = min(max_runs, max(5, math.ceil(bench.min_runs / rounds)))
+    return msgspec.structs.replace(
+        bench,
+        min_runs=min_runs,
+        max_runs=max_runs,
+        min_time=bench.min_time / rounds,
+        max_time=bench.max_time / rounds,
+    )
+
+
+def run_case(ctx: CaseContext, kernel: KernelDef, case: Case) -> Outcome | BenchRounds:
+    """Run one case; every exception (and SystemExit) becomes a Failure for this case.
+
+    A bench with `rounds` > 1 times only the first round here and returns the case's
+    BenchRounds; `next_round` times the others and sends the result after the last.
+    """
     phase = "inputs"
     try:
         import jax
 
-        args = jax.block_until_ready(_as_args(kernel.inputs(case, case_key(ctx.seed, case.id))))
+        args = _inputs(ctx, kernel, case)
         phase = "compile"
         fn, dynamic = bind_static(kernel.fn, args)
         if ctx.command == "inspect":
@@ -117,68 +164,92 @@ def run_case(ctx: CaseContext, kernel: KernelDef, case: Case) -> Outcome:
         phase = "work"
         work = _work(kernel, case, compiled.compiled)
         phase = "run"
-        return _bench(
-            ctx,
-            kernel=kernel,
-            case=case,
-            compiled=compiled,
-            args=args,
-            dynamic=dynamic,
-            check=check,
-            work=work,
+        rounds = BenchRounds(
+            kernel, case, compiled, _compile_reference(ctx, kernel, case, check, args), check, work
         )
+        _time_round(ctx, rounds, args)
+        return rounds if ctx.bench.rounds > 1 else _send_bench(ctx, rounds)
     except (Exception, SystemExit) as exc:
-        if isinstance(exc, Skip):
-            reason = str(exc.args[0]) if exc.args else "skipped"
-            ctx.send(
-                Failure(
-                    case_id=case.id,
-                    phase=phase,
-                    status="skipped",
-                    error_type="Skip",
-                    message=reason,
-                )
+        return _failed(ctx, case, phase, exc)
+
+
+def next_round(ctx: CaseContext, rounds: BenchRounds, *, last: bool) -> Outcome | BenchRounds:
+    """Time one more round of a bench case with fresh inputs; after the last, send its result."""
+    phase = "inputs"
+    try:
+        args = _inputs(ctx, rounds.kernel, rounds.case)
+        phase = "run"
+        _time_round(ctx, rounds, args)
+        return _send_bench(ctx, rounds) if last else rounds
+    except (Exception, SystemExit) as exc:
+        return _failed(ctx, rounds.case, phase, exc)
+
+
+def _failed(ctx: CaseContext, case: Case, phase: str, exc: BaseException) -> Outcome:
+    """Send the Failure (or the skip) for an exception raised while running `case`."""
+    if isinstance(exc, Skip):
+        reason = str(exc.args[0]) if exc.args else "skipped"
+        ctx.send(
+            Failure(
+                case_id=case.id, phase=phase, status="skipped", error_type="Skip", message=reason
             )
-            return "skipped"
-        ctx.send(failure_from(exc, phase, case.id))
-        return "failed"
+        )
+        return "skipped"
+    ctx.send(failure_from(exc, phase, case.id))
+    return "failed"
 
 
-def _bench(
-    ctx: CaseContext,
-    *,
-    kernel: KernelDef,
-    case: Case,
-    compiled: Compiled,
-    args: tuple[Any, ...],
-    dynamic: tuple[Any, ...],
-    check: Check | None,
-    work: Work,
-) -> Outcome:
-    def warn(message: str) -> None:
-        ctx.warn(message, case.id)
-
-    ref_call = None
+def _compile_reference(
+    ctx: CaseContext, kernel: KernelDef, case: Case, check: Check | None, args: tuple[Any, ...]
+) -> Callable[..., Any] | None:
+    """The compiled reference to time with the kernel; None without one, or if it fails."""
     # Correctness gates speed: a kernel that fails its check is timed but never compared.
-    if kernel.reference is not None and check is not None and check.passed:
-        try:
-            ref_fn, ref_dynamic = bind_static(kernel.reference, args)
-            ref_call = (aot_compile(ref_fn, ref_dynamic).compiled, ref_dynamic)
-        except Exception as exc:
-            warn(f"the reference could not be compiled ({type(exc).__name__}: {exc}); no speedup")
+    if kernel.reference is None or check is None or not check.passed:
+        return None
+    try:
+        ref_fn, ref_dynamic = bind_static(kernel.reference, args)
+        return aot_compile(ref_fn, ref_dynamic).compiled
+    except Exception as exc:
+        message = f"the reference could not be compiled ({type(exc).__name__}: {exc}); no speedup"
+        ctx.warn(message, case.id)
+        return None
+
+
+def _time_round(ctx: CaseContext, rounds: BenchRounds, args: tuple[Any, ...]) -> None:
+    """Time the kernel (and its reference, interleaved) once with `args`; keep the timing."""
+    kernel = rounds.kernel
+    ref_call = None
+    if rounds.reference is not None and kernel.reference is not None:
+        ref_call = (rounds.reference, bind_static(kernel.reference, args)[1])
+    settings = round_settings(ctx.bench) if ctx.bench.rounds > 1 else ctx.bench
     # With a reference, both are timed turn about (see time_compiled): a comparison of two runs
     # can then judge kernel/reference ratios, which machine speed swings do not move.
     timing = time_compiled(
-        compiled.compiled, dynamic, ctx.bench, timer=ctx.timer, warn=warn, reference=ref_call
+        rounds.compiled.compiled,
+        bind_static(kernel.fn, args)[1],
+        settings,
+        timer=ctx.timer,
+        warn=lambda message: ctx.warn(message, rounds.case.id),
+        reference=ref_call,
     )
-    median = timing.stats.median
+    if ref_call is not None and timing.reference is None:
+        rounds.reference = None  # it failed while timed (warned): no round has it from now on
+    rounds.timings.append(timing)
+
+
+def _send_bench(ctx: CaseContext, rounds: BenchRounds) -> Outcome:
+    """The BenchResult of all rounds' samples, in the order they were taken."""
+    case, timings, last = rounds.case, rounds.timings, rounds.timings[-1]
+    samples = [x for t in timings for x in t.samples]
+    stats = summarize(samples, last.stats.stop_reason)
     reference = None
-    if timing.reference is not None:
-        ref_median = timing.reference.stats.median
+    if rounds.reference is not None and all(t.reference is not None for t in timings):
+        ref_samples = [x for t in timings if t.reference is not None for x in t.reference.samples]
+        ref_stats = summarize(ref_samples, last.stats.stop_reason)
         reference = Reference(
-            samples=timing.reference.samples,
-            stats=timing.reference.stats,
-            speedup=ref_median / median if median > 0 else None,
+            samples=ref_samples,
+            stats=ref_stats,
+            speedup=ref_stats.median / stats.median if stats.median > 0 else None,
             interleaved=True,
         )
     dtype = case.get("dtype")
@@ -187,21 +258,24 @@ def _bench(
             case_id=case.id,
             kernel=case.kernel,
             params=case.str_params,
-            timer=timing.timer,
-            cold=timing.cold,
-            samples=timing.samples,
-            stats=timing.stats,
-            phases=compiled.phases,
-            work=work,
-            throughput=throughput(work, median),
-            roofline=roofline(work, median, ctx.peaks, dtype if isinstance(dtype, str) else None),
+            timer=last.timer,
+            cold=last.cold,
+            samples=samples,
+            stats=stats,
+            phases=rounds.compiled.phases,
+            work=rounds.work,
+            throughput=throughput(rounds.work, stats.median),
+            roofline=roofline(
+                rounds.work, stats.median, ctx.peaks, dtype if isinstance(dtype, str) else None
+            ),
             reference=reference,
-            check=check,
+            check=rounds.check,
             seed=ctx.seed,
-            peak_memory_bytes=memory_estimate(compiled.compiled),
+            peak_memory_bytes=memory_estimate(rounds.compiled.compiled),
+            round_sizes=[len(t.samples) for t in timings] if len(timings) > 1 else None,
         )
     )
-    return "passed" if check is None or check.passed else "failed"
+    return "passed" if rounds.check is None or rounds.check.passed else "failed"
 
 
 def _work(kernel: KernelDef, case: Case, compiled: Any) -> Work:

@@ -9,7 +9,7 @@ import signal
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tile_protocol import (
     PROTOCOL_MINOR,
@@ -27,6 +27,10 @@ from tile_protocol import (
 from tile_protocol import CaseInfo as ProtoCaseInfo
 from tile_protocol import CaseStart as ProtoCaseStart
 from tile_runner._stdout import ProtocolWriter, protect_stdout
+
+if TYPE_CHECKING:  # the session imports these lazily: JAX comes with them
+    from tile_runner._api import Case, KernelDef
+    from tile_runner._case import CaseContext
 
 __all__ = ["main", "runner_version"]
 
@@ -236,7 +240,7 @@ class _Session:
         self.writer.send(Log(level=level, message=message, case_id=case_id))
 
     def run(self) -> bool:
-        from tile_runner._case import CaseContext, run_case
+        from tile_runner._case import CaseContext
         from tile_runner._compile import enable_persistent_cache
         from tile_runner._discover import discover
         from tile_runner._inputs import data_context
@@ -308,14 +312,41 @@ class _Session:
             inspect_kind=request.inspect_kind,
             output_dir=request.output_dir if request.command == "build" else None,
         )
-        total = len(plan.cases)
-        self.counts["cases"] = total
-        for index, (kernel, case) in enumerate(plan.cases):
-            self.current = case.id
-            self.writer.send(ProtoCaseStart(case_id=case.id, index=index, total=total))
-            outcome = run_case(ctx, kernel, case)
-            self.counts[outcome] += 1
-            self.current = None
+        self.counts["cases"] = len(plan.cases)
+        rounds = request.bench.rounds if request.command == "bench" else 1
+        self._run_cases(ctx, plan.cases, rounds)
         if self.counts["failed"]:
             ok = False
         return ok
+
+    def _run_cases(
+        self, ctx: CaseContext, cases: list[tuple[KernelDef, Case]], rounds: int
+    ) -> None:
+        """Every case once; a bench in rounds goes over all cases `rounds` times, in order.
+
+        A case's result is sent after its last round, so a runner that dies in round k loses
+        only the rounds of cases not yet finished; the CLI blames the case in flight and
+        restarts the others from their first round.
+        """
+        from tile_runner._case import BenchRounds, next_round, run_case
+
+        total = len(cases)
+        pending: dict[str, BenchRounds] = {}
+        for round_ in range(1, rounds + 1):
+            for index, (kernel, case) in enumerate(cases):
+                if round_ > 1 and case.id not in pending:
+                    continue  # failed or skipped in an earlier round
+                self.current = case.id
+                start = ProtoCaseStart(
+                    case_id=case.id, index=index, total=total, round=round_ if rounds > 1 else None
+                )
+                self.writer.send(start)
+                if round_ == 1:
+                    outcome = run_case(ctx, kernel, case)
+                else:
+                    outcome = next_round(ctx, pending.pop(case.id), last=round_ == rounds)
+                if isinstance(outcome, BenchRounds):
+                    pending[case.id] = outcome
+                else:
+                    self.counts[outcome] += 1
+                self.current = None
