@@ -1,5 +1,8 @@
 """False alarms and detection of `tile compare` on repeated CPU runs of the same code.
 
+(The A/A half on tile-std itself, which has no known slowdown to detect, is
+`benchmarks/compare_std_aa.py`.)
+
 Run with `uv run python benchmarks/compare_false_alarms.py` (22 `tile bench` processes, about
 4 minutes on a 2-core machine; `--quick`: 8 processes, about 1.5 minutes). It writes a project
 with three fixture kernels to a temporary directory, then alternates fresh `tile bench`
@@ -40,7 +43,10 @@ without measuring again, to try another rule or noise floor on the same data. `-
 `[runner] pin_cpu = true`: each runner on one core with XLA single-threaded, which on a shared
 VM keeps a kernel and its reference at the same speed (see docs/measurement.md). `--rounds N`
 sets `[bench] rounds = N`: each case timed in N rounds over the run, with fresh inputs each
-round, and compared on the scatter between rounds.
+round, and compared on the scatter between rounds. `--pooled K` measures K + 20 runs of each
+kind and also judges them as CI would against a baseline pooled from the first K A runs
+(`tile baseline save A00 ... A0K-1`): the later A runs are the A/A comparisons and the B runs
+the A/B ones; the exit code then follows this judgement.
 """
 
 from __future__ import annotations
@@ -200,11 +206,14 @@ def probe_machine(seconds: float = 3.0) -> str:
     )
 
 
-def measure(root: Path, pairs: int) -> None:
-    """A0 B0 A1 B1 ... interleaved, so that slow drift of the machine hits A and B alike."""
+def measure(root: Path, pairs: int, pooled: int = 0) -> None:
+    """A0 B0 A1 B1 ... interleaved, so that slow drift of the machine hits A and B alike.
+
+    With `pooled` K: K + pairs of each, enough for a baseline of K A runs and `pairs` others.
+    """
     start = time.perf_counter()
     loads: dict[str, list[float]] = {}
-    for i in range(pairs // 2 + 1):
+    for i in range(pooled + pairs if pooled else pairs // 2 + 1):
         for name, slow in ((f"A{i:02d}", False), (f"B{i:02d}", True)):
             before = os.getloadavg()[0]
             bench(root, name, slow=slow)
@@ -369,6 +378,27 @@ def judge_all(root: Path, pairs: int, noise_floor: float, alpha: float) -> int:
     return 0 if tallies["auto"].met() else 1
 
 
+def judge_pooled(root: Path, k: int, pairs: int, noise_floor: float, alpha: float) -> int:
+    """Against a baseline pooled from the first `k` A runs: the later A runs (A/A) and the B
+    runs (A/B), each compared as `tile compare BASELINE RUN` does. 0 if both targets are met.
+    """
+    runs = sorted(p.name for p in (root / "runs").iterdir() if (p / "report.json").exists())
+    reports = {name: ta.read_report(root / "runs" / name / "report.json") for name in runs}
+    a_runs = [r for r in runs if r.startswith("A")]
+    baseline = ta.baseline_from_reports([reports[r] for r in a_runs[:k]])
+    tally = Tally.empty()
+    print(f"\nagainst a baseline pooled from {', '.join(a_runs[:k])}:")
+    for kind, group in (("A/A", a_runs[k:]), ("A/B", [r for r in runs if r.startswith("B")])):
+        for name in group[:pairs]:
+            doc = ta.compare_runs(baseline, reports[name], noise_floor_pct=noise_floor, alpha=alpha)
+            tally.add(kind, {row.case_id: row.judgement for row in doc.rows})
+            for row in doc.rows:
+                if (kind == "A/A") == (row.judgement == "regression"):
+                    print(f"  {kind} {name} {row.case_id}: {row.judgement}, {row.reason}")
+    tally.print_rates(f"tile compare against the pooled baseline ({k} runs):")
+    return 0 if tally.met() else 1
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="6 pairs instead of 20")
@@ -383,9 +413,16 @@ def main() -> int:
         "--pin", action="store_true", help="[runner] pin_cpu: one core, XLA single-threaded"
     )
     parser.add_argument("--rounds", type=int, default=None, help="[bench] rounds")
+    parser.add_argument(
+        "--pooled", type=int, default=0, help="also judge against a baseline of the first K A runs"
+    )
     args = parser.parse_args()
     if args.rejudge is not None:
-        return judge_all(args.rejudge, args.pairs or 1000, args.noise_floor, args.alpha)
+        code = judge_all(args.rejudge, args.pairs or 1000, args.noise_floor, args.alpha)
+        if args.pooled:
+            pairs = args.pairs or 1000
+            code = judge_pooled(args.rejudge, args.pooled, pairs, args.noise_floor, args.alpha)
+        return code
     pairs = args.pairs or (6 if args.quick else 20)
     with tempfile.TemporaryDirectory(prefix="tile-cmp-") as tmp:
         root = args.keep or Path(tmp)
@@ -394,9 +431,12 @@ def main() -> int:
         before = probe_machine()
         mode = " ([runner] pin_cpu = true)" if args.pin else ""
         mode += f" ([bench] rounds = {args.rounds})" if args.rounds else ""
-        print(f"measuring {2 * (pairs // 2 + 1)} runs in {root}{mode}", file=sys.stderr)
-        measure(root, pairs)
+        count = 2 * (args.pooled + pairs if args.pooled else pairs // 2 + 1)
+        print(f"measuring {count} runs in {root}{mode}", file=sys.stderr)
+        measure(root, pairs, args.pooled)
         code = judge_all(root, pairs, args.noise_floor, args.alpha)
+        if args.pooled:
+            code = judge_pooled(root, args.pooled, pairs, args.noise_floor, args.alpha)
         print(f"\nbefore the runs: {before}\nafter the runs:  {probe_machine()}")
         return code
 

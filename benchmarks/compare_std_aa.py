@@ -9,7 +9,8 @@ as `tile compare` does with its defaults. Every `regression` is a false alarm.
     uv run python benchmarks/compare_std_aa.py [--runs 11] [--pin] [--keep DIR]
 
 `--pin` sets `[runner] pin_cpu = true`, `--rounds N` `[bench] rounds = N`. About 40-60 s a
-run on a 2-core VM. `--judge DIR`
+run on a 2-core VM. `--pooled K` also compares every run after the first K with a baseline
+pooled from those K (`tile baseline save R00 ... R0K-1`), as CI would. `--judge DIR`
 compares runs made elsewhere (benchmarks/gpu/run_h200.sh's `aa` step).
 """
 
@@ -43,14 +44,14 @@ def bench(root: Path, name: str) -> None:
         sys.exit(f"tile bench {name} failed with exit {proc.returncode}:\n{proc.stderr[-3000:]}")
 
 
-def judge(root: Path) -> None:
+def judge(root: Path, alpha: float = 0.05) -> None:
     """Compare each run with the next; print verdicts per case and the false-alarm rates."""
     names = sorted(p.name for p in (root / "runs").iterdir())
     reports = [ta.read_report(root / "runs" / n / "report.json") for n in names]
     per_case: dict[str, Counter[str]] = {}
     suites_with_alarm = 0
     for base, cur in itertools.pairwise(reports):
-        doc = ta.compare_runs(base, cur)
+        doc = ta.compare_runs(base, cur, alpha=alpha)
         alarms = 0
         for row in doc.rows:
             per_case.setdefault(row.case_id, Counter())[row.judgement] += 1
@@ -58,7 +59,7 @@ def judge(root: Path) -> None:
         suites_with_alarm += alarms > 0
     pairs = len(reports) - 1
     width = max(len(c) for c in per_case)
-    print(f"{pairs} A/A comparisons of {len(reports)} tile-std runs in {root}\n")
+    print(f"{pairs} A/A comparisons of {len(reports)} tile-std runs in {root} (alpha {alpha:g})\n")
     for case_id, verdicts in sorted(per_case.items()):
         print(f"  {case_id:<{width}}  {dict(sorted(verdicts.items()))}")
     total = Counter[str]()
@@ -73,18 +74,49 @@ def judge(root: Path) -> None:
     )
 
 
+def judge_pooled(root: Path, k: int, alpha: float = 0.05) -> None:
+    """Compare each run after the first `k` with a baseline pooled from those `k`, as CI would
+    (`tile baseline save R00 ... ; tile compare baselines/cpu.json RUN`)."""
+    names = sorted(p.name for p in (root / "runs").iterdir())
+    reports = [ta.read_report(root / "runs" / n / "report.json") for n in names]
+    baseline = ta.baseline_from_reports(reports[:k])
+    total = Counter[str]()
+    suites_with_alarm = 0
+    for name, report in zip(names[k:], reports[k:], strict=True):
+        rows = ta.compare_runs(baseline, report, alpha=alpha).rows
+        total.update(row.judgement for row in rows)
+        alarms = [row for row in rows if row.judgement == "regression"]
+        suites_with_alarm += bool(alarms)
+        for row in alarms:
+            print(f"  {name} {row.case_id}: {row.reason}")
+    cases, pairs = sum(total.values()), len(names) - k
+    print(f"\nagainst a baseline pooled from {', '.join(names[:k])}: {pairs} A/A comparisons")
+    print(f"verdicts: {dict(sorted(total.items()))}")
+    print(
+        f"false alarms: {total['regression']}/{cases} case comparisons "
+        f"({total['regression'] / max(cases, 1):.1%}), {suites_with_alarm}/{pairs} suite "
+        f"comparisons ({suites_with_alarm / max(pairs, 1):.1%})"
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--runs", type=int, default=11)
     parser.add_argument("--pin", action="store_true", help="[runner] pin_cpu = true")
     parser.add_argument("--rounds", type=int, default=None, help="[bench] rounds")
+    parser.add_argument("--alpha", type=float, default=0.05, help="compare's significance level")
+    parser.add_argument(
+        "--pooled", type=int, default=0, help="also judge against a baseline of the first K runs"
+    )
     parser.add_argument("--keep", type=Path, default=None, help="measure into this directory")
     parser.add_argument(
         "--judge", type=Path, default=None, help="only judge DIR/runs/* (e.g. runs from a GPU)"
     )
     args = parser.parse_args()
     if args.judge is not None:
-        judge(args.judge)
+        judge(args.judge, args.alpha)
+        if args.pooled:
+            judge_pooled(args.judge, args.pooled, args.alpha)
         return 0
     with tempfile.TemporaryDirectory(prefix="tile-std-aa-") as tmp:
         root = args.keep or Path(tmp)
@@ -96,7 +128,9 @@ def main() -> int:
         for i in range(args.runs):
             bench(root, f"R{i:02d}")
             print(f"  R{i:02d} done", file=sys.stderr, flush=True)
-        judge(root)
+        judge(root, args.alpha)
+        if args.pooled:
+            judge_pooled(root, args.pooled, args.alpha)
         print(f"\nbefore the runs: {before}\nafter the runs:  {probe_machine()}")
     return 0
 

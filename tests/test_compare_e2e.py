@@ -290,3 +290,31 @@ def test_runs_in_rounds_are_judged_on_the_scatter_between_rounds(proj: Project) 
     assert baseline["cases"][0]["round_sizes"] == case["round_sizes"]
     mixed = proj.tile("compare", "runs/a", "runs/rb", "-o", "rounds-mixed.json")
     assert "rounds" not in _rows(proj.root / "rounds-mixed.json")[CASE]["reason"], mixed.stdout
+
+
+def test_a_baseline_pooled_from_several_runs_judges_against_their_spread(proj: Project) -> None:
+    saved = proj.tile("baseline", "save", "runs/a", "runs/a2", "--dir", "pooled")
+    assert saved.returncode == 0, saved.stderr
+    pooled = json.loads((proj.root / "pooled" / "cpu.json").read_text())
+    reports = [
+        json.loads((proj.root / "runs" / r / "report.json").read_text()) for r in ["a", "a2"]
+    ]
+    assert pooled["run_ids"] == [r["run"]["run_id"] for r in reports]
+    [case] = pooled["cases"]
+    assert case["run_sizes"] == [len(r["cases"][0]["samples"]) for r in reports]
+    assert case["stats"]["n"] == sum(case["run_sizes"])
+    proc = proj.tile("compare", "pooled/cpu.json", "runs/b", "-o", "pooled-ab.json")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    row = _rows(proj.root / "pooled-ab.json")[CASE]
+    assert row["judgement"] == "regression"
+    assert row["reason"].endswith("CI from the spread of 2 and 1 runs")
+    # Runs of another device cannot be pooled: exit 2, naming both kinds.
+    other = proj.root / "runs" / "other"
+    other.mkdir(exist_ok=True)
+    report = json.loads((proj.root / "runs" / "a" / "report.json").read_text())
+    report["device"]["device_kind"] = "NVIDIA H200"
+    (other / "report.json").write_text(json.dumps(report))
+    mixed = proj.tile("baseline", "save", "runs/a", "runs/other", "--dir", "pooled-bad")
+    assert mixed.returncode == 2, mixed.stdout + mixed.stderr
+    assert "different devices" in mixed.stderr and "NVIDIA H200" in mixed.stderr
+    assert not (proj.root / "pooled-bad").exists()

@@ -10,7 +10,8 @@
 # table, then the `gpu`-marked tests; each step has its own time limit so one hang cannot eat
 # the others. STEPS picks steps (default "accuracy calibrate bench tests"; "sweep" runs
 # benchmarks/gpu/norm_sweep.py, "cache" a cold bench twice with the persistent compile cache,
-# "aa" repeated tile-std runs for compare's false alarms).
+# "aa" repeated tile-std runs for compare's false alarms, AA_ARGS added to each, e.g.
+# "--rounds 4").
 set -uo pipefail
 OUT=${OUT:-/tmp/tile-gpu-out}
 mkdir -p "$OUT"
@@ -77,7 +78,7 @@ if want aa; then
     stamp "A/A runs for compare"
     for i in $(seq -w 0 $((${AA_RUNS:-5} - 1))); do
         timeout 120 python3 -m tile_cli bench --kernel std/copy --kernel std/softmax \
-            --kernel std/matmul --max-time 0.5 -o "/tmp/aa/runs/R$i" >/dev/null 2>&1
+            --kernel std/matmul --max-time 0.5 ${AA_ARGS:-} -o "/tmp/aa/runs/R$i" >/dev/null 2>&1
         stamp "R$i done (exit $?)"
     done
     tar czf "$OUT/aa-runs.tgz" -C /tmp/aa runs

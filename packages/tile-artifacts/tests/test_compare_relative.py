@@ -20,6 +20,7 @@ from tile_artifacts import (
     ReportSummary,
     RunInfo,
     baseline_from_report,
+    baseline_from_reports,
     compare_runs,
     render_comparison_markdown,
     utc_now,
@@ -331,3 +332,50 @@ def test_round_sizes_must_add_up_to_the_samples(sample_factory: Samples) -> None
     data["cases"][0]["round_sizes"] = [30, 30, 20]
     with pytest.raises(ValueError, match="adding up to the 90 samples"):
         Report.model_validate(data)
+
+
+def _at_level(sample_factory: Samples, level: float, seed: int) -> Report:
+    """One run of 60 samples around 1 ms * level: a process that landed at its own speed."""
+    return _run(sample_factory(1e-3 * level, n=60, spread=0.02, seed=seed), None)
+
+
+def test_a_pooled_baseline_judges_against_the_spread_between_its_runs(
+    sample_factory: Samples,
+) -> None:
+    # Processes of the same code that landed 10% apart; the next one lands 8% above the mean.
+    runs = [_at_level(sample_factory, lv, i) for i, lv in enumerate([1.0, 1.1, 0.95, 1.05])]
+    pooled = baseline_from_reports(runs)
+    [case] = pooled.cases
+    assert case.run_sizes == [60] * 4 and case.stats is not None and case.stats.n == 240
+    assert pooled.run_ids == [r.run.run_id for r in runs]
+    current = _at_level(sample_factory, 1.1, 9)
+    row = _row(compare_runs(pooled, current))
+    assert row.judgement != "regression"
+    assert row.reason is not None and row.reason.endswith("CI from the spread of 4 and 1 runs")
+    # Against one of those runs alone, the per-sample CI calls the same move a regression.
+    assert _row(compare_runs(runs[0], current)).judgement == "regression"
+    # Steady processes: a 15% slowdown stands out from their spread.
+    steady = baseline_from_reports([_at_level(sample_factory, 1.0, 20 + i) for i in range(4)])
+    assert _row(compare_runs(steady, _at_level(sample_factory, 1.15, 30))).judgement == "regression"
+
+
+def test_only_runs_of_one_device_and_timer_pool(sample_factory: Samples) -> None:
+    run = _at_level(sample_factory, 1.0, 1)
+    gpu = run.model_copy(update={"device": DeviceRecord(device_kind="NVIDIA H200")})
+    with pytest.raises(ArtifactError, match="different devices"):
+        baseline_from_reports([run, gpu])
+    batched = run.model_copy(
+        update={"cases": [run.cases[0].model_copy(update={"timer": "batched"})]}
+    )
+    with pytest.raises(ArtifactError, match="timed differently"):
+        baseline_from_reports([run, batched])
+    with pytest.raises(ArtifactError, match="no runs"):
+        baseline_from_reports([])
+    # Runs of whole rounds pool with their rounds; run boundaries must fall between rounds.
+    rounds = _rounds_run(_in_rounds(sample_factory, 1e-3, [1.0] * 3, 2), None)
+    pooled = baseline_from_reports([rounds, rounds])
+    assert pooled.cases[0].round_sizes == [30] * 6 and pooled.cases[0].run_sizes == [90, 90]
+    data = json.loads(pooled.model_dump_json())
+    data["cases"][0]["run_sizes"] = [45, 135]
+    with pytest.raises(ValueError, match="round boundaries"):
+        Baseline.model_validate(data)

@@ -50,6 +50,7 @@ from tile_artifacts._documents import (
     Thresholds,
     Versions,
     baseline_from_report,
+    baseline_from_reports,
 )
 from tile_artifacts._errors import (
     ArtifactError,
@@ -196,6 +197,7 @@ __all__ = [
     "Thresholds",
     "Versions",
     "baseline_from_report",
+    "baseline_from_reports",
     # run directory layout
     "COMMANDS_JSONL",
     "COMPARISONS_JSON",

@@ -32,7 +32,14 @@ from tile_artifacts._models import CaseRecord, Report
 from tile_artifacts._provenance import new_run_id
 from tile_artifacts._records import ComparisonRow
 
-__all__ = ["COMPARABLE_METRICS", "MIN_ROUNDS", "MIN_SAMPLES", "compare_runs", "judge"]
+__all__ = [
+    "COMPARABLE_METRICS",
+    "MIN_ROUNDS",
+    "MIN_RUNS",
+    "MIN_SAMPLES",
+    "compare_runs",
+    "judge",
+]
 
 MIN_SAMPLES: Final = 5
 # Within-run drift: the samples, in the order they were taken, cut into this many blocks of at
@@ -54,6 +61,8 @@ _BOOT_BLOCKS: Final = 10
 # Runs measured in rounds (`[bench] rounds`): the fewest rounds a side needs for its scatter to
 # set the CI.
 MIN_ROUNDS: Final = 3
+# A baseline pooled from this many runs (or more) sets the CI from the spread between runs.
+MIN_RUNS: Final = 2
 
 
 @dataclass(frozen=True)
@@ -66,6 +75,7 @@ class _Case:
     reference: list[float]
     relative: list[float] | None  # time_s only: kernel_i / reference_i, when they pair up
     round_sizes: list[int] | None  # samples per round, when measured in rounds
+    run_sizes: list[int]  # samples per run: one entry, or several in a pooled baseline
 
 
 def _relative(
@@ -93,15 +103,22 @@ def _cases(run: Report | Baseline, metric: str) -> dict[str, _Case]:
         if isinstance(c, CaseRecord):
             ref = list(c.reference.samples) if c.reference is not None else []
             interleaved = c.reference is not None and c.reference.interleaved
+            runs = [len(c.samples)]
         else:
             ref, interleaved = list(c.reference_samples), c.reference_interleaved
+            runs = list(c.run_sizes) if c.run_sizes else [len(c.samples)]
         own = list(c.samples)
         relative = _relative(own, ref, interleaved) if metric == "time_s" else None
         samples = own if metric == "time_s" else ref
         rounds = c.round_sizes if c.round_sizes and len(c.round_sizes) >= MIN_ROUNDS else None
+        # ref_time_s of a reference not timed in every round (or run): no groups to judge.
         if rounds is not None and sum(rounds) != len(samples):
-            rounds = None  # ref_time_s of a case whose reference was not timed in every round
-        out[c.case_id] = _Case(c.case_id, c.status, c.timer, c.cold, samples, ref, relative, rounds)
+            rounds = None
+        if sum(runs) != len(samples):
+            runs = [len(samples)]
+        out[c.case_id] = _Case(
+            c.case_id, c.status, c.timer, c.cold, samples, ref, relative, rounds, runs
+        )
     return out
 
 
@@ -165,6 +182,36 @@ def _block_ci(
     return ratios[int(tail * resamples)], ratios[min(resamples - 1, int((1 - tail) * resamples))]
 
 
+def _log_medians(xs: list[float], sizes: list[int]) -> list[float]:
+    """log median of each consecutive group of `sizes` samples (rounds, or runs)."""
+    cuts = list(itertools.accumulate(sizes, initial=0))
+    return [math.log(tile_stats.median(xs[a:b])) for a, b in itertools.pairwise(cuts)]
+
+
+def _runs_ci(
+    base: list[float],
+    cur: list[float],
+    runs: tuple[list[int], list[int]],
+    *,
+    ratio: float,
+    confidence: float,
+) -> tuple[float, float]:
+    """CI of `ratio` from how far a case's run medians moved between runs of the same code.
+
+    A baseline pooled from several runs gives each run's log median; their pooled variance
+    s^2 (degrees of freedom: runs - 1 per side with several) is the variance of one run's
+    log median, process-to-process effects included. The standard error of the difference of
+    the two sides' means is s * sqrt(1 / k_base + 1 / k_current), with Student's t, around
+    the ratio of the overall medians.
+    """
+    sides = [_log_medians(base, runs[0]), _log_medians(cur, runs[1])]
+    df = sum(len(v) - 1 for v in sides)
+    squares = sum(_variance(v) * (len(v) - 1) for v in sides if len(v) > 1)
+    se = math.sqrt(squares / df * (1 / len(sides[0]) + 1 / len(sides[1])))
+    t = tile_stats.student_t_quantile(1 - (1 - confidence) / 2, df)
+    return ratio * math.exp(-t * se), ratio * math.exp(t * se)
+
+
 def _rounds_ci(
     base: list[float],
     cur: list[float],
@@ -182,11 +229,7 @@ def _rounds_ci(
     Welch's degrees of freedom, sets the CI's width around the ratio of overall medians.
     """
 
-    def log_medians(xs: list[float], sizes: list[int]) -> list[float]:
-        cuts = list(itertools.accumulate(sizes, initial=0))
-        return [math.log(tile_stats.median(xs[a:b])) for a, b in itertools.pairwise(cuts)]
-
-    sides = [log_medians(base, rounds[0]), log_medians(cur, rounds[1])]
+    sides = [_log_medians(base, rounds[0]), _log_medians(cur, rounds[1])]
     terms = [_variance(v) / len(v) for v in sides]
     se = math.sqrt(sum(terms))
     if se > 0:
@@ -396,7 +439,14 @@ def _row(
         reason = f"statistics failed: {e}{suffix}"
         return _make_row(cur.case_id, metric, values, "inconclusive", reason, basis=used)
     ci = (result.ci_low, result.ci_high)
-    if base.round_sizes is not None and cur.round_sizes is not None:
+    if max(len(base.run_sizes), len(cur.run_sizes)) >= MIN_RUNS:
+        # A pooled baseline: how far the case moved between whole runs is the noise to beat.
+        low, high = _runs_ci(
+            *series, (base.run_sizes, cur.run_sizes), ratio=result.ratio, confidence=1 - alpha
+        )
+        ci, drift = (min(low, ci[0]), max(high, ci[1])), _Drift(0.0, "")
+        suffix += f"; CI from the spread of {len(base.run_sizes)} and {len(cur.run_sizes)} runs"
+    elif base.round_sizes is not None and cur.round_sizes is not None:
         # Measured in rounds: the scatter between rounds is the run-to-run noise, measured;
         # no drift widening on top (see compare_runs).
         low, high, n_base, n_cur = _rounds_ci(
@@ -519,6 +569,12 @@ def compare_runs(
     ends with "; CI from N and M rounds". The rounds are spread over the whole run and each
     makes its inputs anew, so their scatter is the run-to-run noise measured rather than
     guessed; this rule comes before the pinned one.
+
+    A baseline pooled from several runs (`baseline_from_reports`; `run_sizes`) knows how far
+    each case moves between processes of the same code. When either side has MIN_RUNS runs or
+    more, the CI comes from that spread instead (`_runs_ci`), which rounds cannot see: what
+    stays fixed for a whole process. The reason ends with "; CI from the spread of K and L
+    runs". This rule comes first.
 
     With `basis="relative"` a case without interleaved reference samples on either side is
     `not_comparable`. `metric="ref_time_s"` (the reference's own times) is always absolute.

@@ -199,14 +199,15 @@ class CheckRecord(ArtifactModel):
     message: str | None = None
 
 
-def check_round_sizes(round_sizes: list[int] | None, samples: list[float]) -> None:
-    """Rounds are positive sample counts that add up to the samples (a ValueError if not)."""
-    if round_sizes is None:
+def check_round_sizes(
+    sizes: list[int] | None, samples: list[float], *, what: str = "round_sizes"
+) -> None:
+    """Rounds (or runs) are positive sample counts that add up to the samples, or a ValueError."""
+    if sizes is None:
         return
-    if any(n < 1 for n in round_sizes) or sum(round_sizes) != len(samples):
+    if any(n < 1 for n in sizes) or sum(sizes) != len(samples):
         raise ValueError(
-            f"round_sizes {round_sizes} must be positive counts adding up to the "
-            f"{len(samples)} samples"
+            f"{what} {sizes} must be positive counts adding up to the {len(samples)} samples"
         )
 
 

@@ -370,18 +370,24 @@ def compare_cmd(
 
 @baseline_app.command("save")
 def baseline_save(
-    run: Annotated[
-        Path, typer.Argument(help="Run directory or report.json (default: the latest run).")
-    ] = Path(".tile/latest"),
+    runs: Annotated[
+        list[Path] | None,
+        typer.Argument(
+            help="Run directories or report.json files (default: the latest run). Several runs "
+            "of the same code are pooled: compare then judges each case against how far it "
+            "moved between them.",
+            show_default=False,
+        ),
+    ] = None,
     directory: Annotated[
         Path, typer.Option("--dir", help="Where baselines live; one file per device.")
     ] = Path("baselines"),
     label: Annotated[str | None, typer.Option("--label", help="A name for this baseline.")] = None,
 ) -> None:
-    """Save a run as `baselines/<device>.json` for later `tile bench --compare baselines`."""
+    """Save a run (or pool several) as `baselines/<device>.json` for `tile bench --compare`."""
     from tile_cli._compare import save_baseline
 
-    target = save_baseline(run, directory, label)
+    target = save_baseline(runs or [Path(".tile/latest")], directory, label)
     typer.echo(str(target))
     raise typer.Exit(ExitCode.OK)
 

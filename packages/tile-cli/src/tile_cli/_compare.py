@@ -170,16 +170,22 @@ def render_comparison(doc: ta.ComparisonDoc, out: Console, *, plain: bool) -> No
     )
 
 
-def save_baseline(run: Path, directory: Path, label: str | None) -> Path:
-    """Write `<directory>/<device-slug>.json` from a run; return its path."""
+def save_baseline(runs: list[Path], directory: Path, label: str | None) -> Path:
+    """Write `<directory>/<device-slug>.json` from one run or several pooled; return its path."""
     import tile_artifacts as ta
 
-    doc, _ = load_side(run)
-    if not isinstance(doc, ta.Report):
-        raise CliError(f"`{run}` is already a baseline", hint="pass a run directory")
-    baseline = ta.baseline_from_report(doc, label=label)
+    reports: list[ta.Report] = []
+    for run in runs:
+        doc, _ = load_side(run)
+        if not isinstance(doc, ta.Report):
+            raise CliError(f"`{run}` is already a baseline", hint="pass run directories")
+        reports.append(doc)
+    try:
+        baseline = ta.baseline_from_reports(reports, label=label)
+    except ta.ArtifactError as exc:
+        raise CliError(exc.message, hint=exc.hint, code=ExitCode.USAGE) from None
     directory.mkdir(parents=True, exist_ok=True)
-    target = directory / f"{device_slug(doc.device.device_kind)}.json"
+    target = directory / f"{device_slug(baseline.device.device_kind)}.json"
     tmp = target.with_suffix(".json.tmp")
     tmp.write_text(baseline.model_dump_json(indent=2) + "\n")
     tmp.replace(target)
