@@ -68,12 +68,14 @@ def _inputs(ctx: CaseContext, kernel: KernelDef, case: Case) -> tuple[Any, ...]:
 
 @dataclass
 class BenchRounds:
-    """A bench case timed in rounds: compiled, checked and costed once, then timed once a round.
+    """A bench case timed in rounds (one, by default): compiled, checked and costed once,
+    then timed once a round.
 
-    Each round makes the inputs anew (same seed, same values, new buffers): on a CPU where a
-    buffer's placement moves the time by 10-20%, rounds with fixed buffers scattered no more
-    than one long measurement did, and rounds with fresh ones scattered as much as separate
-    processes do. `compare` judges that scatter between rounds.
+    Each round after the first makes the inputs anew (same seed, same values, new buffers).
+    On a shared CPU, 8 rounds that reused their buffers left the process-to-process spread of
+    a case's time where one long measurement had it; with fresh buffers it shrank (kernel /
+    reference ratio: SD 6.2% -> 3.7%; docs/measurement.md, "Runs in rounds"). `compare`
+    judges the scatter between rounds.
     """
 
     kernel: KernelDef
