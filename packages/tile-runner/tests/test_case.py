@@ -128,3 +128,17 @@ def test_rounds_time_with_fresh_inputs_and_send_one_result() -> None:
     assert len(result.round_sizes) == 3 and sum(result.round_sizes) == result.stats.n
     assert all(n <= 40 // 3 for n in result.round_sizes)
     assert result.reference is not None and len(result.reference.samples) == result.stats.n
+
+
+def test_the_ci_of_a_case_in_rounds_covers_how_far_its_rounds_landed_apart() -> None:
+    from tile_runner._stats import summarize, widen_to_rounds
+
+    samples = [1.0e-3 + i * 1e-9 for i in range(300)]  # a tight bootstrap CI around 1 ms
+    stats = summarize(samples, "max_runs")
+    assert stats.ci_low is not None and stats.ci_high is not None
+    assert (stats.ci_high - stats.ci_low) / stats.median < 0.01
+    wide = widen_to_rounds(stats, [0.9e-3, 1.0e-3, 1.1e-3])  # rounds 10% apart
+    assert wide.ci_low is not None and wide.ci_high is not None
+    assert wide.ci_low < 0.85e-3 and wide.ci_high > 1.15e-3  # t with 2 df: about ±25%
+    assert wide.median == stats.median and wide.n == stats.n
+    assert widen_to_rounds(stats, [0.9e-3, 1.1e-3]) == stats  # two rounds: left as it was

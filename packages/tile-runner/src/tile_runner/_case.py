@@ -31,7 +31,7 @@ from tile_runner._errors import Skip
 from tile_runner._inputs import case_key
 from tile_runner._measure import Timing, time_compiled
 from tile_runner._roofline import roofline, throughput
-from tile_runner._stats import summarize
+from tile_runner._stats import summarize, widen_to_rounds
 from tile_runner._timers import TimerName
 
 __all__ = ["INSPECT_KINDS", "BenchRounds", "CaseContext", "Outcome", "next_round", "run_case"]
@@ -244,6 +244,7 @@ def _send_bench(ctx: CaseContext, rounds: BenchRounds) -> Outcome:
     case, timings, last = rounds.case, rounds.timings, rounds.timings[-1]
     samples = [x for t in timings for x in t.samples]
     stats = summarize(samples, last.stats.stop_reason)
+    stats = widen_to_rounds(stats, [t.stats.median for t in timings])
     reference = None
     if rounds.reference is not None and all(t.reference is not None for t in timings):
         ref_samples = [x for t in timings if t.reference is not None for x in t.reference.samples]
