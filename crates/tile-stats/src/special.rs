@@ -40,30 +40,32 @@ fn erf_series(x: f64) -> f64 {
     FRAC_2_SQRT_PI * (-x2).exp() * sum
 }
 
-/// erfc(x) = exp(-x^2)/sqrt(pi) / (x + (1/2)/(x + 1/(x + (3/2)/(x + ...)))), modified Lentz.
+/// erfc(x) = exp(-x^2)/sqrt(pi) / (x + (1/2)/(x + 1/(x + (3/2)/(x + ...)))).
 fn erfc_continued_fraction(x: f64) -> f64 {
+    let f = continued_fraction(x, |k| (f64::from(k) * 0.5, x), 5000, 1e-16);
+    (-x * x).exp() / PI.sqrt() / f
+}
+
+/// b0 + a1/(b1 + a2/(b2 + ...)) with `term(k)` = (a_k, b_k), by the modified Lentz method:
+/// a running product of c * d, stopped when a factor is within `tol` of 1 (or after `max`
+/// terms). Zero denominators are nudged to a tiny number, as the method prescribes.
+fn continued_fraction(b0: f64, term: impl Fn(u32) -> (f64, f64), max: u32, tol: f64) -> f64 {
     const TINY: f64 = 1e-300;
-    let mut f = x;
+    let nudge = |v: f64| if v.abs() < TINY { TINY } else { v };
+    let mut f = nudge(b0);
     let mut c = f;
     let mut d = 0.0;
-    for k in 1..5000 {
-        let a = f64::from(k) * 0.5;
-        d = x + a * d;
-        if d == 0.0 {
-            d = TINY;
-        }
-        c = x + a / c;
-        if c == 0.0 {
-            c = TINY;
-        }
-        d = 1.0 / d;
+    for k in 1..max {
+        let (a, b) = term(k);
+        d = 1.0 / nudge(b + a * d);
+        c = nudge(b + a / c);
         let delta = c * d;
         f *= delta;
-        if (delta - 1.0).abs() < 1e-16 {
+        if (delta - 1.0).abs() < tol {
             break;
         }
     }
-    (-x * x).exp() / PI.sqrt() / f
+    f
 }
 
 /// Upper tail P(Z > z) of the standard normal distribution.
@@ -112,34 +114,15 @@ fn beta_reg(a: f64, b: f64, ln_x: f64, ln_1mx: f64) -> (f64, f64) {
 /// d(2m+1) = -(a+m)(a+b+m)x / ((a+2m)(a+2m+1)) and d(2m) = m(b-m)x / ((a+2m-1)(a+2m)),
 /// evaluated front to back with the modified Lentz method.
 fn beta_continued_fraction(a: f64, b: f64, x: f64) -> f64 {
-    const TINY: f64 = 1e-300;
-    // f = 1 + d1 / (1 + d2 / ...) as a running product of c * d; the fraction is 1 / f.
-    let mut f = 1.0;
-    let mut c = 1.0;
-    let mut d = 0.0;
-    for j in 1..10_000 {
+    let d = |j: u32| {
         let m = f64::from(j / 2);
-        let dj = if j % 2 == 1 {
+        if j % 2 == 1 {
             -(a + m) * (a + b + m) * x / ((a + 2.0 * m) * (a + 2.0 * m + 1.0))
         } else {
             m * (b - m) * x / ((a + 2.0 * m - 1.0) * (a + 2.0 * m))
-        };
-        d = 1.0 + dj * d;
-        if d.abs() < TINY {
-            d = TINY;
         }
-        c = 1.0 + dj / c;
-        if c.abs() < TINY {
-            c = TINY;
-        }
-        d = 1.0 / d;
-        let delta = c * d;
-        f *= delta;
-        if (delta - 1.0).abs() < 1e-15 {
-            break;
-        }
-    }
-    1.0 / f
+    };
+    1.0 / continued_fraction(1.0, |j| (d(j), 1.0), 10_000, 1e-15)
 }
 
 /// CDF P(T <= t) of Student's t distribution with `df` > 0 (real) degrees of freedom.
