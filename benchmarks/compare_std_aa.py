@@ -44,59 +44,58 @@ def bench(root: Path, name: str) -> None:
         sys.exit(f"tile bench {name} failed with exit {proc.returncode}:\n{proc.stderr[-3000:]}")
 
 
-def judge(root: Path, alpha: float = 0.05) -> None:
-    """Compare each run with the next; print verdicts per case and the false-alarm rates."""
+Runs = dict[str, ta.Report]  # run name (R00, ...) -> its report, in name order
+
+
+def load_runs(root: Path) -> Runs:
     names = sorted(p.name for p in (root / "runs").iterdir())
-    reports = [ta.read_report(root / "runs" / n / "report.json") for n in names]
-    per_case: dict[str, Counter[str]] = {}
-    suites_with_alarm = 0
-    for base, cur in itertools.pairwise(reports):
-        doc = ta.compare_runs(base, cur, alpha=alpha)
-        alarms = 0
-        for row in doc.rows:
-            per_case.setdefault(row.case_id, Counter())[row.judgement] += 1
-            alarms += row.judgement == "regression"
-        suites_with_alarm += alarms > 0
-    pairs = len(reports) - 1
-    width = max(len(c) for c in per_case)
-    print(f"{pairs} A/A comparisons of {len(reports)} tile-std runs in {root} (alpha {alpha:g})\n")
-    for case_id, verdicts in sorted(per_case.items()):
-        print(f"  {case_id:<{width}}  {dict(sorted(verdicts.items()))}")
-    total = Counter[str]()
-    for verdicts in per_case.values():
-        total.update(verdicts)
+    return {name: ta.read_report(root / "runs" / name / "report.json") for name in names}
+
+
+def print_rates(total: Counter[str], suites_with_alarm: int, pairs: int) -> None:
     cases = sum(total.values())
-    print(f"\nverdicts: {dict(sorted(total.items()))}")
-    print(
-        f"false alarms: {total['regression']}/{cases} case comparisons "
-        f"({total['regression'] / cases:.1%}), {suites_with_alarm}/{pairs} suite comparisons "
-        f"({suites_with_alarm / pairs:.1%})"
-    )
-
-
-def judge_pooled(root: Path, k: int, alpha: float = 0.05) -> None:
-    """Compare each run after the first `k` with a baseline pooled from those `k`, as CI would
-    (`tile baseline save R00 ... ; tile compare baselines/cpu.json RUN`)."""
-    names = sorted(p.name for p in (root / "runs").iterdir())
-    reports = [ta.read_report(root / "runs" / n / "report.json") for n in names]
-    baseline = ta.baseline_from_reports(reports[:k])
-    total = Counter[str]()
-    suites_with_alarm = 0
-    for name, report in zip(names[k:], reports[k:], strict=True):
-        rows = ta.compare_runs(baseline, report, alpha=alpha).rows
-        total.update(row.judgement for row in rows)
-        alarms = [row for row in rows if row.judgement == "regression"]
-        suites_with_alarm += bool(alarms)
-        for row in alarms:
-            print(f"  {name} {row.case_id}: {row.reason}")
-    cases, pairs = sum(total.values()), len(names) - k
-    print(f"\nagainst a baseline pooled from {', '.join(names[:k])}: {pairs} A/A comparisons")
     print(f"verdicts: {dict(sorted(total.items()))}")
     print(
         f"false alarms: {total['regression']}/{cases} case comparisons "
         f"({total['regression'] / max(cases, 1):.1%}), {suites_with_alarm}/{pairs} suite "
         f"comparisons ({suites_with_alarm / max(pairs, 1):.1%})"
     )
+
+
+def judge(runs: Runs, alpha: float = 0.05) -> None:
+    """Compare each run with the next; print verdicts per case and the false-alarm rates."""
+    per_case: dict[str, Counter[str]] = {}
+    suites_with_alarm = 0
+    for base, cur in itertools.pairwise(runs.values()):
+        rows = ta.compare_runs(base, cur, alpha=alpha).rows
+        for row in rows:
+            per_case.setdefault(row.case_id, Counter())[row.judgement] += 1
+        suites_with_alarm += any(row.judgement == "regression" for row in rows)
+    width = max(len(c) for c in per_case)
+    print(f"{len(runs) - 1} A/A comparisons of {len(runs)} tile-std runs (alpha {alpha:g})\n")
+    for case_id, verdicts in sorted(per_case.items()):
+        print(f"  {case_id:<{width}}  {dict(sorted(verdicts.items()))}")
+    print()
+    print_rates(sum(per_case.values(), Counter[str]()), suites_with_alarm, len(runs) - 1)
+
+
+def judge_pooled(runs: Runs, k: int, alpha: float = 0.05) -> None:
+    """Compare each run after the first `k` with a baseline pooled from those `k`, as CI would
+    (`tile baseline save R00 ... ; tile compare baselines/cpu.json RUN`)."""
+    names = list(runs)
+    baseline = ta.baseline_from_reports([runs[n] for n in names[:k]])
+    total = Counter[str]()
+    suites_with_alarm = 0
+    for name in names[k:]:
+        rows = ta.compare_runs(baseline, runs[name], alpha=alpha).rows
+        total.update(row.judgement for row in rows)
+        alarms = [row for row in rows if row.judgement == "regression"]
+        suites_with_alarm += bool(alarms)
+        for row in alarms:
+            print(f"  {name} {row.case_id}: {row.reason}")
+    pairs = len(names) - k
+    print(f"\nagainst a baseline pooled from {', '.join(names[:k])}: {pairs} A/A comparisons")
+    print_rates(total, suites_with_alarm, pairs)
 
 
 def main() -> int:
@@ -114,9 +113,11 @@ def main() -> int:
     )
     args = parser.parse_args()
     if args.judge is not None:
-        judge(args.judge, args.alpha)
+        print(f"runs in {args.judge}")
+        runs = load_runs(args.judge)
+        judge(runs, args.alpha)
         if args.pooled:
-            judge_pooled(args.judge, args.pooled, args.alpha)
+            judge_pooled(runs, args.pooled, args.alpha)
         return 0
     with tempfile.TemporaryDirectory(prefix="tile-std-aa-") as tmp:
         root = args.keep or Path(tmp)
@@ -128,9 +129,11 @@ def main() -> int:
         for i in range(args.runs):
             bench(root, f"R{i:02d}")
             print(f"  R{i:02d} done", file=sys.stderr, flush=True)
-        judge(root, args.alpha)
+        print(f"runs in {root}")
+        runs = load_runs(root)
+        judge(runs, args.alpha)
         if args.pooled:
-            judge_pooled(root, args.pooled, args.alpha)
+            judge_pooled(runs, args.pooled, args.alpha)
         print(f"\nbefore the runs: {before}\nafter the runs:  {probe_machine()}")
     return 0
 

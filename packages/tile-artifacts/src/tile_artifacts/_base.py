@@ -65,6 +65,8 @@ Status = Literal[
     "invalid",
 ]
 STATUSES: Final[tuple[Status, ...]] = get_args(Status)
+MEASURED: Final[frozenset[Status]] = frozenset({"success", "partial"})
+"""Case statuses whose timings are worth comparing (not, e.g., a case whose check failed)."""
 Timer = Literal["cupti", "wall", "batched"]
 Bound = Literal["memory-bound", "compute-bound", "latency-bound", "unknown"]
 PeakSource = Literal["config", "builtin", "calibrated"]

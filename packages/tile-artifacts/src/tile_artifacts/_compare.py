@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import math
 import random
+import statistics
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
@@ -12,6 +13,7 @@ from typing import Final, get_args
 
 import tile_stats
 from tile_artifacts._base import (
+    MEASURED,
     Basis,
     BasisSetting,
     Judgement,
@@ -52,10 +54,9 @@ COMPARABLE_METRICS: Final = ("time_s", "ref_time_s")
 _MEDIAN_SE: Final = 1.2533 * 1.4826
 # Expected range of 4 independent standard normal values: the blocks judged, _DRIFT_BLOCKS - 1.
 _D2_OF_4: Final = 2.059
-# Timings of a case that failed (e.g. its check) are not worth judging.
-_MEASURED: Final = frozenset({"success", "partial"})
 _RELATIVE: Final = "relative to its reference, timed interleaved"
-_PINNED: Final = f"{_RELATIVE} on one pinned core; block bootstrap CI"
+# Appended to _RELATIVE's reason when pinned runs were judged with the block bootstrap.
+_PINNED: Final = " on one pinned core; block bootstrap CI"
 # Block bootstrap of pinned runs: a run is cut into this many blocks of consecutive samples.
 _BOOT_BLOCKS: Final = 10
 # Runs measured in rounds (`[bench] rounds`): the fewest rounds a side needs for its scatter to
@@ -188,61 +189,77 @@ def _log_medians(xs: list[float], sizes: list[int]) -> list[float]:
     return [math.log(tile_stats.median(xs[a:b])) for a, b in itertools.pairwise(cuts)]
 
 
-def _runs_ci(
-    base: list[float],
-    cur: list[float],
-    runs: tuple[list[int], list[int]],
+def _pooled_se(sides: list[list[float]]) -> tuple[float, float]:
+    """Standard error of the difference of the sides' means, and its degrees of freedom, with
+    one variance pooled over the sides that have two or more groups.
+
+    For a baseline pooled from several runs: the spread of its per-run log medians is the
+    variance of one run's log median, process-to-process effects included, and the current
+    run (usually one) is taken to vary as much.
+    """
+    df = sum(len(v) - 1 for v in sides)
+    squares = sum(statistics.variance(v) * (len(v) - 1) for v in sides if len(v) > 1)
+    return math.sqrt(squares / df * sum(1 / len(v) for v in sides)), df
+
+
+def _welch_se(sides: list[list[float]]) -> tuple[float, float]:
+    """Standard error of the difference of the sides' means, each side with its own variance,
+    and Welch's degrees of freedom (for runs in rounds: each side's rounds are its own)."""
+    terms = [statistics.variance(v) / len(v) for v in sides]
+    se = math.sqrt(sum(terms))
+    if se == 0:
+        return se, float(sum(len(v) for v in sides) - 2)
+    return se, se**4 / sum(t * t / (len(v) - 1) for t, v in zip(terms, sides, strict=True))
+
+
+def _grouped_ci(
+    series: tuple[list[float], list[float]],
+    groups: tuple[list[int], list[int]],
     *,
+    pooled: bool,
     ratio: float,
     confidence: float,
 ) -> tuple[float, float]:
-    """CI of `ratio` from how far a case's run medians moved between runs of the same code.
+    """CI of `ratio` from the scatter of the log medians of each side's groups of samples.
 
-    A baseline pooled from several runs gives each run's log median; their pooled variance
-    s^2 (degrees of freedom: runs - 1 per side with several) is the variance of one run's
-    log median, process-to-process effects included. The standard error of the difference of
-    the two sides' means is s * sqrt(1 / k_base + 1 / k_current), with Student's t, around
-    the ratio of the overall medians.
+    Groups are rounds (spread over the run, each with fresh inputs: their scatter is how far
+    the machine moves a case within a run) or whole runs of a pooled baseline. The standard
+    error of the difference of the two sides' mean log medians (`_pooled_se` for runs,
+    `_welch_se` for rounds), with Student's t, sets the CI's width around the ratio of the
+    overall medians.
     """
-    sides = [_log_medians(base, runs[0]), _log_medians(cur, runs[1])]
-    df = sum(len(v) - 1 for v in sides)
-    squares = sum(_variance(v) * (len(v) - 1) for v in sides if len(v) > 1)
-    se = math.sqrt(squares / df * (1 / len(sides[0]) + 1 / len(sides[1])))
+    sides = [_log_medians(xs, sizes) for xs, sizes in zip(series, groups, strict=True)]
+    se, df = _pooled_se(sides) if pooled else _welch_se(sides)
     t = tile_stats.student_t_quantile(1 - (1 - confidence) / 2, df)
     return ratio * math.exp(-t * se), ratio * math.exp(t * se)
 
 
-def _rounds_ci(
-    base: list[float],
-    cur: list[float],
-    rounds: tuple[list[int], list[int]],
+def _measured_noise_ci(
+    base: _Case,
+    cur: _Case,
+    series: tuple[list[float], list[float]],
     *,
+    relative_and_pinned: bool,
     ratio: float,
     confidence: float,
-) -> tuple[float, float, int, int]:
-    """CI of `ratio` from the scatter of per-round medians; with each side's round count.
-
-    Each round is a short measurement of the case with fresh inputs, and the rounds are
-    spread over the whole run, so their medians scatter as much as the machine moves a
-    case's time over a run and between buffer placements. The standard error of the
-    difference of mean log medians, sqrt(s_b^2 / n_b + s_c^2 / n_c), with Student's t at
-    Welch's degrees of freedom, sets the CI's width around the ratio of overall medians.
-    """
-
-    sides = [_log_medians(base, rounds[0]), _log_medians(cur, rounds[1])]
-    terms = [_variance(v) / len(v) for v in sides]
-    se = math.sqrt(sum(terms))
-    if se > 0:
-        df = se**4 / sum(t * t / (len(v) - 1) for t, v in zip(terms, sides, strict=True))
-    else:
-        df = float(len(sides[0]) + len(sides[1]) - 2)
-    t = tile_stats.student_t_quantile(1 - (1 - confidence) / 2, df)
-    return ratio * math.exp(-t * se), ratio * math.exp(t * se), len(sides[0]), len(sides[1])
-
-
-def _variance(xs: list[float]) -> float:
-    mean = sum(xs) / len(xs)
-    return sum((x - mean) ** 2 for x in xs) / (len(xs) - 1)
+    resamples: int,
+    seed: int,
+) -> tuple[float, float, str] | None:
+    """A CI that measures the run-to-run noise, and the note for the reason; first match:
+    a pooled baseline's spread between runs, the scatter between rounds, a pinned relative
+    run's block bootstrap. None when there is none: the drift-widened rule applies then."""
+    if max(len(base.run_sizes), len(cur.run_sizes)) >= MIN_RUNS:
+        runs = (base.run_sizes, cur.run_sizes)
+        low, high = _grouped_ci(series, runs, pooled=True, ratio=ratio, confidence=confidence)
+        return low, high, f"; CI from the spread of {len(runs[0])} and {len(runs[1])} runs"
+    if base.round_sizes is not None and cur.round_sizes is not None:
+        rounds = (base.round_sizes, cur.round_sizes)
+        low, high = _grouped_ci(series, rounds, pooled=False, ratio=ratio, confidence=confidence)
+        return low, high, f"; CI from {len(rounds[0])} and {len(rounds[1])} rounds"
+    if relative_and_pinned:
+        low, high = _block_ci(*series, confidence=confidence, resamples=resamples, seed=seed)
+        return low, high, _PINNED
+    return None
 
 
 def _run_drift(
@@ -336,7 +353,7 @@ def judge(
 
 def _not_comparable(base: _Case, cur: _Case, base_kind: str | None, cur_kind: str | None) -> str:
     for side, case in (("baseline", base), ("current", cur)):
-        if case.status not in _MEASURED:
+        if case.status not in MEASURED:
             return f"{side} case status is `{case.status}`"
     if base_kind != cur_kind:
         return f"device kind differs: `{base_kind}` vs `{cur_kind}`"
@@ -439,29 +456,22 @@ def _row(
         reason = f"statistics failed: {e}{suffix}"
         return _make_row(cur.case_id, metric, values, "inconclusive", reason, basis=used)
     ci = (result.ci_low, result.ci_high)
-    if max(len(base.run_sizes), len(cur.run_sizes)) >= MIN_RUNS:
-        # A pooled baseline: how far the case moved between whole runs is the noise to beat.
-        low, high = _runs_ci(
-            *series, (base.run_sizes, cur.run_sizes), ratio=result.ratio, confidence=1 - alpha
-        )
+    # Rounds, a pooled baseline or pinned runs measure the run-to-run noise: their CI, with no
+    # drift widening on top (see compare_runs).
+    measured = _measured_noise_ci(
+        base,
+        cur,
+        series,
+        relative_and_pinned=used == "relative" and pinned,
+        ratio=result.ratio,
+        confidence=1 - alpha,
+        resamples=resamples,
+        seed=seed,
+    )
+    if measured is not None:
+        low, high, note = measured
         ci, drift = (min(low, ci[0]), max(high, ci[1])), _Drift(0.0, "")
-        suffix += f"; CI from the spread of {len(base.run_sizes)} and {len(cur.run_sizes)} runs"
-    elif base.round_sizes is not None and cur.round_sizes is not None:
-        # Measured in rounds: the scatter between rounds is the run-to-run noise, measured;
-        # no drift widening on top (see compare_runs).
-        low, high, n_base, n_cur = _rounds_ci(
-            *series,
-            (base.round_sizes, cur.round_sizes),
-            ratio=result.ratio,
-            confidence=1 - alpha,
-        )
-        ci, drift = (min(low, ci[0]), max(high, ci[1])), _Drift(0.0, "")
-        suffix += f"; CI from {n_base} and {n_cur} rounds"
-    elif used == "relative" and pinned:
-        # Pinned runs: the within-run wandering is the noise left, and a block bootstrap
-        # measures what it does to the median; no separate drift widening (see compare_runs).
-        low, high = _block_ci(*series, confidence=1 - alpha, resamples=resamples, seed=seed)
-        ci, drift, suffix = (min(low, ci[0]), max(high, ci[1])), _Drift(0.0, ""), f"; {_PINNED}"
+        suffix += note
     else:
         # The reference's move between the runs is evidence of machine noise in absolute
         # times only: relative times have it divided out, references cannot control themselves.
@@ -565,14 +575,14 @@ def compare_runs(
 
     Runs measured in rounds (`[bench] rounds`; `round_sizes` on the case): when both sides
     have at least MIN_ROUNDS rounds, the CI on either basis is widened to one from the
-    scatter of the per-round medians (`_rounds_ci`), with no drift widening, and the reason
+    scatter of the per-round medians (`_grouped_ci`), with no drift widening, and the reason
     ends with "; CI from N and M rounds". The rounds are spread over the whole run and each
     makes its inputs anew, so their scatter is the run-to-run noise measured rather than
     guessed; this rule comes before the pinned one.
 
     A baseline pooled from several runs (`baseline_from_reports`; `run_sizes`) knows how far
     each case moves between processes of the same code. When either side has MIN_RUNS runs or
-    more, the CI comes from that spread instead (`_runs_ci`), which rounds cannot see: what
+    more, the CI comes from that spread instead (`_grouped_ci`), which rounds cannot see: what
     stays fixed for a whole process. The reason ends with "; CI from the spread of K and L
     runs". This rule comes first.
 

@@ -10,6 +10,7 @@ from pydantic import Field, StringConstraints, model_validator
 
 import tile_stats
 from tile_artifacts._base import (
+    MEASURED,
     ArtifactModel,
     BasisSetting,
     Context,
@@ -291,7 +292,7 @@ def _baseline_case(case: CaseRecord) -> BaselineCase:
 
 def _pooled(records: list[CaseRecord]) -> BaselineCase:
     """One case's runs as one baseline case; a case measured in one run only stays as it is."""
-    measured = [c for c in records if c.status in ("success", "partial") and c.samples]
+    measured = [c for c in records if c.status in MEASURED and c.samples]
     if len(measured) < 2:
         return _baseline_case(measured[0] if measured else records[-1])
     first = measured[0]

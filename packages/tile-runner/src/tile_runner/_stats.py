@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Sequence
 from typing import Literal
 
@@ -74,8 +75,7 @@ def widen_to_rounds(stats: Stats, round_medians: Sequence[float]) -> Stats:
     logs = [math.log(m) for m in round_medians if m > 0]
     if len(logs) < 3 or stats.ci_low is None or stats.ci_high is None:
         return stats
-    mean = sum(logs) / len(logs)
-    se = math.sqrt(sum((x - mean) ** 2 for x in logs) / (len(logs) - 1) / len(logs))
+    se = statistics.stdev(logs) / math.sqrt(len(logs))
     half = tile_stats.student_t_quantile(0.975, len(logs) - 1) * se
     return msgspec.structs.replace(
         stats,
