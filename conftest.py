@@ -18,3 +18,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Keep every test's caches (JAX's compilation cache among them) out of the user's home."""
+    import os
+    import tempfile
+
+    if "TILE_CACHE_DIR" not in os.environ:
+        os.environ["TILE_CACHE_DIR"] = tempfile.mkdtemp(prefix="tile-test-cache-")
+        config.stash[_OWN_CACHE] = os.environ["TILE_CACHE_DIR"]
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    own = config.stash.get(_OWN_CACHE, None)
+    if own is not None:
+        shutil.rmtree(own, ignore_errors=True)
+
+
+_OWN_CACHE = pytest.StashKey[str]()

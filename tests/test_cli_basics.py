@@ -138,3 +138,27 @@ def test_secret_env_is_redacted_everywhere(tile: TileRun, project: MakeProject) 
     for path in run.rglob("*"):
         if path.is_file():
             assert secret not in path.read_text(errors="replace"), path
+
+
+def test_compile_cache_is_on_by_default_and_can_be_turned_off(
+    tile: TileRun, project: MakeProject, tmp_path: Path
+) -> None:
+    root = project(["good.py"], FAST)
+    cache = tmp_path / "user-cache"
+    env = {"TILE_CACHE_DIR": str(cache)}
+
+    def phases(*args: str) -> list[dict[str, object]]:
+        out = tmp_path / f"run-{len(list(tmp_path.glob('run-*')))}"
+        proc = tile("bench", "-k", "scale", "-o", str(out), *args, cwd=root, env=env)
+        assert proc.returncode == 0, proc.stderr
+        report = json.loads((out / "report.json").read_text())
+        return [c["phases"] for c in report["cases"]]
+
+    first = phases()
+    assert (cache / "jax").is_dir()
+    assert (cache / "jax").stat().st_mode & 0o777 == 0o700
+    assert all(p["cache_miss_count"] for p in first), first
+    second = phases()
+    assert all(p["cache_hit"] is True for p in second), second
+    off = phases("--no-compile-cache")
+    assert all(p["cache_hit"] is None for p in off), off

@@ -68,6 +68,13 @@ CaseTimeout = Annotated[
 Isolate = Annotated[
     bool | None, typer.Option("--isolate/--no-isolate", help="One runner process per case.")
 ]
+CompileCache = Annotated[
+    bool | None,
+    typer.Option(
+        "--compile-cache/--no-compile-cache",
+        help="Use JAX's persistent compilation cache (`[runner] compile_cache`, on by default).",
+    ),
+]
 Launcher = Annotated[
     str | None,
     typer.Option("--launcher", help="Where runners start: local | slurm (`[launcher] kind`)."),
@@ -159,6 +166,7 @@ def bench_cmd(
     ] = None,
     case_timeout: CaseTimeout = None,
     isolate: Isolate = None,
+    compile_cache: CompileCache = None,
     launcher: Launcher = None,
     shards: Shards = None,
     slurm_args: SlurmArgs = None,
@@ -204,6 +212,7 @@ def bench_cmd(
             "bench.rounds": rounds,
             "runner.case_timeout": case_timeout,
             "runner.isolate": isolate,
+            "runner.compile_cache": compile_cache,
             "launcher.kind": launcher,
             "launcher.shards": shards,
             "compare.noise_floor": noise_floor,
@@ -240,6 +249,7 @@ def test_cmd(
     seed: Annotated[int | None, typer.Option("--seed", help="Seed for the random inputs.")] = None,
     case_timeout: CaseTimeout = None,
     isolate: Isolate = None,
+    compile_cache: CompileCache = None,
     launcher: Launcher = None,
     shards: Shards = None,
     slurm_args: SlurmArgs = None,
@@ -253,6 +263,7 @@ def test_cmd(
             "test.seed": seed,
             "runner.case_timeout": case_timeout,
             "runner.isolate": isolate,
+            "runner.compile_cache": compile_cache,
             "launcher.kind": launcher,
             "launcher.shards": shards,
         }
@@ -483,12 +494,19 @@ def build_cmd(
     verbose: ShowTracebacks = 0,
     case_timeout: CaseTimeout = None,
     isolate: Isolate = None,
+    compile_cache: CompileCache = None,
 ) -> None:
     """Lower and compile every case (no execution); store what the compiler made in a run dir."""
     from tile_cli._run import run_suite
     from tile_cli._settings import given
 
-    overrides = given({"runner.case_timeout": case_timeout, "runner.isolate": isolate})
+    overrides = given(
+        {
+            "runner.case_timeout": case_timeout,
+            "runner.isolate": isolate,
+            "runner.compile_cache": compile_cache,
+        }
+    )
     sel = _selection(filters, kernels, axes, plugins, overrides)
     raise typer.Exit(
         run_suite(

@@ -115,7 +115,10 @@ class RunnerConfig(_Model):
     case_timeout: float = Field(default=300.0, gt=0)
     isolate: bool = False
     env: dict[str, str] = {}
+    compile_cache: bool = True
+    """JAX's persistent compilation cache: a second run loads executables instead of compiling."""
     jax_cache_dir: _Text | None = None
+    """Where that cache lives; default `jax/` in tile's cache directory (`TILE_CACHE_DIR`)."""
     pin_cpu: bool = False
 
     @field_validator("env")
