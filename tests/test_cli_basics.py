@@ -162,3 +162,29 @@ def test_compile_cache_is_on_by_default_and_can_be_turned_off(
     assert all(p["cache_hit"] is True for p in second), second
     off = phases("--no-compile-cache")
     assert all(p["cache_hit"] is None for p in off), off
+
+
+def test_bench_accounts_for_its_time(tile: TileRun, project: MakeProject) -> None:
+    root = project(["good.py"], FAST)
+    proc = tile("bench", "-k", "scale", "-v", cwd=root)
+    assert proc.returncode == 0, proc.stderr
+    assert "time accounting" in proc.stdout
+    assert "fx/scale[n=256,dtype=float32]" in proc.stdout.split("time accounting")[1]
+    assert "overhead ratio" in proc.stderr
+    run = root / ".tile" / "latest"
+    report = json.loads((run / "report.json").read_text())
+    timing = report["timing"]
+    assert timing["runner_start_s"] > 0 and timing["compile_s"] > 0 and timing["sampled_s"] > 0
+    needed = timing["runner_start_s"] + timing["compile_s"] + timing["sampled_s"]
+    assert timing["overhead_ratio"] == pytest.approx(timing["wall_s"] / needed)
+    for case in report["cases"]:
+        a = case["accounting"]
+        parts = sum(v for k, v in a.items() if k != "total_s")
+        assert parts == pytest.approx(a["total_s"])
+        assert a["sample_s"] >= sum(case["samples"])
+    # schema-check holds the parts to their total.
+    report["cases"][0]["accounting"]["other_s"] += 1.0
+    (run / "report.json").write_text(json.dumps(report))
+    check = tile("schema-check", str(run), cwd=root)
+    assert check.returncode == 1
+    assert "not total_s" in check.stdout + check.stderr

@@ -60,6 +60,7 @@ from tile_artifacts._errors import (
 )
 from tile_artifacts._metrics import STANDARD_METRICS, MetricSpec, case_metrics
 from tile_artifacts._models import (
+    Accounting,
     AgentSummary,
     CaseRecord,
     CheckRecord,
@@ -73,6 +74,7 @@ from tile_artifacts._models import (
     Report,
     ReportSummary,
     Roofline,
+    RunTiming,
     StatsRecord,
     SummaryLike,
     Throughput,
@@ -155,6 +157,7 @@ __all__ = [
     "Producer",
     "RunInfo",
     # report
+    "Accounting",
     "AgentSummary",
     "CaseRecord",
     "CheckRecord",
@@ -168,6 +171,7 @@ __all__ = [
     "Report",
     "ReportSummary",
     "Roofline",
+    "RunTiming",
     "StatsRecord",
     "SummaryLike",
     "Throughput",

@@ -12,6 +12,7 @@ import os
 import sys
 import threading
 import time
+from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -113,6 +114,8 @@ class RunRecorder:
         self.input_files: dict[str, str] = {}
         self.diagnostics: list[tp.Log] = []
         self.launches: list[Launch] = []
+        self.runner_start_s = 0.0
+        """Seconds from spawning each runner to its `hello`, summed over runners."""
         self.filtered = False
         self.slurm_job_id: str | None = None
         """For the report context: the allocation's job id or the shards' ids, comma-separated."""
@@ -145,6 +148,36 @@ class RunRecorder:
             parts.append(f"{not_run} not run")
         elapsed = time.monotonic() - self.started
         return f"tile {self.command}: " + ", ".join(parts) + f" in {elapsed:.1f} s"
+
+    def timing(self) -> ta.RunTiming:
+        """The run's wall time against what it had to spend: starting, compiling, sampling."""
+        import tile_artifacts as ta
+
+        results: list[tp.BenchResult | tp.TestResult] = [*self.bench_results, *self.test_results]
+        fields = list(ta.Accounting.model_fields)
+        sums = dict.fromkeys(fields, 0.0)
+        for result in results:
+            if result.accounting is not None:
+                for name in fields:
+                    sums[name] += float(getattr(result.accounting, name))
+        compile_s = sums["compile_s"] + sums["reference_compile_s"]
+        for build in self.build_results:
+            p = build.phases
+            compile_s += sum(v or 0.0 for v in (p.trace_s, p.lower_s, p.compile_s))
+        sampled = sum(
+            sum(r.samples) + (sum(r.reference.samples) if r.reference is not None else 0.0)
+            for r in self.bench_results
+        )
+        wall = time.monotonic() - self.started
+        needed = self.runner_start_s + compile_s + sampled
+        return ta.RunTiming(
+            wall_s=wall,
+            runner_start_s=self.runner_start_s,
+            compile_s=compile_s,
+            sampled_s=sampled,
+            overhead_ratio=wall / needed if needed > 0 else None,
+            parts=ta.Accounting(**sums),
+        )
 
     # ---------------------------------------------------------------- sink
 
@@ -191,6 +224,10 @@ class RunRecorder:
 
     def on_hello(self, hello: tp.Hello) -> None:
         with self._lock:
+            launch = self._current.get(threading.get_ident())
+            if launch is not None:
+                started = (datetime.now(UTC) - launch.started_at).total_seconds()
+                self.runner_start_s += max(0.0, started)
             if self.hello is None:
                 self.hello = hello
                 self._event("info", "runner", "hello",

@@ -52,8 +52,14 @@ def case_record(info: tp.CaseInfo, rec: RunRecorder, *, interrupted: bool) -> ta
     for t in rec.test_results:
         if t.case_id == case_id:
             status = "success" if t.check.passed else "failed"
+            accounting = msgspec.to_builtins(t.accounting) if t.accounting else None
             return ta.CaseRecord.model_validate(
-                {**base, "check": msgspec.to_builtins(t.check), "status": status}
+                {
+                    **base,
+                    "check": msgspec.to_builtins(t.check),
+                    "status": status,
+                    "accounting": accounting,
+                }
             )
     for u in rec.build_results:
         if u.case_id == case_id:
@@ -191,6 +197,7 @@ def build_report(rec: RunRecorder, *, interrupted: str | None, error: str | None
             for d in rec.diagnostics
         ],
         failures=_failures(rec),
+        timing=rec.timing(),
     )
 
 

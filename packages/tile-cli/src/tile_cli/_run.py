@@ -32,6 +32,7 @@ from tile_cli._ui import Ui, bench_tables, make_consoles, test_table
 if TYPE_CHECKING:
     from rich.console import Console
 
+    import tile_artifacts as ta
     from tile_cli._record import RunRecorder
     from tile_config import ResolvedConfig
 
@@ -219,10 +220,12 @@ def run_suite(
             render_build(out, err, recorder, problems, verbose=verbose)
             err.print(f"run directory: {_display(run_dir)}", markup=False, style="dim")
         return build_exit_code(recorder, interrupted)
-    _, comparison = recorder.finalize(
+    report, comparison = recorder.finalize(
         interrupted=interrupted, compare_with=compare_with if interrupted is None else None
     )
     _render(out, err, recorder, command, verbose=verbose, as_json=as_json)
+    if verbose >= 1 and not as_json:
+        _render_timing(out, err, recorder, report.timing)
     code = _exit_code(recorder, interrupted)
     if comparison is not None:
         from tile_cli._compare import comparison_exit_code, render_comparison
@@ -285,6 +288,23 @@ def _render(
     for log in recorder.diagnostics:
         err.print(f"{log.level}: {log.message}", markup=False, style="yellow")
     err.print(recorder.headline(), markup=False)
+
+
+def _render_timing(
+    out: Console, err: Console, recorder: RunRecorder, timing: ta.RunTiming | None
+) -> None:
+    """`-v`: each case's time accounting, and the run's wall time against what it needed."""
+    from tile_cli._ui import accounting_table, timing_line
+
+    results: list[tp.BenchResult | tp.TestResult] = [
+        *recorder.bench_results,
+        *recorder.test_results,
+    ]
+    table = accounting_table(results, plain=not out.is_terminal)
+    if table is not None:
+        out.print(table)
+    if timing is not None:
+        err.print(timing_line(timing), markup=False)
 
 
 def _failure_hints(recorder: RunRecorder) -> list[str]:

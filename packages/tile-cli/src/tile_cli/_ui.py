@@ -6,6 +6,7 @@ import os
 import sys
 from collections.abc import Iterable, Sequence
 from itertools import groupby
+from typing import Any
 
 from rich import box
 from rich.console import Console
@@ -24,7 +25,7 @@ from rich.text import Text
 import tile_protocol as tp
 from tile_cli._format import fmt_pct, fmt_rate, fmt_ratio, fmt_time
 
-__all__ = ["Ui", "bench_tables", "make_consoles", "test_table"]
+__all__ = ["Ui", "accounting_table", "bench_tables", "make_consoles", "test_table", "timing_line"]
 
 
 def make_consoles() -> tuple[Console, Console]:
@@ -168,3 +169,43 @@ def test_table(results: Iterable[tp.TestResult], *, plain: bool) -> Table:
             _ok_cell(c),
         )
     return table
+
+
+_PARTS = (
+    ("inputs", "inputs_s"),
+    ("compile", "compile_s"),
+    ("ref compile", "reference_compile_s"),
+    ("check", "check_s"),
+    ("warm-up", "warmup_s"),
+    ("sample", "sample_s"),
+    ("ref sample", "reference_sample_s"),
+    ("other", "other_s"),
+)
+
+
+def accounting_table(
+    results: Iterable[tp.BenchResult | tp.TestResult], *, plain: bool
+) -> Table | None:
+    """Where each case's wall time went in the runner (`-v`); None when no result says."""
+    rows = [r for r in results if r.accounting is not None]
+    if not rows:
+        return None
+    table = _table("time accounting", ["case", "total", *(name for name, _ in _PARTS)], plain)
+    for r in rows:
+        a = r.accounting
+        assert a is not None
+        table.add_row(
+            Text(r.case_id), fmt_time(a.total_s), *(fmt_time(getattr(a, f)) for _, f in _PARTS)
+        )
+    return table
+
+
+def timing_line(timing: Any) -> str:
+    """One line: the run's wall time against starting, compiling and sampling (`-v`)."""
+    ratio = timing.overhead_ratio
+    return (
+        f"wall {fmt_time(timing.wall_s)}: runner start {fmt_time(timing.runner_start_s)}, "
+        f"compile {fmt_time(timing.compile_s)}, sampled {fmt_time(timing.sampled_s)}; "
+        f"overhead ratio {'-' if ratio is None else f'{ratio:.2f}'} "
+        "(wall / (start + compile + sampled))"
+    )

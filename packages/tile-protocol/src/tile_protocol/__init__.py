@@ -20,6 +20,7 @@ from tile_protocol._errors import DecodeError, ProtocolError, VersionError
 from tile_protocol._messages import (
     PROTOCOL_MINOR,
     PROTOCOL_VERSION,
+    Accounting,
     Artifact,
     BenchResult,
     BenchSettings,
@@ -70,6 +71,7 @@ __all__ = [
     "RunRequest",
     "TestResult",
     # parts of messages
+    "Accounting",
     "BenchSettings",
     "Calibration",
     "CaseInfo",

@@ -9,6 +9,7 @@ import msgspec
 __all__ = [
     "PROTOCOL_MINOR",
     "PROTOCOL_VERSION",
+    "Accounting",
     "Artifact",
     "BenchResult",
     "BenchSettings",
@@ -42,11 +43,12 @@ __all__ = [
 
 PROTOCOL_VERSION = 1
 """Major version: a reader refuses a stream whose major version is newer than its own."""
-PROTOCOL_MINOR = 2
+PROTOCOL_MINOR = 3
 """Minor version: grows when optional fields or message types are added.
 
 1: `Reference.interleaved`, `RunRequest.pin_cpu`, `Hello.pinned_cpu`.
 2: `BenchSettings.rounds`, `CaseStart.round`, `BenchResult.round_sizes`.
+3: `BenchResult.accounting`, `TestResult.accounting`.
 """
 
 Command = Literal["bench", "test", "build", "list", "inspect", "device"]
@@ -242,6 +244,26 @@ class Roofline(_Base, frozen=True, kw_only=True):
     peak_source: str | None = None
 
 
+class Accounting(_Base, frozen=True, kw_only=True):
+    """Where one case's wall time went in the runner, in seconds, from its start to its result.
+
+    `compile_s` is the kernel's trace + lower + compile; `check_s` the first kernel call, the
+    reference call and the comparison; `sample_s` and `reference_sample_s` the wall time of the
+    timed calls (the device time inside them is in the samples); `other_s` everything not named
+    (cost analysis, statistics, building the result). The named parts add up to `total_s`.
+    """
+
+    inputs_s: float = 0.0
+    compile_s: float = 0.0
+    reference_compile_s: float = 0.0
+    check_s: float = 0.0
+    warmup_s: float = 0.0
+    sample_s: float = 0.0
+    reference_sample_s: float = 0.0
+    other_s: float = 0.0
+    total_s: float = 0.0
+
+
 class Check(_Base, frozen=True, kw_only=True):
     """Outcome of comparing a kernel's output with its reference."""
 
@@ -285,6 +307,7 @@ class BenchResult(_Base, frozen=True, kw_only=True, tag="bench_result", tag_fiel
     peak_memory_bytes: int | None = None
     round_sizes: list[int] | None = None
     """Samples taken in each round, in order (they sum to len(samples)); None: one round."""
+    accounting: Accounting | None = None
 
 
 class TestResult(_Base, frozen=True, kw_only=True, tag="test_result", tag_field="type"):
@@ -297,6 +320,7 @@ class TestResult(_Base, frozen=True, kw_only=True, tag="test_result", tag_field=
     params: dict[str, str] = {}
     check: Check
     seed: int | None = None
+    accounting: Accounting | None = None
 
 
 class BuildResult(_Base, frozen=True, kw_only=True, tag="build_result", tag_field="type"):

@@ -25,6 +25,7 @@ from tile_protocol import (
 from tile_runner._api import Case, KernelDef
 from tile_runner._build import INSPECT_KINDS, Stages, lower_only, view_text, write_build_outputs
 from tile_runner._check import compare, resolve_tolerance, upcast
+from tile_runner._clock import Stopwatch
 from tile_runner._compile import Compiled, aot_compile, bind_static, cost_estimate, memory_estimate
 from tile_runner._discover import failure_from
 from tile_runner._errors import Skip
@@ -81,9 +82,10 @@ class BenchRounds:
     kernel: KernelDef
     case: Case
     compiled: Compiled
-    reference: Callable[..., Any] | None
+    reference: Any | None  # the compiled reference timed with the kernel
     check: Check | None
     work: Work
+    watch: Stopwatch
     timings: list[Timing] = field(default_factory=list[Timing])
 
 
@@ -107,52 +109,24 @@ def run_case(ctx: CaseContext, kernel: KernelDef, case: Case) -> Outcome | Bench
     A bench with `rounds` > 1 times only the first round here and returns the case's
     BenchRounds; `next_round` times the others and sends the result after the last.
     """
-    phase = "inputs"
+    at = _Phase("inputs")
+    watch = Stopwatch()
     try:
-        import jax
-
         args = _inputs(ctx, kernel, case)
-        phase = "compile"
+        watch.lap("inputs")
+        at.phase = "compile"
         fn, dynamic = bind_static(kernel.fn, args)
         if ctx.command == "inspect":
             _inspect(ctx, case, fn, dynamic)
             return "passed"
         compiled = aot_compile(fn, dynamic)
+        watch.lap("compile")
         if ctx.command == "build":
-            note = None
-            if ctx.output_dir is not None:
-                phase = "outputs"
-                stages = Stages(compiled.traced, compiled.lowered, compiled.compiled)
-                note = write_build_outputs(ctx.output_dir, case.id, stages, fn, dynamic, ctx.send)
-                if note is not None:
-                    ctx.warn(note, case.id)
-            ctx.send(
-                BuildResult(
-                    case_id=case.id,
-                    kernel=case.kernel,
-                    params=case.str_params,
-                    ok=True,
-                    phases=compiled.phases,
-                    error=note,
-                )
-            )
-            return "passed"
-        phase = "run"
-        out = jax.block_until_ready(compiled.compiled(*dynamic))
-        check: Check | None = None
-        if kernel.reference is not None:
-            phase = "reference"
-            expected = jax.block_until_ready(kernel.reference(*upcast(args)))
-            phase = "check"
-            check = compare(
-                out,
-                expected,
-                lambda dtype: resolve_tolerance(dtype, request=ctx.tolerances, kernel=kernel.tol),
-            )
-            del expected
-        del out
+            at.phase = "outputs"
+            return _build(ctx, case, compiled, fn, dynamic)
+        checked = _check(ctx, kernel, args, compiled, watch, at)
         if ctx.command == "test":
-            check = check or Check(passed=True, message="no reference")
+            check = checked.check or Check(passed=True, message="no reference")
             ctx.send(
                 TestResult(
                     case_id=case.id,
@@ -160,31 +134,67 @@ def run_case(ctx: CaseContext, kernel: KernelDef, case: Case) -> Outcome | Bench
                     params=case.str_params,
                     check=check,
                     seed=ctx.seed,
+                    accounting=watch.accounting(),
                 )
             )
             return "passed" if check.passed else "failed"
-        phase = "work"
+        at.phase = "work"
         work = _work(kernel, case, compiled.compiled)
-        phase = "run"
-        rounds = BenchRounds(
-            kernel, case, compiled, _compile_reference(ctx, kernel, case, check, args), check, work
-        )
+        at.phase = "reference"
+        reference = _timed_reference(ctx, kernel, case, checked, args, watch)
+        at.phase = "run"
+        rounds = BenchRounds(kernel, case, compiled, reference, checked.check, work, watch)
         _time_round(ctx, rounds, args)
-        return rounds if ctx.bench.rounds > 1 else _send_bench(ctx, rounds)
+        if ctx.bench.rounds > 1:
+            watch.pause()
+            return rounds
+        return _send_bench(ctx, rounds)
     except (Exception, SystemExit) as exc:
-        return _failed(ctx, case, phase, exc)
+        return _failed(ctx, case, at.phase, exc)
 
 
 def next_round(ctx: CaseContext, rounds: BenchRounds, *, last: bool) -> Outcome | BenchRounds:
     """Time one more round of a bench case with fresh inputs; after the last, send its result."""
     phase = "inputs"
+    rounds.watch.resume()
     try:
         args = _inputs(ctx, rounds.kernel, rounds.case)
+        rounds.watch.lap("inputs")
         phase = "run"
         _time_round(ctx, rounds, args)
-        return _send_bench(ctx, rounds) if last else rounds
+        if last:
+            return _send_bench(ctx, rounds)
+        rounds.watch.pause()
+        return rounds
     except (Exception, SystemExit) as exc:
         return _failed(ctx, rounds.case, phase, exc)
+
+
+def _build(
+    ctx: CaseContext,
+    case: Case,
+    compiled: Compiled,
+    fn: Callable[..., Any],
+    dynamic: tuple[Any, ...],
+) -> Outcome:
+    """`tile build`: store what the compiler made (with an output dir) and send the result."""
+    note = None
+    if ctx.output_dir is not None:
+        stages = Stages(compiled.traced, compiled.lowered, compiled.compiled)
+        note = write_build_outputs(ctx.output_dir, case.id, stages, fn, dynamic, ctx.send)
+        if note is not None:
+            ctx.warn(note, case.id)
+    ctx.send(
+        BuildResult(
+            case_id=case.id,
+            kernel=case.kernel,
+            params=case.str_params,
+            ok=True,
+            phases=compiled.phases,
+            error=note,
+        )
+    )
+    return "passed"
 
 
 def _failed(ctx: CaseContext, case: Case, phase: str, exc: BaseException) -> Outcome:
@@ -201,20 +211,97 @@ def _failed(ctx: CaseContext, case: Case, phase: str, exc: BaseException) -> Out
     return "failed"
 
 
-def _compile_reference(
-    ctx: CaseContext, kernel: KernelDef, case: Case, check: Check | None, args: tuple[Any, ...]
-) -> Callable[..., Any] | None:
+@dataclass(frozen=True)
+class _Checked:
+    """The correctness check of one case, and the reference executable it compiled."""
+
+    check: Check | None
+    reference: Any | None  # compiled on the upcast inputs; None if not traced
+    same_inputs: bool  # upcasting changed nothing: that executable also times the reference
+
+
+@dataclass
+class _Phase:
+    """The phase a case is in, named in its Failure if it raises."""
+
+    phase: str
+
+
+def _compile_or_none(fn: Callable[..., Any], args: tuple[Any, ...]) -> Any | None:
+    """`fn` compiled ahead of time for `args` (called with their arrays), or None when it
+    cannot be traced."""
+    try:
+        bound, dynamic = bind_static(fn, args)
+        return aot_compile(bound, dynamic).compiled
+    except Exception:
+        return None
+
+
+def _check(
+    ctx: CaseContext,
+    kernel: KernelDef,
+    args: tuple[Any, ...],
+    compiled: Compiled,
+    watch: Stopwatch,
+    at: _Phase,
+) -> _Checked:
+    """Run the kernel once and, with a reference, compare on the device.
+
+    The reference is compiled once, on the upcast inputs; when upcasting changed nothing
+    (float32 cases) the same executable is timed later. A reference that cannot be traced
+    (host code inside) runs as a plain function, as it always could.
+    """
+    import jax
+
+    at.phase = "run"
+    out = jax.block_until_ready(compiled.compiled(*bind_static(kernel.fn, args)[1]))
+    watch.lap("check")
+    if kernel.reference is None:
+        return _Checked(None, None, same_inputs=False)
+    at.phase = "reference"
+    up = upcast(args)
+    same = all(a is b for a, b in zip(jax.tree.leaves(args), jax.tree.leaves(up), strict=True))
+    ref_compiled = _compile_or_none(kernel.reference, up)
+    watch.lap("reference_compile")
+    if ref_compiled is not None:
+        expected = jax.block_until_ready(ref_compiled(*bind_static(kernel.reference, up)[1]))
+    else:
+        expected = jax.block_until_ready(kernel.reference(*up))
+    at.phase = "check"
+    check = compare(
+        out,
+        expected,
+        lambda dtype: resolve_tolerance(dtype, request=ctx.tolerances, kernel=kernel.tol),
+    )
+    del out, expected
+    watch.lap("check")
+    return _Checked(check, ref_compiled, same_inputs=same)
+
+
+def _timed_reference(
+    ctx: CaseContext,
+    kernel: KernelDef,
+    case: Case,
+    checked: _Checked,
+    args: tuple[Any, ...],
+    watch: Stopwatch,
+) -> Any | None:
     """The compiled reference to time with the kernel; None without one, or if it fails."""
     # Correctness gates speed: a kernel that fails its check is timed but never compared.
-    if kernel.reference is None or check is None or not check.passed:
+    if kernel.reference is None or checked.check is None or not checked.check.passed:
         return None
+    if checked.same_inputs and checked.reference is not None:
+        return checked.reference
     try:
         ref_fn, ref_dynamic = bind_static(kernel.reference, args)
-        return aot_compile(ref_fn, ref_dynamic).compiled
+        compiled = aot_compile(ref_fn, ref_dynamic).compiled
     except Exception as exc:
         message = f"the reference could not be compiled ({type(exc).__name__}: {exc}); no speedup"
         ctx.warn(message, case.id)
         return None
+    finally:
+        watch.lap("reference_compile")
+    return compiled
 
 
 def _time_round(ctx: CaseContext, rounds: BenchRounds, args: tuple[Any, ...]) -> None:
@@ -226,6 +313,7 @@ def _time_round(ctx: CaseContext, rounds: BenchRounds, args: tuple[Any, ...]) ->
     settings = round_settings(ctx.bench) if ctx.bench.rounds > 1 else ctx.bench
     # With a reference, both are timed turn about (see time_compiled): a comparison of two runs
     # can then judge kernel/reference ratios, which machine speed swings do not move.
+    rounds.watch.mark()
     timing = time_compiled(
         rounds.compiled.compiled,
         bind_static(kernel.fn, args)[1],
@@ -234,6 +322,10 @@ def _time_round(ctx: CaseContext, rounds: BenchRounds, args: tuple[Any, ...]) ->
         warn=lambda message: ctx.warn(message, rounds.case.id),
         reference=ref_call,
     )
+    rounds.watch.add("warmup", timing.warmup_s)
+    rounds.watch.add("sample", timing.sample_s)
+    rounds.watch.add("reference_sample", timing.reference_sample_s)
+    rounds.watch.mark()
     if ref_call is not None and timing.reference is None:
         rounds.reference = None  # it failed while timed (warned): no round has it from now on
     rounds.timings.append(timing)
@@ -276,6 +368,7 @@ def _send_bench(ctx: CaseContext, rounds: BenchRounds) -> Outcome:
             seed=ctx.seed,
             peak_memory_bytes=memory_estimate(rounds.compiled.compiled),
             round_sizes=[len(t.samples) for t in timings] if len(timings) > 1 else None,
+            accounting=rounds.watch.accounting(),
         )
     )
     return "passed" if rounds.check is None or rounds.check.passed else "failed"

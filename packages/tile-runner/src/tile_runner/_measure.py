@@ -24,7 +24,15 @@ from tile_runner._timers import (
     get_flush,
 )
 
-__all__ = ["Measurement", "Timing", "measure", "resolve_timer", "sample", "time_compiled"]
+__all__ = [
+    "Measurement",
+    "SamplingTime",
+    "Timing",
+    "measure",
+    "resolve_timer",
+    "sample",
+    "time_compiled",
+]
 
 _GROW_BELOW_S = 0.01  # a batch faster than this doubles the next one...
 _MAX_BATCH = 10_000  # ...up to this many samples.
@@ -45,6 +53,12 @@ class Timing:
     timer: TimerName
     cold: bool
     reference: Timing | None = None
+    warmup_s: float = 0.0
+    """Wall seconds of the untimed warm-up calls (kernel and reference)."""
+    sample_s: float = 0.0
+    """Wall seconds of the kernel's timed calls, overheads of the timer included."""
+    reference_sample_s: float = 0.0
+    """Wall seconds of the reference's timed calls."""
 
 
 @dataclass(frozen=True)
@@ -97,15 +111,31 @@ def resolve_timer(requested: str, backend: str, warn: Warn | None) -> TimerName:
     return "wall"
 
 
+@dataclass
+class SamplingTime:
+    """Wall seconds `sample` spent warming up and in the sampler's `take` calls."""
+
+    warmup_s: float = 0.0
+    take_s: float = 0.0
+
+
 def sample(
-    sampler: Sampler, settings: BenchSettings, *, time_scale: float = 1.0
+    sampler: Sampler,
+    settings: BenchSettings,
+    *,
+    time_scale: float = 1.0,
+    spent: SamplingTime | None = None,
 ) -> tuple[list[float], StopReason]:
     """Warm up, then take samples in batches until tile-stats' stopping rule says stop.
 
     `time_scale` multiplies min_time and max_time (an interleaved pair shares the budget that
-    its two functions would have had one after the other).
+    its two functions would have had one after the other). `spent`, when given, adds up where
+    the wall time went.
     """
+    spent = spent if spent is not None else SamplingTime()
+    t_warm = time.perf_counter()
     sampler.warmup(settings.warmup_runs)
+    spent.warmup_s += time.perf_counter() - t_warm
     samples: list[float] = []
     size = max(1, settings.batch)
     max_runs = max(1, settings.max_runs)
@@ -121,9 +151,10 @@ def sample(
             k = max(1, min(k, int(left / cost) + 1))
         t0 = time.perf_counter()
         new = sampler.take(k)
-        spent = time.perf_counter() - t0
+        took = time.perf_counter() - t0
+        spent.take_s += took
         samples.extend(new)
-        cost = spent / max(len(new), 1)
+        cost = took / max(len(new), 1)
         elapsed = time.perf_counter() - start
         reason = should_stop(
             samples,
@@ -141,7 +172,7 @@ def sample(
             reason = "max_time"
         if reason is not None:
             return samples, reason
-        if spent < _GROW_BELOW_S or sum(new) < 0.5 * spent:
+        if took < _GROW_BELOW_S or sum(new) < 0.5 * took:
             # Tiny kernels, or a timer with a fixed cost per batch (cupti): fewer, larger
             # batches keep that cost and the stopping rule's own out of the way.
             size = min(size * 2, _MAX_BATCH)
@@ -208,13 +239,27 @@ def _timing(
     timer: TimerName,
     reference: tuple[Callable[..., Any], Sequence[Any]] | None,
 ) -> Timing:
+    spent = SamplingTime()
     sampler = _make_sampler(timer, fn, args, settings.cold)
     if reference is None:
-        samples, reason = sample(sampler, settings)
-        return Timing(samples, summarize(samples, reason), timer, settings.cold)
+        try:
+            samples, reason = sample(sampler, settings, spent=spent)
+        finally:
+            sampler.close()
+        return Timing(
+            samples,
+            summarize(samples, reason),
+            timer,
+            settings.cold,
+            warmup_s=spent.warmup_s,
+            sample_s=spent.take_s,
+        )
     ref_fn, ref_args = reference
     pair = InterleavedSampler(sampler, _make_sampler(timer, ref_fn, ref_args, settings.cold))
-    samples, reason = sample(pair, settings, time_scale=2.0)
+    try:
+        samples, reason = sample(pair, settings, time_scale=2.0, spent=spent)
+    finally:
+        pair.close()
     ref = pair.reference_samples
     return Timing(
         samples,
@@ -222,6 +267,9 @@ def _timing(
         timer,
         settings.cold,
         reference=Timing(ref, summarize(ref, reason), timer, settings.cold),
+        warmup_s=spent.warmup_s,
+        sample_s=spent.take_s - pair.reference_take_s,
+        reference_sample_s=pair.reference_take_s,
     )
 
 

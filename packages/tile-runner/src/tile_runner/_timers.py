@@ -47,6 +47,10 @@ class Sampler(Protocol):
         """Return `n` samples in seconds."""
         ...
 
+    def close(self) -> None:
+        """Release what the timer holds between takes (a profiler session); idempotent."""
+        ...
+
 
 def output_bytes(out: Any) -> int:
     """Bytes held by the arrays of an output pytree."""
@@ -119,6 +123,9 @@ class WallSampler:
             samples.append(t1 - t0)
         return samples
 
+    def close(self) -> None:
+        """Nothing to release."""
+
 
 class BatchedSampler:
     """`batched`: N back-to-back calls and one block; the mean per call is one sample."""
@@ -161,6 +168,9 @@ class BatchedSampler:
             samples.append((t1 - t0) / calls)
         return samples
 
+    def close(self) -> None:
+        """Nothing to release."""
+
 
 class ReferenceTimingError(RuntimeError):
     """Raised when the reference of an interleaved pair failed; the cause is chained."""
@@ -181,6 +191,8 @@ class InterleavedSampler:
         self._reference = reference
         self._turn = 1
         self.reference_samples: list[float] = []
+        self.reference_take_s = 0.0
+        """Wall seconds spent in the reference's `take` calls."""
 
     def warmup(self, runs: int) -> None:
         """Warm up both, the kernel first."""
@@ -200,13 +212,23 @@ class InterleavedSampler:
             k = min(turn, n - len(samples))
             t0 = time.perf_counter()
             samples += self._kernel.take(k)
-            per_sample = max((time.perf_counter() - t0) / k, 1e-9)
+            t1 = time.perf_counter()
+            per_sample = max((t1 - t0) / k, 1e-9)
             try:
                 self.reference_samples += self._reference.take(k)
             except Exception as exc:
                 raise ReferenceTimingError(str(exc)) from exc
+            finally:
+                self.reference_take_s += time.perf_counter() - t1
             self._turn = max(1, min(_MAX_TURN, int(_TURN_S / per_sample)))
         return samples
+
+    def close(self) -> None:
+        """Close both samplers."""
+        try:
+            self._kernel.close()
+        finally:
+            self._reference.close()
 
 
 def available_timers(backend: str) -> list[TimerName]:
