@@ -11,12 +11,18 @@
 # the others. STEPS picks steps (default "accuracy calibrate bench tests"; "sweep" runs
 # benchmarks/gpu/norm_sweep.py, "cache" a cold bench twice with the persistent compile cache,
 # "aa" repeated tile-std runs for compare's false alarms, AA_ARGS added to each, e.g.
-# "--rounds 4").
+# "--rounds 4"; "ttr" benchmarks/gpu/time_to_result.py, with .whl/old/ as the code before).
 set -uo pipefail
 OUT=${OUT:-/tmp/tile-gpu-out}
 mkdir -p "$OUT"
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
     --target /tmp/site .whl/*.whl || exit 1
+# .whl/old/: tile's own wheels from an earlier commit, for the time-to-result comparison.
+if [ -d .whl/old ]; then
+    deps=$(ls .whl/*.whl | grep -v '/tile_')
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+        --target /tmp/site-old .whl/old/*.whl $deps || exit 1
+fi
 # No TILE_* names for this script's own knobs: tile reads TILE_<SECTION>_<KEY> as config.
 # JAX must not grab 75% of the GPU up front: ncu and torch run beside it in this script.
 export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 TILE_CACHE_DIR=/tmp/tile-cache NO_COLOR=1
@@ -28,9 +34,19 @@ nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --fo
 STEPS=" ${STEPS:-accuracy calibrate bench tests} "
 want() { [[ $STEPS == *" $1 "* ]]; }
 
+if want ttr; then
+    # Time to result (issue #16): new code cold and warm, one case, the floor loop, old code.
+    stamp "time to result"
+    old_arg=""
+    [ -d /tmp/site-old ] && old_arg="--old /tmp/site-old"
+    timeout "${TTR_LIMIT_S:-560}" python3 benchmarks/gpu/time_to_result.py --new /tmp/site \
+        $old_arg --out "$OUT" 2>&1 | tee "$OUT/ttr.txt"
+fi
+
 if want accuracy; then
     stamp "accuracy"
-    timeout "${ACCURACY_LIMIT_S:-200}" python3 benchmarks/gpu/accuracy.py 2>&1 | tee "$OUT/accuracy.txt"
+    timeout "${ACCURACY_LIMIT_S:-200}" python3 benchmarks/gpu/accuracy.py ${ACCURACY_ARGS:-} 2>&1 \
+        | tee "$OUT/accuracy.txt"
 fi
 
 if want calibrate; then

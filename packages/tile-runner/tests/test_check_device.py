@@ -112,6 +112,7 @@ def test_tolerance_knife_edges_agree() -> None:
         ([0.0, 0.0], [0.0, 0.0]),  # zero reference, exact zero: pass
         ([1e-3, 0.0], [0.0, 0.0]),  # zero reference, any error: fail
         ([3e38, -3e38], [3e38, -3.1e38]),  # squares overflow float32
+        ([3e38, -3e38], [-3e38, 3e38]),  # so does the difference
         ([1e-30, 2e-30], [1e-30, 3e-30]),  # squares underflow float32
         ([1.0, 1.0, 1.0], [1.0, 1.0, 1.0 + 2e-5]),
     ],

@@ -135,9 +135,10 @@ def _wide_dtype(out: Any, ref: Any) -> Any:
 def _leaf_figures(o: Any, r: Any, wide: Any, exact: bool) -> tuple[Any, ...]:
     """Every figure of one leaf in one pass the compiler can fuse (traced under jit).
 
-    NaN, +inf and -inf must sit at the same positions; matching ones count as equal. `exact`
-    (integers, bools): any two different values are at least 1 apart, which keeps the verdict
-    exact where a float32 difference of two large integers would round to zero.
+    NaN, +inf and -inf must sit at the same positions; matching ones count as equal. The error
+    figures are of half the difference (see below). `exact` (integers, bools): any two
+    different values are at least 1 apart, which keeps the verdict exact where a float32
+    difference of two large integers would round to zero.
     """
     import jax.numpy as jnp
 
@@ -156,9 +157,12 @@ def _leaf_figures(o: Any, r: Any, wide: Any, exact: bool) -> tuple[Any, ...]:
     (on, op, om), (rn, rp, rm) = status(ow), status(rw)
     bad = ((on != rn) | (op != rp) | (om != rm)).ravel()
     finite = jnp.isfinite(ow) & jnp.isfinite(rw)
-    err = jnp.abs(jnp.where(finite, ow, 0) - jnp.where(finite, rw, 0)).ravel()
+    # Half of each value (exact: a power of two) so that the difference of two values near
+    # float32's largest cannot overflow; the host doubles the error figures back.
+    half = jnp.where(finite, ow, 0) * 0.5 - jnp.where(finite, rw, 0) * 0.5
+    err = jnp.abs(half).ravel()
     if exact:
-        err = jnp.where((o != r).ravel(), jnp.maximum(err, 1), 0)
+        err = jnp.where((o != r).ravel(), jnp.maximum(err, 0.5), 0)
     ref_abs = jnp.abs(jnp.where(finite, rw, 0)).ravel()
     max_abs, ref_max = jnp.max(err), jnp.max(ref_abs)
     # Norms of values scaled by their largest element, so that no square overflows or
@@ -187,9 +191,9 @@ def _figures(o: Any, r: Any) -> _Figures:
     return _Figures(
         mismatches=int(n_bad),
         first_mismatch=int(first),
-        max_abs=float(max_abs),
+        max_abs=2.0 * float(max_abs),
         worst=int(worst),
-        diff_norm=float(d_scale) * float(d_norm),
+        diff_norm=2.0 * float(d_scale) * float(d_norm),
         ref_norm=float(r_scale) * float(r_norm),
     )
 

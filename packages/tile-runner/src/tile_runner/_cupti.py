@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -122,9 +123,12 @@ class CuptiSampler:
         if self._use_session:
             try:
                 return self._session_batch(k)
-            except Exception:
+            except Exception as exc:
                 self._use_session = False
                 self.close()
+                # The runner's stderr log says which path the samples came from.
+                print(f"tile: cupti session batch failed ({type(exc).__name__}: {exc}); "
+                      "one profiler.measure call per batch from now on", file=sys.stderr)  # fmt: skip
         _, ms = _profiler().measure(self._fn, iterations=k)(*self._args)
         return _as_list(ms, k)
 

@@ -1,0 +1,202 @@
+"""Time to result: where a default `tile bench` of tile-std spends its wall time, on a GPU.
+
+In one call, each step a fresh process:
+
+  new-cold   `tile bench` with an empty compile cache (a fresh machine)
+  new-warm   the same again, the cache now filled (the second run of the day)
+  one-case   `tile bench -k 'std/softmax[shape=4096x4096,dtype=float32]'` from the shell, warm
+  floor      a hand-written loop over the same cases: jit, compile, then the CUPTI profiler
+             with exactly the sample counts tile took (kernel and reference), nothing else
+  old        `tile bench` with the code before this work (`--old SITE`), for the wall time
+             and the per-case medians the new code must reproduce (within 1%)
+
+and prints one table: wall times, the per-phase sums of tile's accounting, the overhead ratio
+(wall / (runner start + compile + sampled)), and per-case medians new/old.
+
+Usage: python benchmarks/gpu/time_to_result.py --new SITE [--old SITE] [--out DIR]
+(SITE: a directory of installed wheels put on PYTHONPATH; `--floor-only REPORT` is the
+child mode that runs the floor loop.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ONE_CASE = "std/softmax[shape=4096x4096,dtype=float32]"
+LIMIT_S = 420
+# As tile's cupti timer: measure(iterations=N) keeps all N outputs alive.
+LIVE_BYTES = 2 * 1024**3
+
+
+def _tile(site: str, cache: Path, args: list[str], log: Path) -> tuple[float, int]:
+    """Wall seconds and exit code of one `tile` process, its output kept in `log`."""
+    env = {**os.environ, "PYTHONPATH": site, "TILE_CACHE_DIR": str(cache), "NO_COLOR": "1"}
+    env.pop("XLA_PYTHON_CLIENT_PREALLOCATE", None)  # what a user gets
+    t0 = time.perf_counter()
+    with log.open("w") as fh:
+        proc = subprocess.run(
+            [sys.executable, "-m", "tile_cli", "bench", *args],
+            env=env,
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+            timeout=LIMIT_S,
+            check=False,
+        )
+    return time.perf_counter() - t0, proc.returncode
+
+
+def _report(run: Path) -> dict[str, Any] | None:
+    try:
+        return json.loads((run / "report.json").read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _floor(site: str, report: Path, log: Path) -> float:
+    """Wall seconds of the floor loop (this script's child mode) in a fresh process."""
+    env = {**os.environ, "PYTHONPATH": site}
+    env.pop("XLA_PYTHON_CLIENT_PREALLOCATE", None)
+    t0 = time.perf_counter()
+    with log.open("w") as fh:
+        subprocess.run(
+            [sys.executable, __file__, "--floor-only", str(report)],
+            env=env,
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+            timeout=LIMIT_S,
+            check=False,
+        )
+    return time.perf_counter() - t0
+
+
+def floor_loop(report_path: str) -> None:
+    """jit + compile each case's kernel and reference, then CUPTI with tile's sample counts."""
+    import jax
+
+    import tile_runner as tile
+    from tile_runner._check import upcast
+
+    gpu = jax.default_backend() == "gpu"
+    if gpu:
+        from jax.experimental.mosaic.gpu import profiler
+    report = json.loads(Path(report_path).read_text())
+    tile.discover(plugins=["tile-std"])
+    for case_rec in report["cases"]:
+        if not case_rec.get("stats"):
+            continue
+        kernel = tile.get_kernel(case_rec["kernel"])
+        case = next(c for c in tile.cases(kernel.name, "bench") if c.id == case_rec["case_id"])
+        args = jax.block_until_ready(kernel.inputs(case, tile.case_key(0, case.id)))
+        args = args if isinstance(args, tuple) else (args,)
+        ref = case_rec.get("reference") or {}
+        pairs = [(kernel.fn, case_rec["stats"]["n"])]
+        if kernel.reference is not None and ref.get("stats"):
+            pairs.append((kernel.reference, ref["stats"]["n"]))
+        for fn, n in pairs:
+            compiled = jax.jit(fn).lower(*args).compile()
+            out = compiled(*args)
+            nbytes = sum(x.nbytes for x in jax.tree.leaves(out))
+            per = max(1, min(1000, LIVE_BYTES // max(1, nbytes)))
+            del out
+            left = n
+            while left > 0:
+                k = min(per, left)
+                if gpu:
+                    profiler.measure(compiled, iterations=k)(*args)
+                else:  # a CPU dry run of this script: plain calls
+                    jax.block_until_ready([compiled(*args) for _ in range(k)])
+                left -= k
+        if kernel.reference is not None:
+            jax.block_until_ready(kernel.reference(*upcast(args)))  # the check's reference run
+    print(f"floor: {len(report['cases'])} cases")
+
+
+def _parts(report: dict[str, Any] | None) -> dict[str, float]:
+    timing = (report or {}).get("timing") or {}
+    return {**(timing.get("parts") or {}), **{k: v for k, v in timing.items() if k != "parts"}}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--new", help="site dir of the code under test")
+    parser.add_argument("--old", help="site dir of the code before (optional)")
+    parser.add_argument("--out", default=os.environ.get("OUT", "/tmp/ttr"))
+    parser.add_argument("--floor-only", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.floor_only:
+        floor_loop(args.floor_only)
+        return 0
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="ttr-"))
+    cache = work / "cache"
+    walls: dict[str, float] = {}
+    reports: dict[str, dict[str, Any] | None] = {}
+    for name, extra in (("new-cold", []), ("new-warm", []), ("one-case", ["-k", ONE_CASE])):
+        run = work / name
+        walls[name], rc = _tile(
+            args.new, cache, ["-o", str(run), "-v", *extra], out / f"{name}.txt"
+        )
+        reports[name] = _report(run)
+        fallbacks = sum(
+            log.read_text(errors="replace").count("cupti session batch failed")
+            for log in (run / "logs").glob("*.log")
+        )
+        print(f"== {name}: {walls[name]:.1f} s (exit {rc}; cupti session fallbacks: {fallbacks})",
+              flush=True)  # fmt: skip
+    if reports["new-warm"] is not None:
+        shutil.copy(work / "new-warm" / "report.json", out / "new-warm-report.json")
+        walls["floor"] = _floor(args.new, work / "new-warm" / "report.json", out / "floor.txt")
+        print(f"== floor: {walls['floor']:.1f} s", flush=True)
+    if args.old:
+        walls["old"], rc = _tile(args.old, work / "old-cache", ["-o", str(work / "old")],
+                                 out / "old.txt")  # fmt: skip
+        reports["old"] = _report(work / "old")
+        print(f"== old: {walls['old']:.1f} s (exit {rc})", flush=True)
+        if reports["old"] is not None:
+            shutil.copy(work / "old" / "report.json", out / "old-report.json")
+    _summary(walls, reports)
+    return 0
+
+
+def _summary(walls: dict[str, float], reports: dict[str, dict[str, Any] | None]) -> None:
+    print("\nwall seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in walls.items()))
+    keys = ["runner_start_s", "compile_s", "sampled_s", "inputs_s", "reference_compile_s",
+            "check_s", "warmup_s", "sample_s", "reference_sample_s", "other_s", "total_s",
+            "wall_s", "overhead_ratio"]  # fmt: skip
+    print(f"{'':>22}" + "".join(f"{k:>12}" for k in ("new-cold", "new-warm", "one-case")))
+    for key in keys:
+        row = [_parts(reports.get(k)).get(key) for k in ("new-cold", "new-warm", "one-case")]
+        print(f"{key:>22}" + "".join(f"{v:>12.3f}" if v is not None else f"{'-':>12}" for v in row))
+    old, new = reports.get("old"), reports.get("new-warm")
+    if old is None or new is None:
+        return
+    before = {c["case_id"]: c for c in old["cases"] if c.get("stats")}
+    ratios: list[float] = []
+    print(f"\n{'case':<55}{'old':>11}{'new':>11}{'new/old':>9}")
+    for c in new["cases"]:
+        b = before.get(c["case_id"])
+        if b is None or not c.get("stats"):
+            continue
+        r = c["stats"]["median"] / b["stats"]["median"]
+        ratios.append(r)
+        print(f"{c['case_id']:<55}{b['stats']['median'] * 1e6:>9.2f}us"
+              f"{c['stats']['median'] * 1e6:>9.2f}us{r:>9.4f}")  # fmt: skip
+    if ratios:
+        worst = max(ratios, key=lambda x: abs(x - 1))
+        print(f"median new/old {statistics.median(ratios):.4f}, worst {worst:.4f}, "
+              f"within 1%: {sum(abs(r - 1) <= 0.01 for r in ratios)}/{len(ratios)}")  # fmt: skip
+
+
+if __name__ == "__main__":
+    sys.exit(main())
