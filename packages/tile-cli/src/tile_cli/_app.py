@@ -59,7 +59,13 @@ Basis = Annotated[
     ),
 ]
 Verbose = Annotated[
-    int, typer.Option("-v", "--verbose", count=True, help="-v samples/stop reason, -vv more.")
+    int,
+    typer.Option(
+        "-v",
+        "--verbose",
+        count=True,
+        help="-v samples, stop reason and where each case's time went; -vv more.",
+    ),
 ]
 CaseTimeout = Annotated[
     float | None,
