@@ -31,6 +31,16 @@ from tile_artifacts._base import (
 )
 from tile_artifacts._check import Problem, check_path
 from tile_artifacts._compare import COMPARABLE_METRICS, MIN_SAMPLES, compare_runs, judge
+from tile_artifacts._diagnostics import (
+    CacheEvent,
+    CacheEventKind,
+    CacheMissCode,
+    CacheProcess,
+    CacheSnapshot,
+    ColdWarmCase,
+    JaxCacheDoc,
+    ProcessRole,
+)
 from tile_artifacts._documents import (
     ArtifactEntry,
     ArtifactKind,
@@ -84,6 +94,7 @@ from tile_artifacts._paths import (
     COMMANDS_JSONL,
     COMPARISONS_JSON,
     EVENTS_JSONL,
+    JAX_CACHE_JSON,
     MANIFEST_JSON,
     METRICS_JSONL,
     REPORT_JSON,
@@ -202,10 +213,20 @@ __all__ = [
     "Versions",
     "baseline_from_report",
     "baseline_from_reports",
+    # diagnostics
+    "CacheEvent",
+    "CacheEventKind",
+    "CacheMissCode",
+    "CacheProcess",
+    "CacheSnapshot",
+    "ColdWarmCase",
+    "JaxCacheDoc",
+    "ProcessRole",
     # run directory layout
     "COMMANDS_JSONL",
     "COMPARISONS_JSON",
     "EVENTS_JSONL",
+    "JAX_CACHE_JSON",
     "MANIFEST_JSON",
     "METRICS_JSONL",
     "REPORT_JSON",

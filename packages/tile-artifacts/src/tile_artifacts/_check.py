@@ -15,6 +15,7 @@ from tile_artifacts._paths import (
     COMMANDS_JSONL,
     COMPARISONS_JSON,
     EVENTS_JSONL,
+    JAX_CACHE_JSON,
     MANIFEST_JSON,
     METRICS_JSONL,
     REPORT_JSON,
@@ -32,6 +33,7 @@ _EXPECTED_DOCUMENT: Final = {
     REPORT_JSON: "tile.report",
     MANIFEST_JSON: "tile.artifact_manifest",
     COMPARISONS_JSON: "tile.comparison",
+    JAX_CACHE_JSON: "tile.jax_cache",
 }
 # By file name, so that `commands/commands.jsonl` is recognised when checked on its own too.
 _EXPECTED_RECORD: Final = {

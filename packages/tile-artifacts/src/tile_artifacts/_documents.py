@@ -20,6 +20,7 @@ from tile_artifacts._base import (
     Status,
     Timer,
 )
+from tile_artifacts._diagnostics import JaxCacheDoc
 from tile_artifacts._errors import ArtifactError
 from tile_artifacts._models import CaseRecord, Report, StatsRecord, check_round_sizes
 from tile_artifacts._records import CommandRecord, ComparisonRow, EventRecord, MetricRecord
@@ -323,14 +324,15 @@ def _pooled(records: list[CaseRecord]) -> BaselineCase:
     return BaselineCase.model_validate({**dict(_baseline_case(first)), **pooled})
 
 
-Document = Report | Manifest | ComparisonDoc | Baseline
+Document = Report | Manifest | ComparisonDoc | Baseline | JaxCacheDoc
 JsonlRecord = EventRecord | MetricRecord | CommandRecord
 
-DOCUMENT_MODELS: Final[dict[str, type[Report | Manifest | ComparisonDoc | Baseline]]] = {
+DOCUMENT_MODELS: Final[dict[str, type[Document]]] = {
     "tile.report": Report,
     "tile.artifact_manifest": Manifest,
     "tile.comparison": ComparisonDoc,
     "tile.baseline": Baseline,
+    "tile.jax_cache": JaxCacheDoc,
 }
 RECORD_MODELS: Final[dict[str, type[EventRecord | MetricRecord | CommandRecord]]] = {
     "tile.event": EventRecord,

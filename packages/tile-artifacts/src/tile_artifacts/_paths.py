@@ -14,6 +14,7 @@ __all__ = [
     "COMMANDS_JSONL",
     "COMPARISONS_JSON",
     "EVENTS_JSONL",
+    "JAX_CACHE_JSON",
     "MANIFEST_JSON",
     "METRICS_JSONL",
     "REPORT_JSON",
@@ -34,6 +35,7 @@ EVENTS_JSONL: Final = "events.jsonl"
 METRICS_JSONL: Final = "metrics.jsonl"
 COMMANDS_JSONL: Final = "commands/commands.jsonl"
 COMPARISONS_JSON: Final = "comparisons.json"
+JAX_CACHE_JSON: Final = "diagnostics/jax_cache.json"
 REQUIRED_FILES: Final = (MANIFEST_JSON, REPORT_JSON, SUMMARY_MD, EVENTS_JSONL, METRICS_JSONL)
 
 _DESCRIPTIONS: Final = {
@@ -44,6 +46,7 @@ _DESCRIPTIONS: Final = {
     METRICS_JSONL: "one metric per line (long form)",
     COMMANDS_JSONL: "every child process: args, cwd, redacted environment, status, times",
     COMPARISONS_JSON: "comparison against a baseline",
+    JAX_CACHE_JSON: "JAX compilation cache before/after the run, misses with their reasons",
     "config/resolved_tool.json": "resolved configuration with every value's origin",
 }
 _MEDIA_TYPES: Final = {

@@ -201,6 +201,22 @@ def bench_cmd(
         ),
     ] = None,
     basis: Basis = None,
+    cache_report: Annotated[
+        bool,
+        typer.Option(
+            "--cache-report",
+            help="Record JAX's compilation cache before and after the run, and why each "
+            "compile missed it, in diagnostics/jax_cache.json.",
+        ),
+    ] = False,
+    cold_process: Annotated[
+        bool,
+        typer.Option(
+            "--cold-process",
+            help="With --cache-report: run the cases in two fresh runners, first on an empty "
+            "cache, then on the filled one; report time to first result and compile saved.",
+        ),
+    ] = False,
 ) -> None:
     """Benchmark kernels against their references; write a run directory."""
     from tile_cli._run import run_suite
@@ -227,6 +243,10 @@ def bench_cmd(
             "compare.basis": basis,
         }
     )
+    if cache_report or cold_process:
+        from tile_cli._cache_report import EXPLAIN_OVERRIDES
+
+        overrides.update(EXPLAIN_OVERRIDES)
     sel = _selection(filters, kernels, axes, plugins, overrides)
     raise typer.Exit(
         run_suite(
@@ -238,6 +258,8 @@ def bench_cmd(
             verbose=verbose,
             compare=compare,
             slurm_args=slurm_args or [],
+            cache_report=cache_report,
+            cold_process=cold_process,
         )
     )
 
@@ -579,3 +601,31 @@ def snap_cmd(
     sel = _selection(filters, kernels, None, plugins, {})
     mode = "check" if check else "update" if update else "record"
     raise typer.Exit(snap(sel, profile=profile, mode=mode, directory=directory))
+
+
+# ---------------------------------------------------------------- cache
+
+cache_app = typer.Typer(
+    help="JAX's persistent compilation cache: where it is, what is in it.", no_args_is_help=True
+)
+app.add_typer(cache_app, name="cache")
+
+
+@cache_app.command("info")
+def cache_info_cmd(profile: Profile = None, json: Json = False) -> None:
+    """The cache directory, why it is that one, its entries, bytes, oldest and newest."""
+    from tile_cli._jax_cache import cache_info
+
+    raise typer.Exit(cache_info(profile=profile, as_json=json))
+
+
+@cache_app.command("clear")
+def cache_clear_cmd(
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Clear without asking.")] = False,
+    profile: Profile = None,
+    json: Json = False,
+) -> None:
+    """Remove every compiled executable from the cache (asks first unless `--yes`)."""
+    from tile_cli._jax_cache import cache_clear
+
+    raise typer.Exit(cache_clear(profile=profile, yes=yes, as_json=json))

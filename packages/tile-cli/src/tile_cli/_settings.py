@@ -16,9 +16,11 @@ if TYPE_CHECKING:
     from tile_config import ResolvedConfig
 
 __all__ = [
+    "CacheLocation",
     "Selection",
     "build_request",
     "compile_cache_dir",
+    "compile_cache_location",
     "describe_origin",
     "given",
     "load",
@@ -142,21 +144,44 @@ def build_request(
     )
 
 
+@dataclass(frozen=True)
+class CacheLocation:
+    """Where JAX's persistent compilation cache lives, why there, and whether runners use it."""
+
+    path: Path
+    origin: str
+    """How the path was chosen, for people: the config key and its source, or the env var."""
+    enabled: bool
+    """`[runner] compile_cache`; the location is resolved even when it is off."""
+
+
+def compile_cache_location(resolved: ResolvedConfig) -> CacheLocation:
+    """`[runner] jax_cache_dir`, else `jax/` in tile's cache directory (`TILE_CACHE_DIR`, else
+    the user cache dir); the one resolution behind the runners' cache and `tile cache`."""
+    runner = resolved.config.runner
+    if runner.jax_cache_dir:
+        where = describe_origin(resolved.origins.get("runner.jax_cache_dir"))
+        path = resolved.resolve_path(runner.jax_cache_dir).absolute()
+        return CacheLocation(path, f"`[runner] jax_cache_dir` ({where})", runner.compile_cache)
+    from tile_downloads import resolve_cache_dir
+
+    origin = (
+        "`jax/` in `TILE_CACHE_DIR`"
+        if os.environ.get("TILE_CACHE_DIR")
+        else "default: `jax/` in the user cache directory"
+    )
+    return CacheLocation(resolve_cache_dir() / "jax", origin, runner.compile_cache)
+
+
 def compile_cache_dir(resolved: ResolvedConfig) -> str | None:
-    """JAX's persistent compilation cache for the runners: `[runner] jax_cache_dir`, else
-    `jax/` in tile's cache directory; None when `[runner] compile_cache` is off.
+    """JAX's persistent compilation cache for the runners (`compile_cache_location`); None
+    when `[runner] compile_cache` is off.
 
     On by default: on the H200 a cache hit cut a case's compile from 0.06-0.14 s to under
     0.01 s (docs/gpu.md), and kernel authors rerun the same cases all day.
     """
-    runner = resolved.config.runner
-    if not runner.compile_cache:
-        return None
-    if runner.jax_cache_dir:
-        return str(resolved.resolve_path(runner.jax_cache_dir))
-    from tile_downloads import resolve_cache_dir
-
-    return str(resolve_cache_dir() / "jax")
+    location = compile_cache_location(resolved)
+    return str(location.path) if location.enabled else None
 
 
 def given(flags: Mapping[str, object | None]) -> dict[str, object]:

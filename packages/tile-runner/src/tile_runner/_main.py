@@ -240,6 +240,7 @@ class _Session:
         self.writer.send(Log(level=level, message=message, case_id=case_id))
 
     def run(self) -> bool:
+        from tile_runner._cache_log import explain_requested, watch_cache_log
         from tile_runner._case import CaseContext
         from tile_runner._compile import enable_persistent_cache
         from tile_runner._discover import discover
@@ -254,6 +255,8 @@ class _Session:
             refused = enable_persistent_cache(request.jax_cache_dir)
             if refused:
                 self.log("warning", refused)
+            elif explain_requested():
+                watch_cache_log(request.jax_cache_dir, lambda t: self.log("debug", t, self.current))
         context = data_context()
         context.downloads = dict(request.downloads)
         context.on_use = lambda name, path: self.log(
