@@ -44,6 +44,14 @@ EXPLAIN_ENV: Final = "TILE_JAX_CACHE_EXPLAIN"
 LOG_PREFIX: Final = "jax_cache "
 """`log` messages that start with this carry one JSON event; the CLI reads them back."""
 INDEX_NAME: Final = "tile-key-parts.jsonl"
+# What each part of JAX's cache key stands for, in the reasons people read.
+_PART_WORDS: Final = {
+    "computation": "the program (shapes, dtypes or code)",
+    "jax_lib version": "the jaxlib version",
+    "backend version": "the backend version (driver or plugin)",
+    "compile_options": "compile options",
+    "accelerator_config": "the devices",
+}
 _LOGGERS: Final = ("jax._src.cache_key", "jax._src.compiler", "jax._src.compilation_cache")
 _PART = re.compile(r"^get_cache_key hash of serialized (?P<part>.+): (?P<hash>[0-9a-f]{64})$")
 _MISS = re.compile(
@@ -102,10 +110,18 @@ def explain_miss(
         return {"code": "key_changed", "differs": [], "reason": f"`{module}` is cached under "
                 f"{len(keys)} other key(s) that tile has no parts for: the program, jaxlib, "
                 "XLA flags or compile options changed"}  # fmt: skip
-    nearest = min(known, key=lambda other: sum(other.get(p) != h for p, h in parts.items()))
+
+    def distance(other: Mapping[str, str]) -> tuple[int, bool]:
+        # Fewest changed parts; on a tie the same program under another setup (XLA flags,
+        # jaxlib) explains more than another program (a new shape) under the same setup.
+        changed = sum(other.get(p) != h for p, h in parts.items())
+        return changed, other.get("computation") != parts.get("computation")
+
+    nearest = min(known, key=distance)
     differs = [p for p, h in parts.items() if nearest.get(p) != h]
+    words = ", ".join(_PART_WORDS.get(p, p) for p in differs) or "?"
     return {"code": "key_changed", "differs": differs, "reason": f"`{module}` is cached under "
-            f"{len(keys)} other key(s); the nearest differs in: {', '.join(differs) or '?'}"}  # fmt: skip
+            f"{len(keys)} other key(s); the nearest differs in: {words}"}  # fmt: skip
 
 
 def _read_index(path: Path) -> dict[str, dict[str, str]]:
