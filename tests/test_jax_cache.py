@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
+import pty
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from support import MakeProject, TileRun, tile_env
+from support import MakeProject, TileRun, tile_argv, tile_env
 
 import tile_artifacts as ta
 
@@ -178,3 +180,25 @@ def test_cache_commands_never_import_jax_or_numpy(tmp_path: Path) -> None:
     imported = {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if "|" in line}
     assert "tile_cli._jax_cache" in imported
     assert not {m for m in imported if m.split(".")[0] in ("jax", "jaxlib", "numpy")}
+
+
+@pytest.mark.parametrize(("answer", "kept"), [(b"n\n", True), (b"y\n", False)])
+def test_cache_clear_asks_on_a_terminal(tmp_path: Path, answer: bytes, kept: bool) -> None:
+    cache = tmp_path / "cache" / "jax"
+    cache.mkdir(parents=True, mode=0o700)
+    entry = cache / f"jit_f-{'0' * 64}-cache"
+    entry.write_bytes(b"executable")
+    primary, secondary = pty.openpty()  # a real terminal on stdin
+    try:
+        os.write(primary, answer)
+        proc = subprocess.run(
+            tile_argv("cache", "clear"), stdin=secondary, capture_output=True, text=True,
+            cwd=tmp_path, env=tile_env({"TILE_CACHE_DIR": str(tmp_path / "cache")}), timeout=60,
+        )  # fmt: skip
+    finally:
+        os.close(primary)
+        os.close(secondary)
+    assert proc.returncode == 0, proc.stderr
+    assert "Remove 1 compiled executables" in proc.stderr
+    assert entry.exists() is kept
+    assert ("nothing removed" in proc.stderr) is kept

@@ -58,7 +58,11 @@ def _events(logs: Sequence[tp.Log], role: ta.ProcessRole) -> list[ta.CacheEvent]
 
 
 class CacheReport:
-    """One run's cache report: snapshot before, events during, snapshot after, the file."""
+    """One run's cache report: snapshot before, events during, snapshot after, the file.
+
+    Made before the run directory, so that a report it cannot make (cache off, cold process
+    with shards) is a usage error that leaves nothing behind.
+    """
 
     def __init__(self, resolved: ResolvedConfig, *, cold_process: bool) -> None:
         location = compile_cache_location(resolved)
@@ -84,6 +88,7 @@ class CacheReport:
         self._between: ta.CacheSnapshot | None = None
         self.session: ColdWarmRun | None = None
         self.doc: ta.JaxCacheDoc | None = None
+        self.problem: str | None = None
 
     def cold_warm(
         self, request: tp.RunRequest, recorder: RunRecorder, log_dir: Path
@@ -113,7 +118,22 @@ class CacheReport:
 
     def write(self, recorder: RunRecorder, report: ta.Report) -> None:
         """Snapshot the cache again; write `diagnostics/jax_cache.json` under the report's run
-        status (the recorder calls this just before it writes the report and manifest)."""
+        status (the recorder calls this just before it writes the report and manifest).
+
+        Never raises for a cache or disk problem: the run directory must still be finalized,
+        so the problem is kept for `render` to show instead.
+        """
+        import tile_artifacts as ta
+
+        try:
+            self._write(recorder, report)
+        except (CliError, OSError, ta.ArtifactError) as exc:
+            self.problem = getattr(exc, "message", None) or str(exc)
+        finally:
+            if self._scratch is not None:
+                shutil.rmtree(self._scratch, ignore_errors=True)
+
+    def _write(self, recorder: RunRecorder, report: ta.Report) -> None:
         import tile_artifacts as ta
 
         after = snapshot(self.location.path)
@@ -144,14 +164,12 @@ class CacheReport:
             processes=processes,
             cases=cases,
         )
-        try:
-            recorder.writer.write_json(ta.JAX_CACHE_JSON, self.doc)
-        finally:
-            if self._scratch is not None:
-                shutil.rmtree(self._scratch, ignore_errors=True)
+        recorder.writer.write_json(ta.JAX_CACHE_JSON, self.doc)
 
     def render(self, err: Console, *, verbose: int) -> None:
         """A few lines on stderr: the cache, before and after, misses by reason, cold vs warm."""
+        if self.problem is not None:
+            err.print(f"warning: no cache report: {self.problem}", markup=False, style="yellow")
         doc = self.doc
         if doc is None:
             return
@@ -183,7 +201,7 @@ def _process(
 
     mine = [e for e in events if e.process == watch.role]
     return ta.CacheProcess(
-        role="cold" if watch.role == "cold" else "warm",
+        role=watch.role,
         command_id=launch_id(watch.launches[0]) if watch.launches else None,
         time_to_first_result_s=watch.time_to_first_result_s,
         wall_s=watch.wall_s,

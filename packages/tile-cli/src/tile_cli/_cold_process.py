@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import msgspec
 
@@ -35,7 +35,7 @@ LOG_PREFIX = "jax_cache "
 class ProcessWatch:
     """What one runner process of the pair did, seen from the CLI."""
 
-    role: str
+    role: Literal["cold", "warm"]
     started: float | None = None
     first_result: float | None = None
     ended: float | None = None

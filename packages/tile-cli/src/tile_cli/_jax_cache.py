@@ -64,13 +64,21 @@ def snapshot(directory: Path) -> ta.CacheSnapshot:
         return ta.CacheSnapshot(taken_at=now, exists=False, entries=0, entry_bytes=0, total_bytes=0)
     sizes: list[int] = []
     times: list[float] = []
-    for child in directory.iterdir():
+    try:
+        children = list(directory.iterdir())
+    except OSError as exc:
+        raise CliError(
+            f"cannot list the compilation cache `{directory}`: {exc.strerror or exc}",
+            hint="check its permissions (tile creates it 0700 for you)",
+            code=ExitCode.INFRA,
+        ) from None
+    for child in children:
         if not _ENTRY.match(child.name):
             continue
         try:
             st = child.stat()
         except OSError:
-            continue
+            continue  # removed while we looked
         sizes.append(st.st_size)
         times.append(st.st_mtime)
     return ta.CacheSnapshot(
@@ -103,8 +111,8 @@ def clear_cache(directory: Path) -> ClearResult:
             result.kept.append(child.name)
             continue
         is_dir = child.is_dir() and not child.is_symlink()
-        size = _tree_bytes(child) if is_dir else child.lstat().st_size
         try:
+            size = _tree_bytes(child) if is_dir else child.lstat().st_size
             if is_dir:
                 shutil.rmtree(child)
             else:
