@@ -74,6 +74,7 @@ from tile_artifacts._models import (
     AgentSummary,
     CaseRecord,
     CheckRecord,
+    ConfigRecord,
     Counts,
     Diagnostic,
     FailureRecord,
@@ -129,6 +130,7 @@ from tile_artifacts._summary import (
     render_comparison_markdown,
     render_summary_markdown,
 )
+from tile_artifacts._verdict import judge_samples
 from tile_artifacts._writer import ArtifactWriter
 
 __version__ = "0.1.0"
@@ -172,6 +174,7 @@ __all__ = [
     "AgentSummary",
     "CaseRecord",
     "CheckRecord",
+    "ConfigRecord",
     "Counts",
     "Diagnostic",
     "FailureRecord",
@@ -257,6 +260,7 @@ __all__ = [
     "compare_runs",
     "format_seconds",
     "judge",
+    "judge_samples",
     "render_comparison_markdown",
     "render_summary_markdown",
 ]

@@ -81,6 +81,14 @@ CompileCache = Annotated[
         help="Use JAX's persistent compilation cache (`[runner] compile_cache`, on by default).",
     ),
 ]
+Tunable = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--tunable",
+        help="Run with this tunable value instead of the tuned or default one: "
+        "`--tunable block_rows=4`; repeatable.",
+    ),
+]
 Launcher = Annotated[
     str | None,
     typer.Option("--launcher", help="Where runners start: local | slurm (`[launcher] kind`)."),
@@ -101,6 +109,7 @@ def _selection(
     axes: list[str] | None,
     plugins: list[str] | None,
     overrides: dict[str, object],
+    tunables: list[str] | None = None,
 ):
     from tile_cli._settings import Selection
 
@@ -110,6 +119,7 @@ def _selection(
         axes=axes or [],
         plugins=plugins or [],
         overrides=overrides,
+        tunables=tunables or [],
     )
 
 
@@ -173,6 +183,7 @@ def bench_cmd(
     case_timeout: CaseTimeout = None,
     isolate: Isolate = None,
     compile_cache: CompileCache = None,
+    tunable: Tunable = None,
     launcher: Launcher = None,
     shards: Shards = None,
     slurm_args: SlurmArgs = None,
@@ -247,7 +258,7 @@ def bench_cmd(
         from tile_cli._cache_report import EXPLAIN_OVERRIDES
 
         overrides.update(EXPLAIN_OVERRIDES)
-    sel = _selection(filters, kernels, axes, plugins, overrides)
+    sel = _selection(filters, kernels, axes, plugins, overrides, tunable)
     raise typer.Exit(
         run_suite(
             "bench",
@@ -278,6 +289,7 @@ def test_cmd(
     case_timeout: CaseTimeout = None,
     isolate: Isolate = None,
     compile_cache: CompileCache = None,
+    tunable: Tunable = None,
     launcher: Launcher = None,
     shards: Shards = None,
     slurm_args: SlurmArgs = None,
@@ -296,7 +308,7 @@ def test_cmd(
             "launcher.shards": shards,
         }
     )
-    sel = _selection(filters, kernels, axes, plugins, overrides)
+    sel = _selection(filters, kernels, axes, plugins, overrides, tunable)
     raise typer.Exit(
         run_suite(
             "test",
@@ -306,6 +318,50 @@ def test_cmd(
             as_json=json,
             verbose=verbose,
             slurm_args=slurm_args or [],
+        )
+    )
+
+
+@app.command("tune")
+def tune_cmd(
+    filters: Filter = None,
+    kernels: Kernel = None,
+    axes: Axis = None,
+    plugins: Plugin = None,
+    profile: Profile = None,
+    output_dir: OutputDir = None,
+    verbose: Verbose = 0,
+    dry_run: Annotated[
+        bool,
+        typer.Option("--dry-run", help="Print the configurations and the estimated time only."),
+    ] = False,
+    budget: Annotated[
+        float | None,
+        typer.Option("--budget", help="Seconds the tune may take; rungs get shorter to fit."),
+    ] = None,
+    eta: Annotated[
+        int | None, typer.Option("--eta", help="Each rung keeps the fastest 1/ETA (default 3).")
+    ] = None,
+) -> None:
+    """Find each case's fastest tunable configuration and keep it in `tuning/<device>.json`.
+
+    Every configuration the kernel's constraint allows is checked against the reference and
+    timed briefly; each rung keeps the fastest third and times it longer; the finalists get a
+    full measurement, and a winner that cannot be told apart from another finalist gives way
+    to the default, then to the simplest. bench, test and library use then run the winner.
+    """
+    from tile_cli._settings import given
+    from tile_cli._tune import run_tune
+
+    sel = _selection(filters, kernels, axes, plugins, given({"tune.eta": eta}))
+    raise typer.Exit(
+        run_tune(
+            sel,
+            profile=profile,
+            output_dir=output_dir,
+            budget=budget,
+            dry_run=dry_run,
+            verbose=verbose,
         )
     )
 

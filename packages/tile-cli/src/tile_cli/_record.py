@@ -119,6 +119,8 @@ class RunRecorder:
         self.before_final: list[Callable[[ta.Report], None]] = []
         """Called with the report just before report.json and the manifest are written."""
         self.launches: list[Launch] = []
+        self.findings: list[ta.Finding] = []
+        """Observations a command adds to its report (e.g. `tile tune`'s winners)."""
         self.runner_start_s = 0.0
         """Seconds from spawning each runner to its `hello`, summed over runners."""
         self.filtered = False

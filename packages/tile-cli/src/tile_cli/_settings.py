@@ -25,7 +25,9 @@ __all__ = [
     "given",
     "load",
     "parse_axes",
+    "parse_tunables",
     "runner_python",
+    "tuning_files",
 ]
 
 
@@ -39,6 +41,8 @@ class Selection:
     plugins: Sequence[str] = ()
     case_ids: Sequence[str] | None = None
     overrides: Mapping[str, object] = field(default_factory=dict[str, object])
+    tunables: Sequence[str] = ()
+    """`--tunable NAME=VALUE`: values that override default and tuned ones."""
 
 
 def load(
@@ -73,6 +77,28 @@ def parse_axes(values: Sequence[str]) -> dict[str, list[str]]:
             )
         axes[name.strip()] = items
     return axes
+
+
+def parse_tunables(values: Sequence[str]) -> dict[str, str]:
+    """`--tunable block_rows=4 --tunable num_warps=8` into {name: value}."""
+    out: dict[str, str] = {}
+    for raw in values:
+        name, sep, value = raw.partition("=")
+        if not sep or not name.strip() or not value.strip() or "," in value:
+            raise CliError(
+                f"bad tunable override `{raw}`",
+                hint="write it as `--tunable NAME=VALUE`, e.g. `--tunable block_rows=4`",
+            )
+        out[name.strip()] = value.strip()
+    return out
+
+
+def tuning_files(resolved: ResolvedConfig) -> list[str]:
+    """Tuning files the runners read: the user cache's, then the project's (which win)."""
+    from tile_downloads import resolve_cache_dir
+
+    dirs = [resolve_cache_dir() / "tuning", resolved.resolve_path(resolved.config.tune.dir)]
+    return [str(p) for d in dirs if d.is_dir() for p in sorted(d.glob("*.json"))]
 
 
 def runner_python(resolved: ResolvedConfig) -> str:
@@ -141,6 +167,8 @@ def build_request(
         output_dir=str(output_dir) if output_dir is not None else None,
         jax_cache_dir=compile_cache_dir(resolved),
         pin_cpu=cfg.runner.pin_cpu,
+        tuning_files=tuning_files(resolved),
+        tunables=parse_tunables(sel.tunables),
     )
 
 

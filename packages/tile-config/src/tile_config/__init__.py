@@ -32,6 +32,7 @@ from tile_config._models import (
     TestConfig,
     TileConfig,
     Timer,
+    TuneConfig,
 )
 
 __all__ = [
@@ -49,6 +50,7 @@ __all__ = [
     "CompareConfig",
     "DownloadEntry",
     "LauncherConfig",
+    "TuneConfig",
     "LauncherKind",
     "MachineConfig",
     "OutputConfig",
