@@ -6,7 +6,7 @@ from typing import Any
 
 import tile_runner as tile
 
-from ._attention import attention, attention_bytes, attention_flops, attention_ref
+from ._attention import attention_bytes, attention_flops, attention_ref
 from ._bandwidth import (
     add,
     add_bytes,
@@ -21,18 +21,29 @@ from ._bandwidth import (
     scale_flops,
     scale_ref,
 )
-from ._matmul import matmul, matmul_bytes, matmul_flops, matmul_ref
+from ._matmul import matmul_bytes, matmul_flops, matmul_ref
 from ._norms import (
-    layernorm,
     layernorm_bytes,
     layernorm_flops,
     layernorm_ref,
-    rmsnorm,
     rmsnorm_bytes,
     rmsnorm_flops,
     rmsnorm_ref,
 )
-from ._softmax import softmax, softmax_bytes, softmax_flops, softmax_ref
+from ._softmax import softmax_bytes, softmax_flops, softmax_ref
+from ._tunables import (
+    ATTENTION_TUNABLES,
+    MATMUL_TUNABLES,
+    ROW_TUNABLES,
+    attention_fits,
+    attention_tuned,
+    layernorm_tuned,
+    matmul_fits,
+    matmul_tuned,
+    rmsnorm_tuned,
+    row_fits,
+    softmax_tuned,
+)
 
 __all__ = ["KERNELS"]
 
@@ -184,7 +195,9 @@ tile.kernel(
     bytes=softmax_bytes,
     flops=softmax_flops,
     tol={"float32": 1e-5, "bfloat16": 1e-2},
-)(softmax)
+    tunables=ROW_TUNABLES,
+    constraint=row_fits,
+)(softmax_tuned)
 
 tile.kernel(
     "std/rmsnorm",
@@ -195,7 +208,9 @@ tile.kernel(
     bytes=rmsnorm_bytes,
     flops=rmsnorm_flops,
     tol={"float32": 1e-5, "bfloat16": 1e-2},
-)(rmsnorm)
+    tunables=ROW_TUNABLES,
+    constraint=row_fits,
+)(rmsnorm_tuned)
 
 tile.kernel(
     "std/layernorm",
@@ -206,7 +221,9 @@ tile.kernel(
     bytes=layernorm_bytes,
     flops=layernorm_flops,
     tol={"float32": 1e-5, "bfloat16": 1e-2},
-)(layernorm)
+    tunables=ROW_TUNABLES,
+    constraint=row_fits,
+)(layernorm_tuned)
 
 tile.kernel(
     "std/matmul",
@@ -217,7 +234,9 @@ tile.kernel(
     bytes=matmul_bytes,
     flops=matmul_flops,
     tol=_MATMUL_TOL,
-)(matmul)
+    tunables=MATMUL_TUNABLES,
+    constraint=matmul_fits,
+)(matmul_tuned)
 
 tile.kernel(
     "std/attention",
@@ -228,4 +247,6 @@ tile.kernel(
     bytes=attention_bytes,
     flops=attention_flops,
     tol={"float32": 2e-3, "bfloat16": 2e-2},
-)(attention)
+    tunables=ATTENTION_TUNABLES,
+    constraint=attention_fits,
+)(attention_tuned)

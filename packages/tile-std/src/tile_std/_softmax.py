@@ -37,14 +37,23 @@ def _softmax_kernel(x_ref: jax.Array, o_ref: jax.Array, *, n_rows: int, n_cols: 
     store(o_ref, y.astype(o_ref.dtype), mask)
 
 
-def softmax(x: jax.Array, *, block_rows: int | None = None) -> jax.Array:
+def softmax(
+    x: jax.Array, *, block_rows: int | None = None, num_warps: int | None = None
+) -> jax.Array:
     """Softmax over the last axis, float32 math; each program holds block_rows whole rows."""
     rows = as_rows(x)
     n_rows, n_cols = rows.shape
     if rows.size == 0:
         return jnp.empty_like(x)
     interpret = interpret_mode()
-    t = row_tiling("std/softmax", n_rows, n_cols, interpret=interpret, block_rows=block_rows)
+    t = row_tiling(
+        "std/softmax",
+        n_rows,
+        n_cols,
+        interpret=interpret,
+        block_rows=block_rows,
+        num_warps=num_warps,
+    )
     spec = pl.BlockSpec((t.block_rows, t.block_cols), lambda i: (i, 0))
     out = pl.pallas_call(
         functools.partial(_softmax_kernel, n_rows=n_rows, n_cols=n_cols),

@@ -1,0 +1,145 @@
+"""What `tile tune` may choose for tile-std's Pallas kernels, and the entry points it calls.
+
+Every kernel keeps "auto" as its default (also when called without the tunables): the tiling each kernel picks today from its own
+measurements (see the sweeps quoted in _norms.py, _matmul.py and _attention.py). Explicit
+values are ruled out where they cannot run: blocks larger than a program can hold, or
+Triton pipelines whose shared memory exceeds the H200's 227 KiB per block.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+
+import tile_runner as tile
+
+from ._attention import AttentionTiling, attention
+from ._matmul import MatmulTiling, matmul
+from ._norms import layernorm, rmsnorm
+from ._pallas import next_pow2
+from ._softmax import softmax
+
+__all__ = [
+    "ATTENTION_TUNABLES",
+    "MATMUL_TUNABLES",
+    "ROW_TUNABLES",
+    "attention_fits",
+    "attention_tuned",
+    "layernorm_tuned",
+    "matmul_fits",
+    "matmul_tuned",
+    "rmsnorm_tuned",
+    "row_fits",
+    "softmax_tuned",
+]
+
+ROW_TUNABLES = tile.axes(block_rows=["auto", 1, 2, 4, 8], num_warps=["auto", 4, 8, 16])
+"""Whole rows per program and warps per program for softmax, RMSNorm and LayerNorm."""
+MATMUL_TUNABLES = tile.axes(
+    block=["auto", "128x256x64", "128x128x64", "64x256x64", "128x128x32", "64x128x64"],
+    num_warps=[8, 4],
+    num_stages=[3, 4],
+)
+"""Output tile and K step (`MxNxK`), warps and pipeline stages of the matmul."""
+ATTENTION_TUNABLES = tile.axes(
+    block=["auto", "256x64", "128x128", "128x64", "64x64"], num_warps=[8, 4], num_stages=[3, 2]
+)
+"""Query and key block sizes (`QxK`), warps and pipeline stages of the attention kernel."""
+
+_ROW_ELEMENTS_MAX = 32768  # 4x the shared row budget of _pallas.row_tiling: register spills
+_SHARED_BYTES_MAX = 227 * 1024  # per thread block on the H200
+
+
+def _opt(value: Any) -> Any:
+    return None if value == "auto" else value
+
+
+def _dims(block: str) -> list[int]:
+    return [int(v) for v in block.split("x")]
+
+
+def _auto_alone(config: Any, first: dict[str, Any]) -> str | None:
+    """`auto` picks its own launch parameters: only one `auto` configuration is timed."""
+    if config["block"] == "auto" and any(config[k] != v for k, v in first.items()):
+        return "`auto` picks its own warps and stages"
+    return None
+
+
+def row_fits(case: Any, config: Any) -> str | None:
+    """Rows per program times the padded row must fit a program's registers."""
+    rows = config["block_rows"]
+    if rows != "auto" and rows * next_pow2(case.shape[-1]) > _ROW_ELEMENTS_MAX:
+        return f"{rows} rows of {next_pow2(case.shape[-1])} elements spill registers"
+    return None
+
+
+def matmul_fits(case: Any, config: Any) -> str | None:
+    """Pipeline stages of the A and B tiles must fit the shared memory of one block."""
+    reason = _auto_alone(config, {"num_warps": 8, "num_stages": 3})
+    if reason is not None or config["block"] == "auto":
+        return reason
+    bm, bn, bk = _dims(config["block"])
+    need = config["num_stages"] * (bm * bk + bk * bn) * case.itemsize
+    if need > _SHARED_BYTES_MAX:
+        return f"{need // 1024} KiB of shared memory per block (at most 227)"
+    return None
+
+
+def attention_fits(case: Any, config: Any) -> str | None:
+    """The query block and the pipelined key and value blocks must fit shared memory."""
+    reason = _auto_alone(config, {"num_warps": 8, "num_stages": 3})
+    if reason is not None or config["block"] == "auto":
+        return reason
+    bq, bk = _dims(config["block"])
+    head_dim = case.shape[-1]
+    need = (bq * head_dim + 2 * config["num_stages"] * bk * head_dim) * case.itemsize
+    if need > _SHARED_BYTES_MAX:
+        return f"{need // 1024} KiB of shared memory per block (at most 227)"
+    return None
+
+
+def softmax_tuned(x: jax.Array, *, block_rows: Any = "auto", num_warps: Any = "auto") -> jax.Array:
+    """Softmax with tunable rows and warps per program ("auto": its own choice)."""
+    return softmax(x, block_rows=_opt(block_rows), num_warps=_opt(num_warps))
+
+
+def rmsnorm_tuned(
+    x: jax.Array, w: jax.Array, *, block_rows: Any = "auto", num_warps: Any = "auto"
+) -> jax.Array:
+    """RMSNorm with tunable rows and warps per program ("auto": its own choice)."""
+    return rmsnorm(x, w, block_rows=_opt(block_rows), num_warps=_opt(num_warps))
+
+
+def layernorm_tuned(
+    x: jax.Array, w: jax.Array, b: jax.Array, *, block_rows: Any = "auto", num_warps: Any = "auto"
+) -> jax.Array:
+    """LayerNorm with tunable rows and warps per program ("auto": its own choice)."""
+    return layernorm(x, w, b, block_rows=_opt(block_rows), num_warps=_opt(num_warps))
+
+
+def matmul_tuned(
+    a: jax.Array, b: jax.Array, *, block: str = "auto", num_warps: int = 8, num_stages: int = 3
+) -> jax.Array:
+    """The matmul with a tunable tile ("auto": the measured default for the dtype)."""
+    if block == "auto":
+        return matmul(a, b)
+    bm, bn, bk = _dims(block)
+    return matmul(a, b, tiling=MatmulTiling(bm, bn, bk, 8, num_warps, num_stages))
+
+
+def attention_tuned(
+    q: jax.Array,
+    k: jax.Array,
+    v: jax.Array,
+    causal: bool = False,
+    *,
+    block: str = "auto",
+    num_warps: int = 8,
+    num_stages: int = 3,
+) -> jax.Array:
+    """Attention with tunable blocks ("auto": the measured default for the dtype)."""
+    if block == "auto":
+        return attention(q, k, v, causal)
+    bq, bk = _dims(block)
+    return attention(q, k, v, causal, tiling=AttentionTiling(bq, bk, num_warps, num_stages))
