@@ -18,9 +18,11 @@ lint:
     cargo fmt --all -- --check
     cargo clippy --workspace --all-targets -- -D warnings
 
-# Strict type check of every package.
+# Strict type check of every package, and of tile-stats' hand-written stub against the
+# compiled module (stubtest: names, parameters and defaults must match).
 typecheck:
     uv run pyright
+    uv run python -m mypy.stubtest tile_stats._native
 
 # Python tests (GPU tests skip without a GPU). Extra args go to pytest.
 test *ARGS:

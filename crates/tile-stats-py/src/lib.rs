@@ -276,6 +276,63 @@ fn compare(
     })
 }
 
+/// How far the median wandered within one run beyond sampling noise, relative to its median;
+/// None with fewer than 25 samples or a median that is not positive.
+#[pyfunction]
+fn within_run_drift(samples: &Bound<'_, PyAny>) -> PyResult<Option<f64>> {
+    tile_stats::within_run_drift(&sample(samples)?).map_err(to_py)
+}
+
+/// Bootstrap CI (low, high) of median(current) / median(baseline), resampling blocks of
+/// consecutive samples.
+#[pyfunction]
+#[pyo3(signature = (baseline, current, *, confidence=0.95, resamples=2000, seed=0))]
+fn block_ratio_ci(
+    py: Python<'_>,
+    baseline: &Bound<'_, PyAny>,
+    current: &Bound<'_, PyAny>,
+    confidence: f64,
+    resamples: i64,
+    seed: i128,
+) -> PyResult<(f64, f64)> {
+    let (baseline, current) = (sample(baseline)?, sample(current)?);
+    let opts = options(confidence, resamples, seed)?;
+    let ci = py
+        .allow_threads(|| tile_stats::block_ratio_ci(&baseline, &current, &opts))
+        .map_err(to_py)?;
+    Ok((ci.low, ci.high))
+}
+
+/// Group sizes: each a count.
+fn sizes(name: &str, values: Vec<i64>) -> PyResult<Vec<usize>> {
+    values.into_iter().map(|v| count(name, v)).collect()
+}
+
+/// t-interval (low, high) of median(current) / median(baseline) from the scatter of each side's
+/// group medians (rounds, or the runs of a pooled baseline).
+#[pyfunction]
+#[pyo3(signature = (baseline, current, *, baseline_sizes, current_sizes, spread, confidence=0.95))]
+fn grouped_ratio_ci(
+    baseline: &Bound<'_, PyAny>,
+    current: &Bound<'_, PyAny>,
+    baseline_sizes: Vec<i64>,
+    current_sizes: Vec<i64>,
+    spread: &str,
+    confidence: f64,
+) -> PyResult<(f64, f64)> {
+    let spread: tile_stats::Spread = spread.parse().map_err(to_py)?;
+    let ci = tile_stats::grouped_ratio_ci(
+        &sample(baseline)?,
+        &sizes("baseline_sizes", baseline_sizes)?,
+        &sample(current)?,
+        &sizes("current_sizes", current_sizes)?,
+        spread,
+        confidence,
+    )
+    .map_err(to_py)?;
+    Ok((ci.low, ci.high))
+}
+
 /// Whether adaptive sampling may stop, and why.
 #[pyclass(frozen, get_all, eq, module = "tile_stats")]
 #[derive(Clone, PartialEq)]
@@ -343,5 +400,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(mann_whitney_u, m)?)?;
     m.add_function(wrap_pyfunction!(compare, m)?)?;
     m.add_function(wrap_pyfunction!(should_stop, m)?)?;
+    m.add_function(wrap_pyfunction!(within_run_drift, m)?)?;
+    m.add_function(wrap_pyfunction!(block_ratio_ci, m)?)?;
+    m.add_function(wrap_pyfunction!(grouped_ratio_ci, m)?)?;
     Ok(())
 }

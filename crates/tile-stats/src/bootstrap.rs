@@ -218,7 +218,7 @@ fn resample_mean(xs: &[f64], rng: &mut Rng) -> f64 {
 }
 
 /// Runs `stat` once per resample, block by block, each block on its own random stream.
-fn replicate<S, I, F>(
+pub(crate) fn replicate<S, I, F>(
     opts: &BootstrapOptions,
     draws_per_resample: usize,
     threads: Option<usize>,
@@ -265,7 +265,7 @@ fn default_threads(draws: usize) -> usize {
 }
 
 /// Percentile interval of bootstrap replicates, widened to contain `estimate`.
-fn percentile_interval(reps: &mut [f64], confidence: f64, estimate: f64) -> Interval {
+pub(crate) fn percentile_interval(reps: &mut [f64], confidence: f64, estimate: f64) -> Interval {
     let alpha = 1.0 - confidence;
     let low = quantile_select(reps, alpha / 2.0);
     let high = quantile_select(reps, 1.0 - alpha / 2.0);

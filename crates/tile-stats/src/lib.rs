@@ -1,5 +1,7 @@
 //! Statistics for benchmark samples: summaries, bootstrap confidence intervals, Tukey outliers,
-//! two-sample comparisons, an adaptive stopping rule and Student's t quantile.
+//! two-sample comparisons, an adaptive stopping rule and Student's t quantile, and the
+//! measures of run-to-run noise that a comparison of two runs needs: within-run drift, a block
+//! bootstrap of a ratio of medians, and t-intervals over groups (rounds or runs) of samples.
 //!
 //! Every function validates its input and returns [`StatsError`] instead of panicking: empty
 //! samples, NaN or infinite values, and out-of-range options are errors. Quantiles follow
@@ -14,20 +16,26 @@
 //! assert!(s.ci.low <= s.median && s.median <= s.ci.high);
 //! ```
 
+mod block;
 mod bootstrap;
 mod compare;
 mod describe;
+mod drift;
 mod error;
+mod groups;
 mod rng;
 mod special;
 mod stopping;
 
+pub use block::{block_ratio_ci, BOOT_BLOCKS};
 pub use bootstrap::{bootstrap_ci, BootstrapOptions, Interval, Statistic, MAX_RESAMPLES};
 pub use compare::{compare, mann_whitney_u, Comparison, MannWhitney};
 pub use describe::{
     describe, mean, median, quantile, stdev, tukey_outliers, Description, Outliers,
 };
+pub use drift::{within_run_drift, DRIFT_BLOCKS, MIN_BLOCK};
 pub use error::{Result, StatsError};
+pub use groups::{grouped_ratio_ci, Spread};
 pub use special::student_t_quantile;
 pub use stopping::{should_stop, StopDecision, StopReason, StopRule};
 

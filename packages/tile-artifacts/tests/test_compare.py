@@ -28,7 +28,7 @@ from tile_artifacts import (
     render_comparison_markdown,
     utc_now,
 )
-from tile_artifacts._compare import _within_run_drift
+from tile_stats import within_run_drift
 
 Samples = Callable[..., list[float]]
 PRODUCER = Producer(tool_name="tile", tool_version="0.1.0")
@@ -274,11 +274,11 @@ def test_scatter_of_few_samples_a_block_is_not_drift(sample_factory: Samples) ->
     medians = [statistics.median(steady[i : i + 10]) for i in range(10, 50, 10)]
     chance = (max(medians) - min(medians)) / statistics.median(steady)
     assert chance > 0.03
-    assert _within_run_drift(steady) is not None
-    assert _within_run_drift(steady) < chance / 2
+    assert within_run_drift(steady) is not None
+    assert within_run_drift(steady) < chance / 2
     # A real trend is still seen: +20% over the run, of which blocks 2-5 span about 12%.
     trend = [x * (1 + 0.2 * i / 49) for i, x in enumerate(sample_factory(1e-3, n=50, spread=0.02))]
-    assert (_within_run_drift(trend) or 0.0) > 0.08
+    assert (within_run_drift(trend) or 0.0) > 0.08
 
 
 def test_a_slow_start_does_not_count_as_drift(sample_factory: Samples) -> None:

@@ -379,3 +379,14 @@ def test_only_runs_of_one_device_and_timer_pool(sample_factory: Samples) -> None
     data["cases"][0]["run_sizes"] = [45, 135]
     with pytest.raises(ValueError, match="round boundaries"):
         Baseline.model_validate(data)
+
+
+def test_a_round_without_a_positive_median_is_inconclusive(sample_factory: Samples) -> None:
+    # A timer that read 0 for a whole round: that round's median has no logarithm, so the
+    # scatter between rounds cannot be measured. The row says so instead of raising.
+    steady = _in_rounds(sample_factory, 1e-3, [1.0] * 4, 9)
+    zeroed = ([0.0] * 30 + steady[0][30:], steady[1])
+    row = _row(compare_runs(_rounds_run(zeroed, None), _rounds_run(steady, None)))
+    assert row.judgement == "inconclusive"
+    assert row.reason is not None
+    assert row.reason.startswith("statistics failed: baseline group 0 has median 0")

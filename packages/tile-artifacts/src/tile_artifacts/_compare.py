@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import itertools
 import math
-import random
-import statistics
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Final, get_args
+from typing import Final, Literal, get_args
 
 import tile_stats
 from tile_artifacts._base import (
@@ -44,21 +41,11 @@ __all__ = [
 ]
 
 MIN_SAMPLES: Final = 5
-# Within-run drift: the samples, in the order they were taken, cut into this many blocks of at
-# least _MIN_BLOCK samples; the first block is left out (see _within_run_drift).
-_DRIFT_BLOCKS: Final = 5
-_MIN_BLOCK: Final = 5
 # Metrics with raw samples behind them; both are times, so a higher ratio is worse.
 COMPARABLE_METRICS: Final = ("time_s", "ref_time_s")
-# Standard error of a median from the MAD, for normal data: sqrt(pi / 2) * 1.4826 * MAD / sqrt(n).
-_MEDIAN_SE: Final = 1.2533 * 1.4826
-# Expected range of 4 independent standard normal values: the blocks judged, _DRIFT_BLOCKS - 1.
-_D2_OF_4: Final = 2.059
 _RELATIVE: Final = "relative to its reference, timed interleaved"
 # Appended to _RELATIVE's reason when pinned runs were judged with the block bootstrap.
 _PINNED: Final = " on one pinned core; block bootstrap CI"
-# Block bootstrap of pinned runs: a run is cut into this many blocks of consecutive samples.
-_BOOT_BLOCKS: Final = 10
 # Runs measured in rounds (`[bench] rounds`): the fewest rounds a side needs for its scatter to
 # set the CI.
 MIN_ROUNDS: Final = 3
@@ -123,124 +110,12 @@ def _cases(run: Report | Baseline, metric: str) -> dict[str, _Case]:
     return out
 
 
-def _within_run_drift(samples: list[float]) -> float | None:
-    """How far the median wandered within one run, beyond what sampling noise explains.
-
-    `samples` in the order they were taken, cut into 5 blocks; None with fewer than 5 samples
-    a block. The first block is left out: on a CPU it still carries the end of the warm-up
-    (the first samples often run 10-50% slow), which every run has and which so cancels in a
-    ratio, while this measures the wandering that differs from run to run.
-
-    Returns (R - E) / median, at least 0: R is the range (max - min) of the block medians, and E
-    the range that independent samples would give them alone, d2(k) * mean standard error of a
-    block median (d2 the expected range of k normal values; a median's standard error taken as
-    1.2533 * 1.4826 * MAD / sqrt(block size)). With few samples a block the medians scatter by
-    chance; counting that scatter as drift left half the +10% changes of a ~7 µs kernel
-    `inconclusive` (benchmarks/compare_false_alarms.py --pin: 10 of 20 detected, 14 of 20 with
-    the scatter taken out, false alarms unchanged).
-    """
-    n = len(samples)
-    if n < _DRIFT_BLOCKS * _MIN_BLOCK:
-        return None
-    cuts = [round(i * n / _DRIFT_BLOCKS) for i in range(1, _DRIFT_BLOCKS + 1)]
-    blocks = [samples[a:b] for a, b in itertools.pairwise(cuts)]
-    medians = [tile_stats.median(b) for b in blocks]
-    center = tile_stats.median(samples)
-    if center <= 0:
-        return None
-    errors = [
-        _MEDIAN_SE * tile_stats.median([abs(x - m) for x in b]) / math.sqrt(len(b))
-        for b, m in zip(blocks, medians, strict=True)
-    ]
-    expected = _D2_OF_4 * sum(errors) / len(errors)
-    return max(0.0, max(medians) - min(medians) - expected) / center
-
-
-def _block_ci(
-    base: list[float], cur: list[float], *, confidence: float, resamples: int, seed: int
-) -> tuple[float, float]:
-    """Bootstrap CI of median(cur) / median(base), resampling blocks of consecutive samples.
-
-    Each run is cut into _BOOT_BLOCKS blocks (of at least _MIN_BLOCK samples; the first is left
-    out, as in `_within_run_drift`); a resample draws as many blocks with replacement. Samples
-    that drift together stay together, so the CI is as wide as the run's wandering makes its
-    median uncertain, and a single odd block moves it only as much as it moves a median.
-    """
-    rng = random.Random(seed)
-
-    def blocks(xs: list[float]) -> list[list[float]]:
-        size = max(_MIN_BLOCK, len(xs) // _BOOT_BLOCKS)
-        cut = [xs[i : i + size] for i in range(0, len(xs) - size + 1, size)]
-        return cut[1:] if len(cut) > 2 else cut
-
-    b_blocks, c_blocks = blocks(base), blocks(cur)
-
-    def resample(bs: list[list[float]]) -> float:
-        return tile_stats.median([x for _ in bs for x in rng.choice(bs)])
-
-    ratios = sorted(resample(c_blocks) / resample(b_blocks) for _ in range(resamples))
-    tail = (1 - confidence) / 2
-    return ratios[int(tail * resamples)], ratios[min(resamples - 1, int((1 - tail) * resamples))]
-
-
-def _log_medians(xs: list[float], sizes: list[int]) -> list[float]:
-    """log median of each consecutive group of `sizes` samples (rounds, or runs)."""
-    cuts = list(itertools.accumulate(sizes, initial=0))
-    return [math.log(tile_stats.median(xs[a:b])) for a, b in itertools.pairwise(cuts)]
-
-
-def _pooled_se(sides: list[list[float]]) -> tuple[float, float]:
-    """Standard error of the difference of the sides' means, and its degrees of freedom, with
-    one variance pooled over the sides that have two or more groups.
-
-    For a baseline pooled from several runs: the spread of its per-run log medians is the
-    variance of one run's log median, process-to-process effects included, and the current
-    run (usually one) is taken to vary as much.
-    """
-    df = sum(len(v) - 1 for v in sides)
-    squares = sum(statistics.variance(v) * (len(v) - 1) for v in sides if len(v) > 1)
-    return math.sqrt(squares / df * sum(1 / len(v) for v in sides)), df
-
-
-def _welch_se(sides: list[list[float]]) -> tuple[float, float]:
-    """Standard error of the difference of the sides' means, each side with its own variance,
-    and Welch's degrees of freedom (for runs in rounds: each side's rounds are its own)."""
-    terms = [statistics.variance(v) / len(v) for v in sides]
-    se = math.sqrt(sum(terms))
-    if se == 0:
-        return se, float(sum(len(v) for v in sides) - 2)
-    return se, se**4 / sum(t * t / (len(v) - 1) for t, v in zip(terms, sides, strict=True))
-
-
-def _grouped_ci(
-    series: tuple[list[float], list[float]],
-    groups: tuple[list[int], list[int]],
-    *,
-    pooled: bool,
-    ratio: float,
-    confidence: float,
-) -> tuple[float, float]:
-    """CI of `ratio` from the scatter of the log medians of each side's groups of samples.
-
-    Groups are rounds (spread over the run, each with fresh inputs: their scatter is how far
-    the machine moves a case within a run) or whole runs of a pooled baseline. The standard
-    error of the difference of the two sides' mean log medians (`_pooled_se` for runs,
-    `_welch_se` for rounds), with Student's t, sets the CI's width around the ratio of the
-    overall medians.
-    """
-    sides = [_log_medians(xs, sizes) for xs, sizes in zip(series, groups, strict=True)]
-    se, df = _pooled_se(sides) if pooled else _welch_se(sides)
-    t = tile_stats.student_t_quantile(1 - (1 - confidence) / 2, df)
-    return ratio * math.exp(-t * se), ratio * math.exp(t * se)
-
-
 def _measured_noise_ci(
     base: _Case,
     cur: _Case,
     series: tuple[list[float], list[float]],
     *,
     relative_and_pinned: bool,
-    ratio: float,
     confidence: float,
     resamples: int,
     seed: int,
@@ -248,18 +123,28 @@ def _measured_noise_ci(
     """A CI that measures the run-to-run noise, and the note for the reason; first match:
     a pooled baseline's spread between runs, the scatter between rounds, a pinned relative
     run's block bootstrap. None when there is none: the drift-widened rule applies then."""
+    spread: Literal["pooled", "welch"]
     if max(len(base.run_sizes), len(cur.run_sizes)) >= MIN_RUNS:
-        runs = (base.run_sizes, cur.run_sizes)
-        low, high = _grouped_ci(series, runs, pooled=True, ratio=ratio, confidence=confidence)
-        return low, high, f"; CI from the spread of {len(runs[0])} and {len(runs[1])} runs"
-    if base.round_sizes is not None and cur.round_sizes is not None:
-        rounds = (base.round_sizes, cur.round_sizes)
-        low, high = _grouped_ci(series, rounds, pooled=False, ratio=ratio, confidence=confidence)
-        return low, high, f"; CI from {len(rounds[0])} and {len(rounds[1])} rounds"
-    if relative_and_pinned:
-        low, high = _block_ci(*series, confidence=confidence, resamples=resamples, seed=seed)
+        groups, spread = (base.run_sizes, cur.run_sizes), "pooled"
+        note = f"; CI from the spread of {len(groups[0])} and {len(groups[1])} runs"
+    elif base.round_sizes is not None and cur.round_sizes is not None:
+        groups, spread = (base.round_sizes, cur.round_sizes), "welch"
+        note = f"; CI from {len(groups[0])} and {len(groups[1])} rounds"
+    elif relative_and_pinned:
+        low, high = tile_stats.block_ratio_ci(
+            *series, confidence=confidence, resamples=resamples, seed=seed
+        )
         return low, high, _PINNED
-    return None
+    else:
+        return None
+    low, high = tile_stats.grouped_ratio_ci(
+        *series,
+        baseline_sizes=groups[0],
+        current_sizes=groups[1],
+        spread=spread,
+        confidence=confidence,
+    )
+    return low, high, note
 
 
 def _run_drift(
@@ -273,8 +158,9 @@ def _run_drift(
     - the reference's move between the runs, |median(cur_ref) / median(base_ref) - 1|, when
       both sides have at least MIN_SAMPLES reference samples (same inputs, usually unchanged
       code, timed in the same processes: what it moved is the machine, not the kernel);
-    - each side's within-run drift (`_within_run_drift`): a median that wandered by x% within
-      one run can differ by as much between two runs, which the per-sample CI cannot see.
+    - each side's within-run drift (`tile_stats.within_run_drift`): a median that wandered by
+      x% within one run can differ by as much between two runs, which the per-sample CI
+      cannot see.
     """
     found: list[tuple[float, str]] = [(0.0, "")]
     refs = (base_reference or [], cur_reference or [])
@@ -284,7 +170,7 @@ def _run_drift(
             moved = high / low - 1
             found.append((abs(moved), f"the reference moved {moved * 100:+.1f}% between the runs"))
     for side, samples in (("baseline", base), ("current", cur)):
-        wander = _within_run_drift(samples)
+        wander = tile_stats.within_run_drift(samples)
         if wander is not None:
             found.append((wander, f"the {side} median wandered {wander * 100:.1f}% within its run"))
     pct, source = max(found, key=lambda item: item[0])
@@ -452,22 +338,21 @@ def _row(
         result = tile_stats.compare(
             series[0], series[1], confidence=1 - alpha, resamples=resamples, seed=seed
         )
+        # Rounds, a pooled baseline or pinned runs measure the run-to-run noise: their CI, with
+        # no drift widening on top (see compare_runs).
+        measured = _measured_noise_ci(
+            base,
+            cur,
+            series,
+            relative_and_pinned=used == "relative" and pinned,
+            confidence=1 - alpha,
+            resamples=resamples,
+            seed=seed,
+        )
     except tile_stats.StatsError as e:
         reason = f"statistics failed: {e}{suffix}"
         return _make_row(cur.case_id, metric, values, "inconclusive", reason, basis=used)
     ci = (result.ci_low, result.ci_high)
-    # Rounds, a pooled baseline or pinned runs measure the run-to-run noise: their CI, with no
-    # drift widening on top (see compare_runs).
-    measured = _measured_noise_ci(
-        base,
-        cur,
-        series,
-        relative_and_pinned=used == "relative" and pinned,
-        ratio=result.ratio,
-        confidence=1 - alpha,
-        resamples=resamples,
-        seed=seed,
-    )
     if measured is not None:
         low, high, note = measured
         ci, drift = (min(low, ci[0]), max(high, ci[1])), _Drift(0.0, "")
@@ -565,8 +450,8 @@ def compare_runs(
       shows up here as a change of the kernel: read the absolute medians then.
       When both runs were pinned to one core with XLA single-threaded (`[runner] pin_cpu`;
       the report's `context.pinned_cpu`), the ratio's CI is widened to a block bootstrap's
-      (`_block_ci`) instead, with no drift widening, and the reason ends with "...on one pinned
-      core; block bootstrap CI". Pinning removes the noise that moves a ratio between runs
+      (`tile_stats.block_ratio_ci`) instead, with no drift widening, and the reason ends with
+      "...on one pinned core; block bootstrap CI". Pinning removes the noise that moves a ratio between runs
       without showing within them (XLA's thread pool against cores taken at random), which the
       conservative drift widening stands in for; what is left shows within the run.
     - `absolute`: the kernel's own times; the floor is widened by the reference's move between
@@ -575,15 +460,15 @@ def compare_runs(
 
     Runs measured in rounds (`[bench] rounds`; `round_sizes` on the case): when both sides
     have at least MIN_ROUNDS rounds, the CI on either basis is widened to one from the
-    scatter of the per-round medians (`_grouped_ci`), with no drift widening, and the reason
-    ends with "; CI from N and M rounds". The rounds are spread over the whole run and each
+    scatter of the per-round medians (`tile_stats.grouped_ratio_ci`, Welch's), with no drift
+    widening, and the reason ends with "; CI from N and M rounds". The rounds are spread over the whole run and each
     makes its inputs anew, so their scatter is the run-to-run noise measured rather than
     guessed; this rule comes before the pinned one.
 
     A baseline pooled from several runs (`baseline_from_reports`; `run_sizes`) knows how far
     each case moves between processes of the same code. When either side has MIN_RUNS runs or
-    more, the CI comes from that spread instead (`_grouped_ci`), which rounds cannot see: what
-    stays fixed for a whole process. The reason ends with "; CI from the spread of K and L
+    more, the CI comes from that spread instead (`tile_stats.grouped_ratio_ci`, pooled), which
+    rounds cannot see: what stays fixed for a whole process. The reason ends with "; CI from the spread of K and L
     runs". This rule comes first.
 
     With `basis="relative"` a case without interleaved reference samples on either side is

@@ -1,8 +1,9 @@
 """tile-stats: the statistics engine of tile, written in Rust.
 
 Summaries with a bootstrap CI of the median and Tukey outlier counts, bootstrap intervals,
-two-sample comparisons (ratio of medians and Mann-Whitney U), the adaptive stopping rule and
-Student's t quantile.
+two-sample comparisons (ratio of medians and Mann-Whitney U), the adaptive stopping rule,
+Student's t quantile, and the measures of run-to-run noise that comparing two runs needs
+(within-run drift, a block bootstrap of the ratio, t-intervals over rounds or pooled runs).
 Quantiles follow numpy's default (linear) method; resampling is seeded and deterministic.
 """
 
@@ -13,14 +14,17 @@ from tile_stats._native import (
     StatsError,
     StopDecision,
     Summary,
+    block_ratio_ci,
     bootstrap_ci,
     compare,
+    grouped_ratio_ci,
     mann_whitney_u,
     median,
     quantile,
     should_stop,
     student_t_quantile,
     summarize,
+    within_run_drift,
 )
 
 __all__ = [
@@ -34,6 +38,10 @@ __all__ = [
     "Comparison",
     "compare",
     "mann_whitney_u",
+    # run-to-run noise
+    "block_ratio_ci",
+    "grouped_ratio_ci",
+    "within_run_drift",
     # sampling
     "StopDecision",
     "should_stop",

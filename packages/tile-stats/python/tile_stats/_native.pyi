@@ -1,6 +1,6 @@
 """Type stubs of the Rust extension `tile_stats._native` (hand-written; keep in sync)."""
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Literal, final
 
 __all__ = [
@@ -8,14 +8,17 @@ __all__ = [
     "StatsError",
     "StopDecision",
     "Summary",
+    "block_ratio_ci",
     "bootstrap_ci",
     "compare",
+    "grouped_ratio_ci",
     "mann_whitney_u",
     "median",
     "quantile",
     "should_stop",
     "student_t_quantile",
     "summarize",
+    "within_run_drift",
 ]
 
 class StatsError(ValueError):
@@ -147,3 +150,46 @@ def should_stop(
     confidence: float = 0.95,
 ) -> StopDecision:
     """Adaptive stopping rule: "precision", then "max_runs", then "max_time"."""
+
+def within_run_drift(samples: Iterable[float]) -> float | None:
+    """How far the median wandered within one run, beyond what sampling noise explains.
+
+    `samples` in the order they were taken, cut into 5 blocks; the first is left out (it
+    still carries the end of the warm-up, which every run has). Returns (R - E) / median, at
+    least 0: R the range of the 4 block medians, E the range that sampling noise alone would
+    give them. None with fewer than 25 samples or a median that is not positive.
+    """
+
+def block_ratio_ci(
+    baseline: Iterable[float],
+    current: Iterable[float],
+    *,
+    confidence: float = 0.95,
+    resamples: int = 2000,
+    seed: int = 0,
+) -> tuple[float, float]:
+    """Bootstrap CI (low, high) of median(current) / median(baseline), resampling blocks.
+
+    Each run is cut into 10 blocks of consecutive samples (at least 5 each; the first left out
+    when more than two remain); a resample draws as many blocks with replacement. Samples that
+    drift together stay together, so the CI is as wide as a run's wandering makes its median
+    uncertain. Needs at least 5 samples a side.
+    """
+
+def grouped_ratio_ci(
+    baseline: Iterable[float],
+    current: Iterable[float],
+    *,
+    baseline_sizes: Sequence[int],
+    current_sizes: Sequence[int],
+    spread: Literal["pooled", "welch"],
+    confidence: float = 0.95,
+) -> tuple[float, float]:
+    """t-interval (low, high) of median(current) / median(baseline) from group medians.
+
+    Each side's samples are cut into consecutive groups of the given sizes (rounds, or the runs
+    of a pooled baseline). The standard error of the difference of the sides' mean log group
+    medians, with Student's t, sets the width around the ratio of the overall medians:
+    `"welch"` gives each side its own variance (rounds; two or more groups a side), `"pooled"`
+    one variance over the sides that have two or more groups (a baseline pooled from runs).
+    """

@@ -1,0 +1,303 @@
+//! t-intervals of a ratio of medians from the scatter between groups of samples: the rounds
+//! of one run, or the runs of a baseline pooled from several processes.
+//!
+//! Samples within a group share whatever state the machine was in; the groups' medians are
+//! what varies from one measurement to the next. Their scatter is the run-to-run noise
+//! measured, where [`crate::within_run_drift`] can only guess at it.
+
+use std::str::FromStr;
+
+use crate::bootstrap::Interval;
+use crate::describe::{mean_unchecked, quantile_select};
+use crate::error::{check_confidence, check_sample, Result, StatsError};
+use crate::special::student_t_quantile;
+
+/// How the two sides' scatters combine into the standard error of their difference.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Spread {
+    /// One variance pooled over the sides with two or more groups: for a baseline pooled from
+    /// several runs, whose spread between runs stands for the current run's too.
+    Pooled,
+    /// Each side with its own variance and Welch's degrees of freedom: for runs in rounds,
+    /// whose rounds each side measured for itself.
+    Welch,
+}
+
+impl Spread {
+    /// The name used on the Python side.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pooled => "pooled",
+            Self::Welch => "welch",
+        }
+    }
+}
+
+impl FromStr for Spread {
+    type Err = StatsError;
+
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "pooled" => Ok(Self::Pooled),
+            "welch" => Ok(Self::Welch),
+            other => Err(StatsError::InvalidArgument(format!(
+                "spread must be \"pooled\" or \"welch\", got {other:?}"
+            ))),
+        }
+    }
+}
+
+/// Sample variance (ddof = 1) of at least two values.
+fn variance(xs: &[f64]) -> f64 {
+    let mean = mean_unchecked(xs);
+    xs.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (xs.len() - 1) as f64
+}
+
+/// Standard error of the difference of the sides' means and its degrees of freedom, with one
+/// variance pooled over the sides that have two or more values.
+///
+/// For a baseline pooled from several runs: the spread of its per-run log medians is the
+/// variance of one run's log median, process-to-process effects included, and the current run
+/// (usually one) is taken to vary as much.
+fn pooled_se(sides: [&[f64]; 2]) -> Result<(f64, f64)> {
+    let df: usize = sides.iter().map(|v| v.len() - 1).sum();
+    if df == 0 {
+        return Err(StatsError::InvalidArgument(
+            "a pooled spread needs two or more groups on one side, got one on each".into(),
+        ));
+    }
+    let squares: f64 = sides
+        .iter()
+        .filter(|v| v.len() > 1)
+        .map(|v| variance(v) * (v.len() - 1) as f64)
+        .sum();
+    let weight: f64 = sides.iter().map(|v| 1.0 / v.len() as f64).sum();
+    Ok(((squares / df as f64 * weight).sqrt(), df as f64))
+}
+
+/// Standard error of the difference of the sides' means, each side with its own variance, and
+/// Welch's degrees of freedom (for runs in rounds: each side's rounds are its own).
+fn welch_se(sides: [&[f64]; 2]) -> Result<(f64, f64)> {
+    if let Some(v) = sides.iter().find(|v| v.len() < 2) {
+        return Err(StatsError::InvalidArgument(format!(
+            "a Welch spread needs two or more groups on each side, got {}",
+            v.len()
+        )));
+    }
+    let terms = sides.map(|v| variance(v) / v.len() as f64);
+    let se = (terms[0] + terms[1]).sqrt();
+    let sizes = sides.map(|v| v.len() as f64);
+    if se == 0.0 {
+        return Ok((se, sizes[0] + sizes[1] - 2.0));
+    }
+    let spread = terms[0] * terms[0] / (sizes[0] - 1.0) + terms[1] * terms[1] / (sizes[1] - 1.0);
+    Ok((se, se.powi(4) / spread))
+}
+
+/// The log median of each consecutive group of `sizes` samples.
+fn log_medians(side: &str, xs: &[f64], sizes: &[usize]) -> Result<Vec<f64>> {
+    if sizes.contains(&0) || sizes.iter().sum::<usize>() != xs.len() {
+        return Err(StatsError::InvalidArgument(format!(
+            "{side} group sizes {sizes:?} must be positive and add up to its {} samples",
+            xs.len()
+        )));
+    }
+    let mut buf = Vec::new();
+    let mut start = 0;
+    let mut out = Vec::with_capacity(sizes.len());
+    for &size in sizes {
+        buf.clear();
+        buf.extend_from_slice(&xs[start..start + size]);
+        let median = quantile_select(&mut buf, 0.5);
+        if median <= 0.0 {
+            return Err(StatsError::InvalidArgument(format!(
+                "{side} group {} has median {median}: group medians must be positive (timings)",
+                out.len()
+            )));
+        }
+        out.push(median.ln());
+        start += size;
+    }
+    Ok(out)
+}
+
+/// CI of median(current) / median(baseline) from the scatter of each side's group medians.
+///
+/// Each side's samples are cut into consecutive groups of the given sizes. Groups are rounds
+/// (spread over the run, each with fresh inputs: their scatter is how far the machine moves a
+/// case within a run; use [`Spread::Welch`]) or whole runs of a pooled baseline (their spread
+/// includes what stays fixed for a whole process, which rounds cannot see; use
+/// [`Spread::Pooled`]). The standard error of the difference of the two sides' mean log group
+/// medians, with Student's t at `confidence`, sets the CI's width around the ratio of the
+/// overall medians: ratio * exp(±t * se).
+///
+/// Why: on a 2-core VM, rounds that make their inputs anew brought the process-to-process SD
+/// of a tile-std case's mean kernel/reference ratio from 6.2% to 3.7%, yet the SD between
+/// processes was still 1.5-3x what the round scatter predicts; a baseline pooled from five
+/// runs took tile-std's A/A false alarms from 4.6% of cases (rounds alone) to 0.8%
+/// (docs/measurement.md, "Runs in rounds").
+///
+/// Errors on empty or non-finite samples, sizes that are not positive or do not add up to a
+/// side's samples, a group median that is not positive, too few groups for the spread (Welch:
+/// two on each side; pooled: two on one side), or a confidence outside (0, 1).
+pub fn grouped_ratio_ci(
+    baseline: &[f64],
+    baseline_sizes: &[usize],
+    current: &[f64],
+    current_sizes: &[usize],
+    spread: Spread,
+    confidence: f64,
+) -> Result<Interval> {
+    check_sample(baseline)?;
+    check_sample(current)?;
+    check_confidence(confidence)?;
+    let base = log_medians("baseline", baseline, baseline_sizes)?;
+    let cur = log_medians("current", current, current_sizes)?;
+    let (se, df) = match spread {
+        Spread::Pooled => pooled_se([&base, &cur])?,
+        Spread::Welch => welch_se([&base, &cur])?,
+    };
+    let ratio =
+        quantile_select(&mut current.to_vec(), 0.5) / quantile_select(&mut baseline.to_vec(), 0.5);
+    let t = student_t_quantile(1.0 - (1.0 - confidence) / 2.0, df)?;
+    Ok(Interval {
+        low: ratio * (-t * se).exp(),
+        high: ratio * (t * se).exp(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::Rng;
+
+    /// Groups of `size` samples around center * level, uniform within ±1%.
+    fn grouped(center: f64, levels: &[f64], size: usize, seed: u64) -> (Vec<f64>, Vec<usize>) {
+        let mut rng = Rng::new(seed);
+        let mut xs = Vec::new();
+        for level in levels {
+            for _ in 0..size {
+                let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+                xs.push(center * level * (1.0 + 0.02 * (u - 0.5)));
+            }
+        }
+        (xs, vec![size; levels.len()])
+    }
+
+    #[test]
+    fn welch_matches_the_textbook_formula() {
+        // One sample per group: the log medians are the logs themselves.
+        let (a, b) = ([1.0, 1.1, 0.9, 1.05], [1.2, 1.3, 1.25]);
+        let la: Vec<f64> = a.iter().map(|x: &f64| x.ln()).collect();
+        let lb: Vec<f64> = b.iter().map(|x: &f64| x.ln()).collect();
+        let (va, vb) = (variance(&la) / 4.0, variance(&lb) / 3.0);
+        let se = (va + vb).sqrt();
+        let df = (va + vb).powi(2) / (va * va / 3.0 + vb * vb / 2.0);
+        let (got_se, got_df) = welch_se([&la, &lb]).unwrap();
+        assert_eq!(got_se, se);
+        assert!((got_df - df).abs() < 1e-12 * df, "{got_df} {df}");
+        let ci = grouped_ratio_ci(&a, &[1; 4], &b, &[1; 3], Spread::Welch, 0.95).unwrap();
+        let t = student_t_quantile(0.975, df).unwrap();
+        let ratio = 1.25 / 1.025;
+        assert!((ci.low - ratio * (-t * se).exp()).abs() < 1e-15);
+        assert!((ci.high - ratio * (t * se).exp()).abs() < 1e-15);
+        // The variance of 1, 2, 3, 4 (ddof = 1) is 5/3.
+        assert!((variance(&[1.0, 2.0, 3.0, 4.0]) - 5.0 / 3.0).abs() < 1e-15);
+    }
+
+    #[test]
+    fn pooled_uses_the_side_that_has_a_spread() {
+        // Four baseline runs, one current run: s^2 from the baseline's 3 degrees of freedom,
+        // se = s * sqrt(1/4 + 1/1).
+        let base = [0.1_f64, -0.1, 0.05, -0.05];
+        let (se, df) = pooled_se([&base, &[0.3]]).unwrap();
+        let s2 = variance(&base);
+        assert_eq!(df, 3.0);
+        assert!((se - (s2 * 1.25).sqrt()).abs() < 1e-15);
+        assert!(pooled_se([&[0.0], &[1.0]]).is_err());
+        assert!(welch_se([&base, &[0.3]]).is_err());
+    }
+
+    #[test]
+    fn identical_groups_give_the_ratio_alone() {
+        let xs = [2.0; 12];
+        let ys = [3.0; 12];
+        for spread in [Spread::Pooled, Spread::Welch] {
+            let ci = grouped_ratio_ci(&xs, &[4, 4, 4], &ys, &[6, 6], spread, 0.95).unwrap();
+            assert_eq!((ci.low, ci.high), (1.5, 1.5));
+        }
+    }
+
+    #[test]
+    fn rejects_groups_that_do_not_fit() {
+        let xs = [1.0; 6];
+        let ci = |b: &[usize], c: &[usize]| grouped_ratio_ci(&xs, b, &xs, c, Spread::Welch, 0.95);
+        assert!(ci(&[3, 3], &[2, 2, 2]).is_ok());
+        let e = ci(&[3, 2], &[2, 2, 2]).unwrap_err().to_string();
+        assert!(e.contains("baseline group sizes [3, 2]"), "{e}");
+        assert!(ci(&[6, 0], &[2, 2, 2]).is_err());
+        assert!(ci(&[6], &[2, 2, 2])
+            .unwrap_err()
+            .to_string()
+            .contains("each side"));
+        let zeros = [0.0, 0.0, 1.0, 1.0];
+        let e = grouped_ratio_ci(&zeros, &[2, 2], &xs, &[3, 3], Spread::Welch, 0.95).unwrap_err();
+        assert!(
+            e.to_string().contains("baseline group 0 has median 0"),
+            "{e}"
+        );
+        assert!(grouped_ratio_ci(&xs, &[3, 3], &xs, &[3, 3], Spread::Welch, 1.0).is_err());
+        assert!(grouped_ratio_ci(&[], &[], &xs, &[3, 3], Spread::Welch, 0.9).is_err());
+        assert_eq!("welch".parse::<Spread>().unwrap(), Spread::Welch);
+        assert_eq!(Spread::Pooled.as_str(), "pooled");
+        assert!("t"
+            .parse::<Spread>()
+            .unwrap_err()
+            .to_string()
+            .contains("\"t\""));
+    }
+
+    #[test]
+    fn property_scale_free_and_symmetric() {
+        // Random groupings: the interval contains the ratio, scales with the current run, and
+        // swapping the sides (Welch treats them alike) gives the reciprocal interval.
+        let mut rng = Rng::new(17);
+        for case in 0..200 {
+            let levels: Vec<f64> = (0..3 + rng.below(6))
+                .map(|_| 1.0 + rng.below(100) as f64 / 1000.0)
+                .collect();
+            let (base, bs) = grouped(1e-3, &levels, 1 + rng.below(30) as usize, case);
+            let (cur, cs) = grouped(1.1e-3, &levels[1..], 1 + rng.below(30) as usize, case + 1);
+            let ci = grouped_ratio_ci(&base, &bs, &cur, &cs, Spread::Welch, 0.95).unwrap();
+            let ratio = crate::median(&cur).unwrap() / crate::median(&base).unwrap();
+            assert!(ci.low <= ratio && ratio <= ci.high);
+            let doubled: Vec<f64> = cur.iter().map(|x| 2.0 * x).collect();
+            let twice = grouped_ratio_ci(&base, &bs, &doubled, &cs, Spread::Welch, 0.95).unwrap();
+            assert!((twice.low / ci.low - 2.0).abs() < 1e-12, "case {case}");
+            assert!((twice.high / ci.high - 2.0).abs() < 1e-12, "case {case}");
+            let back = grouped_ratio_ci(&cur, &cs, &base, &bs, Spread::Welch, 0.95).unwrap();
+            assert!((back.low * ci.high - 1.0).abs() < 1e-12, "case {case}");
+            assert!((back.high * ci.low - 1.0).abs() < 1e-12, "case {case}");
+            let wider = grouped_ratio_ci(&base, &bs, &cur, &cs, Spread::Welch, 0.99).unwrap();
+            assert!(wider.low <= ci.low && ci.high <= wider.high);
+        }
+    }
+
+    #[test]
+    fn property_pooled_runs_cover_a_process_level_shift() {
+        // Runs of the same code that each land at their own level, spread by ±5%: the 95% CI
+        // of a new run against a baseline pooled from 5 such runs covers 1 about 95% of the
+        // time, though every run alone is far tighter than that spread.
+        let mut rng = Rng::new(23);
+        let mut level = || 1.0 + 0.1 * ((rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 - 0.5);
+        let mut covered = 0;
+        for case in 0..400 {
+            let levels: Vec<f64> = (0..5).map(|_| level()).collect();
+            let (base, bs) = grouped(1.0, &levels, 20, case);
+            let (cur, cs) = grouped(1.0, &[level()], 20, case + 1000);
+            let ci = grouped_ratio_ci(&base, &bs, &cur, &cs, Spread::Pooled, 0.95).unwrap();
+            covered += usize::from(ci.low <= 1.0 && 1.0 <= ci.high);
+        }
+        assert!((340..=400).contains(&covered), "{covered} of 400");
+    }
+}
