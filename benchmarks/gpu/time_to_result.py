@@ -86,6 +86,8 @@ def floor_loop(report_path: str) -> None:
 
     import tile_runner as tile
     from tile_runner._check import upcast
+    from tile_runner._compile import bind_static
+    from tile_runner._tuning import bind_config
 
     gpu = jax.default_backend() == "gpu"
     if gpu:
@@ -100,12 +102,16 @@ def floor_loop(report_path: str) -> None:
         args = jax.block_until_ready(kernel.inputs(case, tile.case_key(0, case.id)))
         args = args if isinstance(args, tuple) else (args,)
         ref = case_rec.get("reference") or {}
+        defaults = kernel.tunables.default if kernel.tunables is not None else {}
         pairs = [(kernel.fn, case_rec["stats"]["n"])]
         if kernel.reference is not None and ref.get("stats"):
             pairs.append((kernel.reference, ref["stats"]["n"]))
         for fn, n in pairs:
-            compiled = jax.jit(fn).lower(*args).compile()
-            out = compiled(*args)
+            # Python values among the inputs (attention's `causal`) are static, as in tile.
+            bound, dynamic = bind_static(bind_config(fn, defaults) if fn is kernel.fn else fn, args)
+            compiled = jax.jit(bound).lower(*dynamic).compile()
+            args_now = dynamic
+            out = compiled(*args_now)
             nbytes = sum(x.nbytes for x in jax.tree.leaves(out))
             per = max(1, min(1000, LIVE_BYTES // max(1, nbytes)))
             del out
@@ -113,9 +119,9 @@ def floor_loop(report_path: str) -> None:
             while left > 0:
                 k = min(per, left)
                 if gpu:
-                    profiler.measure(compiled, iterations=k)(*args)
+                    profiler.measure(compiled, iterations=k)(*args_now)
                 else:  # a CPU dry run of this script: plain calls
-                    jax.block_until_ready([compiled(*args) for _ in range(k)])
+                    jax.block_until_ready([compiled(*args_now) for _ in range(k)])
                 left -= k
         if kernel.reference is not None:
             jax.block_until_ready(kernel.reference(*upcast(args)))  # the check's reference run

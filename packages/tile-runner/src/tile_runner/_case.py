@@ -33,6 +33,7 @@ from tile_runner._errors import Skip
 from tile_runner._inputs import case_key
 from tile_runner._measure import Timing, time_compiled
 from tile_runner._roofline import roofline, throughput
+from tile_runner._stage import Built, compile_all
 from tile_runner._stats import summarize, widen_to_rounds
 from tile_runner._timers import TimerName
 from tile_runner._tuning import TuningIndex, bind_config, choose, unit_id
@@ -138,12 +139,14 @@ def run_case(
         if ctx.command == "inspect":
             _inspect(ctx, case, fn, dynamic)
             return "passed"
-        compiled = aot_compile(fn, dynamic)
-        watch.lap("compile")
         if ctx.command == "build":
+            compiled = aot_compile(fn, dynamic)
+            watch.lap("compile")
             at.phase = "outputs"
             return _build(ctx, case, compiled, fn, dynamic)
-        checked = _check(ctx, kernel, fn, args, compiled, watch, at)
+        built = compile_all(ctx, kernel, fn, args, watch)
+        compiled = built.kernel
+        checked = _check(ctx, kernel, fn, args, built, watch, at)
         if ctx.command == "test":
             check = checked.check or Check(passed=True, message="no reference")
             ctx.send(
@@ -163,7 +166,7 @@ def run_case(
         at.phase = "reference"
         reference = None
         if ctx.command != "tune":  # a tune compares configurations, not the reference
-            reference = _timed_reference(ctx, kernel, case, checked, args, watch)
+            reference = _timed_reference(ctx, rid, checked, built)
         at.phase = "run"
         rounds = BenchRounds(
             kernel, case, rid, info, compiled, reference, checked.check, work, watch
@@ -251,43 +254,31 @@ class _Phase:
     phase: str
 
 
-def _compile_or_none(fn: Callable[..., Any], args: tuple[Any, ...]) -> Any | None:
-    """`fn` compiled ahead of time for `args` (called with their arrays), or None when it
-    cannot be traced."""
-    try:
-        bound, dynamic = bind_static(fn, args)
-        return aot_compile(bound, dynamic).compiled
-    except Exception:
-        return None
-
-
 def _check(
     ctx: CaseContext,
     kernel: KernelDef,
     fn: Callable[..., Any],
     args: tuple[Any, ...],
-    compiled: Compiled,
+    built: Built,
     watch: Stopwatch,
     at: _Phase,
 ) -> _Checked:
     """Run the kernel once and, with a reference, compare on the device.
 
-    The reference is compiled once, on the upcast inputs; when upcasting changed nothing
-    (float32 cases) the same executable is timed later. A reference that cannot be traced
-    (host code inside) runs as a plain function, as it always could.
+    The reference runs on the upcast inputs; when upcasting changed nothing (float32 cases)
+    the same executable is timed later. A reference that cannot be traced (host code inside)
+    runs as a plain function, as it always could.
     """
     import jax
 
     at.phase = "run"
-    out = jax.block_until_ready(compiled.compiled(*bind_static(fn, args)[1]))
+    out = jax.block_until_ready(built.kernel.compiled(*bind_static(fn, args)[1]))
     watch.lap("check")
     if kernel.reference is None:
         return _Checked(None, None, same_inputs=False)
     at.phase = "reference"
     up = upcast(args)
-    same = all(a is b for a, b in zip(jax.tree.leaves(args), jax.tree.leaves(up), strict=True))
-    ref_compiled = _compile_or_none(kernel.reference, up)
-    watch.lap("reference_compile")
+    ref_compiled = built.check_reference
     if ref_compiled is not None:
         expected = jax.block_until_ready(ref_compiled(*bind_static(kernel.reference, up)[1]))
     else:
@@ -300,33 +291,21 @@ def _check(
     )
     del out, expected
     watch.lap("check")
-    return _Checked(check, ref_compiled, same_inputs=same)
+    return _Checked(check, ref_compiled, same_inputs=built.same_inputs)
 
 
-def _timed_reference(
-    ctx: CaseContext,
-    kernel: KernelDef,
-    case: Case,
-    checked: _Checked,
-    args: tuple[Any, ...],
-    watch: Stopwatch,
-) -> Any | None:
+def _timed_reference(ctx: CaseContext, rid: str, checked: _Checked, built: Built) -> Any | None:
     """The compiled reference to time with the kernel; None without one, or if it fails."""
     # Correctness gates speed: a kernel that fails its check is timed but never compared.
-    if kernel.reference is None or checked.check is None or not checked.check.passed:
+    if checked.check is None or not checked.check.passed:
         return None
     if checked.same_inputs and checked.reference is not None:
         return checked.reference
-    try:
-        ref_fn, ref_dynamic = bind_static(kernel.reference, args)
-        compiled = aot_compile(ref_fn, ref_dynamic).compiled
-    except Exception as exc:
-        message = f"the reference could not be compiled ({type(exc).__name__}: {exc}); no speedup"
-        ctx.warn(message, case.id)
-        return None
-    finally:
-        watch.lap("reference_compile")
-    return compiled
+    if built.timed_reference is None:
+        exc = built.timed_reference_error
+        why = f"{type(exc).__name__}: {exc}" if exc is not None else "it was not compiled"
+        ctx.warn(f"the reference could not be compiled ({why}); no speedup", rid)
+    return built.timed_reference
 
 
 def _time_round(ctx: CaseContext, rounds: BenchRounds, args: tuple[Any, ...]) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -34,12 +35,18 @@ class _Counter:
         self.misses = 0
 
 
-_active: list[_Counter] = []
+# By thread: a case compiles its kernel and references side by side, and each compilation
+# counts only its own events (jax.monitoring calls listeners on the compiling thread).
+_active: dict[int, list[_Counter]] = {}
 _installed = False
 
 
+def _counters() -> list[_Counter]:
+    return _active.get(threading.get_ident(), [])
+
+
 def _on_event(event: str, *_args: Any, **_kwargs: Any) -> None:
-    for counter in _active:
+    for counter in _counters():
         if event == _HIT_EVENT:
             counter.hits += 1
         elif event == _MISS_EVENT:
@@ -48,7 +55,7 @@ def _on_event(event: str, *_args: Any, **_kwargs: Any) -> None:
 
 def _on_duration(event: str, *_args: Any, **_kwargs: Any) -> None:
     if event == _COMPILE_EVENT:
-        for counter in _active:
+        for counter in _counters():
             counter.compiles += 1
 
 
@@ -104,13 +111,19 @@ class Compiled:
     phases: Phases
 
 
-def aot_compile(fn: Callable[..., Any], args: Sequence[Any]) -> Compiled:
-    """`jax.jit(fn).trace(*args).lower().compile()`, timing each stage and counting compiles."""
+def aot_compile(fn: Callable[..., Any], args: Sequence[Any], *, untuned: bool = False) -> Compiled:
+    """`jax.jit(fn).trace(*args).lower().compile()`, timing each stage and counting compiles.
+
+    `untuned`: skip XLA's autotuning on a GPU (the executable only checks correctness and is
+    never timed, so its speed does not matter, and autotuning a float32 reference cost up to
+    seconds a case on the H200).
+    """
     import jax
 
     _install_listeners()
     counter = _Counter()
-    _active.append(counter)
+    mine = _active.setdefault(threading.get_ident(), [])
+    mine.append(counter)
     try:
         jitted: Any = fn if hasattr(fn, "lower") and hasattr(fn, "trace") else jax.jit(fn)
         t0 = time.perf_counter()
@@ -118,10 +131,10 @@ def aot_compile(fn: Callable[..., Any], args: Sequence[Any]) -> Compiled:
         t1 = time.perf_counter()
         lowered = traced.lower()
         t2 = time.perf_counter()
-        compiled = lowered.compile()
+        compiled = _compile(lowered, untuned=untuned)
         t3 = time.perf_counter()
     finally:
-        _active.remove(counter)
+        mine.remove(counter)
     cache_on = bool(getattr(jax.config, "jax_compilation_cache_dir", None))
     phases = Phases(
         trace_s=t1 - t0,
@@ -133,6 +146,18 @@ def aot_compile(fn: Callable[..., Any], args: Sequence[Any]) -> Compiled:
         cache_miss_count=counter.misses if cache_on else None,
     )
     return Compiled(compiled=compiled, lowered=lowered, traced=traced, phases=phases)
+
+
+def _compile(lowered: Any, *, untuned: bool) -> Any:
+    """`lowered.compile()`, with autotuning off when asked and the backend has it."""
+    import jax
+
+    if untuned and jax.default_backend() == "gpu":
+        try:
+            return lowered.compile({"xla_gpu_autotune_level": 0})
+        except Exception:
+            pass  # an XLA without that option: compile as usual
+    return lowered.compile()
 
 
 def enable_persistent_cache(directory: str) -> str | None:
