@@ -1,0 +1,223 @@
+"""A real headless Chromium, driven over the DevTools protocol on a pipe.
+
+Why no driver package: Chromium speaks the DevTools protocol on file descriptors 3 (commands
+in) and 4 (replies and events out) when started with `--remote-debugging-pipe`: JSON messages
+ended by a NUL byte. That is all these tests need (open a file, collect console errors,
+evaluate a check, take a screenshot), in a hundred lines of the standard library, without a
+websocket client, a chromedriver or a browser download. Debian's `chromium` package is used.
+
+Used by the browser tests (tests/test_report_browser.py) and `just report-screens`.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import fcntl
+import json
+import os
+import select
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome")
+CI_VARIABLE = "TILE_BROWSER_TESTS"
+"""Set to 1 (as .ci/run does) to make a missing Chromium fail the browser tests, not skip them."""
+
+# Console problems, from the three places the protocol reports them.
+_CONSOLE_ERRORS = {"error", "assert"}
+
+
+def find_chromium() -> str | None:
+    """The Chromium executable on PATH (or in TILE_CHROMIUM), or None."""
+    given = os.environ.get("TILE_CHROMIUM")
+    if given:
+        return given
+    for name in CHROMIUM_NAMES:
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+class BrowserError(RuntimeError):
+    """Chromium died, answered with an error, or did not answer in time."""
+
+
+class Browser:
+    """One headless Chromium with one page; use as a context manager."""
+
+    def __init__(self, executable: str, *, width: int = 1280, timeout: float = 60.0) -> None:
+        self.timeout = timeout
+        self.errors: list[str] = []
+        self._profile = tempfile.TemporaryDirectory(prefix="tile-chromium-")
+        cmd_r, self._cmd_w = os.pipe()
+        self._res_r, res_w = os.pipe()
+        # Out of the way of 3 and 4, so the child's dup2 cannot overwrite one with the other.
+        high_r, high_w = (fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10) for fd in (cmd_r, res_w))
+        os.close(cmd_r)
+        os.close(res_w)
+
+        def wire() -> None:  # in the child, before exec: the pipe ends become fds 3 and 4
+            os.dup2(high_r, 3)
+            os.dup2(high_w, 4)
+
+        args = [
+            executable,
+            "--headless",
+            "--remote-debugging-pipe",
+            "--disable-gpu",
+            "--no-first-run",
+            "--no-default-browser-check",
+            "--disable-extensions",
+            f"--user-data-dir={self._profile.name}",
+            "about:blank",
+        ]
+        if os.geteuid() == 0:
+            args.insert(1, "--no-sandbox")  # Chromium refuses to run its sandbox as root
+        self._proc = subprocess.Popen(
+            args,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            # Python's own descriptors are not inheritable (PEP 446), so keeping inheritable
+            # ones open passes exactly the two that `wire` makes; close_fds would shut them.
+            close_fds=False,
+            preexec_fn=wire,  # noqa: PLW1509  (single-threaded tests; needed to place fds 3/4)
+        )
+        os.close(high_r)
+        os.close(high_w)
+        self._buffer = b""
+        self._next_id = 0
+        self._events: list[dict[str, Any]] = []
+        target = self._call("Target.createTarget", {"url": "about:blank"})["targetId"]
+        self._session = self._call("Target.attachToTarget", {"targetId": target, "flatten": True})[
+            "sessionId"
+        ]
+        for domain in ("Page", "Runtime", "Log"):
+            self.call(f"{domain}.enable")
+        self.call(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": width, "height": 900, "deviceScaleFactor": 1, "mobile": False},
+        )
+
+    def __enter__(self) -> Browser:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop Chromium (it was started by this object, so only it is stopped)."""
+        with contextlib.suppress(BrowserError, OSError):
+            self._call("Browser.close")
+        with contextlib.suppress(OSError):
+            os.close(self._cmd_w)
+        try:
+            self._proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.wait()
+        os.close(self._res_r)
+        self._profile.cleanup()
+
+    # ---------------------------------------------------------------- protocol
+
+    def call(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        """A command to the page's session; returns its result."""
+        return self._call(method, params, session=self._session)
+
+    def _call(
+        self, method: str, params: dict[str, Any] | None = None, *, session: str | None = None
+    ) -> dict[str, Any]:
+        self._next_id += 1
+        message: dict[str, Any] = {"id": self._next_id, "method": method, "params": params or {}}
+        if session is not None:
+            message["sessionId"] = session
+        os.write(self._cmd_w, json.dumps(message).encode() + b"\0")
+        reply = self._wait(lambda m: m.get("id") == self._next_id, f"a reply to {method}")
+        if "error" in reply:
+            raise BrowserError(f"{method}: {reply['error']}")
+        return reply.get("result", {})
+
+    def _wait(self, wanted: Any, what: str) -> dict[str, Any]:
+        deadline = time.monotonic() + self.timeout
+        while True:
+            for i, event in enumerate(self._events):
+                if wanted(event):
+                    return self._events.pop(i)
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise BrowserError(f"Chromium sent no {what} within {self.timeout:g} s")
+            ready, _, _ = select.select([self._res_r], [], [], left)
+            if not ready:
+                continue
+            chunk = os.read(self._res_r, 1 << 16)
+            if not chunk:
+                raise BrowserError(f"Chromium exited (code {self._proc.poll()}) before {what}")
+            self._buffer += chunk
+            *complete, self._buffer = self._buffer.split(b"\0")
+            for raw in complete:
+                self._note(json.loads(raw))
+
+    def _note(self, message: dict[str, Any]) -> None:
+        """Keep every message; record console errors, exceptions and error log entries."""
+        method, params = message.get("method"), message.get("params", {})
+        if method == "Runtime.consoleAPICalled" and params.get("type") in _CONSOLE_ERRORS:
+            texts = [str(a.get("value", a.get("description", ""))) for a in params.get("args", [])]
+            self.errors.append("console: " + " ".join(texts))
+        elif method == "Runtime.exceptionThrown":
+            details = params.get("exceptionDetails", {})
+            self.errors.append("exception: " + str(details.get("text", details)))
+        elif method == "Log.entryAdded" and params.get("entry", {}).get("level") == "error":
+            entry = params["entry"]
+            self.errors.append(f"log ({entry.get('source')}): {entry.get('text')}")
+        self._events.append(message)
+
+    # ---------------------------------------------------------------- page
+
+    def open(self, path: Path) -> None:
+        """Load a file and wait for its load event."""
+        self.call("Page.navigate", {"url": path.absolute().as_uri()})
+        self._wait(lambda m: m.get("method") == "Page.loadEventFired", "load event")
+
+    def evaluate(self, expression: str) -> Any:
+        """The value of a JavaScript expression in the page (returned by value)."""
+        result = self.call("Runtime.evaluate", {"expression": expression, "returnByValue": True})
+        if "exceptionDetails" in result:
+            raise BrowserError(f"evaluating failed: {result['exceptionDetails']}")
+        return result["result"].get("value")
+
+    def screenshot(self, selector: str, target: Path) -> Path:
+        """A PNG of the element `selector` matches (its whole box, scrolled or not)."""
+        box = self.evaluate(
+            f"(() => {{ const r = document.querySelector({json.dumps(selector)})"
+            ".getBoundingClientRect(); return {x: r.left + scrollX, y: r.top + scrollY, "
+            "width: r.width, height: r.height}; })()"
+        )
+        shot = self.call(
+            "Page.captureScreenshot",
+            {"format": "png", "captureBeyondViewport": True, "clip": {**box, "scale": 1}},
+        )
+        target.write_bytes(base64.b64decode(shot["data"]))
+        return target
+
+
+PLOTS_JS = """
+Array.from(document.querySelectorAll('svg.plot')).map(svg => {
+  const r = svg.getBoundingClientRect();
+  const marks = Array.from(svg.querySelectorAll('.mark'));
+  const inside = marks.filter(m => {
+    const b = m.getBoundingClientRect();
+    return (b.width > 0 || b.height > 0) && b.right >= r.left - 1 && b.left <= r.right + 1
+      && b.bottom >= r.top - 1 && b.top <= r.bottom + 1;
+  });
+  return {id: svg.id, kind: svg.dataset.plot, width: r.width, height: r.height,
+          declared: Number(svg.dataset.marks), marks: marks.length, drawn: inside.length};
+})
+"""
+"""Every plot in the page: its size, and how many of its marks the browser laid out inside it."""
