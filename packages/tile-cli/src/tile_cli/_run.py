@@ -219,9 +219,13 @@ def run_suite(
             render_build(out, err, recorder, problems, verbose=verbose)
             err.print(f"run directory: {_display(run_dir)}", markup=False, style="dim")
         return build_exit_code(recorder, interrupted)
-    _, comparison = recorder.finalize(
+    report, comparison = recorder.finalize(
         interrupted=interrupted, compare_with=compare_with if interrupted is None else None
     )
+    if command == "bench" and interrupted is None and resolved.config.history.enabled:
+        from tile_cli._history import record_run
+
+        record_run(resolved, report, run_dir, err)
     _render(out, err, recorder, command, verbose=verbose, as_json=as_json)
     code = _exit_code(recorder, interrupted)
     if comparison is not None:

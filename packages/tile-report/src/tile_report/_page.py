@@ -24,7 +24,7 @@ from tile_report._sections import (
     overview_section,
     table,
 )
-from tile_report._steps import Trend
+from tile_report._steps import MIN_POINTS, Trend
 from tile_report._svg import JUDGEMENT_COLORS, PALETTE, esc, kernel_colors
 from tile_report._trend import trend_plot
 
@@ -169,10 +169,15 @@ def _history_section(trends: Sequence[Trend]) -> str:
         steps = ", ".join(
             f"{st.kind} {st.change * 100:+.1f}% at {fit.points[st.index].label}" for st in fit.steps
         )
+        noise = (
+            f"noise between runs ±{fit.noise * 100:.1f}%"
+            if len(fit.points) >= MIN_POINTS
+            else f"fewer than {MIN_POINTS} commits: too few to tell steps from noise"
+        )
         parts.append(
             f"<h3><code>{esc(s.case_id)}</code></h3><p class=note>{len(fit.points)} commits on "
-            f"{esc(s.device_kind or '?')} ({esc(s.timer or '?')}), noise between runs "
-            f"±{fit.noise * 100:.1f}%; {esc(steps or 'no step')}</p>"
+            f"{esc(s.device_kind or '?')} ({esc(s.timer or '?')}), {noise}; "
+            f"{esc(steps or 'no step')}</p>"
             + _box(trend_plot(fit, f"trend-{i + 1}", title=f"history of {s.case_id}"), "")
         )
     return '<section id="history"><h2>History</h2>' + "".join(parts) + "</section>"

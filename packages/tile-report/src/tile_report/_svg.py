@@ -84,12 +84,14 @@ def num(value: float) -> str:
 
 
 def fmt_num(value: float) -> str:
-    """A tick label: up to three significant digits, no exponent for everyday magnitudes."""
+    """A tick label: three significant digits, no exponent for everyday magnitudes."""
     if value == 0:
         return "0"
-    if 1e-3 <= abs(value) < 1e6:
-        return f"{value:.3g}"
-    return f"{value:.0e}".replace("e+0", "e").replace("e-0", "e-")
+    if not 1e-3 <= abs(value) < 1e6:
+        return f"{value:.0e}".replace("e+0", "e").replace("e-0", "e-")
+    decimals = 2 - math.floor(math.log10(abs(value)))
+    shown = f"{round(value, decimals):.{max(decimals, 0)}f}"
+    return shown.rstrip("0").rstrip(".") if "." in shown else shown
 
 
 def text_width(text: str, size: float = 11) -> float:
