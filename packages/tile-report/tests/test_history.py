@@ -7,9 +7,8 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
-
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -149,10 +148,9 @@ def test_a_damaged_page_is_refused_and_left_as_it_is(tmp_path: Path, _report: Re
     data[2 * page : len(data) - page] = b"\xff" * (len(data) - 3 * page)
     path.write_bytes(bytes(data))
     before = _digest(path)
-    with pytest.raises(HistoryError) as info:
-        with History(path) as history:
-            history.series()
-            history.add_run(_report(seed=99), git=GIT)
+    with pytest.raises(HistoryError) as info, History(path) as history:
+        history.series()
+        history.add_run(_report(seed=99), git=GIT)
     assert "not a readable tile run history" in info.value.message
     assert _digest(path) == before
 
