@@ -28,6 +28,13 @@ CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome")
 CI_VARIABLE = "TILE_BROWSER_TESTS"
 """Set to 1 (as .ci/run does) to make a missing Chromium fail the browser tests, not skip them."""
 
+
+def browser_required() -> bool:
+    """Whether a missing Chromium is a failure: in CI (TILE_BROWSER_TESTS=1, or CI set)."""
+    ci = os.environ.get("CI", "").strip().lower()
+    return os.environ.get(CI_VARIABLE) == "1" or ci not in ("", "0", "false", "no")
+
+
 # Console problems, from the three places the protocol reports them.
 _CONSOLE_ERRORS = {"error", "assert"}
 
@@ -221,3 +228,20 @@ Array.from(document.querySelectorAll('svg.plot')).map(svg => {
 })
 """
 """Every plot in the page: its size, and how many of its marks the browser laid out inside it."""
+
+
+def rendered_plots(browser: Browser, page: Path) -> dict[str, list[dict[str, Any]]]:
+    """Open `page`; fail on any console error or any plot not drawn as declared; return the
+    plots by kind."""
+    browser.errors.clear()
+    browser.open(page)
+    plots: list[dict[str, Any]] = browser.evaluate(PLOTS_JS)
+    assert browser.errors == [], f"{page.name}: console errors {browser.errors}"
+    for p in plots:
+        assert p["width"] > 0 and p["height"] > 0, f"{page.name}: plot {p} has no size"
+        assert p["declared"] > 0, f"{page.name}: plot {p} drew nothing"
+        assert p["marks"] == p["declared"] == p["drawn"], f"{page.name}: plot {p} not all drawn"
+    kinds: dict[str, list[dict[str, Any]]] = {}
+    for p in plots:
+        kinds.setdefault(p["kind"], []).append(p)
+    return kinds

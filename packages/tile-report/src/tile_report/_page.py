@@ -84,16 +84,20 @@ def _roofline_section(report: ta.Report) -> str:
     bars = bandwidth_plot(report, colors, "bandwidth")
     if roof is None and bars is None:
         return ""
-    flopless = sum(1 for c in report.cases if c.throughput.gbps and not c.throughput.tflops)
-    note = (
-        (
-            f'<p class="note">{flopless} case(s) do no FLOPs (copies, reductions declared '
-            "as bytes only): they have no place on the roofline, their bandwidth is below."
-            "</p>"
+    measured = [c for c in report.cases if c.status in ("success", "partial")]
+    flopless = sum(1 for c in measured if c.throughput.gbps and not c.throughput.tflops)
+    notes: list[str] = []
+    if flopless and roof is not None:
+        notes.append(
+            f"{flopless} case(s) do no FLOPs (copies, or work declared as bytes only): "
+            "they have no place on the roofline; their bandwidth is below."
         )
-        if flopless and roof is not None
-        else ""
-    )
+    if len(measured) < len(report.cases):
+        notes.append(
+            f"{len(report.cases) - len(measured)} case(s) that failed are left out: "
+            "a wrong kernel's speed means nothing."
+        )
+    note = "".join(f'<p class="note">{esc(n)}</p>' for n in notes)
     return (
         '<section id="roofline"><h2>Roofline</h2>'
         + _box(roof, "No case has both FLOPs and bytes, so there is no roofline to draw.")

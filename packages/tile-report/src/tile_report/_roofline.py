@@ -85,10 +85,15 @@ def roofs_of(report: ta.Report) -> Roofs:
     return Roofs(bandwidth, tuple(sorted(flops_by_dtype.items())), source)
 
 
+def _measured(report: ta.Report) -> list[ta.CaseRecord]:
+    """Cases whose speed means something: a kernel that failed its check has none."""
+    return [c for c in report.cases if c.status in ("success", "partial")]
+
+
 def _points(report: ta.Report) -> list[ta.CaseRecord]:
     return [
         c
-        for c in report.cases
+        for c in _measured(report)
         if c.roofline.intensity and c.throughput.tflops and c.throughput.tflops > 0
     ]
 
@@ -184,7 +189,7 @@ def roofline_plot(report: ta.Report, colors: Mapping[str, str], key: str) -> str
 def bandwidth_plot(report: ta.Report, colors: Mapping[str, str], key: str) -> str | None:
     """Achieved GB/s per case as bars, with the peak bandwidth used drawn across; None if no
     case moved a known number of bytes."""
-    cases = [c for c in report.cases if c.throughput.gbps and c.throughput.gbps > 0]
+    cases = [c for c in _measured(report) if c.throughput.gbps and c.throughput.gbps > 0]
     if not cases:
         return None
     roofs = roofs_of(report)

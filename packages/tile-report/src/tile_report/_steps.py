@@ -3,13 +3,19 @@ noise between runs, in the spirit of asv's regression finder.
 
 The series is first reduced to one value per commit (the median of that commit's runs). In
 log time, a piecewise-constant fit picks the segments that minimise the summed absolute
-deviation from each segment's median, in units of the between-run noise, plus a penalty per
-extra segment (an exact dynamic programme, O(n^2) segments). L1 and medians keep one wild run
-from making a step of its own. Each boundary found must then be a change of at least
-`min_change` and at least `z_min` standard errors of the difference of the two levels; the
-weakest boundary that is not is merged away until all are. The noise is the largest of three
-robust estimates: the scatter between consecutive commits (a step moves one difference, the
-median ignores it), the scatter between runs of one commit, and the runs' own CI of the median.
+deviation from each segment's median, in units of the noise, plus a penalty per extra
+segment (an exact dynamic programme over O(n^2) segments, each with at least two runs behind
+it, so one slow run is a hiccup, not a level). L1 and medians keep a wild run from making a
+step of its own. Each boundary found must then be a change of at least `min_change` and at
+least `z_min` standard errors of the difference of the two levels; the weakest boundary that
+is not is merged away until all are.
+
+The noise: segmenting, the scatter between consecutive commits (a step moves one difference,
+which the median ignores); judging boundaries, the scatter of the values around the levels
+found (which no step inflates). Neither goes below the scatter between runs of one commit,
+the runs' own CI of the median, or 0.2%. On synthetic series (tests/test_steps.py) a 10% step
+with 1% noise is found at its commit in 7 commits; with 3% noise, 1 in 100 flat series of 30
+commits shows a (5%) step.
 """
 
 from __future__ import annotations
@@ -141,9 +147,9 @@ def _robust_sigma(diffs: Sequence[float]) -> float:
     return _MAD_TO_SIGMA * statistics.median(diffs) / math.sqrt(2)
 
 
-def _noise(points: Sequence[CommitPoint]) -> float:
-    ys = [math.log(p.value_s) for p in points]
-    between = _robust_sigma([abs(b - a) for a, b in pairwise(ys)])
+def _floor_noise(points: Sequence[CommitPoint]) -> float:
+    """What no level can be steadier than: the scatter between runs of one commit, the runs'
+    own CI of the median (as a sigma), and 0.2%."""
     repeats = [
         abs(math.log(b.median_s) - math.log(a.median_s))
         for p in points
@@ -156,7 +162,17 @@ def _noise(points: Sequence[CommitPoint]) -> float:
         if r.ci_low_s and r.ci_high_s and r.ci_high_s >= r.ci_low_s > 0
     ]
     within = statistics.median(halves) if halves else 0.0
-    return max(between, _robust_sigma(repeats), within, _NOISE_FLOOR)
+    return max(_robust_sigma(repeats), within, _NOISE_FLOOR)
+
+
+def _residual_noise(ys: Sequence[float], levels: Sequence[tuple[int, int, float]]) -> float:
+    """Sigma of the values around their segment's level (MAD, corrected for the levels fitted):
+    with the steps taken out, what is left is the noise between runs."""
+    residuals = [abs(ys[i] - level) for a, b, level in levels for i in range(a, b)]
+    spare = len(ys) - len(levels)
+    if spare < 2:
+        return 0.0
+    return _MAD_TO_SIGMA * statistics.median(residuals) * math.sqrt(len(ys) / spare)
 
 
 def _l1_cost(ordered: list[float]) -> float:
@@ -204,12 +220,17 @@ def fit_steps(
         flat = [Level(0, len(points), statistics.median(p.value_s for p in points))]
         return Fit(tuple(points), tuple(flat if points else []), (), _NOISE_FLOOR)
     ys = [math.log(p.value_s) for p in points]
-    sigma = _noise(points)
+    floor = _floor_noise(points)
+    # Segmenting, the scatter between consecutive commits stands for the noise (a step moves
+    # one difference, which the median ignores); judging each boundary, the scatter left
+    # around the levels found does, which no step inflates.
+    between = _robust_sigma([abs(b - a) for a, b in pairwise(ys)])
     runs = [len(p.runs) for p in points]
-    starts = _partition(ys, runs, sigma, penalty=math.log(len(ys)) + 3.0)
+    starts = _partition(ys, runs, max(between, floor), penalty=math.log(len(ys)) + 3.0)
     threshold = math.log1p(min_change)
     while True:
         levels = _levels(ys, starts)
+        sigma = max(_residual_noise(ys, levels), floor)
         weakest: tuple[float, int] | None = None
         for k in range(1, len(levels)):
             (a0, a1, ya), (b0, b1, yb) = levels[k - 1], levels[k]
