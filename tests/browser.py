@@ -199,16 +199,24 @@ class Browser:
             raise BrowserError(f"evaluating failed: {result['exceptionDetails']}")
         return result["result"].get("value")
 
-    def screenshot(self, selector: str, target: Path) -> Path:
-        """A PNG of the element `selector` matches (its whole box, scrolled or not)."""
+    def screenshot(self, target: Path, *selectors: str, pad: int = 8) -> Path:
+        """A PNG of the box around every element the selectors match (scrolled or not)."""
         box = self.evaluate(
-            f"(() => {{ const r = document.querySelector({json.dumps(selector)})"
-            ".getBoundingClientRect(); return {x: r.left + scrollX, y: r.top + scrollY, "
-            "width: r.width, height: r.height}; })()"
+            "(() => { const rs = " + json.dumps(list(selectors)) + ".flatMap(s => "
+            "Array.from(document.querySelectorAll(s))).map(e => e.getBoundingClientRect());"
+            "const x = Math.min(...rs.map(r => r.left)), y = Math.min(...rs.map(r => r.top));"
+            "return {x: x + scrollX, y: y + scrollY, width: Math.max(...rs.map(r => r.right)) - x,"
+            " height: Math.max(...rs.map(r => r.bottom)) - y}; })()"
         )
+        clip = {
+            "x": max(box["x"] - pad, 0),
+            "y": max(box["y"] - pad, 0),
+            "width": box["width"] + 2 * pad,
+            "height": box["height"] + 2 * pad,
+            "scale": 1,
+        }
         shot = self.call(
-            "Page.captureScreenshot",
-            {"format": "png", "captureBeyondViewport": True, "clip": {**box, "scale": 1}},
+            "Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True, "clip": clip}
         )
         target.write_bytes(base64.b64decode(shot["data"]))
         return target

@@ -19,43 +19,11 @@ from pathlib import Path
 
 import pytest
 from browser import Browser, rendered_plots
-from support import tile_argv, tile_env
+from support import FIXTURES, tile_argv, tile_env
 
 pytestmark = pytest.mark.slow
 
-KERNELS = """\
-import time
-
-import jax
-import numpy as np
-
-import tile_runner as tile
-
-STEP_WAIT_MS = {wait}  # the planted change
-# {note}
-
-
-def _wait_then(x, seconds):
-    def host(value):
-        time.sleep(seconds)
-        return np.asarray(value)
-
-    return jax.pure_callback(host, jax.ShapeDtypeStruct(x.shape, x.dtype), x)
-
-
-def _inputs(case, key):
-    return (tile.normal(key, (case.n,), "float32"),)
-
-
-@tile.kernel("hist/step", inputs=_inputs, bench=tile.axes(n=[64]))
-def step(x):
-    return _wait_then(x, STEP_WAIT_MS / 1000) + 1.0
-
-
-@tile.kernel("hist/flat", inputs=_inputs, bench=tile.axes(n=[64]))
-def flat(x):
-    return _wait_then(x, 0.050) + 1.0
-"""
+KERNELS = FIXTURES / "history_kernels.py"
 TOML = '[project]\npaths = ["kernels"]\n\n[bench]\nwarmup_runs = 1\nmin_runs = 8\nmax_time = 0.5\n'
 COMMITS = 7
 STEP_AT = 4  # commits 0-3 wait 50 ms, 4-6 wait 55 ms: +10%
@@ -102,6 +70,7 @@ class Repo:
 def repo(tmp_path_factory: pytest.TempPathFactory) -> Repo:
     root = tmp_path_factory.mktemp("history")
     (root / "kernels").mkdir()
+    (root / "kernels" / "hist.py").write_text(KERNELS.read_text())
     (root / "tile.toml").write_text(TOML)
     (root / ".gitignore").write_text(".tile/\n")
     _git(root, "init", "-q", "-b", "main")
@@ -109,7 +78,7 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Repo:
     benches: list[Done] = []
     for i in range(COMMITS):
         wait = 55 if i >= STEP_AT else 50
-        (root / "kernels" / "hist.py").write_text(KERNELS.format(wait=wait, note=f"change {i}"))
+        (root / "kernels" / "step_wait_ms.txt").write_text(f"{wait}\n# change {i}\n")
         _git(root, "add", "-A", when=i)
         _git(root, "commit", "-q", "-m", f"change {i}", when=i)
         commits.append(_git(root, "rev-parse", "HEAD"))

@@ -11,58 +11,11 @@ from pathlib import Path
 
 import pytest
 from browser import Browser, rendered_plots
-from support import tile_argv, tile_env
+from support import FIXTURES, tile_argv, tile_env
 
 pytestmark = pytest.mark.slow
 
-KERNELS = """\
-import jax
-import tile_runner as tile
-
-
-def _two(case, key):
-    a, b = jax.random.split(key)
-    return tile.normal(a, (case.n,), "float32"), tile.normal(b, (case.n,), "float32")
-
-
-def _square(case, key):
-    a, b = jax.random.split(key)
-    return tile.normal(a, (case.n, case.n), "float32"), tile.normal(b, (case.n, case.n), "float32")
-
-
-@tile.kernel(
-    "rep/axpy",
-    inputs=_two,
-    reference=lambda x, y: 2.0 * x + y,
-    bench=tile.axes(n=[4096, 65536]),
-    bytes=lambda case: 12 * case.n,
-    flops=lambda case: 2 * case.n,
-)
-def axpy(x, y):
-    return 2.0 * x + y
-
-
-@tile.kernel(
-    "rep/matmul",
-    inputs=_square,
-    reference=lambda a, b: a @ b,
-    bench=tile.axes(n=[128]),
-    bytes=lambda case: 12 * case.n * case.n,
-    flops=lambda case: 2 * case.n**3,
-)
-def matmul(a, b):
-    return a @ b
-
-
-@tile.kernel("rep/wrong", inputs=_two, reference=lambda x, y: x + y, bench=tile.axes(n=[256]))
-def wrong(x, y):
-    return x + y + 0.5
-
-
-@tile.kernel("rep/raises", inputs=_two, reference=lambda x, y: x, bench=tile.axes(n=[256]))
-def raises(x, y):
-    raise RuntimeError("kernel exploded on purpose")
-"""
+KERNELS = FIXTURES / "report_kernels.py"
 TOML = """\
 [project]
 paths = ["kernels"]
@@ -102,7 +55,7 @@ class Runs:
 def runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
     root = tmp_path_factory.mktemp("report")
     (root / "kernels").mkdir()
-    (root / "kernels" / "rep.py").write_text(KERNELS)
+    (root / "kernels" / "rep.py").write_text(KERNELS.read_text())
     (root / "tile.toml").write_text(TOML)
     clean = _tile(
         root,

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 
 import tile_artifacts as ta
 from tile_report._inputs import Accounting
-from tile_report._svg import Frame, axis_x, legend, legend_rows, mark, plot
+from tile_report._svg import Frame, axis_x, fmt_seconds, legend, legend_rows, mark, plot
 
 __all__ = ["UNACCOUNTED", "accounting_plot", "case_accounting", "part_names", "run_accounting"]
 
@@ -69,7 +69,7 @@ def accounting_plot(acc: Accounting, colors: Mapping[str, str], key: str, *, lab
     frame = Frame(680, 74 + 16 * rows, left=16, right=24, top=8, bottom=44 + 16 * rows)
     xs = frame.x_scale(0.0, whole)
     title = f"{label}: {ta.format_seconds(whole)}"
-    layers = [axis_x(frame, xs, title, ta.format_seconds)]
+    layers = [axis_x(frame, xs, title, fmt_seconds)]
     marks: list[str] = []
     start = 0.0
     for name, seconds in parts:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import tile_artifacts as ta
-from tile_report._svg import Frame, Scale, axis_x, mark, num, plot, span, text
+from tile_report._svg import Frame, Scale, axis_x, fmt_seconds, mark, num, plot, span, text
 
 __all__ = ["MAX_DOTS", "samples_plot", "thin"]
 
@@ -112,7 +112,7 @@ def samples_plot(case: ta.CaseRecord, color: str, key: str) -> str | None:
     frame = Frame(680, 18 + _ROW * len(rows) + 40, left=78, top=10)
     xs = frame.x_scale(*span(values, log=log, pad=0.04), log=log)
     title = "seconds per call" + (" (log scale)" if log else "")
-    layers = [axis_x(frame, xs, title, ta.format_seconds)]
+    layers = [axis_x(frame, xs, title, fmt_seconds)]
     marks: list[str] = []
     for i, series in enumerate(rows):
         y = frame.y0 + 4 + _ROW * (i + 0.5)

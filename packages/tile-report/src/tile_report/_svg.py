@@ -18,6 +18,8 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from tile_artifacts import format_seconds
+
 __all__ = [
     "JUDGEMENT_COLORS",
     "MONO",
@@ -30,6 +32,7 @@ __all__ = [
     "el",
     "esc",
     "fmt_num",
+    "fmt_seconds",
     "kernel_colors",
     "legend",
     "legend_rows",
@@ -92,6 +95,11 @@ def fmt_num(value: float) -> str:
     decimals = 2 - math.floor(math.log10(abs(value)))
     shown = f"{round(value, decimals):.{max(decimals, 0)}f}"
     return shown.rstrip("0").rstrip(".") if "." in shown else shown
+
+
+def fmt_seconds(value: float) -> str:
+    """A time tick label: `0` at zero, else a duration with its unit (812 ns, 2.41 ms)."""
+    return "0" if value == 0 else format_seconds(value)
 
 
 def text_width(text: str, size: float = 11) -> float:

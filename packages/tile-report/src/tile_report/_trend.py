@@ -13,6 +13,7 @@ from tile_report._svg import (
     Frame,
     axis_y,
     el,
+    fmt_seconds,
     line,
     mark,
     plot,
@@ -91,7 +92,7 @@ def trend_plot(fit: Fit, key: str, *, title: str) -> str | None:
     step = (frame.x1 - frame.x0) / len(fit.points)
     x_of = [frame.x0 + step * (i + 0.5) for i in range(len(fit.points))]
     ys = frame.y_scale(*span(values, log=False, pad=0.08))
-    layers = [axis_y(frame, ys, "median", ta.format_seconds), _x_labels(fit, frame, x_of)]
+    layers = [axis_y(frame, ys, "median", fmt_seconds), _x_labels(fit, frame, x_of)]
     for level in fit.levels:
         y = ys(level.value_s)
         layers.append(
