@@ -183,6 +183,7 @@ def browser(chromium: str) -> Iterator[Browser]:
         yield b
 
 
+@pytest.mark.browser
 def test_report_history_marks_the_step_at_its_commit(repo: Repo, browser: Browser) -> None:
     done = repo.tile("report", ".tile/latest", "--history", "-o", "history.html")
     assert done.returncode == 0, done.stderr

@@ -91,6 +91,7 @@ def test_the_runs_went_as_planned(runs: Runs) -> None:
     assert "rep/wrong" not in listed.stdout  # a wrong kernel's speed is not history
 
 
+@pytest.mark.browser
 def test_report_of_a_cpu_run_draws_every_plot(runs: Runs, browser: Browser) -> None:
     done = runs.tile("report", "clean", "-o", "out/clean.html")
     assert done.returncode == 0, done.stderr
@@ -109,6 +110,7 @@ def test_report_of_a_cpu_run_draws_every_plot(runs: Runs, browser: Browser) -> N
     assert check.returncode == 0, check.stdout + check.stderr
 
 
+@pytest.mark.browser
 def test_report_of_a_run_with_failures_shows_them(runs: Runs, browser: Browser) -> None:
     done = runs.tile("report", "messy", "-o", "messy.html")
     assert done.returncode == 0, done.stderr
@@ -132,6 +134,7 @@ def test_report_of_a_run_with_failures_shows_them(runs: Runs, browser: Browser) 
     assert len(wrong) == 1 and "✗" in wrong[0] and "failed" in wrong[0]
 
 
+@pytest.mark.browser
 def test_report_with_a_comparison_draws_the_verdicts(runs: Runs, browser: Browser) -> None:
     done = runs.tile("report", "messy", "--compare", "clean", "-o", "compare.html")
     assert done.returncode == 0, done.stderr
@@ -146,6 +149,7 @@ def test_report_with_a_comparison_draws_the_verdicts(runs: Runs, browser: Browse
     assert any("rep/wrong" in r and "added" in r for r in rows)
 
 
+@pytest.mark.browser
 def test_report_with_history_adds_a_trend_per_case(runs: Runs, browser: Browser) -> None:
     done = runs.tile("report", "messy", "--history", "-o", "history.html")
     assert done.returncode == 0, done.stderr

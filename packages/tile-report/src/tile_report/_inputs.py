@@ -52,7 +52,7 @@ class Accounting:
             return None
         parts: list[tuple[str, float]] = []
         total: float | None = None
-        for key, value in obj.items():  # pyright: ignore[reportUnknownVariableType]
+        for key, value in obj.items():
             if isinstance(value, bool) or not isinstance(value, int | float):
                 continue
             seconds = float(value)
@@ -61,7 +61,7 @@ class Accounting:
             if key in _TOTAL_KEYS:
                 total = seconds
             else:
-                parts.append((str(key).removesuffix("_s").replace("_", " "), seconds))  # pyright: ignore[reportUnknownArgumentType]
+                parts.append((str(key).removesuffix("_s").replace("_", " "), seconds))
         if not parts and total is None:
             return None
         return cls(tuple(parts), total)
@@ -102,9 +102,9 @@ def load_run(path: str | Path) -> RunData:
     cases = raw.get("cases")
     accounting: dict[str, Accounting] = {}
     if isinstance(cases, list):
-        for case in cases:  # pyright: ignore[reportUnknownVariableType]
-            if isinstance(case, dict) and isinstance(case.get("case_id"), str):  # pyright: ignore[reportUnknownMemberType]
-                found = Accounting.from_json(case.get("accounting"))  # pyright: ignore[reportUnknownMemberType]
+        for case in cases:
+            if isinstance(case, dict) and isinstance(case.get("case_id"), str):
+                found = Accounting.from_json(case.get("accounting"))
                 if found is not None:
                     accounting[case["case_id"]] = found
     return RunData(
@@ -122,7 +122,7 @@ def _raw(source: Path) -> dict[str, Any]:
         data = json.loads(source.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
-    return data if isinstance(data, dict) else {}  # pyright: ignore[reportUnknownVariableType]
+    return data if isinstance(data, dict) else {}
 
 
 def _config(run_dir: Path) -> tuple[ConfigValue, ...]:
@@ -134,10 +134,10 @@ def _config(run_dir: Path) -> tuple[ConfigValue, ...]:
     if not isinstance(data, dict):
         return ()
     rows: list[ConfigValue] = []
-    for key, entry in data.items():  # pyright: ignore[reportUnknownVariableType]
+    for key, entry in data.items():
         if isinstance(entry, dict) and "value" in entry:
             value = json.dumps(entry["value"], sort_keys=True)
-            rows.append(ConfigValue(str(key), value, str(entry.get("origin", "?"))))  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
+            rows.append(ConfigValue(str(key), value, str(entry.get("origin", "?"))))
     return tuple(rows)
 
 
