@@ -43,7 +43,7 @@ def find_chromium() -> str | None:
     """The Chromium executable on PATH (or in TILE_CHROMIUM), or None."""
     given = os.environ.get("TILE_CHROMIUM")
     if given:
-        return given
+        return shutil.which(given)
     for name in CHROMIUM_NAMES:
         found = shutil.which(name)
         if found:
