@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import fcntl
 import json
 import os
 import select
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -34,6 +34,18 @@ def browser_required() -> bool:
     ci = os.environ.get("CI", "").strip().lower()
     return os.environ.get(CI_VARIABLE) == "1" or ci not in ("", "0", "false", "no")
 
+
+# Runs in the child: the two inherited pipe ends become fds 3 and 4, then Chromium replaces it.
+_TRAMPOLINE = (
+    "import os, sys\n"
+    "r, w = int(sys.argv[1]), int(sys.argv[2])\n"
+    "high = [os.dup(fd) if fd in (3, 4) else fd for fd in (r, w)]\n"
+    "os.dup2(high[0], 3)\n"
+    "os.dup2(high[1], 4)\n"
+    "for fd in {r, w, *high} - {3, 4}:\n"
+    "    os.close(fd)\n"
+    "os.execv(sys.argv[3], sys.argv[3:])\n"
+)
 
 # Console problems, from the three places the protocol reports them.
 _CONSOLE_ERRORS = {"error", "assert"}
@@ -64,15 +76,6 @@ class Browser:
         self._profile = tempfile.TemporaryDirectory(prefix="tile-chromium-")
         cmd_r, self._cmd_w = os.pipe()
         self._res_r, res_w = os.pipe()
-        # Out of the way of 3 and 4, so the child's dup2 cannot overwrite one with the other.
-        high_r, high_w = (fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10) for fd in (cmd_r, res_w))
-        os.close(cmd_r)
-        os.close(res_w)
-
-        def wire() -> None:  # in the child, before exec: the pipe ends become fds 3 and 4
-            os.dup2(high_r, 3)
-            os.dup2(high_w, 4)
-
         args = [
             executable,
             "--headless",
@@ -86,18 +89,18 @@ class Browser:
         ]
         if os.geteuid() == 0:
             args.insert(1, "--no-sandbox")  # Chromium refuses to run its sandbox as root
+        # The pipe ends must be fds 3 and 4 in Chromium. A preexec_fn would do it but forces a
+        # plain fork() of this (JAX-threaded) test process, so a tiny Python trampoline moves
+        # them and execs Chromium instead.
         self._proc = subprocess.Popen(
-            args,
+            [sys.executable, "-c", _TRAMPOLINE, str(cmd_r), str(res_w), *args],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
-            # Python's own descriptors are not inheritable (PEP 446), so keeping inheritable
-            # ones open passes exactly the two that `wire` makes; close_fds would shut them.
-            close_fds=False,
-            preexec_fn=wire,  # noqa: PLW1509  (single-threaded tests; needed to place fds 3/4)
+            pass_fds=(cmd_r, res_w),
         )
-        os.close(high_r)
-        os.close(high_w)
+        os.close(cmd_r)
+        os.close(res_w)
         self._buffer = b""
         self._next_id = 0
         self._events: list[dict[str, Any]] = []
