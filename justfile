@@ -46,5 +46,9 @@ build:
     uv build --all-packages --wheel -o dist
     uv run python tests/wheels_install.py dist
 
+# Screenshots of each view of `tile report` for docs/report.md (needs Debian's chromium).
+report-screens OUT="docs/report":
+    uv run python tests/report_screens.py {{OUT}}
+
 # Everything CI checks.
 check: lint typecheck test-rs test build

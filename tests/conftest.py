@@ -49,3 +49,18 @@ def project(tmp_path: Path) -> MakeProject:
 def slurm_gres() -> str:
     """A SLURM cluster that runs tasks; the `[launcher] gres` for one shard on it (or skip)."""
     return slurm_cluster("gpu:1")
+
+
+@pytest.fixture(scope="session")
+def chromium() -> str:
+    """Debian's headless Chromium for the browser tests: skipped locally when missing, a
+    failure in CI (`TILE_BROWSER_TESTS=1`, set by .ci/run, or `CI`), where it must be there."""
+    from browser import browser_required, find_chromium
+
+    found = find_chromium()
+    if found is None:
+        message = "no Chromium on PATH (Debian: `apt-get install chromium`; or set TILE_CHROMIUM)"
+        if browser_required():
+            pytest.fail(message + "; the browser tests must run in CI")
+        pytest.skip(message)
+    return found

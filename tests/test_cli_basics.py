@@ -13,8 +13,17 @@ from support import MakeProject, TileRun
 FAST = "[bench]\nmax_time = 0.05\nmin_runs = 5\nwarmup_runs = 1\n"
 
 
-@pytest.mark.parametrize("args", [["--help"], ["list", "--help"], ["bench", "--help"]])
-def test_help_never_imports_jax_or_numpy(tmp_path: Path, args: list[str]) -> None:
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--help"],
+        ["list", "--help"],
+        ["bench", "--help"],
+        ["report", "--help"],
+        ["history", "--help"],
+    ],
+)
+def test_help_never_imports_jax_numpy_or_tile_report(tmp_path: Path, args: list[str]) -> None:
     # -X importtime lists every module a real `tile` process imports, on stderr.
     proc = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "tile_cli", *args],
@@ -25,7 +34,7 @@ def test_help_never_imports_jax_or_numpy(tmp_path: Path, args: list[str]) -> Non
     )
     imported = {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if "|" in line}
     assert "tile_cli._app" in imported
-    heavy = {m for m in imported if m.split(".")[0] in ("jax", "jaxlib", "numpy")}
+    heavy = {m for m in imported if m.split(".")[0] in ("jax", "jaxlib", "numpy", "tile_report")}
     assert not heavy, heavy
     assert "Usage" in proc.stdout
 

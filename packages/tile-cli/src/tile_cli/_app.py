@@ -685,3 +685,112 @@ def cache_clear_cmd(
     from tile_cli._jax_cache import cache_clear
 
     raise typer.Exit(cache_clear(profile=profile, yes=yes, as_json=json))
+# ---------------------------------------------------------------- report and history
+
+Db = Annotated[
+    Path | None,
+    typer.Option("--db", help="History database (default `[history] path`)."),
+]
+
+
+@app.command("report")
+def report_cmd(
+    run: Annotated[Path, typer.Argument(help="A run directory (or its report.json).")] = Path(
+        ".tile/latest"
+    ),
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="Where to write the HTML file.")
+    ] = Path("report.html"),
+    compare: Annotated[
+        Path | None,
+        typer.Option("--compare", help="Compare with a baseline file or directory, or a run."),
+    ] = None,
+    history: Annotated[
+        bool, typer.Option("--history", help="Add each case's trend over commits, steps marked.")
+    ] = False,
+    db: Db = None,
+    profile: Profile = None,
+) -> None:
+    """Write one self-contained HTML report of a run: context, roofline, samples, failures."""
+    from tile_cli._html_report import make_report
+
+    raise typer.Exit(
+        make_report(run, output=output, compare=compare, history=history, db=db, profile=profile)
+    )
+
+
+history_app = typer.Typer(
+    help="The run history: every bench run's per-case medians, over commits.",
+    no_args_is_help=True,
+)
+app.add_typer(history_app, name="history")
+
+Device = Annotated[str | None, typer.Option("--device", help="Only this device kind.")]
+Branch = Annotated[str | None, typer.Option("--branch", help="Only runs on this git branch.")]
+Last = Annotated[int | None, typer.Option("--last", help="Only the latest N commits per case.")]
+Dirty = Annotated[
+    bool, typer.Option("--include-dirty", help="Count runs of uncommitted changes too.")
+]
+
+
+@history_app.command("add")
+def history_add_cmd(
+    runs: Annotated[list[Path], typer.Argument(help="Run directories, e.g. `.tile/runs/*`.")],
+    branch: Annotated[
+        str | None, typer.Option("--branch", help="The branch they ran on, if git cannot tell.")
+    ] = None,
+    db: Db = None,
+    profile: Profile = None,
+) -> None:
+    """Add existing run directories to the history (a run already there is left alone)."""
+    from tile_cli._history import add_runs
+
+    raise typer.Exit(add_runs(runs, db=db, branch=branch, profile=profile))
+
+
+@history_app.command("show")
+def history_show_cmd(
+    filters: Filter = None,
+    kernels: Kernel = None,
+    device: Device = None,
+    branch: Branch = None,
+    last: Last = None,
+    include_dirty: Dirty = False,
+    verbose: Annotated[
+        int, typer.Option("-v", "--verbose", count=True, help="A table of commits per case.")
+    ] = 0,
+    db: Db = None,
+    profile: Profile = None,
+) -> None:
+    """Each case's trend over commits: sparkline, first and latest median, steps found."""
+    from tile_cli._history import HistoryQuery, show_history
+
+    query = HistoryQuery(filters or [], kernels or [], device, branch, last, include_dirty)
+    raise typer.Exit(show_history(query, db=db, profile=profile, verbose=verbose))
+
+
+@history_app.command("regressions")
+def history_regressions_cmd(
+    filters: Filter = None,
+    kernels: Kernel = None,
+    device: Device = None,
+    branch: Branch = None,
+    last: Last = None,
+    include_dirty: Dirty = False,
+    min_change: Annotated[
+        float, typer.Option("--min-change", help="Smallest step reported, in percent.")
+    ] = 5.0,
+    db: Db = None,
+    profile: Profile = None,
+) -> None:
+    """Find the commits where a case got slower beyond the noise between runs; exit 1 if any
+    such step still stands at the latest commit."""
+    from tile_cli._errors import CliError
+    from tile_cli._history import HistoryQuery, show_regressions
+
+    if not min_change > 0:
+        raise CliError(f"--min-change must be above 0, got {min_change}", hint="e.g. `5` for 5%")
+    query = HistoryQuery(
+        filters or [], kernels or [], device, branch, last, include_dirty, min_change / 100
+    )
+    raise typer.Exit(show_regressions(query, db=db, profile=profile))

@@ -237,6 +237,10 @@ def run_suite(
     report, comparison = recorder.finalize(
         interrupted=interrupted, compare_with=compare_with if interrupted is None else None
     )
+    if command == "bench" and interrupted is None and resolved.config.history.enabled:
+        from tile_cli._history import record_run
+
+        record_run(resolved, report, run_dir, err)
     _render(out, err, recorder, command, verbose=verbose, as_json=as_json)
     if verbose >= 1 and not as_json:
         _render_timing(out, err, recorder, report.timing)

@@ -17,6 +17,7 @@ __all__ = [
     "CompareBasis",
     "CompareConfig",
     "DownloadEntry",
+    "HistoryConfig",
     "LauncherConfig",
     "LauncherKind",
     "MachineConfig",
@@ -164,6 +165,15 @@ class OutputConfig(_Model):
     keep: _PositiveInt | None = None
 
 
+class HistoryConfig(_Model):
+    """`[history]`: the SQLite run history that `tile bench` feeds and `tile history` reads."""
+
+    enabled: bool = True
+    """Record every bench run's per-case medians at its end."""
+    path: _Text = ".tile/history.sqlite"
+    """The database file; relative paths hang off the project root."""
+
+
 class MachineConfig(_Model):
     """`[machine]`: roofline peaks and cache size, when the built-in table does not know them."""
 
@@ -255,6 +265,7 @@ class ProfileConfig(_Model):
     runner: RunnerConfig | None = None
     compare: CompareConfig | None = None
     output: OutputConfig | None = None
+    history: HistoryConfig | None = None
     machine: MachineConfig | None = None
     launcher: LauncherConfig | None = None
     tune: TuneConfig | None = None
@@ -275,6 +286,7 @@ class TileConfig(_Model):
     runner: RunnerConfig = RunnerConfig()
     compare: CompareConfig = CompareConfig()
     output: OutputConfig = OutputConfig()
+    history: HistoryConfig = HistoryConfig()
     machine: MachineConfig = MachineConfig()
     launcher: LauncherConfig = LauncherConfig()
     tune: TuneConfig = TuneConfig()

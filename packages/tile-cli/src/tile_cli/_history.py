@@ -1,0 +1,267 @@
+"""`tile history add | show | regressions`, and the record every bench run leaves in it.
+
+Imported only by those commands and at the end of `tile bench` (when `[history] enabled`),
+so `tile --help` never loads tile-report or sqlite3.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rich import box
+from rich.table import Table
+from rich.text import Text
+
+import tile_report as tr
+from tile_cli._errors import CliError, ExitCode
+from tile_cli._format import fmt_time
+from tile_cli._settings import load
+from tile_cli._ui import make_consoles
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    import tile_artifacts as ta
+    from tile_config import ResolvedConfig
+
+__all__ = [
+    "HistoryQuery",
+    "add_runs",
+    "history_path",
+    "record_run",
+    "show_history",
+    "show_regressions",
+    "sparkline",
+]
+
+_BARS = "▁▂▃▄▅▆▇█"
+_NUMERIC = frozenset({"commits", "first", "latest", "change", "noise", "runs", "median",
+                      "vs previous", "before", "after"})  # fmt: skip
+
+
+@dataclass(frozen=True)
+class HistoryQuery:
+    """Which series to look at: the CLI's case filters plus device, branch and a window."""
+
+    filters: Sequence[str] = ()
+    kernels: Sequence[str] = ()
+    device: str | None = None
+    branch: str | None = None
+    last: int | None = None
+    include_dirty: bool = False
+    min_change: float = tr.MIN_CHANGE
+
+
+@contextmanager
+def _translated() -> Generator[None]:
+    """tile-report's errors as the CLI's: exit 3 for a lock held too long, else 2."""
+    try:
+        yield
+    except tr.HistoryBusyError as exc:
+        raise CliError(exc.message, hint=exc.hint, code=ExitCode.INFRA) from None
+    except tr.ReportError as exc:
+        raise CliError(exc.message, hint=exc.hint, code=ExitCode.USAGE) from None
+
+
+def history_path(resolved: ResolvedConfig, db: Path | None) -> Path:
+    """`--db` when given, else `[history] path` (relative to the project root)."""
+    return db if db is not None else resolved.resolve_path(resolved.config.history.path)
+
+
+def _add(history: tr.History, report: ta.Report, run_dir: Path, branch: str | None) -> tr.Added:
+    """Record one run, with its commit's time and subject looked up where it was run."""
+    cwd = Path(report.context.cwd) if report.context.cwd else Path.cwd()
+    producer = report.producer
+    git = tr.git_info(
+        cwd if cwd.is_dir() else Path.cwd(), producer.git_head, dirty=producer.dirty, branch=branch
+    )
+    return history.add_run(report, git=git, run_dir=str(run_dir.absolute()))
+
+
+def record_run(resolved: ResolvedConfig, report: ta.Report, run_dir: Path, err: Console) -> None:
+    """End of `tile bench`: add the run to the history; a problem is a warning, not a failure
+    (the run directory already holds every number)."""
+    path = history_path(resolved, None)
+    try:
+        with tr.History(path) as history:
+            _add(history, report, run_dir, None)
+    except tr.ReportError as exc:
+        err.print(f"warning: the run was not added to the history: {exc.message}", markup=False)
+        if exc.hint:
+            err.print(f"hint: {exc.hint}; `[history] enabled = false` turns it off", markup=False)
+
+
+def _read_run(path: Path) -> tuple[ta.Report, Path]:
+    import tile_artifacts as ta
+
+    report_file = path / ta.REPORT_JSON if path.is_dir() else path
+    if not report_file.is_file():
+        raise CliError(
+            f"`{path}` is not a run directory (`{report_file}` is missing)",
+            hint="pass run directories written by `tile bench`, e.g. `.tile/runs/*`",
+        )
+    try:
+        return ta.read_report(report_file), report_file.parent
+    except ta.ArtifactError as exc:
+        raise CliError(exc.message, hint=exc.hint, code=ExitCode.USAGE) from None
+
+
+def add_runs(
+    runs: Sequence[Path], *, db: Path | None, branch: str | None, profile: str | None
+) -> int:
+    """`tile history add`: read every run first (a bad one stops before any write), then add."""
+    _, err = make_consoles()
+    resolved = load(profile, {})
+    reports = [_read_run(run) for run in runs]
+    path = history_path(resolved, db)
+    with _translated(), tr.History(path) as history:
+        for report, run_dir in reports:
+            added = _add(history, report, run_dir, branch)
+            what = report.run.run_id
+            if added.already:
+                err.print(f"{what}: already in the history", markup=False)
+            elif added.cases == 0:
+                err.print(f"{what}: skipped, no measured bench case", markup=False)
+            else:
+                err.print(f"{what}: added {added.cases} case(s)", markup=False)
+        total = history.run_count()
+    err.print(f"{path}: {total} run(s)", markup=False, style="dim")
+    return int(ExitCode.OK)
+
+
+def _trends(query: HistoryQuery, *, db: Path | None, profile: str | None) -> list[tr.Trend]:
+    resolved = load(profile, {})
+    path = history_path(resolved, db)
+    with _translated(), tr.History(path, create=False) as history:
+        if history.run_count() == 0:
+            raise CliError(
+                f"the history `{path}` holds no run yet",
+                hint="`tile bench` records each run; `tile history add RUN...` adds old ones",
+            )
+        series = history.series(
+            filters=query.filters, kernels=query.kernels, device=query.device, branch=query.branch
+        )
+    found = tr.trends(
+        series, min_change=query.min_change, include_dirty=query.include_dirty, last=query.last
+    )
+    if not found:
+        raise CliError(
+            "no case in the history matches the filters",
+            hint="run `tile history show` without filters to see every case",
+        )
+    return found
+
+
+def sparkline(values: Sequence[float]) -> str:
+    """The values as a row of block characters, lowest to highest."""
+    lo, hi = min(values), max(values)
+    if hi <= lo:
+        return _BARS[3] * len(values)
+    return "".join(_BARS[round((v - lo) / (hi - lo) * (len(_BARS) - 1))] for v in values)
+
+
+def _steps_text(trend: tr.Trend) -> Text:
+    parts = Text()
+    for step in trend.fit.steps:
+        point = trend.fit.points[step.index]
+        style = "red" if step.kind == "regression" else "green"
+        if parts:
+            parts.append(", ")
+        parts.append(f"{step.change * 100:+.1f}% at {point.label}", style=style)
+    return parts or Text("-", style="dim")
+
+
+def _table(columns: Sequence[str], plain: bool, title: str | None = None) -> Table:
+    """A table whose numeric columns are right-aligned."""
+    table = Table(title=title, title_justify="left", header_style="bold",
+                  box=box.SIMPLE if plain else box.ROUNDED)  # fmt: skip
+    for col in columns:
+        table.add_column(col, justify="right" if col in _NUMERIC else "left")
+    return table
+
+
+def _summary_table(trends: Sequence[tr.Trend], plain: bool) -> Table:
+    table = _table(("case", "device", "timer", "commits", "trend", "first", "latest", "change",
+                    "noise", "steps"), plain)  # fmt: skip
+    for t in trends:
+        points = t.fit.points
+        first, latest = points[0].value_s, points[-1].value_s
+        table.add_row(
+            Text(t.series.case_id),
+            t.series.device_kind or "-",
+            t.series.timer or "-",
+            str(len(points)),
+            sparkline([p.value_s for p in points]),
+            fmt_time(first),
+            fmt_time(latest),
+            f"{(latest / first - 1) * 100:+.1f}%",
+            f"±{t.fit.noise * 100:.1f}%" if len(points) >= tr.MIN_POINTS else "-",
+            _steps_text(t),
+        )
+    return table
+
+
+def _commit_table(trend: tr.Trend, plain: bool) -> Table:
+    table = Table(title=trend.series.case_id, box=box.SIMPLE if plain else box.ROUNDED,
+                  header_style="bold", title_justify="left")  # fmt: skip
+    for col in ("commit", "date", "subject", "runs", "median", "95% CI", "vs previous"):
+        table.add_column(
+            col, justify="right" if col in ("runs", "median", "vs previous") else "left"
+        )
+    starts = {s.index: s for s in trend.fit.steps}
+    previous: float | None = None
+    for i, p in enumerate(trend.fit.points):
+        change = "-" if previous is None else f"{(p.value_s / previous - 1) * 100:+.1f}%"
+        step = starts.get(i)
+        style = None if step is None else ("red" if step.kind == "regression" else "green")
+        table.add_row(p.label, p.time[:10], Text(p.subject or ""), str(len(p.runs)),
+                      fmt_time(p.value_s), f"{fmt_time(p.low_s)} – {fmt_time(p.high_s)}",
+                      Text(change, style=style or ""))  # fmt: skip
+        previous = p.value_s
+    return table
+
+
+def show_history(query: HistoryQuery, *, db: Path | None, profile: str | None, verbose: int) -> int:
+    """`tile history show`: one line per case (trend, first, latest, steps); -v adds commits."""
+    out, _ = make_consoles()
+    trends = _trends(query, db=db, profile=profile)
+    plain = not out.is_terminal
+    out.print(_summary_table(trends, plain))
+    if verbose:
+        for trend in trends:
+            out.print(_commit_table(trend, plain))
+    return int(ExitCode.OK)
+
+
+def show_regressions(query: HistoryQuery, *, db: Path | None, profile: str | None) -> int:
+    """`tile history regressions`: steps up that still stand at the latest commit; exit 1 if
+    there is one, like `tile compare`."""
+    out, err = make_consoles()
+    trends = _trends(query, db=db, profile=profile)
+    columns = ("case", "device", "last fast", "first slow", "subject", "before", "after",
+               "change", "noise")  # fmt: skip
+    table = _table(columns, not out.is_terminal)
+    found = 0
+    for t in trends:
+        for step in t.fit.steps:
+            if step.kind != "regression" or not step.standing:
+                continue
+            found += 1
+            before, after = t.fit.points[step.index - 1], t.fit.points[step.index]
+            table.add_row(Text(t.series.case_id), t.series.device_kind or "-", before.label,
+                          after.label, Text(after.subject or ""), fmt_time(step.before_s),
+                          fmt_time(step.after_s), Text(f"{step.change * 100:+.1f}%", style="red"),
+                          f"±{t.fit.noise * 100:.1f}%")  # fmt: skip
+    commits = sum(len(t.fit.points) for t in trends)
+    if found:
+        out.print(table)
+    err.print(
+        f"{found} regression(s) in {len(trends)} series over {commits} commit points "
+        f"(steps of at least {query.min_change * 100:g}% beyond the noise between runs)",
+        markup=False,
+    )
+    return int(ExitCode.FAILED if found else ExitCode.OK)

@@ -1,0 +1,278 @@
+"""The report page: one HTML file with its style inline, the sections in reading order, and a
+Content-Security-Policy that forbids every fetch, so a file that tried to load anything
+would say so in the browser console (and the browser tests fail on console errors)."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+import tile_artifacts as ta
+from tile_report._accounting import accounting_plot, case_accounting, part_names, run_accounting
+from tile_report._comparison import comparison_plot, sorted_rows
+from tile_report._errors import ReportError
+from tile_report._inputs import RunData
+from tile_report._roofline import bandwidth_plot, roofline_plot
+from tile_report._sections import (
+    badge,
+    case_section,
+    context_section,
+    failures_section,
+    overview_section,
+    table,
+)
+from tile_report._steps import MIN_POINTS, Trend
+from tile_report._svg import JUDGEMENT_COLORS, PALETTE, esc, kernel_colors
+from tile_report._trend import trend_plot
+
+__all__ = ["CSP", "render_html", "write_html"]
+
+CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+"""Nothing may be fetched: no script, no font, no image from anywhere but the page itself."""
+
+_CSS = """
+:root{--fg:#1d1d1f;--dim:#6e6e73;--line:#d9d9de;--bg:#fff;--soft:#f5f5f7}
+*{box-sizing:border-box}
+body{margin:0;font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg)}
+header{padding:18px 28px 10px;border-bottom:1px solid var(--line);background:var(--soft)}
+main{padding:0 28px 40px;max-width:1280px}
+h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid var(--line);padding-bottom:4px}
+h3{font-size:14px;margin:16px 0 6px}
+nav a{margin-right:14px;color:#0a58ca;text-decoration:none}
+code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12.5px}
+pre{background:var(--soft);border:1px solid var(--line);padding:8px;overflow:auto;max-height:360px;white-space:pre-wrap}
+table{border-collapse:collapse;margin:8px 0;font-variant-numeric:tabular-nums}
+th,td{border-bottom:1px solid var(--line);padding:3px 10px 3px 0;text-align:left;vertical-align:top}
+th{font-weight:600;color:var(--dim)}
+table.cases td:nth-child(n+3){text-align:right}
+dl{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;margin:6px 0}
+dt{color:var(--dim)}dd{margin:0;overflow-wrap:anywhere}
+.cols{display:grid;grid-template-columns:1fr 1fr;gap:24px}
+.badge{display:inline-block;padding:0 7px;border-radius:9px;font-size:12px;color:#fff;background:#888}
+.s-success{background:#2e7d32}.s-partial,.s-timed_out,.s-interrupted{background:#ef8f00}
+.s-failed,.s-invalid{background:#c62828}.s-skipped,.s-unsupported,.s-dry_run{background:#888}
+.ok{color:#2e7d32;font-weight:600}.bad{color:#c62828;font-weight:600}.dim,.note{color:var(--dim)}
+.origin{color:#0a58ca}
+details.case{border:1px solid var(--line);border-radius:6px;padding:6px 12px;margin:10px 0}
+details.case>summary{cursor:pointer;font-weight:600}
+.failure{border-left:3px solid #c62828;padding-left:10px;margin:10px 0}
+.plotbox{overflow-x:auto;margin:6px 0}
+svg.plot{font:11px system-ui,sans-serif;display:block}
+svg.plot .axis text{fill:#444}svg.plot .axis-title{fill:#222;font-size:12px}
+svg.plot .note,svg.plot .roof-label{fill:#333;font-size:11px}
+footer{color:var(--dim);font-size:12px;padding:12px 28px;border-top:1px solid var(--line)}
+"""
+
+
+def _tool_version() -> str:
+    try:
+        return version("tile-report")
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
+def _box(svg: str | None, missing: str) -> str:
+    return f'<div class="plotbox">{svg}</div>' if svg else f'<p class="note">{esc(missing)}</p>'
+
+
+def _roofline_section(report: ta.Report) -> str:
+    colors = kernel_colors(c.kernel for c in report.cases)
+    roof = roofline_plot(report, colors, "roofline")
+    bars = bandwidth_plot(report, colors, "bandwidth")
+    if roof is None and bars is None:
+        return ""
+    measured = [c for c in report.cases if c.status in ("success", "partial")]
+    flopless = sum(1 for c in measured if c.throughput.gbps and not c.throughput.tflops)
+    notes: list[str] = []
+    if flopless and roof is not None:
+        notes.append(
+            f"{flopless} case(s) do no FLOPs (copies, or work declared as bytes only): "
+            "they have no place on the roofline; their bandwidth is below."
+        )
+    if len(measured) < len(report.cases):
+        notes.append(
+            f"{len(report.cases) - len(measured)} case(s) that failed are left out: "
+            "a wrong kernel's speed means nothing."
+        )
+    note = "".join(f'<p class="note">{esc(n)}</p>' for n in notes)
+    return (
+        '<section id="roofline"><h2>Roofline</h2>'
+        + _box(roof, "No case has both FLOPs and bytes, so there is no roofline to draw.")
+        + note
+        + "<h3>Bandwidth</h3>"
+        + _box(bars, "No case declared the bytes it moves.")
+        + "</section>"
+    )
+
+
+def _time_section(run: RunData) -> str:
+    total = run_accounting(run.run_accounting, run.accounting)
+    if total is None:
+        return ""
+    colors = _part_colors(run)
+    bar = accounting_plot(total, colors, "run-time", label="the run's wall time")
+    return (
+        f'<section id="time"><h2>Where the time went</h2><div class="plotbox">{bar}</div></section>'
+    )
+
+
+def _part_colors(run: RunData) -> dict[str, str]:
+    accs = [a for c in run.report.cases if (a := case_accounting(c, run.accounting.get(c.case_id)))]
+    total = run_accounting(run.run_accounting, run.accounting)
+    names = part_names([*accs, *([total] if total else [])])
+    return {name: PALETTE[i % len(PALETTE)] for i, name in enumerate(names)}
+
+
+def _comparison_section(doc: ta.ComparisonDoc) -> str:
+    s = doc.summary
+    rows = [
+        [
+            f"<code>{esc(r.case_id)}</code>",
+            esc(ta.format_seconds(r.baseline_value)),
+            esc(ta.format_seconds(r.current_value)),
+            "–" if r.percent_change is None else f"{r.percent_change:+.1f}%",
+            "–"
+            if r.ratio_ci_low is None or r.ratio_ci_high is None
+            else f"{r.ratio_ci_low:.3f}–{r.ratio_ci_high:.3f}",
+            "–" if r.p_value is None else f"{r.p_value:.2g}",
+            f'<b style="color:{JUDGEMENT_COLORS[r.judgement]}">{esc(r.judgement)}</b>',
+            esc(r.reason or ""),
+        ]
+        for r in sorted_rows(doc)
+    ]
+    base = doc.baseline
+    against = esc(base.label or base.run_id or "baseline")
+    if base.git_head:
+        against += f" (git {esc(base.git_head[:12])})"
+    return (
+        f'<section id="comparison"><h2>Comparison</h2><p>Against {against}: '
+        f"{s.regression_count} regressions, {s.improvement_count} improvements, "
+        f"{s.neutral_count} neutral, {s.inconclusive_count} inconclusive, "
+        f"{s.not_comparable_count} not comparable {badge(s.status)}</p>"
+        + _box(comparison_plot(doc, "comparison"), "No case could be compared.")
+        + table(
+            ["case", "baseline", "current", "change", "95% CI of ratio", "p", "verdict", "reason"],
+            rows,
+        )
+        + "</section>"
+    )
+
+
+def _history_section(trends: Sequence[Trend]) -> str:
+    if not trends:
+        return (
+            '<section id="history"><h2>History</h2><p class="note">The history holds no '
+            "earlier run of these cases on this device.</p></section>"
+        )
+    parts: list[str] = []
+    for i, t in enumerate(trends):
+        s, fit = t.series, t.fit
+        steps = ", ".join(
+            f"{st.kind} {st.change * 100:+.1f}% at {fit.points[st.index].label}" for st in fit.steps
+        )
+        noise = (
+            f"noise between runs ±{fit.noise * 100:.1f}%"
+            if len(fit.points) >= MIN_POINTS
+            else f"fewer than {MIN_POINTS} commits: too few to tell steps from noise"
+        )
+        parts.append(
+            f"<h3><code>{esc(s.case_id)}</code></h3><p class=note>{len(fit.points)} commits on "
+            f"{esc(s.device_kind or '?')} ({esc(s.timer or '?')}), {noise}; "
+            f"{esc(steps or 'no step')}</p>"
+            + _box(trend_plot(fit, f"trend-{i + 1}", title=f"history of {s.case_id}"), "")
+        )
+    return '<section id="history"><h2>History</h2>' + "".join(parts) + "</section>"
+
+
+def render_html(
+    run: RunData,
+    *,
+    comparison: ta.ComparisonDoc | None = None,
+    history: Sequence[Trend] | None = None,
+) -> str:
+    """The whole report as one self-contained HTML document.
+
+    `comparison` defaults to the run's own comparisons.json; `history` (trends of the run's
+    cases) adds a section when given, even an empty one, which then says so.
+    """
+    report = run.report
+    doc = comparison if comparison is not None else run.comparison
+    colors = kernel_colors(c.kernel for c in report.cases)
+    part_colors = _part_colors(run)
+    cases = "".join(
+        case_section(
+            i,
+            c,
+            color=colors[c.kernel],
+            accounting=run.accounting.get(c.case_id),
+            part_colors=part_colors,
+            failures=[f for f in report.failures if f.case_id == c.case_id],
+        )
+        for i, c in enumerate(report.cases)
+    )
+    sections = [
+        context_section(run),
+        overview_section(report),
+        failures_section(report),
+        _comparison_section(doc) if doc is not None else "",
+        _history_section(history) if history is not None else "",
+        _roofline_section(report),
+        _time_section(run),
+        f'<section id="case-details"><h2>Each case</h2>{cases}</section>' if cases else "",
+    ]
+    return _document(run, [s for s in sections if s])
+
+
+def _document(run: RunData, sections: Sequence[str]) -> str:
+    report = run.report
+    title = f"{report.summary.title} · {report.run.status} · {report.device.device_kind or '?'}"
+    nav = "".join(
+        f'<a href="#{sid}">{name}</a>'
+        for sid, name in (
+            ("context", "Context"),
+            ("cases-table", "Cases"),
+            ("failures", "Failures"),
+            ("comparison", "Comparison"),
+            ("history", "History"),
+            ("roofline", "Roofline"),
+            ("time", "Time"),
+            ("case-details", "Each case"),
+        )
+        if any(f'id="{sid}"' in s for s in sections)
+    )
+    return (
+        '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
+        '<meta name="viewport" content="width=device-width,initial-scale=1">'
+        f'<meta name="generator" content="tile-report {esc(_tool_version())}">'
+        f"<title>{esc(title)}</title><style>{_CSS}</style></head><body>"
+        f"<header><h1>{esc(report.summary.title)} {badge(report.run.status)}</h1>"
+        f"<p>{esc(report.summary.headline)}</p><nav>{nav}</nav></header>"
+        f"<main>{''.join(sections)}</main>"
+        f"<footer>tile-report {esc(_tool_version())} · run <code>{esc(report.run.run_id)}</code>"
+        f"</footer></body></html>\n"
+    )
+
+
+def write_html(path: str | Path, html: str) -> Path:
+    """Write the report through a temp file and a rename: a reader never sees half a page."""
+    target = Path(path)
+    tmp: Path | None = None
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        tmp = Path(name)
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(html)
+        tmp.replace(target)
+    except OSError as exc:
+        if tmp is not None:
+            tmp.unlink(missing_ok=True)
+        raise ReportError(
+            f"cannot write the report to `{target}`: {exc.strerror or exc}",
+            hint="pick another path with `-o FILE.html`",
+        ) from None
+    return target

@@ -1,0 +1,120 @@
+"""A case's history drawn: one dot per commit with the CI its runs cover, the levels found,
+and each step marked at its commit with the change."""
+
+from __future__ import annotations
+
+import math
+
+import tile_artifacts as ta
+from tile_report._steps import Fit, Step
+from tile_report._svg import (
+    JUDGEMENT_COLORS,
+    MONO,
+    Frame,
+    axis_y,
+    el,
+    fmt_seconds,
+    line,
+    mark,
+    plot,
+    span,
+    text,
+)
+
+__all__ = ["trend_plot"]
+
+_LEVEL = "#555"
+_DOT = "#4e79a7"
+
+
+def _tip(fit: Fit, i: int) -> str:
+    p = fit.points[i]
+    lines = [
+        f"{p.label} {p.subject or ''}".rstrip(),
+        p.time,
+        f"median {ta.format_seconds(p.value_s)} over {len(p.runs)} run(s)",
+        f"CI {ta.format_seconds(p.low_s)} – {ta.format_seconds(p.high_s)}",
+    ]
+    if p.dirty:
+        lines.append("uncommitted changes (dirty)")
+    return "\n".join(lines)
+
+
+def _x_labels(fit: Fit, frame: Frame, x_of: list[float]) -> str:
+    """Short commit ids under the axis, thinned so they do not overlap (about 50 px each)."""
+    stride = max(1, math.ceil(len(fit.points) * 50 / (frame.x1 - frame.x0)))
+    last = len(fit.points) - 1
+    parts = [
+        text(x_of[i], frame.y1 + 14, p.label, text_anchor="middle", font_family=MONO, font_size=10)
+        for i, p in enumerate(fit.points)
+        if i % stride == 0 or i == last
+    ]
+    parts.append(line(frame.x0, frame.y1, frame.x1, frame.y1, stroke="#444"))
+    middle = (frame.x0 + frame.x1) / 2
+    parts.append(
+        text(middle, frame.y1 + 31, "commits, oldest first", text_anchor="middle", cls="axis-title")
+    )
+    return el("g", *parts, cls="axis")
+
+
+def _step_mark(fit: Fit, step: Step, x: float, frame: Frame) -> str:
+    """A dashed line before the step's first commit, labelled with the change."""
+    color, point = JUDGEMENT_COLORS[step.kind], fit.points[step.index]
+    label = f"{step.change * 100:+.1f}% at {point.label}"
+    right = x < (frame.x0 + frame.x1) / 2  # the label goes to the side with room
+    tip = (
+        f"{step.kind}: {label} ({ta.format_seconds(step.before_s)} → "
+        f"{ta.format_seconds(step.after_s)}, z={step.z:.1f})"
+    )
+    return mark(
+        "g",
+        tip,
+        line(x, frame.y0, x, frame.y1, stroke=color, stroke_width=1.5, stroke_dasharray="6 3"),
+        text(
+            x + 4 if right else x - 4,
+            frame.y0 + 12,
+            label,
+            fill=color,
+            text_anchor="start" if right else "end",
+        ),
+        cls="step",
+        data_kind=step.kind,
+        data_commit=point.commit or "",
+    )
+
+
+def trend_plot(fit: Fit, key: str, *, title: str) -> str | None:
+    """Median per commit over time with levels and steps; None for an empty series."""
+    if not fit.points:
+        return None
+    values = [v for p in fit.points for v in (p.low_s, p.high_s, p.value_s)]
+    frame = Frame(680, 220, left=72, top=22)
+    step = (frame.x1 - frame.x0) / len(fit.points)
+    x_of = [frame.x0 + step * (i + 0.5) for i in range(len(fit.points))]
+    ys = frame.y_scale(*span(values, log=False, pad=0.08))
+    layers = [axis_y(frame, ys, "median", fmt_seconds), _x_labels(fit, frame, x_of)]
+    for level in fit.levels:
+        y = ys(level.value_s)
+        layers.append(
+            line(
+                x_of[level.start] - step / 2,
+                y,
+                x_of[level.stop - 1] + step / 2,
+                y,
+                cls="level",
+                stroke=_LEVEL,
+                stroke_dasharray="4 3",
+            )
+        )
+    marks: list[str] = []
+    for i, p in enumerate(fit.points):
+        tip = _tip(fit, i)
+        marks.append(
+            mark("line", tip, x1=x_of[i], x2=x_of[i], y1=ys(p.low_s), y2=ys(p.high_s), stroke=_DOT)
+        )
+        fill = "#fff" if p.dirty else _DOT
+        marks.append(
+            mark("circle", tip, cx=x_of[i], cy=ys(p.value_s), r=3.5, fill=fill, stroke=_DOT)
+        )
+    marks.extend(_step_mark(fit, s, x_of[s.index] - step / 2, frame) for s in fit.steps)
+    return plot("trend", key, frame, layers, marks, label=title)
