@@ -120,16 +120,17 @@ def test_accounting_is_drawn_when_the_run_has_it(
     # A newer run adds an `accounting` object per case; readers of schema 1 keep working.
     raw = json.loads((run_dir / "report.json").read_text())
     for case in raw["cases"]:
-        case["accounting"] = {"inputs_s": 0.1, "compile_s": 0.5, "kernel_sampling_s": 1.0,
-                              "other_s": 0.2, "total_s": 2.0}  # fmt: skip
+        case["accounting"] = {"inputs_s": 0.1, "compile_s": 0.5, "reference_compile_s": 0.0,
+                              "check_s": 0.0, "warmup_s": 0.0, "sample_s": 1.0,
+                              "reference_sample_s": 0.2, "other_s": 0.2, "total_s": 2.0}  # fmt: skip
     (run_dir / "report.json").write_text(json.dumps(raw))
     run = load_run(run_dir)
     assert run.accounting["k/a[n=1]"].parts[0] == ("inputs", 0.1)
     after = render_html(run)
     assert 'id="time"' in after
-    assert "kernel sampling" in after
+    assert "reference sample" in after
     assert "4 s" in after  # the run's figure: the two cases added up
-    assert _plots(after)["accounting"] == [5, 5, 5]  # four parts + 0.2 s unaccounted, each
+    assert _plots(after)["accounting"] == [5, 5, 5]  # the five parts above zero, each
 
 
 def test_a_comparison_is_drawn_worst_first_with_its_noise_floor(

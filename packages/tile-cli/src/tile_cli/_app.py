@@ -685,6 +685,8 @@ def cache_clear_cmd(
     from tile_cli._jax_cache import cache_clear
 
     raise typer.Exit(cache_clear(profile=profile, yes=yes, as_json=json))
+
+
 # ---------------------------------------------------------------- report and history
 
 Db = Annotated[
