@@ -11,7 +11,9 @@
 # the others. STEPS picks steps (default "accuracy calibrate bench tests"; "sweep" runs
 # benchmarks/gpu/norm_sweep.py, "cache" a cold bench twice with the persistent compile cache,
 # "aa" repeated tile-std runs for compare's false alarms, AA_ARGS added to each, e.g.
-# "--rounds 4"; "ttr" benchmarks/gpu/time_to_result.py, with .whl/old/ as the code before).
+# "--rounds 4"; "ttr" benchmarks/gpu/time_to_result.py, with .whl/old/ as the code before;
+# "tune" tile tune of the row kernels; "cachereport" cold vs warm process; "report" the HTML
+# report of the ttr warm run).
 set -uo pipefail
 OUT=${OUT:-/tmp/tile-gpu-out}
 mkdir -p "$OUT"
@@ -38,9 +40,10 @@ if want ttr; then
     # Time to result (issue #16): new code cold and warm, one case, the floor loop, old code.
     stamp "time to result"
     old_arg=""
-    [ -d /tmp/site-old ] && old_arg="--old /tmp/site-old"
+    [ -d /tmp/site-old ] && [ -z "${NO_OLD:-}" ] && old_arg="--old /tmp/site-old"
+    # Per-step logs and reports go to logs.tgz: the device returns at most 8 files.
     timeout "${TTR_LIMIT_S:-560}" python3 benchmarks/gpu/time_to_result.py --new /tmp/site \
-        $old_arg --out "$OUT" 2>&1 | tee "$OUT/ttr.txt"
+        $old_arg --out /tmp/ttr-out 2>&1 | tee "$OUT/ttr.txt"
 fi
 
 if want accuracy; then
@@ -100,9 +103,38 @@ if want aa; then
     tar czf "$OUT/aa-runs.tgz" -C /tmp/aa runs
 fi
 
+if want tune; then
+    # tile tune of the row kernels (issue #18), then the tuned table against XLA.
+    stamp "tile tune"
+    mkdir -p /tmp/tunewd && cd /tmp/tunewd
+    timeout "${TUNE_LIMIT_S:-300}" python3 -m tile_cli tune --kernel std/layernorm \
+        --kernel std/rmsnorm --kernel std/softmax --budget "${TUNE_BUDGET_S:-240}" \
+        -o /tmp/tune-run 2>&1 | tee "$OUT/tune.txt"
+    timeout 120 python3 -m tile_cli bench --kernel std/layernorm --kernel std/rmsnorm \
+        --kernel std/softmax -o /tmp/tuned-bench -v 2>&1 | tee -a "$OUT/tune.txt"
+    cp tuning/*.json "$OUT/" 2>/dev/null
+    cd - >/dev/null
+fi
+
+if want cachereport; then
+    # Cold process vs warm process with the persistent cache (issue #23).
+    stamp "cache report, cold vs warm process"
+    timeout "${CACHE_LIMIT_S:-200}" python3 -m tile_cli bench --cache-report --cold-process \
+        -o /tmp/cold-warm 2>&1 | tail -5 | tee "$OUT/cache-report.txt"
+    cp /tmp/cold-warm/diagnostics/jax_cache.json "$OUT/jax_cache.json" 2>/dev/null
+fi
+
+if want report; then
+    # The HTML report of a real tile-std run (issue #19).
+    stamp "tile report"
+    run=$(ls -d /tmp/ttr-*/new-warm 2>/dev/null | head -1)
+    [ -n "$run" ] && python3 -m tile_cli report "$run" -o "$OUT/h200-report.html" 2>&1 | tail -2
+fi
+
 if want tests; then
     stamp "pytest -m gpu"
     timeout "${GPU_TESTS_LIMIT_S:-120}" python3 -m pytest -q -m gpu -p no:cacheprovider \
         packages/tile-runner/tests packages/tile-std/tests 2>&1 | tee "$OUT/gpu-tests.txt" | tail -25
 fi
+[ -d /tmp/ttr-out ] && tar czf "$OUT/logs.tgz" -C /tmp ttr-out
 stamp "done"
