@@ -233,10 +233,12 @@ def _tune(
             settings = _final_settings(resolved) if final else _rung_settings(resolved, rung, scale)
             request = msgspec.structs.replace(base, bench=settings, case_ids=survivors)
             _session(request, resolved, recorder, state, numbering).run()
+            timed = set(survivors) if survivors is not None else set(state.latest)
             if final:
-                state.finalists = set(survivors or state.latest)
-            survivors = _prune(state, resolved.config.tune.eta, rung, final)
-            _progress(err, state, rung, final, sorted(state.finalists) if final else survivors)
+                state.finalists = timed
+            survivors = _prune(state, timed, resolved.config.tune.eta, rung, final)
+            _progress(err, state, len(timed), rung, final,
+                      sorted(state.finalists) if final else survivors)  # fmt: skip
             if final or not survivors:
                 break
             if budget is not None and time.monotonic() - started > budget:
@@ -295,13 +297,13 @@ def _session(
     )
 
 
-def _measured(state: _Tune, *, finalists: bool = False) -> dict[str, list[Measured]]:
-    """Every unit's latest result as `Measured` (only the finalists'), by case id."""
+def _measured(state: _Tune, among: set[str] | None = None) -> dict[str, list[Measured]]:
+    """The latest result of every unit (of those `among`) as `Measured`, by case id."""
     out: dict[str, list[Measured]] = {}
     for case_id, infos in state.units_of().items():
         for order, info in enumerate(infos):
             result = state.latest.get(info.case_id)
-            if result is None or (finalists and info.case_id not in state.finalists):
+            if result is None or (among is not None and info.case_id not in among):
                 continue
             values = tp.split_unit(info.case_id)[1] or {}
             out.setdefault(case_id, []).append(
@@ -317,10 +319,10 @@ def _measured(state: _Tune, *, finalists: bool = False) -> dict[str, list[Measur
     return out
 
 
-def _prune(state: _Tune, eta: int, rung: int, final: bool) -> list[str]:
-    """The units the next rung times: the fastest 1/eta of each case's correct ones."""
+def _prune(state: _Tune, timed: set[str], eta: int, rung: int, final: bool) -> list[str]:
+    """The units the next rung times: the fastest 1/eta of the correct ones this rung timed."""
     keep: list[str] = []
-    for measured in _measured(state).values():
+    for measured in _measured(state, timed).values():
         kept = measured if final else keep_fastest(measured, eta)
         kept_ids = {m.unit_id for m in kept}
         for m in measured:
@@ -332,12 +334,13 @@ def _prune(state: _Tune, eta: int, rung: int, final: bool) -> list[str]:
     return keep
 
 
-def _progress(err: object, state: _Tune, rung: int, final: bool, survivors: Sequence[str]) -> None:
+def _progress(
+    err: object, state: _Tune, timed: int, rung: int, final: bool, survivors: Sequence[str]
+) -> None:
     """One line per rung: configurations timed, kept, and the best so far."""
     from rich.console import Console
 
     assert isinstance(err, Console)
-    timed = len(state.latest)
     best = min(
         (r for r in state.latest.values() if r.check is None or r.check.passed),
         key=lambda r: r.stats.median,
@@ -366,7 +369,7 @@ def _finish(resolved: ResolvedConfig, recorder: RunRecorder, state: _Tune, run_d
             recorder.on_message(result)
     decisions: dict[str, Decision] = {}
     cfg = resolved.config.compare
-    for case_id, measured in _measured(state, finalists=True).items():
+    for case_id, measured in _measured(state, state.finalists).items():
         decision = pick(measured, noise_floor_pct=cfg.noise_floor, alpha=cfg.alpha)
         if decision is not None:
             decisions[case_id] = decision
