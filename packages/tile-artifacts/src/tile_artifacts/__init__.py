@@ -1,4 +1,5 @@
-"""tile-artifacts: Artifact Format v1 models, crash-safe writer, validator and comparison."""
+"""tile-artifacts: Artifact Format v1 models, crash-safe writer, validator and comparison;
+run directories and campaign directories (one run directory per unit under `units/`)."""
 
 from __future__ import annotations
 
@@ -29,6 +30,25 @@ from tile_artifacts._base import (
     failure_id,
     utc_now,
 )
+from tile_artifacts._campaign import (
+    AttemptRecord,
+    BudgetRecord,
+    CampaignAccounting,
+    CampaignCounts,
+    CampaignPlan,
+    CampaignReport,
+    CampaignSummary,
+    CaseEstimate,
+    ComparisonRef,
+    EstimateBasis,
+    PlannedUnit,
+    SelectorMatch,
+    TimeSplit,
+    UnitRecord,
+    VariantCell,
+    VariantRow,
+)
+from tile_artifacts._campaign_summary import render_campaign_markdown, verdict_text
 from tile_artifacts._check import Problem, check_path
 from tile_artifacts._compare import COMPARABLE_METRICS, MIN_SAMPLES, compare_runs, judge
 from tile_artifacts._documents import (
@@ -81,6 +101,9 @@ from tile_artifacts._models import (
     Work,
 )
 from tile_artifacts._paths import (
+    CAMPAIGN_JSON,
+    CAMPAIGN_LAYOUT,
+    CAMPAIGN_PLAN_JSON,
     COMMANDS_JSONL,
     COMPARISONS_JSON,
     EVENTS_JSONL,
@@ -88,7 +111,11 @@ from tile_artifacts._paths import (
     METRICS_JSONL,
     REPORT_JSON,
     REQUIRED_FILES,
+    RESOLVED_CAMPAIGN_JSON,
+    RUN_LAYOUT,
     SUMMARY_MD,
+    UNITS_DIR,
+    Layout,
 )
 from tile_artifacts._provenance import (
     REDACT_PATTERNS,
@@ -101,6 +128,8 @@ from tile_artifacts._provenance import (
 from tile_artifacts._read import (
     load_document,
     read_baseline,
+    read_campaign,
+    read_campaign_plan,
     read_comparison,
     read_jsonl,
     read_manifest,
@@ -202,7 +231,35 @@ __all__ = [
     "Versions",
     "baseline_from_report",
     "baseline_from_reports",
-    # run directory layout
+    # campaigns
+    "AttemptRecord",
+    "BudgetRecord",
+    "CampaignAccounting",
+    "CampaignCounts",
+    "CampaignPlan",
+    "CampaignReport",
+    "CampaignSummary",
+    "CaseEstimate",
+    "ComparisonRef",
+    "EstimateBasis",
+    "PlannedUnit",
+    "SelectorMatch",
+    "TimeSplit",
+    "UnitRecord",
+    "VariantCell",
+    "VariantRow",
+    "read_campaign",
+    "read_campaign_plan",
+    "render_campaign_markdown",
+    "verdict_text",
+    # run and campaign directory layout
+    "CAMPAIGN_JSON",
+    "CAMPAIGN_LAYOUT",
+    "CAMPAIGN_PLAN_JSON",
+    "Layout",
+    "RESOLVED_CAMPAIGN_JSON",
+    "RUN_LAYOUT",
+    "UNITS_DIR",
     "COMMANDS_JSONL",
     "COMPARISONS_JSON",
     "EVENTS_JSONL",
