@@ -70,6 +70,7 @@ class PlannedUnit(ArtifactModel):
     variant: str
     machine: str
     device_kind: str | None = None
+    shards: int = 1
     case_ids: list[str] = Field(default_factory=list)
     args: list[str] = Field(default_factory=list)
     estimate: TimeSplit
@@ -122,6 +123,7 @@ class AttemptRecord(ArtifactModel):
 
     `complete`: the directory passed schema-check; `done`: it is the unit's result (complete,
     made with the plan's arguments, on the expected device, without a crash or timeout).
+    `estimate` is what the plan expected when the attempt started, `actual` what it took.
     """
 
     attempt: int
@@ -139,11 +141,13 @@ class AttemptRecord(ArtifactModel):
     started_at: UtcDatetime | None = None
     finished_at: UtcDatetime | None = None
     wall_s: float | None = None
+    estimate: TimeSplit | None = None
     actual: TimeSplit | None = None
 
 
 class UnitRecord(ArtifactModel):
-    """A unit and all its attempts; `estimate` from the current plan, `actual` from its result."""
+    """A unit and all its attempts; `estimate` and `actual` of its result (else the current
+    plan's estimate and no actual)."""
 
     unit_id: str
     variant: str

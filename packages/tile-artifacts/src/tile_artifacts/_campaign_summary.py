@@ -89,7 +89,7 @@ def render_campaign_markdown(report: CampaignReport) -> str:
         f"**{summary.status}**: {summary.headline}",
         "",
         f"- campaign `{report.campaign}`" + (f" from `{report.source}`" if report.source else ""),
-        f"- run `{report.run.run_id}`, created {report.run.created_at.isoformat()}",
+        f"- run `{report.run.run_id}`, created {report.run.created_at:%Y-%m-%dT%H:%M:%SZ}",
         f"- smoke mode: {'yes' if report.smoke else 'no'}",
         f"- baseline variant: `{report.baseline_variant}`",
     ]

@@ -55,8 +55,13 @@ def _check_attempt(camp: Path, attempt: AttemptRecord, where: str) -> list[Probl
     directory = camp / attempt.path
     if not (directory / MANIFEST_JSON).is_file():
         if attempt.complete:
-            return [Problem(attempt.path, None, "recorded complete in campaign.json, but it has "
-                            "no artifact_manifest.json")]  # fmt: skip
+            return [
+                Problem(
+                    attempt.path,
+                    None,
+                    "recorded complete in campaign.json, but it has no artifact_manifest.json",
+                )
+            ]
         return []  # killed before it was finalized, as campaign.json says
     try:
         problems = _nested(attempt.path, _check_run_dir(directory))

@@ -434,10 +434,10 @@ def _row(
     alpha: float,
     resamples: int,
     seed: int,
-    modes: bool = False,
+    variants: bool = False,
 ) -> ComparisonRow:
     values = (_median(base.samples), _median(cur.samples))
-    reason = _not_comparable(base, cur, *kinds, modes)
+    reason = _not_comparable(base, cur, *kinds, variants)
     if reason:
         return _make_row(cur.case_id, metric, values, "not_comparable", reason)
     used, reason = _pick_basis(base, cur, metric, basis)
@@ -478,7 +478,8 @@ def _row(
     else:
         # The reference's move between the runs is evidence of machine noise in absolute
         # times only: relative times have it divided out, references cannot control themselves.
-        refs = (base.reference, cur.reference) if used == "absolute" and metric == "time_s" else ()
+        absolute = used == "absolute" and metric == "time_s" and not variants
+        refs = (base.reference, cur.reference) if absolute else ()
         drift = _run_drift(series[0], series[1], *refs)
     judgement, reason = judge(
         result.ratio,
@@ -548,7 +549,7 @@ def compare_runs(
     producer: Producer | None = None,
     run_id: str | None = None,
     now: datetime | None = None,
-    across_modes: bool = False,
+    variants: bool = False,
 ) -> ComparisonDoc:
     """Compare `current` against `baseline` case by case (matched on case_id).
 
@@ -596,8 +597,10 @@ def compare_runs(
     With `basis="relative"` a case without interleaved reference samples on either side is
     `not_comparable`. `metric="ref_time_s"` (the reference's own times) is always absolute.
     Cases on one side only get a `not_comparable` row whose reason is exactly `added` or
-    `removed`. `across_modes=True` judges a warm side against a cold one (a campaign's
-    variants differ on purpose) instead of refusing it; the reason then says which is which. The envelope defaults to current's producer, a new `compare-...` run id and
+    `removed`. `variants=True` says the two runs differ on purpose (a campaign's variants:
+    cold caches, an XLA flag): a warm side is judged against a cold one instead of refused (the
+    reason says which is which), and the reference's move between the runs is not taken as
+    noise, since the variant moves the reference as much as the kernel. The envelope defaults to current's producer, a new `compare-...` run id and
     current's output directory.
 
     Summary status: `failed` with any regression, else `skipped` with no rows, else `partial`
@@ -640,7 +643,7 @@ def compare_runs(
                 alpha=alpha,
                 resamples=resamples,
                 seed=seed,
-                modes=across_modes,
+                variants=variants,
             )
         )
     rows += [_one_sided(b, metric, "removed") for k, b in base_cases.items() if k not in cur_cases]
