@@ -177,4 +177,18 @@ def check_campaign_dir(camp: Path) -> list[Problem]:
     if isinstance(report, CampaignReport):
         problems += _check_consistency(report, plan if isinstance(plan, CampaignPlan) else None)
         problems += _check_units(camp, report)
+    else:
+        problems += _check_unrecorded_units(camp)
     return sorted(problems, key=lambda p: (p.file, p.line or 0))
+
+
+def _check_unrecorded_units(camp: Path) -> list[Problem]:
+    """Without a readable campaign.json, every finalized unit run directory is still checked."""
+    problems: list[Problem] = []
+    for manifest in sorted((camp / UNITS_DIR).glob(f"*/*/{MANIFEST_JSON}")):
+        rel = manifest.parent.relative_to(camp).as_posix()
+        try:
+            problems += _nested(rel, _check_run_dir(manifest.parent))
+        except ArtifactError as exc:
+            problems.append(Problem(rel, None, exc.message))
+    return problems

@@ -222,51 +222,75 @@ def _budget(campaign: Campaign, units: list[ta.PlannedUnit]) -> ta.BudgetRecord:
     )
 
 
-def _units(
-    setup: tuple[Campaign, Listing, list[str], History],
-    smoke: bool,
-) -> tuple[list[ta.PlannedUnit], dict[str, dict[str, object]]]:
-    from tile_config import MachineSpec, flatten
+@dataclass(frozen=True)
+class _Configured:
+    """A unit before its cases are known: its variant, machine, overrides and resolved config."""
 
-    campaign, listing, case_ids, history = setup
+    unit_id: str
+    variant: Variant
+    machine_name: str
+    machine: MachineSpec
+    sets: dict[str, object]
+    resolved: ResolvedConfig
+
+
+def _configure(campaign: Campaign, smoke: bool) -> list[_Configured]:
+    """Every variant x machine with its configuration resolved: bad ones fail before listing."""
+    from tile_config import MachineSpec
+
     smoke_bench = None
     if smoke:
         defaults = type(campaign.spec.smoke)().bench.model_dump(exclude_none=True)
         smoke_bench = defaults | campaign.spec.smoke.bench.model_dump(exclude_none=True)
     machines = dict(campaign.spec.machines) or {"local": MachineSpec()}
-    units: list[ta.PlannedUnit] = []
-    settings: dict[str, dict[str, object]] = {}
+    out: list[_Configured] = []
     for variant in expand_variants(campaign):
         for machine_name, machine in machines.items():
             unit_id = f"{variant.variant_id}@{machine_name}"
             sets, resolved = _unit_sets(campaign, unit_id, variant, machine, smoke_bench)
-            cfg = resolved.config
-            local = cfg.launcher.kind == "local"
-            kind = machine.device_kind or (listing.device_kind if local else None)
-            flat = flatten(cfg)
-            estimate, cases = estimate_unit(
-                history,
+            out.append(_Configured(unit_id, variant, machine_name, machine, sets, resolved))
+    return out
+
+
+def _units(
+    campaign: Campaign,
+    configured: list[_Configured],
+    listing: Listing,
+    case_ids: list[str],
+    history: History,
+) -> tuple[list[ta.PlannedUnit], dict[str, dict[str, object]]]:
+    from tile_config import flatten
+
+    units: list[ta.PlannedUnit] = []
+    settings: dict[str, dict[str, object]] = {}
+    for c in configured:
+        cfg = c.resolved.config
+        local = cfg.launcher.kind == "local"
+        kind = c.machine.device_kind or (listing.device_kind if local else None)
+        flat = flatten(cfg)
+        estimate, cases = estimate_unit(
+            history,
+            device_kind=kind,
+            case_ids=case_ids,
+            settings=bench_fingerprint(flat),
+            max_time=cfg.bench.max_time,
+            shards=cfg.launcher.shards,
+            lists_first=not local or cfg.launcher.shards > 1,
+        )
+        units.append(
+            ta.PlannedUnit(
+                unit_id=c.unit_id,
+                variant=c.variant.variant_id,
+                machine=c.machine_name,
                 device_kind=kind,
-                case_ids=case_ids,
-                settings=bench_fingerprint(flat),
-                max_time=cfg.bench.max_time,
                 shards=cfg.launcher.shards,
-                lists_first=not local or cfg.launcher.shards > 1,
+                case_ids=case_ids,
+                args=_args(campaign, case_ids, c.variant, c.sets, c.machine),
+                estimate=estimate,
+                cases=cases,
             )
-            units.append(
-                ta.PlannedUnit(
-                    unit_id=unit_id,
-                    variant=variant.variant_id,
-                    machine=machine_name,
-                    device_kind=kind,
-                    shards=cfg.launcher.shards,
-                    case_ids=case_ids,
-                    args=_args(campaign, case_ids, variant, sets, machine),
-                    estimate=estimate,
-                    cases=cases,
-                )
-            )
-            settings[unit_id] = flat
+        )
+        settings[c.unit_id] = flat
     return units, settings
 
 
@@ -280,6 +304,8 @@ def make_plan(name: str, *, smoke: bool, output_dir: Path | None = None) -> Camp
         campaign = load_campaign(name, resolved)
     except ConfigError as exc:
         raise CliError(str(exc), hint=exc.hint, code=ExitCode.USAGE) from None
+    configured = _configure(campaign, smoke)
+    baseline = _baseline(campaign, expand_variants(campaign))
     select = campaign.spec.select
     listing = list_cases(select.plugins, dict(select.axes))
     where = {key: campaign.where("select", key) for key in ("kernels", "filters", "axes")}
@@ -292,7 +318,7 @@ def make_plan(name: str, *, smoke: bool, output_dir: Path | None = None) -> Camp
     root = campaigns_root(resolved)
     history = read_history(resolved.resolve_path(resolved.config.output.dir), root)
     case_ids = [c.case_id for c in cases]
-    units, settings = _units((campaign, listing, case_ids, history), smoke)
+    units, settings = _units(campaign, configured, listing, case_ids, history)
     variants = list(dict.fromkeys(u.variant for u in units))
     directory = output_dir or root / (f"{name}-smoke" if smoke else name)
     plan = ta.CampaignPlan(
@@ -309,7 +335,7 @@ def make_plan(name: str, *, smoke: bool, output_dir: Path | None = None) -> Camp
         listed_device_kind=listing.device_kind,
         variants=variants,
         machines=list(dict.fromkeys(u.machine for u in units)),
-        baseline_variant=_baseline(campaign, expand_variants(campaign)),
+        baseline_variant=baseline,
         selectors=matched,
         units=units,
         budget=_budget(campaign, units),

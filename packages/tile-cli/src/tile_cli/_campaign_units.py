@@ -84,13 +84,13 @@ def verdict(state: AttemptState, unit: ta.PlannedUnit | None) -> Verdict:
     status, reason = report.run.status, report.run.status_reason
     if not matches:
         return Verdict(False, False, status, "made with other arguments than the current plan")
+    if status in _NOT_A_RESULT or report.failures:
+        failed = f"{len(report.failures)} failure(s)" if report.failures else status
+        return Verdict(False, True, status, reason or failed)
     kind = report.device.device_kind
     if unit is not None and unit.device_kind is not None and kind != unit.device_kind:
         why = f"ran on `{kind}`, but machine `{unit.machine}` expects `{unit.device_kind}`"
         return Verdict(False, True, "invalid", why)
-    if status in _NOT_A_RESULT or report.failures:
-        failed = f"{len(report.failures)} failure(s)" if report.failures else status
-        return Verdict(False, True, status, reason or failed)
     return Verdict(True, True, status, reason)
 
 
