@@ -58,7 +58,9 @@ def _no_traceback(proc: subprocess.CompletedProcess[str]) -> None:
 
 
 def test_plan_is_variants_x_perturbations_x_machines(tile: TileRun, project: MakeProject) -> None:
-    root = project(["good.py"], FAST + '[runner.env]\nXLA_FLAGS = "--xla_backend_optimization_level=1"\n')
+    root = project(
+        ["good.py"], FAST + '[runner.env]\nXLA_FLAGS = "--xla_backend_optimization_level=1"\n'
+    )
     _campaign(
         root,
         "grid",
@@ -81,7 +83,31 @@ shards = 2
 python = "{sys.executable}"
 """,
     )
-    plan = _plan(tile, root, "grid")
+    # -X importtime lists every module the real `tile` process imports: never jax nor numpy.
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-X",
+            "importtime",
+            "-m",
+            "tile_cli",
+            "campaign",
+            "plan",
+            "grid",
+            "--json",
+        ],
+        cwd=root,
+        env=tile_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    imported = {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if "|" in line}
+    assert "tile_cli._campaign_plan" in imported
+    assert not {m for m in imported if m.split(".")[0] in ("jax", "jaxlib", "numpy")}
+    plan = json.loads(proc.stdout)
     ids = [u["unit_id"] for u in plan["units"]]
     assert ids == [
         f"{v}+{p}@{m}" for v in ("warm", "cold") for p in ("base", "dump") for m in ("here", "two")

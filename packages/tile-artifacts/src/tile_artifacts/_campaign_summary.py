@@ -5,18 +5,25 @@ from __future__ import annotations
 
 from typing import Final
 
-from tile_artifacts._campaign import CampaignReport, UnitRecord, VariantCell
+from tile_artifacts._campaign import CampaignReport, ComparisonRef, UnitRecord, VariantCell
 from tile_artifacts._summary import format_seconds
 
 __all__ = ["render_campaign_markdown", "verdict_text"]
 
 _DASH: Final = "–"
-_MARK: Final = {
-    "regression": "🔴 slower",
-    "improvement": "🟢 faster",
-    "inconclusive": "⚪ inconclusive",
-    "not_comparable": "⚫ not comparable",
+# A variant is not a regression of the baseline: it is slower or faster than it, on purpose.
+_WORD: Final = {
+    "regression": "slower",
+    "improvement": "faster",
+    "inconclusive": "inconclusive",
+    "not_comparable": "not comparable",
     "neutral": "same",
+}
+_MARK: Final = {
+    "regression": "🔴 ",
+    "improvement": "🟢 ",
+    "inconclusive": "⚪ ",
+    "not_comparable": "⚫ ",
 }
 
 
@@ -25,12 +32,24 @@ def _cell(text: str) -> str:
 
 
 def verdict_text(cell: VariantCell, *, marks: bool = True) -> str:
-    """`1.23x 🔴 slower` for a compared cell, the median for the baseline, `–` for nothing."""
+    """`1.23x 🔴 slower` for a compared cell (`marks=False`: no emoji), the median for the
+    baseline, `–` for nothing."""
     if cell.judgement is None:
         return format_seconds(cell.median_s) if cell.median_s is not None else _DASH
     ratio = f"{cell.ratio:.3g}x " if cell.ratio is not None else ""
-    word = _MARK[cell.judgement] if marks else cell.judgement.replace("_", " ")
-    return f"{ratio}{word}"
+    mark = _MARK.get(cell.judgement, "") if marks else ""
+    return f"{ratio}{mark}{_WORD[cell.judgement]}"
+
+
+def _counts(ref: ComparisonRef) -> str:
+    counts = (
+        (ref.regression_count, "slower"),
+        (ref.improvement_count, "faster"),
+        (ref.neutral_count, "same"),
+        (ref.inconclusive_count, "inconclusive"),
+        (ref.not_comparable_count, "not comparable"),
+    )
+    return ", ".join(f"{n} {word}" for n, word in counts if n) or "no cases"
 
 
 def _error(unit: UnitRecord) -> str:
@@ -107,7 +126,7 @@ def render_campaign_markdown(report: CampaignReport) -> str:
     if report.comparisons:
         lines += ["", "## Comparisons", ""]
         lines += [
-            f"- `{c.variant}` against `{c.baseline}` on `{c.machine}`: `{c.path}` ({c.status})"
+            f"- `{c.variant}` against `{c.baseline}` on `{c.machine}`: `{c.path}` ({_counts(c)})"
             for c in report.comparisons
         ]
     return "\n".join(lines) + "\n"

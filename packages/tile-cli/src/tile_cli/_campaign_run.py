@@ -259,6 +259,19 @@ class _Campaign:
             attempt=number,
             exit_code=code,
         )
+        dims = {
+            "unit": unit.unit_id,
+            "variant": unit.variant,
+            "machine": unit.machine,
+            "attempt": str(number),
+        }
+        for name, value in (
+            ("unit_estimated_s", unit.estimate.total_s),
+            ("unit_wall_s", (finished - began).total_seconds()),
+        ):
+            w.metric(
+                name, value, unit="s", aggregation="exact", higher_is_better=False, dimensions=dims
+            )
 
     def _checkpoint(self, reason: str | None, *, final: bool) -> ta.CampaignReport:
         records, results = unit_records(self.plan, self.inspector)
