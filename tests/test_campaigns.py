@@ -138,6 +138,7 @@ python = "{sys.executable}"
     assert not (root / ".tile" / "campaigns").exists()  # a plan runs and writes nothing
 
 
+@pytest.mark.slow
 def test_estimates_come_from_earlier_runs_and_budget_is_enforced(
     tile: TileRun, project: MakeProject
 ) -> None:
@@ -194,6 +195,7 @@ max_cases = 4
     assert not (root / ".tile" / "campaigns" / "est").exists()
 
 
+@pytest.mark.slow
 def test_bad_campaigns_fail_with_file_and_line(tile: TileRun, project: MakeProject) -> None:
     root = project(["good.py"], FAST + "[profiles.quick.bench]\nmax_time = 0.01\n")
     _campaign(root, "typo", "[select]\nkernels = ['fx/scale']\n[variants.a]\nbench = {runz = 3}\n")
@@ -209,7 +211,7 @@ def test_bad_campaigns_fail_with_file_and_line(tile: TileRun, project: MakeProje
         "nokernel": "campaigns/nokernel.toml:2: `select.kernels[1]` = `fx/nope*` matches no kernel",
         "nofilter": "campaigns/nofilter.toml:3: `select.filters[0]` = `bfloat16` matches no case "
         "of the selected kernels",
-        "noprofile": "unit `b@local` of campaign `noprofile` (campaigns/noprofile.toml:3) cannot be "
+        "noprofile": "unit `b@local` of campaign `noprofile` (variant at campaigns/noprofile.toml:3) cannot be "
         "configured: unknown profile `qick`",
         "inverted": "`bench.min_runs` = 50 must be <= `bench.max_runs` = 10",
         "missing": "no campaign `missing`",
@@ -267,9 +269,9 @@ def test_sigkill_mid_campaign_loses_nothing_and_resume_redoes_only_the_rest(
         text=True,
     )
     try:
-        # Unit a is finished once b's attempt has started; kill the campaign while b runs.
+        # Unit a is finished once b's attempt has started its runner; kill the campaign then.
         wait_for(
-            camp / "units" / "b@local" / "attempt-1" / "events.jsonl", "run_started", proc, 300
+            camp / "units" / "b@local" / "attempt-1" / "events.jsonl", "runner_started", proc, 300
         )
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=60)
@@ -322,6 +324,7 @@ def test_smoke_run_compares_variants_and_schema_check_catches_damage(
         "wc",
         "[select]\nkernels = ['fx/scale', 'fx/square']\n"
         "[variants.warm]\n[variants.cold]\nbench = { cold = true }\n"
+        "[machines.one]\n[machines.pair]\nlauncher = 'local'\nshards = 2\n"
         "[smoke]\nbench = { max_runs = 8 }\n",
     )
     proc = tile("campaign", "run", "wc", "--smoke", cwd=root)
@@ -329,6 +332,8 @@ def test_smoke_run_compares_variants_and_schema_check_catches_damage(
     camp = root / ".tile" / "campaigns" / "wc-smoke"
     report = _json(camp / "campaign.json")
     assert report["smoke"] is True and report["baseline_variant"] == "warm"
+    ids = [u["unit_id"] for u in report["units"]]
+    assert ids == ["warm@one", "warm@pair", "cold@one", "cold@pair"]
     for unit in report["units"]:
         run = camp / unit["attempts"][0]["path"]
         cases = [c["case_id"] for c in _json(run / "report.json")["cases"]]
@@ -337,19 +342,25 @@ def test_smoke_run_compares_variants_and_schema_check_catches_damage(
         assert settings["bench.max_runs"] == {"value": 8, "origin": "cli"}
         assert settings["bench.max_time"] == {"value": 0.05, "origin": "cli"}
         assert settings["bench.cold"]["value"] is (unit["variant"] == "cold")
-    rows = {r["case_id"]: r["cells"] for r in report["table"]}
-    assert list(rows) == [SCALE[0], SQUARE]
+        # Machine `pair` runs through the local launcher's shards: a plan runner, two shards.
+        commands = (run / "commands" / "commands.jsonl").read_text().splitlines()
+        shards = [json.loads(c)["environment_overrides"].get("TILE_SHARD") for c in commands]
+        assert sorted(map(str, shards)) == (
+            ["0/2", "1/2", "None"] if unit["machine"] == "pair" else ["None"]
+        )
+    rows = {(r["machine"], r["case_id"]): r["cells"] for r in report["table"]}
+    assert list(rows) == [(m, c) for m in ("one", "pair") for c in (SCALE[0], SQUARE)]
     for cells in rows.values():
         warm, cold = cells
         assert (warm["variant"], warm["judgement"], cold["variant"]) == ("warm", None, "cold")
         assert cold["judgement"] in ("improvement", "neutral", "regression", "inconclusive")
         assert cold["ratio"] is not None and cold["reason"].endswith("warm against cold, as asked")
-    (ref,) = report["comparisons"]
-    assert ref["path"] == "comparisons/cold-vs-warm@local.json"
-    doc = _json(camp / ref["path"])
+    paths = [ref["path"] for ref in report["comparisons"]]
+    assert paths == ["comparisons/cold-vs-warm@one.json", "comparisons/cold-vs-warm@pair.json"]
+    doc = _json(camp / paths[0])
     assert doc["schema_name"] == "tile.comparison"
     assert {r["basis"] for r in doc["rows"]} == {"absolute"}
-    assert "| case | `warm` | `cold` |" in (camp / "summary.md").read_text()
+    assert "| case | machine | `warm` | `cold` |" in (camp / "summary.md").read_text()
     assert "variants against `warm`" in proc.stdout
     check = tile("schema-check", str(camp), cwd=root)
     assert check.returncode == 0, check.stdout
@@ -359,7 +370,7 @@ def test_smoke_run_compares_variants_and_schema_check_catches_damage(
         shutil.copytree(camp, copy, symlinks=True)
         return copy
 
-    unit = "units/warm@local/attempt-1"
+    unit = "units/warm@one/attempt-1"
     copy = damaged("unit-report")
     (copy / unit / "report.json").write_text("{}")
     _fails(tile, copy, f"{unit}/report.json: ", "sha256 differs")
@@ -367,8 +378,8 @@ def test_smoke_run_compares_variants_and_schema_check_catches_damage(
     (copy / "campaign.json").write_text('{"schema_name": "tile.campaign"')
     _fails(tile, copy, "campaign.json:1: not valid JSON")
     copy = damaged("stray-attempt")
-    (copy / "units" / "warm@local" / "attempt-9").mkdir()
-    _fails(tile, copy, "units/warm@local/attempt-9: not recorded in campaign.json")
+    (copy / "units" / "warm@one" / "attempt-9").mkdir()
+    _fails(tile, copy, "units/warm@one/attempt-9: not recorded in campaign.json")
     copy = damaged("no-plan")
     (copy / "plan.json").unlink()
     _fails(tile, copy, "plan.json: required file is missing")

@@ -25,6 +25,7 @@ __all__ = [
     "ComparisonRef",
     "EstimateBasis",
     "PlannedUnit",
+    "SelectorKind",
     "SelectorMatch",
     "TimeSplit",
     "UnitRecord",

@@ -143,10 +143,14 @@ def _resolve(
     try:
         return load_config(cwd=Path.cwd(), profile=profile, environ=os.environ, overrides=sets)
     except ConfigError as exc:
+        # The unit's overrides reach the loader as flags: say they came from the campaign.
+        text = str(exc).replace("from cli)", "from the campaign)")
+        lines = [line.removeprefix("cli: ") for line in text.splitlines()]
+        hint = f"edit the {where}" if "command-line" in exc.hint else exc.hint
         raise CliError(
             f"unit `{unit_id}` of campaign `{campaign.name}` ({where}) cannot be configured: "
-            f"{exc}".replace("\ncli: ", "\n  "),
-            hint=exc.hint,
+            + "\n  ".join(lines),
+            hint=f"{hint}; `tile config` shows the values the campaign builds on",
             code=ExitCode.USAGE,
         ) from None
 
@@ -163,7 +167,9 @@ def _unit_sets(
     A perturbed `XLA_FLAGS` adds its flags to those the unit has without it (from the variant,
     `[runner] env` or the environment): varying one flag must not drop the others.
     """
-    where = campaign.where("variants", variant.name)
+    where = f"variant at {campaign.where('variants', variant.name)}"
+    if campaign.spec.machines:
+        where += f", machine at {campaign.where('machines', unit_id.rpartition('@')[2])}"
     sets = _machine_sets(machine) | _variant_sets(variant, smoke)
     resolved = _resolve(campaign, unit_id, where, variant.spec.profile, sets)
     for name, value in variant.perturbed.items():

@@ -243,19 +243,13 @@ def compare_variants(
             )
             path = f"comparisons/{variant}-vs-{base_name}@{machine}.json"
             docs[path] = doc
-            s = doc.summary
             refs.append(
                 ta.ComparisonRef(
                     machine=machine,
                     variant=variant,
                     baseline=base_name,
                     path=path,
-                    status=s.status,
-                    regression_count=s.regression_count,
-                    improvement_count=s.improvement_count,
-                    neutral_count=s.neutral_count,
-                    inconclusive_count=s.inconclusive_count,
-                    not_comparable_count=s.not_comparable_count,
+                    **doc.summary.model_dump(),
                 )
             )
             rows |= {(variant, r.case_id): r for r in doc.rows}

@@ -73,6 +73,55 @@ def _nothing(where: str, what: str, hint: str) -> CliError:
     return CliError(f"{where}: {what}", hint=hint, code=ExitCode.USAGE)
 
 
+def _match(
+    kind: ta.SelectorKind, selector: str, where: str, cases: Sequence[tp.CaseInfo]
+) -> ta.SelectorMatch:
+    kernels = list(dict.fromkeys(c.kernel for c in cases))
+    return ta.SelectorMatch(
+        kind=kind, selector=selector, where=where, kernels=kernels, case_count=len(cases)
+    )
+
+
+def _by_kernel(
+    cases: Sequence[tp.CaseInfo], kernels: Sequence[str], where: str
+) -> tuple[list[tp.CaseInfo], list[ta.SelectorMatch]]:
+    """The cases of the kernels `kernels` names (all without any), one match per selector."""
+    names = list(dict.fromkeys(c.kernel for c in cases))
+    shown = ", ".join(names[:12]) + (" ..." if len(names) > 12 else "")
+    report: list[ta.SelectorMatch] = []
+    chosen: set[str] = set()
+    for i, pattern in enumerate(kernels):
+        hit = {k for k in names if _kernel_matches(k, pattern)}
+        if not hit:
+            raise _nothing(
+                where,
+                f"`select.kernels[{i}]` = `{pattern}` matches no kernel",
+                f"kernels here: {shown or 'none'} (`tile list` shows them all)",
+            )
+        chosen |= hit
+        report.append(_match("kernel", pattern, where, [c for c in cases if c.kernel in hit]))
+    return [c for c in cases if not kernels or c.kernel in chosen], report
+
+
+def _by_filter(
+    pool: Sequence[tp.CaseInfo], filters: Sequence[str], where: str, narrowed: bool
+) -> tuple[list[tp.CaseInfo], list[ta.SelectorMatch]]:
+    """The cases whose id one of `filters` matches (all without any), one match per filter."""
+    report: list[ta.SelectorMatch] = []
+    for i, pattern in enumerate(filters):
+        hit = [c for c in pool if matches(c.case_id, pattern)]
+        if not hit:
+            raise _nothing(
+                where,
+                f"`select.filters[{i}]` = `{pattern}` matches no case"
+                + (" of the selected kernels" if narrowed else ""),
+                "filters are substrings or globs of case ids: `tile list` shows them",
+            )
+        report.append(_match("filter", pattern, where, hit))
+    selected = [c for c in pool if not filters or any(matches(c.case_id, f) for f in filters)]
+    return selected, report
+
+
 def select_cases(
     listing: Listing,
     *,
@@ -86,66 +135,18 @@ def select_cases(
     `where` gives the file:line of the `kernels`, `filters` and `axes` keys. A selector that
     matches nothing is a CliError (exit 2) naming it; so is a selection of no case at all.
     """
-    names = list(dict.fromkeys(c.kernel for c in listing.cases))
-    report: list[ta.SelectorMatch] = []
-    chosen: set[str] = set()
-    for i, pattern in enumerate(kernels):
-        hit = [k for k in names if _kernel_matches(k, pattern)]
-        if not hit:
-            raise _nothing(
-                where["kernels"],
-                f"`select.kernels[{i}]` = `{pattern}` matches no kernel",
-                f"kernels here: {', '.join(names[:12]) or 'none'}{' ...' if len(names) > 12 else ''}"
-                " (`tile list` shows them all)",
-            )
-        chosen.update(hit)
-        count = sum(c.kernel in hit for c in listing.cases)
-        report.append(
-            ta.SelectorMatch(
-                kind="kernel",
-                selector=pattern,
-                where=where["kernels"],
-                kernels=hit,
-                case_count=count,
-            )
-        )
-    pool = [c for c in listing.cases if not kernels or c.kernel in chosen]
-    for i, pattern in enumerate(filters):
-        hit_cases = [c for c in pool if matches(c.case_id, pattern)]
-        if not hit_cases:
-            raise _nothing(
-                where["filters"],
-                f"`select.filters[{i}]` = `{pattern}` matches no case"
-                + (" of the selected kernels" if kernels else ""),
-                "filters are substrings or globs of case ids: `tile list` shows them",
-            )
-        report.append(
-            ta.SelectorMatch(
-                kind="filter",
-                selector=pattern,
-                where=where["filters"],
-                kernels=list(dict.fromkeys(c.kernel for c in hit_cases)),
-                case_count=len(hit_cases),
-            )
-        )
-    selected = [c for c in pool if not filters or any(matches(c.case_id, f) for f in filters)]
+    pool, report = _by_kernel(listing.cases, kernels, where["kernels"])
+    selected, matched = _by_filter(pool, filters, where["filters"], bool(kernels))
+    report += matched
     for name, values in axes.items():
-        hit_cases = [c for c in selected if name in c.params]
-        if not hit_cases:
+        hit = [c for c in selected if name in c.params]
+        if not hit:
             raise _nothing(
                 where["axes"],
                 f"`select.axes.{name}` matches no axis of the selected cases",
                 "name an axis the selected kernels have (`tile list` shows them in the case ids)",
             )
-        report.append(
-            ta.SelectorMatch(
-                kind="axis",
-                selector=f"{name}={','.join(values)}",
-                where=where["axes"],
-                kernels=list(dict.fromkeys(c.kernel for c in hit_cases)),
-                case_count=len(hit_cases),
-            )
-        )
+        report.append(_match("axis", f"{name}={','.join(values)}", where["axes"], hit))
     if not selected:
         raise _nothing(where["select"], "`[select]` selects no case", "widen the selectors")
     return selected, report
