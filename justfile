@@ -34,6 +34,10 @@ test-rs:
 bench *ARGS:
     uv run tile bench {{ARGS}}
 
+# Compare Cargo profiles of tile-stats (default: dev release); see tools/README.md.
+build-profiles *LABELS:
+    uv run --no-sync python -m tools.build_profiles {{LABELS}}
+
 # Build a wheel for every package into dist/, then install each pure-Python one alone.
 build:
     rm -rf dist

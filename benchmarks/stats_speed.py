@@ -2,11 +2,13 @@
 
 Run with `uv run python benchmarks/stats_speed.py`. Prints best-of-N times and the speedup; the
 goal is tile-stats at least 10x faster than numpy on n = 1,000 values and 10,000 resamples.
+`--json` prints one JSON line instead (the build-profile harness reads it, `just build-profiles`).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import time
 from collections.abc import Callable
@@ -44,6 +46,12 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=1_000)
     parser.add_argument("--resamples", type=int, default=10_000)
     parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--json", action="store_true", help="print one JSON line of figures")
+    parser.add_argument(
+        "--no-numpy",
+        action="store_true",
+        help="time tile-stats only (numpy is the same in every build)",
+    )
     args = parser.parse_args()
 
     xs = np.random.default_rng(42).lognormal(mean=0.0, sigma=0.25, size=args.n)
@@ -57,6 +65,11 @@ def main() -> None:
 
     run_tile()  # warm caches and the thread pool path once
     t_tile = best_of(run_tile, args.repeats)
+    if args.json:
+        t_np = None if args.no_numpy else best_of(run_numpy, args.repeats)
+        figures = {"n": args.n, "resamples": args.resamples, "repeats": args.repeats}
+        print(json.dumps({**figures, "tile_stats_s": t_tile, "numpy_s": t_np}))
+        return
     t_numpy = best_of(run_numpy, args.repeats)
     lo_t, hi_t = run_tile()
     lo_n, hi_n = run_numpy()

@@ -15,7 +15,8 @@ and prints one table: wall times, the per-phase sums of tile's accounting, the o
 
 Usage: python benchmarks/gpu/time_to_result.py --new SITE [--old SITE] [--out DIR]
 (SITE: a directory of installed wheels put on PYTHONPATH; `--floor-only REPORT` is the
-child mode that runs the floor loop.)
+child mode that runs the floor loop.) On a CPU it runs as a dry run of itself (the floor
+calls the functions instead of CUPTI); pass `--one-case 'std/softmax[shape=256x1024,...]'`.
 """
 
 from __future__ import annotations
@@ -131,6 +132,7 @@ def main() -> int:
     parser.add_argument("--new", help="site dir of the code under test")
     parser.add_argument("--old", help="site dir of the code before (optional)")
     parser.add_argument("--out", default=os.environ.get("OUT", "/tmp/ttr"))
+    parser.add_argument("--one-case", default=ONE_CASE, help=f"default {ONE_CASE} (GPU shapes)")
     parser.add_argument("--floor-only", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.floor_only:
@@ -142,7 +144,7 @@ def main() -> int:
     cache = work / "cache"
     walls: dict[str, float] = {}
     reports: dict[str, dict[str, Any] | None] = {}
-    for name, extra in (("new-cold", []), ("new-warm", []), ("one-case", ["-k", ONE_CASE])):
+    for name, extra in (("new-cold", []), ("new-warm", []), ("one-case", ["-k", args.one_case])):
         run = work / name
         walls[name], rc = _tile(
             args.new, cache, ["-o", str(run), "-v", *extra], out / f"{name}.txt"

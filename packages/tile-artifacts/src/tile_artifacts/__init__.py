@@ -52,6 +52,16 @@ from tile_artifacts._campaign import (
 from tile_artifacts._campaign_summary import render_campaign_markdown, verdict_text
 from tile_artifacts._check import Problem, check_path
 from tile_artifacts._compare import COMPARABLE_METRICS, MIN_SAMPLES, compare_runs, judge
+from tile_artifacts._diagnostics import (
+    CacheEvent,
+    CacheEventKind,
+    CacheMissCode,
+    CacheProcess,
+    CacheSnapshot,
+    ColdWarmCase,
+    JaxCacheDoc,
+    ProcessRole,
+)
 from tile_artifacts._documents import (
     ArtifactEntry,
     ArtifactKind,
@@ -85,6 +95,7 @@ from tile_artifacts._models import (
     AgentSummary,
     CaseRecord,
     CheckRecord,
+    ConfigRecord,
     Counts,
     Diagnostic,
     FailureRecord,
@@ -108,6 +119,7 @@ from tile_artifacts._paths import (
     COMMANDS_JSONL,
     COMPARISONS_JSON,
     EVENTS_JSONL,
+    JAX_CACHE_JSON,
     MANIFEST_JSON,
     METRICS_JSONL,
     REPORT_JSON,
@@ -148,6 +160,7 @@ from tile_artifacts._summary import (
     render_comparison_markdown,
     render_summary_markdown,
 )
+from tile_artifacts._verdict import judge_samples
 from tile_artifacts._writer import ArtifactWriter
 
 __version__ = "0.1.0"
@@ -191,6 +204,7 @@ __all__ = [
     "AgentSummary",
     "CaseRecord",
     "CheckRecord",
+    "ConfigRecord",
     "Counts",
     "Diagnostic",
     "FailureRecord",
@@ -254,6 +268,15 @@ __all__ = [
     "read_campaign_plan",
     "render_campaign_markdown",
     "verdict_text",
+    # diagnostics
+    "CacheEvent",
+    "CacheEventKind",
+    "CacheMissCode",
+    "CacheProcess",
+    "CacheSnapshot",
+    "ColdWarmCase",
+    "JaxCacheDoc",
+    "ProcessRole",
     # run and campaign directory layout
     "CAMPAIGN_JSON",
     "CAMPAIGN_LAYOUT",
@@ -265,6 +288,7 @@ __all__ = [
     "COMMANDS_JSONL",
     "COMPARISONS_JSON",
     "EVENTS_JSONL",
+    "JAX_CACHE_JSON",
     "MANIFEST_JSON",
     "METRICS_JSONL",
     "REPORT_JSON",
@@ -295,6 +319,7 @@ __all__ = [
     "compare_runs",
     "format_seconds",
     "judge",
+    "judge_samples",
     "render_comparison_markdown",
     "render_summary_markdown",
 ]

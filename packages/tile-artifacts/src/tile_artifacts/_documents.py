@@ -21,6 +21,7 @@ from tile_artifacts._base import (
     Timer,
 )
 from tile_artifacts._campaign import CampaignPlan, CampaignReport
+from tile_artifacts._diagnostics import JaxCacheDoc
 from tile_artifacts._errors import ArtifactError
 from tile_artifacts._models import CaseRecord, Report, StatsRecord, check_round_sizes
 from tile_artifacts._records import CommandRecord, ComparisonRow, EventRecord, MetricRecord
@@ -324,7 +325,9 @@ def _pooled(records: list[CaseRecord]) -> BaselineCase:
     return BaselineCase.model_validate({**dict(_baseline_case(first)), **pooled})
 
 
-Document = Report | Manifest | ComparisonDoc | Baseline | CampaignReport | CampaignPlan
+Document = (
+    Report | Manifest | ComparisonDoc | Baseline | JaxCacheDoc | CampaignReport | CampaignPlan
+)
 JsonlRecord = EventRecord | MetricRecord | CommandRecord
 
 DOCUMENT_MODELS: Final[dict[str, type[Document]]] = {
@@ -334,6 +337,7 @@ DOCUMENT_MODELS: Final[dict[str, type[Document]]] = {
     "tile.artifact_manifest": Manifest,
     "tile.comparison": ComparisonDoc,
     "tile.baseline": Baseline,
+    "tile.jax_cache": JaxCacheDoc,
 }
 RECORD_MODELS: Final[dict[str, type[EventRecord | MetricRecord | CommandRecord]]] = {
     "tile.event": EventRecord,

@@ -28,6 +28,7 @@ __all__ = [
     "AgentSummary",
     "CaseRecord",
     "CheckRecord",
+    "ConfigRecord",
     "Counts",
     "Diagnostic",
     "FailureRecord",
@@ -204,6 +205,18 @@ class CheckRecord(ArtifactModel):
 _Seconds = Annotated[float, Field(ge=0)]
 
 
+class ConfigRecord(ArtifactModel):
+    """The tunable values a case ran with, and where they came from.
+
+    `source`: `default` (the kernel's), `tuned` (a tuning file entry), `override`
+    (`--tunable`), `tune` (a configuration `tile tune` timed).
+    """
+
+    values: dict[str, str] = Field(default_factory=dict)
+    source: Literal["default", "tuned", "override", "tune"] = "default"
+    signature: str | None = None
+
+
 class Accounting(ArtifactModel):
     """Where one case's wall time went in the runner, in seconds; the parts add up to `total_s`.
 
@@ -273,7 +286,7 @@ class CaseRecord(ArtifactModel):
     reference's) each round took, in order; None when the case was timed in one go.
     """
 
-    added_keys: ClassVar[frozenset[str]] = frozenset({"round_sizes", "accounting"})
+    added_keys: ClassVar[frozenset[str]] = frozenset({"round_sizes", "accounting", "config"})
 
     case_id: str
     kernel: str
@@ -291,6 +304,7 @@ class CaseRecord(ArtifactModel):
     check: CheckRecord | None = None
     round_sizes: list[int] | None = None
     accounting: Accounting | None = None
+    config: ConfigRecord | None = None
 
     @model_validator(mode="after")
     def _rounds_add_up(self) -> Self:

@@ -23,6 +23,7 @@ __all__ = [
     "Layout",
     "COMPARISONS_JSON",
     "EVENTS_JSONL",
+    "JAX_CACHE_JSON",
     "MANIFEST_JSON",
     "METRICS_JSONL",
     "REPORT_JSON",
@@ -43,6 +44,7 @@ EVENTS_JSONL: Final = "events.jsonl"
 METRICS_JSONL: Final = "metrics.jsonl"
 COMMANDS_JSONL: Final = "commands/commands.jsonl"
 COMPARISONS_JSON: Final = "comparisons.json"
+JAX_CACHE_JSON: Final = "diagnostics/jax_cache.json"
 REQUIRED_FILES: Final = (MANIFEST_JSON, REPORT_JSON, SUMMARY_MD, EVENTS_JSONL, METRICS_JSONL)
 CAMPAIGN_JSON: Final = "campaign.json"
 CAMPAIGN_PLAN_JSON: Final = "plan.json"
@@ -71,6 +73,7 @@ RUN_LAYOUT: Final = Layout(
         REPORT_JSON: "tile.report",
         MANIFEST_JSON: "tile.artifact_manifest",
         COMPARISONS_JSON: "tile.comparison",
+        JAX_CACHE_JSON: "tile.jax_cache",
     },
 )
 CAMPAIGN_LAYOUT: Final = Layout(
@@ -100,6 +103,7 @@ _DESCRIPTIONS: Final = {
     METRICS_JSONL: "one metric per line (long form)",
     COMMANDS_JSONL: "every child process: args, cwd, redacted environment, status, times",
     COMPARISONS_JSON: "comparison against a baseline",
+    JAX_CACHE_JSON: "JAX compilation cache before/after the run, misses with their reasons",
     "config/resolved_tool.json": "resolved configuration with every value's origin",
     CAMPAIGN_JSON: "campaign report: units, attempts, estimated vs actual time, variants",
     CAMPAIGN_PLAN_JSON: "campaign plan: every unit, its cases and estimated time",

@@ -65,7 +65,13 @@ Basis = Annotated[
     ),
 ]
 Verbose = Annotated[
-    int, typer.Option("-v", "--verbose", count=True, help="-v samples/stop reason, -vv more.")
+    int,
+    typer.Option(
+        "-v",
+        "--verbose",
+        count=True,
+        help="-v samples, stop reason and where each case's time went; -vv more.",
+    ),
 ]
 CaseTimeout = Annotated[
     float | None,
@@ -79,6 +85,14 @@ CompileCache = Annotated[
     typer.Option(
         "--compile-cache/--no-compile-cache",
         help="Use JAX's persistent compilation cache (`[runner] compile_cache`, on by default).",
+    ),
+]
+Tunable = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--tunable",
+        help="Run with this tunable value instead of the tuned or default one: "
+        "`--tunable block_rows=4`; repeatable.",
     ),
 ]
 Launcher = Annotated[
@@ -113,6 +127,7 @@ def _selection(
     axes: list[str] | None,
     plugins: list[str] | None,
     overrides: dict[str, object],
+    tunables: list[str] | None = None,
 ):
     from tile_cli._settings import Selection
 
@@ -122,6 +137,7 @@ def _selection(
         axes=axes or [],
         plugins=plugins or [],
         overrides=overrides,
+        tunables=tunables or [],
     )
 
 
@@ -185,6 +201,7 @@ def bench_cmd(
     case_timeout: CaseTimeout = None,
     isolate: Isolate = None,
     compile_cache: CompileCache = None,
+    tunable: Tunable = None,
     launcher: Launcher = None,
     shards: Shards = None,
     slurm_args: SlurmArgs = None,
@@ -213,6 +230,22 @@ def bench_cmd(
         ),
     ] = None,
     basis: Basis = None,
+    cache_report: Annotated[
+        bool,
+        typer.Option(
+            "--cache-report",
+            help="Record JAX's compilation cache before and after the run, and why each "
+            "compile missed it, in diagnostics/jax_cache.json.",
+        ),
+    ] = False,
+    cold_process: Annotated[
+        bool,
+        typer.Option(
+            "--cold-process",
+            help="With --cache-report: run the cases in two fresh runners, first on an empty "
+            "cache, then on the filled one; report time to first result and compile saved.",
+        ),
+    ] = False,
     case_ids: CaseIds = None,
     settings: Settings = None,
 ) -> None:
@@ -243,7 +276,11 @@ def bench_cmd(
             "compare.basis": basis,
         }
     )
-    sel = _selection(filters, kernels, axes, plugins, overrides)
+    if cache_report or cold_process:
+        from tile_cli._cache_report import EXPLAIN_OVERRIDES
+
+        overrides.update(EXPLAIN_OVERRIDES)
+    sel = _selection(filters, kernels, axes, plugins, overrides, tunable)
     if case_ids:
         sel = dataclasses.replace(sel, case_ids=case_ids)
     raise typer.Exit(
@@ -256,6 +293,8 @@ def bench_cmd(
             verbose=verbose,
             compare=compare,
             slurm_args=slurm_args or [],
+            cache_report=cache_report,
+            cold_process=cold_process,
         )
     )
 
@@ -274,6 +313,7 @@ def test_cmd(
     case_timeout: CaseTimeout = None,
     isolate: Isolate = None,
     compile_cache: CompileCache = None,
+    tunable: Tunable = None,
     launcher: Launcher = None,
     shards: Shards = None,
     slurm_args: SlurmArgs = None,
@@ -292,7 +332,7 @@ def test_cmd(
             "launcher.shards": shards,
         }
     )
-    sel = _selection(filters, kernels, axes, plugins, overrides)
+    sel = _selection(filters, kernels, axes, plugins, overrides, tunable)
     raise typer.Exit(
         run_suite(
             "test",
@@ -302,6 +342,50 @@ def test_cmd(
             as_json=json,
             verbose=verbose,
             slurm_args=slurm_args or [],
+        )
+    )
+
+
+@app.command("tune")
+def tune_cmd(
+    filters: Filter = None,
+    kernels: Kernel = None,
+    axes: Axis = None,
+    plugins: Plugin = None,
+    profile: Profile = None,
+    output_dir: OutputDir = None,
+    verbose: Verbose = 0,
+    dry_run: Annotated[
+        bool,
+        typer.Option("--dry-run", help="Print the configurations and the estimated time only."),
+    ] = False,
+    budget: Annotated[
+        float | None,
+        typer.Option("--budget", help="Seconds the tune may take; rungs get shorter to fit."),
+    ] = None,
+    eta: Annotated[
+        int | None, typer.Option("--eta", help="Each rung keeps the fastest 1/ETA (default 3).")
+    ] = None,
+) -> None:
+    """Find each case's fastest tunable configuration and keep it in `tuning/<device>.json`.
+
+    Every configuration the kernel's constraint allows is checked against the reference and
+    timed briefly; each rung keeps the fastest third and times it longer; the finalists get a
+    full measurement, and a winner that cannot be told apart from another finalist gives way
+    to the default, then to the simplest. bench, test and library use then run the winner.
+    """
+    from tile_cli._settings import given
+    from tile_cli._tune import run_tune
+
+    sel = _selection(filters, kernels, axes, plugins, given({"tune.eta": eta}))
+    raise typer.Exit(
+        run_tune(
+            sel,
+            profile=profile,
+            output_dir=output_dir,
+            budget=budget,
+            dry_run=dry_run,
+            verbose=verbose,
         )
     )
 
@@ -663,3 +747,31 @@ def campaign_run_cmd(
     raise typer.Exit(
         run_campaign(name, smoke=smoke, over_budget=over_budget, output_dir=output_dir)
     )
+
+
+# ---------------------------------------------------------------- cache
+
+cache_app = typer.Typer(
+    help="JAX's persistent compilation cache: where it is, what is in it.", no_args_is_help=True
+)
+app.add_typer(cache_app, name="cache")
+
+
+@cache_app.command("info")
+def cache_info_cmd(profile: Profile = None, json: Json = False) -> None:
+    """The cache directory, why it is that one, its entries, bytes, oldest and newest."""
+    from tile_cli._jax_cache import cache_info
+
+    raise typer.Exit(cache_info(profile=profile, as_json=json))
+
+
+@cache_app.command("clear")
+def cache_clear_cmd(
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Clear without asking.")] = False,
+    profile: Profile = None,
+    json: Json = False,
+) -> None:
+    """Remove every compiled executable from the cache (asks first unless `--yes`)."""
+    from tile_cli._jax_cache import cache_clear
+
+    raise typer.Exit(cache_clear(profile=profile, yes=yes, as_json=json))

@@ -12,6 +12,7 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -113,7 +114,13 @@ class RunRecorder:
         self.artifacts: list[tp.Artifact] = []
         self.input_files: dict[str, str] = {}
         self.diagnostics: list[tp.Log] = []
+        self.jax_cache_logs: list[tp.Log] = []
+        """The runners' cache events (`log` messages `jax_cache {...}`, `--cache-report`)."""
+        self.before_final: list[Callable[[ta.Report], None]] = []
+        """Called with the report just before report.json and the manifest are written."""
         self.launches: list[Launch] = []
+        self.findings: list[ta.Finding] = []
+        """Observations a command adds to its report (e.g. `tile tune`'s winners)."""
         self.runner_start_s = 0.0
         """Seconds from spawning each runner to its `hello`, summed over runners."""
         self.filtered = False
@@ -313,6 +320,8 @@ class RunRecorder:
         if log.message.startswith("input_file "):
             _, name, path = log.message.split(" ", 2)
             self.input_files[name] = path
+        elif log.message.startswith("jax_cache "):
+            self.jax_cache_logs.append(log)
         self._event(log.level, "runner", "log", log.message, case_id=log.case_id)
         if log.level in ("warning", "error"):
             self.diagnostics.append(log)
@@ -375,6 +384,8 @@ class RunRecorder:
 
         with self._lock:
             report = build_report(self, interrupted=interrupted, error=error)
+            for hook in self.before_final:
+                hook(report)
             return report, write_final(self, report, compare_with)
 
 

@@ -52,13 +52,13 @@ def case_record(info: tp.CaseInfo, rec: RunRecorder, *, interrupted: bool) -> ta
     for t in rec.test_results:
         if t.case_id == case_id:
             status = "success" if t.check.passed else "failed"
-            accounting = msgspec.to_builtins(t.accounting) if t.accounting else None
             return ta.CaseRecord.model_validate(
                 {
                     **base,
                     "check": msgspec.to_builtins(t.check),
                     "status": status,
-                    "accounting": accounting,
+                    "accounting": msgspec.to_builtins(t.accounting) if t.accounting else None,
+                    "config": msgspec.to_builtins(t.config) if t.config else None,
                 }
             )
     for u in rec.build_results:
@@ -197,6 +197,7 @@ def build_report(rec: RunRecorder, *, interrupted: str | None, error: str | None
             for d in rec.diagnostics
         ],
         failures=_failures(rec),
+        findings=list(rec.findings),
         timing=rec.timing(),
     )
 

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     import tile_artifacts as ta
+    from tile_cli._cache_report import CacheReport
     from tile_cli._record import RunRecorder
     from tile_config import ResolvedConfig
 
@@ -139,6 +140,8 @@ def run_suite(
     verbose: int,
     compare: Path | None = None,
     slurm_args: Sequence[str] = (),
+    cache_report: bool = False,
+    cold_process: bool = False,
 ) -> int:
     """Run bench, test or build over every selected case; always leave a complete run directory.
 
@@ -146,6 +149,8 @@ def run_suite(
     (here or through srun) that feed one run directory; `slurm_args` come after
     `[launcher] extra_args` on every srun command line. With `compare` (a baseline file or
     directory) the run is compared with it as `[compare]` of the configuration says.
+    `cache_report` adds `diagnostics/jax_cache.json`; `cold_process` runs the cases twice in
+    fresh runners, first on an empty compilation cache (tile_cli/_cache_report.py).
     """
     from tile_cli._compare import CompareSettings
     from tile_cli._record import RunRecorder, open_run_directory
@@ -157,6 +162,11 @@ def run_suite(
         if compare is not None
         else None
     )
+    watch: CacheReport | None = None
+    if cache_report or cold_process:
+        from tile_cli._cache_report import CacheReport
+
+        watch = CacheReport(resolved, cold_process=cold_process)
     launcher = resolved.config.launcher
     sharded = launcher.kind == "slurm" or launcher.shards > 1
     costs: dict[str, float] | None = None
@@ -174,7 +184,11 @@ def run_suite(
     )
     recorder.filtered = bool(sel.filters or sel.kernels or sel.case_ids)
     session: _Stoppable
-    if sharded:
+    if watch is not None:
+        recorder.before_final.append(lambda report: watch.write(recorder, report))
+    if watch is not None and watch.cold_process:
+        session = watch.cold_warm(request, recorder, run_dir / "logs")
+    elif sharded:
         session = ShardedRun(
             request,
             resolved,
@@ -226,6 +240,8 @@ def run_suite(
     _render(out, err, recorder, command, verbose=verbose, as_json=as_json)
     if verbose >= 1 and not as_json:
         _render_timing(out, err, recorder, report.timing)
+    if watch is not None and not as_json:
+        watch.render(err, verbose=verbose)
     code = _exit_code(recorder, interrupted)
     if comparison is not None:
         from tile_cli._compare import comparison_exit_code, render_comparison

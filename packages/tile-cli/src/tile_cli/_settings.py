@@ -16,15 +16,19 @@ if TYPE_CHECKING:
     from tile_config import ResolvedConfig
 
 __all__ = [
+    "CacheLocation",
     "Selection",
     "build_request",
     "compile_cache_dir",
+    "compile_cache_location",
     "describe_origin",
     "given",
     "load",
     "parse_axes",
     "parse_sets",
+    "parse_tunables",
     "runner_python",
+    "tuning_files",
 ]
 
 
@@ -38,6 +42,8 @@ class Selection:
     plugins: Sequence[str] = ()
     case_ids: Sequence[str] | None = None
     overrides: Mapping[str, object] = field(default_factory=dict[str, object])
+    tunables: Sequence[str] = ()
+    """`--tunable NAME=VALUE`: values that override default and tuned ones."""
 
 
 def load(
@@ -91,6 +97,28 @@ def parse_sets(values: Sequence[str]) -> dict[str, object]:
             )
         overrides[key.strip()] = value
     return overrides
+
+
+def parse_tunables(values: Sequence[str]) -> dict[str, str]:
+    """`--tunable block_rows=4 --tunable num_warps=8` into {name: value}."""
+    out: dict[str, str] = {}
+    for raw in values:
+        name, sep, value = raw.partition("=")
+        if not sep or not name.strip() or not value.strip() or "," in value:
+            raise CliError(
+                f"bad tunable override `{raw}`",
+                hint="write it as `--tunable NAME=VALUE`, e.g. `--tunable block_rows=4`",
+            )
+        out[name.strip()] = value.strip()
+    return out
+
+
+def tuning_files(resolved: ResolvedConfig) -> list[str]:
+    """Tuning files the runners read: the user cache's, then the project's (which win)."""
+    from tile_downloads import resolve_cache_dir
+
+    dirs = [resolve_cache_dir() / "tuning", resolved.resolve_path(resolved.config.tune.dir)]
+    return [str(p) for d in dirs if d.is_dir() for p in sorted(d.glob("*.json"))]
 
 
 def runner_python(resolved: ResolvedConfig) -> str:
@@ -159,24 +187,49 @@ def build_request(
         output_dir=str(output_dir) if output_dir is not None else None,
         jax_cache_dir=compile_cache_dir(resolved),
         pin_cpu=cfg.runner.pin_cpu,
+        tuning_files=tuning_files(resolved),
+        tunables=parse_tunables(sel.tunables),
     )
 
 
+@dataclass(frozen=True)
+class CacheLocation:
+    """Where JAX's persistent compilation cache lives, why there, and whether runners use it."""
+
+    path: Path
+    origin: str
+    """How the path was chosen, for people: the config key and its source, or the env var."""
+    enabled: bool
+    """`[runner] compile_cache`; the location is resolved even when it is off."""
+
+
+def compile_cache_location(resolved: ResolvedConfig) -> CacheLocation:
+    """`[runner] jax_cache_dir`, else `jax/` in tile's cache directory (`TILE_CACHE_DIR`, else
+    the user cache dir); the one resolution behind the runners' cache and `tile cache`."""
+    runner = resolved.config.runner
+    if runner.jax_cache_dir:
+        where = describe_origin(resolved.origins.get("runner.jax_cache_dir"))
+        path = resolved.resolve_path(runner.jax_cache_dir).absolute()
+        return CacheLocation(path, f"`[runner] jax_cache_dir` ({where})", runner.compile_cache)
+    from tile_downloads import resolve_cache_dir
+
+    origin = (
+        "`jax/` in `TILE_CACHE_DIR`"
+        if os.environ.get("TILE_CACHE_DIR")
+        else "default: `jax/` in the user cache directory"
+    )
+    return CacheLocation(resolve_cache_dir() / "jax", origin, runner.compile_cache)
+
+
 def compile_cache_dir(resolved: ResolvedConfig) -> str | None:
-    """JAX's persistent compilation cache for the runners: `[runner] jax_cache_dir`, else
-    `jax/` in tile's cache directory; None when `[runner] compile_cache` is off.
+    """JAX's persistent compilation cache for the runners (`compile_cache_location`); None
+    when `[runner] compile_cache` is off.
 
     On by default: on the H200 a cache hit cut a case's compile from 0.06-0.14 s to under
     0.01 s (docs/gpu.md), and kernel authors rerun the same cases all day.
     """
-    runner = resolved.config.runner
-    if not runner.compile_cache:
-        return None
-    if runner.jax_cache_dir:
-        return str(resolved.resolve_path(runner.jax_cache_dir))
-    from tile_downloads import resolve_cache_dir
-
-    return str(resolve_cache_dir() / "jax")
+    location = compile_cache_location(resolved)
+    return str(location.path) if location.enabled else None
 
 
 def given(flags: Mapping[str, object | None]) -> dict[str, object]:

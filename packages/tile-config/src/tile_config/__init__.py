@@ -47,6 +47,7 @@ from tile_config._models import (
     TestConfig,
     TileConfig,
     Timer,
+    TuneConfig,
 )
 
 __all__ = [
@@ -64,6 +65,7 @@ __all__ = [
     "CompareConfig",
     "DownloadEntry",
     "LauncherConfig",
+    "TuneConfig",
     "LauncherKind",
     "MachineConfig",
     "OutputConfig",

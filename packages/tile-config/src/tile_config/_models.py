@@ -26,6 +26,7 @@ __all__ = [
     "RunnerConfig",
     "TestConfig",
     "TileConfig",
+    "TuneConfig",
     "Timer",
     "annotation_at",
     "is_mapping",
@@ -139,6 +140,23 @@ class CompareConfig(_Model):
     basis: CompareBasis = "auto"
 
 
+class TuneConfig(_Model):
+    """`[tune]`: how `tile tune` prunes configurations and where it keeps what it found."""
+
+    eta: int = Field(default=3, ge=2, le=10)
+    """Each rung keeps the fastest 1/eta of a case's configurations."""
+    min_runs: int = Field(default=5, ge=2)
+    """Samples per configuration in the first rung (times eta each rung after)."""
+    max_time: float = Field(default=0.05, gt=0)
+    """Sampling seconds per configuration in the first rung (times eta each rung after)."""
+    rungs: int = Field(default=4, ge=1, le=10)
+    """At most this many pruning rungs before the finalists get a full `[bench]` measurement."""
+    dir: _Text = "tuning"
+    """Tuning files (`<dir>/<device>.json`, committed like baselines), relative to the project."""
+    budget: _PositiveFloat | None = None
+    """Wall seconds a tune may take (`--budget`); rungs get shorter to fit."""
+
+
 class OutputConfig(_Model):
     """`[output]`: where run directories go and how many to keep."""
 
@@ -239,6 +257,7 @@ class ProfileConfig(_Model):
     output: OutputConfig | None = None
     machine: MachineConfig | None = None
     launcher: LauncherConfig | None = None
+    tune: TuneConfig | None = None
     downloads: dict[str, DownloadEntry] = {}
 
     @field_validator("downloads")
@@ -258,6 +277,7 @@ class TileConfig(_Model):
     output: OutputConfig = OutputConfig()
     machine: MachineConfig = MachineConfig()
     launcher: LauncherConfig = LauncherConfig()
+    tune: TuneConfig = TuneConfig()
     downloads: dict[str, DownloadEntry] = {}
     profiles: dict[str, ProfileConfig] = {}
     campaigns: dict[str, dict[str, Any]] = {}

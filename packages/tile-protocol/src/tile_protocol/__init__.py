@@ -29,6 +29,8 @@ from tile_protocol._messages import (
     CaseInfo,
     CaseStart,
     Check,
+    ConfigInfo,
+    ConfigSource,
     DeviceInfo,
     DeviceReport,
     Done,
@@ -49,6 +51,15 @@ from tile_protocol._messages import (
     TestSettings,
     Throughput,
     Work,
+)
+from tile_protocol._tuning import (
+    TUNING_SCHEMA,
+    TuningEntry,
+    TuningFile,
+    decode_tuning,
+    encode_tuning,
+    split_unit,
+    unit_id,
 )
 
 __all__ = [
@@ -76,6 +87,8 @@ __all__ = [
     "Calibration",
     "CaseInfo",
     "Check",
+    "ConfigInfo",
+    "ConfigSource",
     "DeviceInfo",
     "DownloadSpec",
     "Peaks",
@@ -95,6 +108,14 @@ __all__ = [
     "decode",
     "encode",
     "json_schema",
+    # tuning files
+    "TUNING_SCHEMA",
+    "TuningEntry",
+    "TuningFile",
+    "decode_tuning",
+    "encode_tuning",
+    "split_unit",
+    "unit_id",
     # errors
     "DecodeError",
     "ProtocolError",

@@ -19,6 +19,8 @@ __all__ = [
     "CaseStart",
     "Check",
     "Command",
+    "ConfigInfo",
+    "ConfigSource",
     "DeviceInfo",
     "DeviceReport",
     "Done",
@@ -43,18 +45,24 @@ __all__ = [
 
 PROTOCOL_VERSION = 1
 """Major version: a reader refuses a stream whose major version is newer than its own."""
-PROTOCOL_MINOR = 3
+PROTOCOL_MINOR = 4
 """Minor version: grows when optional fields or message types are added.
 
 1: `Reference.interleaved`, `RunRequest.pin_cpu`, `Hello.pinned_cpu`.
 2: `BenchSettings.rounds`, `CaseStart.round`, `BenchResult.round_sizes`.
 3: `BenchResult.accounting`, `TestResult.accounting`.
+4: command `tune`; `RunRequest.tuning_files`, `RunRequest.tunables`, `RunRequest.units`;
+   `CaseInfo.skip`, `CaseInfo.default`; `BenchResult.config`, `TestResult.config` (which tunable values ran, and
+   from where).
 """
 
-Command = Literal["bench", "test", "build", "list", "inspect", "device"]
+Command = Literal["bench", "test", "build", "list", "inspect", "device", "tune"]
 Timer = Literal["auto", "cupti", "wall", "batched"]
 StopReason = Literal["precision", "max_time", "max_runs"]
 CaseStatus = Literal["success", "failed", "skipped", "timed_out", "unsupported"]
+ConfigSource = Literal["default", "tuned", "override", "tune"]
+"""Where a case's tunable values came from: the kernel's default, a tuning file, a request
+override, or the configuration a `tune` unit was asked to time."""
 
 
 class _Base(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=False):
@@ -130,6 +138,12 @@ class RunRequest(_Base, frozen=True, kw_only=True, tag="run_request", tag_field=
     calibrate: bool = False
     # Run on one CPU core with XLA's CPU backend single-threaded (`[runner] pin_cpu`).
     pin_cpu: bool = False
+    tuning_files: list[str] = []
+    """Tuning files (`tile tune` writes them) whose entries choose kernels' tunable values."""
+    tunables: dict[str, str] = {}
+    """Tunable values that override default and tuned ones, for every kernel that has them."""
+    units: bool = False
+    """Plan one unit per configuration of each case's tunables (`tune` always does)."""
 
 
 # ---------------------------------------------------------------- stream (runner -> CLI)
@@ -167,6 +181,10 @@ class CaseInfo(_Base, frozen=True, kw_only=True):
     case_id: str
     kernel: str
     params: dict[str, str] = {}
+    skip: str | None = None
+    """A unit its kernel's constraint rules out, and why; it is reported skipped, never run."""
+    default: bool = False
+    """A unit whose configuration is its kernel's default (ties in `tile tune` go to it)."""
 
 
 class Plan(_Base, frozen=True, kw_only=True, tag="plan", tag_field="type"):
@@ -244,6 +262,15 @@ class Roofline(_Base, frozen=True, kw_only=True):
     peak_source: str | None = None
 
 
+class ConfigInfo(_Base, frozen=True, kw_only=True):
+    """The tunable values a case ran with, and where they came from."""
+
+    values: dict[str, str] = {}
+    source: ConfigSource = "default"
+    signature: str | None = None
+    """Hash of the kernel's tunables (names and values): a tuning entry holds only for it."""
+
+
 class Accounting(_Base, frozen=True, kw_only=True):
     """Where one case's wall time went in the runner, in seconds, from its start to its result.
 
@@ -308,6 +335,7 @@ class BenchResult(_Base, frozen=True, kw_only=True, tag="bench_result", tag_fiel
     round_sizes: list[int] | None = None
     """Samples taken in each round, in order (they sum to len(samples)); None: one round."""
     accounting: Accounting | None = None
+    config: ConfigInfo | None = None
 
 
 class TestResult(_Base, frozen=True, kw_only=True, tag="test_result", tag_field="type"):
@@ -321,6 +349,7 @@ class TestResult(_Base, frozen=True, kw_only=True, tag="test_result", tag_field=
     check: Check
     seed: int | None = None
     accounting: Accounting | None = None
+    config: ConfigInfo | None = None
 
 
 class BuildResult(_Base, frozen=True, kw_only=True, tag="build_result", tag_field="type"):

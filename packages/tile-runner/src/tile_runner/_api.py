@@ -14,6 +14,7 @@ import numpy as np
 
 from tile_runner._axes import Axes, AxisValue, format_value
 from tile_runner._errors import DefinitionError, Skip
+from tile_runner._tuning import Constraint, Tunables
 
 __all__ = [
     "BACKENDS",
@@ -145,6 +146,7 @@ class KernelDef:
     description: str | None = None
     module: str = ""
     file: str | None = None
+    tunables: Tunables | None = None
 
     def axes_for(self, suite: Suite, backend: str) -> Axes | None:
         """The axes of `suite` on `backend`; None when the kernel declares none for it."""
@@ -175,6 +177,9 @@ def kernel(
     flops: Callable[[Case], float] | None = None,
     tol: float | Mapping[str, float] | None = None,
     description: str | None = None,
+    tunables: Axes | None = None,
+    constraint: Constraint | None = None,
+    default: Mapping[str, Any] | None = None,
 ) -> Callable[[F], F]:
     """Register the decorated function as kernel `name`; the function is returned unchanged.
 
@@ -186,6 +191,11 @@ def kernel(
         bytes, flops: work of one call, `case -> float`; else XLA's cost analysis is used.
         tol: largest relative L2 error that passes, or a mapping from output dtype name
             (and `default`) to it.
+        tunables: `tile.axes(block_rows=[1, 2, 4], ...)`: parameters `tile tune` chooses
+            among; the function receives them as keyword arguments.
+        constraint: `(case, config) -> reason or None`: rules a configuration out for a case.
+        default: the configuration used until one is tuned (each tunable's first value where
+            not given).
     """
     _check_name(name)
     if not callable(inputs):
@@ -198,6 +208,11 @@ def kernel(
     for label, spec in (("bench", bench), ("test", test)):
         _check_axes_spec(name, label, spec)
     _check_tol(name, tol)
+    if tunables is None and (constraint is not None or default is not None):
+        raise DefinitionError(f"kernel `{name}`: `constraint` and `default` need `tunables`")
+    declared = (
+        Tunables.declare(name, tunables, constraint, default) if tunables is not None else None
+    )
 
     # The registering module (where `tile.kernel(...)` is called) is the one blamed for
     # duplicates; the function itself may live elsewhere.
@@ -228,6 +243,7 @@ def kernel(
             description=description if description is not None else _first_doc_line(fn),
             module=module,
             file=file,
+            tunables=declared,
         )
         existing = _REGISTRY.get(name)
         if existing is not None and not _same_source(existing, definition):

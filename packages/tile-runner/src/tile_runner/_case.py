@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -14,6 +14,7 @@ from tile_protocol import (
     BenchSettings,
     BuildResult,
     Check,
+    ConfigInfo,
     Failure,
     Inspect,
     Message,
@@ -34,6 +35,7 @@ from tile_runner._measure import Timing, time_compiled
 from tile_runner._roofline import roofline, throughput
 from tile_runner._stats import summarize, widen_to_rounds
 from tile_runner._timers import TimerName
+from tile_runner._tuning import TuningIndex, bind_config, choose, unit_id
 
 __all__ = ["INSPECT_KINDS", "BenchRounds", "CaseContext", "Outcome", "next_round", "run_case"]
 
@@ -54,6 +56,9 @@ class CaseContext:
     warn: Callable[[str, str | None], None]
     inspect_kind: str | None = None
     output_dir: str | None = None
+    tuning: TuningIndex = field(default_factory=TuningIndex)
+    tunables: dict[str, str] = field(default_factory=dict[str, str])
+    """Request overrides of tunable values (`--tunable NAME=VALUE`)."""
 
 
 def _as_args(value: Any) -> tuple[Any, ...]:
@@ -81,6 +86,8 @@ class BenchRounds:
 
     kernel: KernelDef
     case: Case
+    rid: str  # the id results carry: the case's, or its unit's under `tile tune`
+    config: ConfigInfo | None
     compiled: Compiled
     reference: Any | None  # the compiled reference timed with the kernel
     check: Check | None
@@ -103,19 +110,31 @@ def round_settings(bench: BenchSettings) -> BenchSettings:
     )
 
 
-def run_case(ctx: CaseContext, kernel: KernelDef, case: Case) -> Outcome | BenchRounds:
+def run_case(
+    ctx: CaseContext, kernel: KernelDef, case: Case, unit: Mapping[str, str] | None = None
+) -> Outcome | BenchRounds:
     """Run one case; every exception (and SystemExit) becomes a Failure for this case.
 
     A bench with `rounds` > 1 times only the first round here and returns the case's
-    BenchRounds; `next_round` times the others and sends the result after the last.
+    BenchRounds; `next_round` times the others and sends the result after the last. `unit`
+    (`tile tune`): the tunable values to time; results then carry the unit's id.
     """
-    at = _Phase("inputs")
+    at = _Phase("tunables")
     watch = Stopwatch()
+    rid = case.id if unit is None else unit_id(case.id, unit)
     try:
+        config, info = choose(
+            kernel.tunables, case, overrides=ctx.tunables, tuning=ctx.tuning, unit=unit
+        )
+        if unit is not None and kernel.tunables is not None:
+            for candidate, reason in kernel.tunables.configs(case):
+                if candidate == config and reason is not None:
+                    raise Skip(reason)
+        at.phase = "inputs"
         args = _inputs(ctx, kernel, case)
         watch.lap("inputs")
         at.phase = "compile"
-        fn, dynamic = bind_static(kernel.fn, args)
+        fn, dynamic = bind_static(bind_config(kernel.fn, config), args)
         if ctx.command == "inspect":
             _inspect(ctx, case, fn, dynamic)
             return "passed"
@@ -124,33 +143,38 @@ def run_case(ctx: CaseContext, kernel: KernelDef, case: Case) -> Outcome | Bench
         if ctx.command == "build":
             at.phase = "outputs"
             return _build(ctx, case, compiled, fn, dynamic)
-        checked = _check(ctx, kernel, args, compiled, watch, at)
+        checked = _check(ctx, kernel, fn, args, compiled, watch, at)
         if ctx.command == "test":
             check = checked.check or Check(passed=True, message="no reference")
             ctx.send(
                 TestResult(
-                    case_id=case.id,
+                    case_id=rid,
                     kernel=case.kernel,
                     params=case.str_params,
                     check=check,
                     seed=ctx.seed,
                     accounting=watch.accounting(),
+                    config=info,
                 )
             )
             return "passed" if check.passed else "failed"
         at.phase = "work"
         work = _work(kernel, case, compiled.compiled)
         at.phase = "reference"
-        reference = _timed_reference(ctx, kernel, case, checked, args, watch)
+        reference = None
+        if ctx.command != "tune":  # a tune compares configurations, not the reference
+            reference = _timed_reference(ctx, kernel, case, checked, args, watch)
         at.phase = "run"
-        rounds = BenchRounds(kernel, case, compiled, reference, checked.check, work, watch)
+        rounds = BenchRounds(
+            kernel, case, rid, info, compiled, reference, checked.check, work, watch
+        )
         _time_round(ctx, rounds, args)
         if ctx.bench.rounds > 1:
             watch.pause()
             return rounds
         return _send_bench(ctx, rounds)
     except (Exception, SystemExit) as exc:
-        return _failed(ctx, case, at.phase, exc)
+        return _failed(ctx, rid, at.phase, exc)
 
 
 def next_round(ctx: CaseContext, rounds: BenchRounds, *, last: bool) -> Outcome | BenchRounds:
@@ -167,7 +191,7 @@ def next_round(ctx: CaseContext, rounds: BenchRounds, *, last: bool) -> Outcome 
         rounds.watch.pause()
         return rounds
     except (Exception, SystemExit) as exc:
-        return _failed(ctx, rounds.case, phase, exc)
+        return _failed(ctx, rounds.rid, phase, exc)
 
 
 def _build(
@@ -197,17 +221,17 @@ def _build(
     return "passed"
 
 
-def _failed(ctx: CaseContext, case: Case, phase: str, exc: BaseException) -> Outcome:
-    """Send the Failure (or the skip) for an exception raised while running `case`."""
+def _failed(ctx: CaseContext, case_id: str, phase: str, exc: BaseException) -> Outcome:
+    """Send the Failure (or the skip) for an exception raised while running a case."""
     if isinstance(exc, Skip):
         reason = str(exc.args[0]) if exc.args else "skipped"
         ctx.send(
             Failure(
-                case_id=case.id, phase=phase, status="skipped", error_type="Skip", message=reason
+                case_id=case_id, phase=phase, status="skipped", error_type="Skip", message=reason
             )
         )
         return "skipped"
-    ctx.send(failure_from(exc, phase, case.id))
+    ctx.send(failure_from(exc, phase, case_id))
     return "failed"
 
 
@@ -240,6 +264,7 @@ def _compile_or_none(fn: Callable[..., Any], args: tuple[Any, ...]) -> Any | Non
 def _check(
     ctx: CaseContext,
     kernel: KernelDef,
+    fn: Callable[..., Any],
     args: tuple[Any, ...],
     compiled: Compiled,
     watch: Stopwatch,
@@ -254,7 +279,7 @@ def _check(
     import jax
 
     at.phase = "run"
-    out = jax.block_until_ready(compiled.compiled(*bind_static(kernel.fn, args)[1]))
+    out = jax.block_until_ready(compiled.compiled(*bind_static(fn, args)[1]))
     watch.lap("check")
     if kernel.reference is None:
         return _Checked(None, None, same_inputs=False)
@@ -319,7 +344,7 @@ def _time_round(ctx: CaseContext, rounds: BenchRounds, args: tuple[Any, ...]) ->
         bind_static(kernel.fn, args)[1],
         settings,
         timer=ctx.timer,
-        warn=lambda message: ctx.warn(message, rounds.case.id),
+        warn=lambda message: ctx.warn(message, rounds.rid),
         reference=ref_call,
     )
     rounds.watch.add("warmup", timing.warmup_s)
@@ -350,7 +375,7 @@ def _send_bench(ctx: CaseContext, rounds: BenchRounds) -> Outcome:
     dtype = case.get("dtype")
     ctx.send(
         BenchResult(
-            case_id=case.id,
+            case_id=rounds.rid,
             kernel=case.kernel,
             params=case.str_params,
             timer=last.timer,
@@ -369,6 +394,7 @@ def _send_bench(ctx: CaseContext, rounds: BenchRounds) -> Outcome:
             peak_memory_bytes=memory_estimate(rounds.compiled.compiled),
             round_sizes=[len(t.samples) for t in timings] if len(timings) > 1 else None,
             accounting=rounds.watch.accounting(),
+            config=rounds.config,
         )
     )
     return "passed" if rounds.check is None or rounds.check.passed else "failed"

@@ -29,8 +29,8 @@ from tile_protocol import CaseStart as ProtoCaseStart
 from tile_runner._stdout import ProtocolWriter, protect_stdout
 
 if TYPE_CHECKING:  # the session imports these lazily: JAX comes with them
-    from tile_runner._api import Case, KernelDef
     from tile_runner._case import CaseContext
+    from tile_runner._plan import Unit
 
 __all__ = ["main", "runner_version"]
 
@@ -90,6 +90,27 @@ def pin_to_one_core() -> int | None:
     except (AttributeError, OSError, ValueError):  # no affinity API (macOS) or refused
         return None
     return core
+
+
+def _ruled_out(kernel: Any, case: Any, unit: dict[str, str] | None) -> str | None:
+    """Why the kernel's constraint rules out the unit's configuration, or None."""
+    if unit is None or kernel.tunables is None:
+        return None
+    from tile_runner._axes import format_value
+
+    for config, reason in kernel.tunables.configs(case):
+        if {k: format_value(v) for k, v in config.items()} == unit:
+            return reason
+    return None
+
+
+def _is_default(kernel: Any, unit: dict[str, str] | None) -> bool:
+    """Whether the unit's configuration is the kernel's default one."""
+    if unit is None or kernel.tunables is None:
+        return False
+    from tile_runner._axes import format_value
+
+    return {k: format_value(v) for k, v in kernel.tunables.default.items()} == unit
 
 
 def _bare_hello() -> Hello:
@@ -240,6 +261,7 @@ class _Session:
         self.writer.send(Log(level=level, message=message, case_id=case_id))
 
     def run(self) -> bool:
+        from tile_runner._cache_log import explain_requested, watch_cache_log
         from tile_runner._case import CaseContext
         from tile_runner._compile import enable_persistent_cache
         from tile_runner._discover import discover
@@ -247,6 +269,7 @@ class _Session:
         from tile_runner._measure import resolve_timer
         from tile_runner._peaks import builtin_peaks
         from tile_runner._plan import make_plan
+        from tile_runner._tuning import TuningIndex
 
         request = self.request
         ok = True
@@ -254,6 +277,8 @@ class _Session:
             refused = enable_persistent_cache(request.jax_cache_dir)
             if refused:
                 self.log("warning", refused)
+            elif explain_requested():
+                watch_cache_log(request.jax_cache_dir, lambda t: self.log("debug", t, self.current))
         context = data_context()
         context.downloads = dict(request.downloads)
         context.on_use = lambda name, path: self.log(
@@ -273,6 +298,7 @@ class _Session:
             filters=request.filters,
             case_ids=request.case_ids,
             axes=request.axes,
+            units=request.command == "tune" or request.units,
         )
         for warning in plan.warnings:
             self.log("warning", warning)
@@ -280,8 +306,14 @@ class _Session:
             Plan(
                 command=request.command,
                 cases=[
-                    ProtoCaseInfo(case_id=c.id, kernel=c.kernel, params=c.str_params)
-                    for _, c in plan.cases
+                    ProtoCaseInfo(
+                        case_id=rid,
+                        kernel=c.kernel,
+                        params=c.str_params,
+                        skip=_ruled_out(k, c, u),
+                        default=_is_default(k, u),
+                    )
+                    for k, c, u, rid in plan.units
                 ],
             )
         )
@@ -289,7 +321,7 @@ class _Session:
             self.writer.send(failure)
             ok = False
         if request.command == "list":
-            self.counts["cases"] = len(plan.cases)
+            self.counts["cases"] = len(plan.units)
             return ok
 
         device = self.devices[0] if self.devices else None
@@ -311,17 +343,28 @@ class _Session:
             warn=lambda message, case_id: self.log("warning", message, case_id),
             inspect_kind=request.inspect_kind,
             output_dir=request.output_dir if request.command == "build" else None,
+            tuning=TuningIndex.load(
+                request.tuning_files,
+                device_kind=device.device_kind if device is not None else "unknown",
+                jax_version=self._jax_version(),
+                warn=lambda message: self.log("warning", message),
+            ),
+            tunables=dict(request.tunables),
         )
-        self.counts["cases"] = len(plan.cases)
+        self.counts["cases"] = len(plan.units)
         rounds = request.bench.rounds if request.command == "bench" else 1
-        self._run_cases(ctx, plan.cases, rounds)
+        self._run_cases(ctx, plan.units, rounds)
         if self.counts["failed"]:
             ok = False
         return ok
 
-    def _run_cases(
-        self, ctx: CaseContext, cases: list[tuple[KernelDef, Case]], rounds: int
-    ) -> None:
+    @staticmethod
+    def _jax_version() -> str | None:
+        import jax
+
+        return jax.__version__
+
+    def _run_cases(self, ctx: CaseContext, cases: list[Unit], rounds: int) -> None:
         """Every case once; a bench in rounds goes over all cases `rounds` times, in order.
 
         A case's result is sent after its last round, so a runner that dies in round k loses
@@ -333,20 +376,20 @@ class _Session:
         total = len(cases)
         pending: dict[str, BenchRounds] = {}
         for round_ in range(1, rounds + 1):
-            for index, (kernel, case) in enumerate(cases):
-                if round_ > 1 and case.id not in pending:
+            for index, (kernel, case, unit, rid) in enumerate(cases):
+                if round_ > 1 and rid not in pending:
                     continue  # failed or skipped in an earlier round
-                self.current = case.id
+                self.current = rid
                 start = ProtoCaseStart(
-                    case_id=case.id, index=index, total=total, round=round_ if rounds > 1 else None
+                    case_id=rid, index=index, total=total, round=round_ if rounds > 1 else None
                 )
                 self.writer.send(start)
                 if round_ == 1:
-                    outcome = run_case(ctx, kernel, case)
+                    outcome = run_case(ctx, kernel, case, unit)
                 else:
-                    outcome = next_round(ctx, pending.pop(case.id), last=round_ == rounds)
+                    outcome = next_round(ctx, pending.pop(rid), last=round_ == rounds)
                 if isinstance(outcome, BenchRounds):
-                    pending[case.id] = outcome
+                    pending[rid] = outcome
                 else:
                     self.counts[outcome] += 1
                 self.current = None

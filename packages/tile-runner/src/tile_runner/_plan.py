@@ -8,9 +8,15 @@ from dataclasses import dataclass, field
 
 from tile_protocol import Failure
 from tile_runner._api import Case, KernelDef, Suite, cases, registry
+from tile_runner._axes import format_value
 from tile_runner._errors import RunnerError
+from tile_runner._tuning import split_unit, unit_id
 
-__all__ = ["Plan", "make_plan", "matches"]
+Unit = tuple[KernelDef, Case, dict[str, str] | None, str]
+"""What the runner goes through: kernel, case, tunable values to time (`tune`) or None, and
+the id its results carry (the case id, or the unit id `case{a=1,b=2}`)."""
+
+__all__ = ["Plan", "Unit", "make_plan", "matches"]
 
 _GLOB_CHARS = set("*?[")
 
@@ -32,6 +38,8 @@ class Plan:
     cases: list[tuple[KernelDef, Case]] = field(default_factory=list[tuple[KernelDef, Case]])
     failures: list[Failure] = field(default_factory=list[Failure])
     warnings: list[str] = field(default_factory=list[str])
+    units: list[Unit] = field(default_factory=list[Unit])
+    """In run order; without `units=True`, one per case with no tunable values."""
 
 
 def make_plan(
@@ -42,8 +50,14 @@ def make_plan(
     filters: Sequence[str] = (),
     case_ids: Sequence[str] | None = None,
     axes: Mapping[str, list[str]] | None = None,
+    units: bool = False,
 ) -> Plan:
-    """Expand every registered kernel into cases and keep the selected ones."""
+    """Expand every registered kernel into cases and keep the selected ones.
+
+    `units` (`tile tune`): every case of a kernel with tunables becomes one unit per
+    configuration, `case{name=value,...}` (ruled-out ones too: they are skipped with the
+    constraint's reason when reached); `case_ids` may then name units.
+    """
     plan = Plan()
     overrides = dict(axes or {})
     seen_axes: set[str] = set()
@@ -80,10 +94,13 @@ def make_plan(
             f"no selected kernel has the axis {', '.join(f'`{a}`' for a in unused)}; "
             "the override is ignored"
         )
+    plan.units = _units(plan.cases) if units else [(d, c, None, c.id) for d, c in plan.cases]
     if case_ids is not None:
         wanted = set(case_ids)
-        plan.cases = [(d, c) for d, c in plan.cases if c.id in wanted]
-        found = {c.id for _, c in plan.cases}
+        wanted_cases = {split_unit(i)[0] for i in case_ids}
+        plan.cases = [(d, c) for d, c in plan.cases if c.id in wanted_cases]
+        plan.units = [u for u in plan.units if u[3] in wanted]
+        found = {u[3] for u in plan.units}
         for missing in dict.fromkeys(i for i in case_ids if i not in found):
             plan.failures.append(
                 Failure(
@@ -94,3 +111,16 @@ def make_plan(
                 )
             )
     return plan
+
+
+def _units(cases: Sequence[tuple[KernelDef, Case]]) -> list[Unit]:
+    """Each case once per configuration of its kernel's tunables (once without tunables)."""
+    out: list[Unit] = []
+    for definition, case in cases:
+        if definition.tunables is None:
+            out.append((definition, case, None, case.id))
+            continue
+        for config, _ in definition.tunables.configs(case):
+            values = {k: format_value(v) for k, v in config.items()}
+            out.append((definition, case, values, unit_id(case.id, config)))
+    return out

@@ -1,0 +1,264 @@
+"""`tile bench --cache-report`: JAX's compilation cache around one run, in the run directory.
+
+Before the first runner starts and after the last one ends, the cache directory is counted
+(entries, bytes, oldest, newest). The runners report each persistent-cache hit and miss, with
+the reason for the miss, as `log` messages (tile_runner/_cache_log.py) when
+`TILE_JAX_CACHE_EXPLAIN=1` is in their environment; it is set through `[runner] env`, so
+every launcher passes it on and the run's config snapshot shows it. All of it lands in
+`diagnostics/jax_cache.json` (`tile.jax_cache`), listed in the manifest.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+
+import tile_protocol as tp
+from tile_cli._cold_process import LOG_PREFIX, ColdWarmRun, ProcessWatch
+from tile_cli._errors import CliError, ExitCode
+from tile_cli._format import fmt_bytes, fmt_time
+from tile_cli._jax_cache import snapshot
+from tile_cli._settings import CacheLocation, compile_cache_location, runner_python
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    import tile_artifacts as ta
+    from tile_cli._record import RunRecorder
+    from tile_config import ResolvedConfig
+
+__all__ = ["EXPLAIN_OVERRIDES", "CacheReport"]
+
+EXPLAIN_OVERRIDES: Final[dict[str, object]] = {"runner.env.TILE_JAX_CACHE_EXPLAIN": "1"}
+"""Config overrides that make the runners report cache events (tile_runner/_cache_log.py)."""
+_SHOWN_MISSES: Final = 8
+
+
+def _events(logs: Sequence[tp.Log], role: ta.ProcessRole) -> list[ta.CacheEvent]:
+    """The cache events in the runner's `log` messages; a malformed one is skipped."""
+    import tile_artifacts as ta
+
+    events: list[ta.CacheEvent] = []
+    for log in logs:
+        try:
+            data = json.loads(log.message.removeprefix(LOG_PREFIX))
+            events.append(ta.CacheEvent.model_validate({
+                "process": role, "case_id": log.case_id, "event": data["event"],
+                "module": data["module"], "key": data.get("key"), "code": data.get("code"),
+                "reason": data.get("reason"), "differs": data.get("differs", []),
+            }))  # fmt: skip
+        except (ValueError, KeyError, TypeError):
+            continue  # a newer runner's event shape: the snapshot numbers still hold
+    return events
+
+
+class CacheReport:
+    """One run's cache report: snapshot before, events during, snapshot after, the file.
+
+    Made before the run directory, so that a report it cannot make (cache off, cold process
+    with shards) is a usage error that leaves nothing behind.
+    """
+
+    def __init__(self, resolved: ResolvedConfig, *, cold_process: bool) -> None:
+        location = compile_cache_location(resolved)
+        if not location.enabled:
+            raise CliError(
+                "--cache-report and --cold-process need JAX's compilation cache, which "
+                "`[runner] compile_cache` turns off",
+                hint="drop --no-compile-cache (or set `[runner] compile_cache = true`)",
+            )
+        launcher = resolved.config.launcher
+        if cold_process and (
+            launcher.kind != "local" or launcher.shards > 1 or resolved.config.runner.isolate
+        ):
+            raise CliError(
+                "--cold-process runs exactly two runners, one after the other, on this machine",
+                hint="drop --isolate, --shards and --launcher slurm for this run",
+            )
+        self._resolved = resolved
+        self.cold_process = cold_process
+        self.location = location
+        self._scratch: Path | None = None
+        self.before = snapshot(location.path)
+        self._between: ta.CacheSnapshot | None = None
+        self.session: ColdWarmRun | None = None
+        self.doc: ta.JaxCacheDoc | None = None
+        self.problem: str | None = None
+
+    def cold_warm(
+        self, request: tp.RunRequest, recorder: RunRecorder, log_dir: Path
+    ) -> ColdWarmRun:
+        """The two-runner session of `--cold-process`, on a new empty directory."""
+        self._scratch = _empty_directory(self.location.path)
+        self.location = CacheLocation(
+            self._scratch,
+            f"--cold-process: an empty directory beside {self.location.path} (removed after)",
+            True,
+        )
+        self.before = snapshot(self._scratch)
+
+        def between() -> None:
+            self._between = snapshot(self.location.path)
+
+        self.session = ColdWarmRun(
+            request,
+            self._resolved,
+            recorder,
+            python=runner_python(self._resolved),
+            log_dir=log_dir,
+            cache_dir=self._scratch,
+            between=between,
+        )
+        return self.session
+
+    def write(self, recorder: RunRecorder, report: ta.Report) -> None:
+        """Snapshot the cache again; write `diagnostics/jax_cache.json` under the report's run
+        status (the recorder calls this just before it writes the report and manifest).
+
+        Never raises for a cache or disk problem: the run directory must still be finalized,
+        so the problem is kept for `render` to show instead.
+        """
+        import tile_artifacts as ta
+
+        try:
+            self._write(recorder, report)
+        except (CliError, OSError, ta.ArtifactError) as exc:
+            self.problem = getattr(exc, "message", None) or str(exc)
+        finally:
+            if self._scratch is not None:
+                shutil.rmtree(self._scratch, ignore_errors=True)
+
+    def _write(self, recorder: RunRecorder, report: ta.Report) -> None:
+        import tile_artifacts as ta
+
+        after = snapshot(self.location.path)
+        processes: list[ta.CacheProcess] = []
+        cases: list[ta.ColdWarmCase] = []
+        if self.session is not None:
+            cold, warm = self.session.cold, self.session.warm
+            events = [*_events(cold.cache_logs, "cold"), *_events(warm.cache_logs, "warm")]
+            processes = [
+                _process(cold, events, self._between or after),
+                _process(warm, events, after),
+            ]
+            cases = _cold_warm_cases(cold, warm)
+        else:
+            events = _events(recorder.jax_cache_logs, "run")
+        kinds = Counter(e.event for e in events)
+        self.doc = ta.JaxCacheDoc(
+            producer=recorder.writer.producer,
+            run=report.run,
+            cache_dir=str(self.location.path),
+            origin=self.location.origin,
+            cold_process=self.cold_process,
+            before=self.before,
+            after=after,
+            hit_count=kinds["hit"],
+            miss_count=kinds["miss"],
+            events=events,
+            processes=processes,
+            cases=cases,
+        )
+        recorder.writer.write_json(ta.JAX_CACHE_JSON, self.doc)
+
+    def render(self, err: Console, *, verbose: int) -> None:
+        """A few lines on stderr: the cache, before and after, misses by reason, cold vs warm."""
+        if self.problem is not None:
+            err.print(f"warning: no cache report: {self.problem}", markup=False, style="yellow")
+        doc = self.doc
+        if doc is None:
+            return
+        for line in _summary_lines(doc, verbose=verbose):
+            err.print(line, markup=False)
+
+
+def _empty_directory(cache: Path) -> Path:
+    """A new private directory beside the cache (same disk, so reads cost the same)."""
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        return Path(tempfile.mkdtemp(prefix=f".{cache.name}-cold-", dir=cache.parent))
+    except OSError:
+        try:
+            return Path(tempfile.mkdtemp(prefix="tile-cold-cache-"))
+        except OSError as exc:
+            raise CliError(
+                f"cannot create an empty cache directory for --cold-process: {exc}",
+                hint="check TMPDIR and the permissions of tile's cache directory",
+                code=ExitCode.INFRA,
+            ) from None
+
+
+def _process(
+    watch: ProcessWatch, events: Sequence[ta.CacheEvent], after: ta.CacheSnapshot
+) -> ta.CacheProcess:
+    import tile_artifacts as ta
+    from tile_cli._record import launch_id
+
+    mine = [e for e in events if e.process == watch.role]
+    return ta.CacheProcess(
+        role=watch.role,
+        command_id=launch_id(watch.launches[0]) if watch.launches else None,
+        time_to_first_result_s=watch.time_to_first_result_s,
+        wall_s=watch.wall_s,
+        hits=sum(e.event == "hit" for e in mine),
+        misses=sum(e.event == "miss" for e in mine),
+        cache_after=after,
+    )
+
+
+def _cold_warm_cases(cold: ProcessWatch, warm: ProcessWatch) -> list[ta.ColdWarmCase]:
+    import tile_artifacts as ta
+
+    cases: list[ta.ColdWarmCase] = []
+    for case_id, was in cold.phases.items():
+        now = warm.phases.get(case_id)
+        saved = None
+        if now is not None and was.compile_s is not None and now.compile_s is not None:
+            saved = was.compile_s - now.compile_s
+        cases.append(
+            ta.ColdWarmCase(
+                case_id=case_id,
+                cold_compile_s=was.compile_s,
+                warm_compile_s=None if now is None else now.compile_s,
+                compile_saved_s=saved,
+                cold_cache_hit=was.cache_hit,
+                warm_cache_hit=None if now is None else now.cache_hit,
+            )
+        )
+    return cases
+
+
+def _summary_lines(doc: ta.JaxCacheDoc, *, verbose: int) -> list[str]:
+    b, a = doc.before, doc.after
+    lines = [
+        f"jax cache: {doc.cache_dir} ({doc.origin})",
+        f"  {b.entries} entries ({fmt_bytes(b.total_bytes)}) before, {a.entries} "
+        f"({fmt_bytes(a.total_bytes)}) after; {doc.miss_count} misses, {doc.hit_count} hits",
+    ]
+    misses = [e for e in doc.events if e.event == "miss"]
+    codes = Counter(e.code or "unexplained" for e in misses)
+    if codes:
+        lines.append("  misses: " + ", ".join(f"{n} {code}" for code, n in codes.most_common()))
+    # A first compile explains itself; a changed key is what a user needs to see.
+    shown = misses if verbose else [e for e in misses if e.code != "new_program"][:_SHOWN_MISSES]
+    for event in shown:
+        lines.append(f"  miss {event.module} ({event.case_id or 'no case'}): {event.reason}")
+    if len(shown) < len(misses):
+        lines.append("  every miss with its reason: -v, or diagnostics/jax_cache.json")
+    for process in doc.processes:
+        lines.append(
+            f"  {process.role} process: first result after "
+            f"{fmt_time(process.time_to_first_result_s)}, {process.misses} misses, "
+            f"{process.hits} hits"
+        )
+    for case in doc.cases:
+        lines.append(
+            f"  {case.case_id}: compile {fmt_time(case.cold_compile_s)} cold, "
+            f"{fmt_time(case.warm_compile_s)} warm, saved {fmt_time(case.compile_saved_s)}"
+        )
+    return lines

@@ -1,0 +1,233 @@
+"""Tunable parameters of a kernel: the configurations to try, which one runs, and tuning files.
+
+A kernel declares `tunables=tile.axes(block_rows=[1, 2, 4], num_warps=[4, 8])`, optionally a
+`constraint(case, config)` that returns why a configuration cannot run (or None) and a
+`default`. The kernel function receives the chosen values as keyword arguments. Which values
+run: a request override, else a tuning file entry for this device, JAX version, case and
+tunables, else the default.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tile_protocol import (
+    ConfigInfo,
+    ConfigSource,
+    DecodeError,
+    TuningEntry,
+    decode_tuning,
+    split_unit,
+)
+from tile_protocol import unit_id as make_unit_id
+from tile_runner._axes import Axes, AxisValue, format_value, parse_value
+from tile_runner._errors import DefinitionError, RunnerError, Skip
+
+__all__ = [
+    "Config",
+    "Tunables",
+    "TuningIndex",
+    "bind_config",
+    "config_text",
+    "split_unit",
+    "unit_id",
+]
+
+Config = dict[str, AxisValue]
+Constraint = Callable[[Any, Mapping[str, AxisValue]], "str | None"]
+
+
+@dataclass(frozen=True)
+class Tunables:
+    """A kernel's tunable parameters: their values, what rules some out, and the default."""
+
+    axes: Axes
+    constraint: Constraint | None
+    default: Config
+
+    @classmethod
+    def declare(
+        cls,
+        kernel: str,
+        axes: object,
+        constraint: Constraint | None,
+        default: Mapping[str, Any] | None,
+    ) -> Tunables:
+        """Check a kernel's declaration; the default is each tunable's first value if not given."""
+        if not isinstance(axes, Axes) or len(axes) == 0:
+            raise DefinitionError(f"kernel `{kernel}`: `tunables` must be `tile.axes(...)`")
+        if constraint is not None and not callable(constraint):
+            raise DefinitionError(f"kernel `{kernel}`: `constraint` must be callable")
+        chosen: Config = {name: axes.values(name)[0] for name in axes.names}
+        for name, value in (default or {}).items():
+            if name not in chosen:
+                raise DefinitionError(
+                    f"kernel `{kernel}`: default names `{name}`, which is not a tunable "
+                    f"({', '.join(axes.names)})"
+                )
+            if value not in axes.values(name):
+                raise DefinitionError(
+                    f"kernel `{kernel}`: default {name}={value!r} is not among its values "
+                    f"({', '.join(format_value(v) for v in axes.values(name))})"
+                )
+            chosen[name] = value
+        return cls(axes, constraint, chosen)
+
+    @functools.cached_property
+    def signature(self) -> str:
+        """A short hash of the tunables' names and values: tuning entries hold only for it."""
+        text = ";".join(
+            f"{n}={','.join(format_value(v) for v in self.axes.values(n))}" for n in self.axes.names
+        )
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def configs(self, case: Any) -> list[tuple[Config, str | None]]:
+        """Every configuration in declaration order, with why the constraint rules it out."""
+        out: list[tuple[Config, str | None]] = []
+        for point in self.axes:
+            reason: str | None = None
+            if self.constraint is not None:
+                try:
+                    reason = self.constraint(case, dict(point))
+                except Exception as exc:
+                    reason = f"the constraint raised {type(exc).__name__}: {exc}"
+            out.append((dict(point), None if reason is None else str(reason) or "ruled out"))
+        return out
+
+    def parse(self, values: Mapping[str, str], *, strict: bool) -> Config:
+        """Text values (a tuning entry, a unit id, an override) as typed tunable values.
+
+        Every value must be one of the tunable's declared values. `strict`: every name must be
+        a tunable (a unit to time); otherwise names this kernel does not have are left out (a
+        request override meant for other kernels too).
+        """
+        config: Config = {}
+        for name, text in values.items():
+            declared = self.axes.values(name) if name in self.axes.names else ()
+            if not declared:
+                if strict:
+                    raise RunnerError(f"`{name}` is not a tunable ({', '.join(self.axes.names)})")
+                continue
+            value = parse_value(text, declared)
+            if value not in declared:
+                raise RunnerError(
+                    f"{name}={text} is not among its values "
+                    f"({', '.join(format_value(v) for v in declared)})"
+                )
+            config[name] = value
+        return config
+
+
+def config_text(config: Mapping[str, AxisValue]) -> str:
+    """`{block_rows=4,num_warps=8}`: a configuration as it follows a case id in a unit id."""
+    return "{" + ",".join(f"{k}={format_value(v)}" for k, v in config.items()) + "}"
+
+
+def unit_id(case_id: str, config: Mapping[str, AxisValue]) -> str:
+    """The id of one configuration of one case: what `tile tune` times and reports."""
+    return make_unit_id(case_id, {k: format_value(v) for k, v in config.items()})
+
+
+def bind_config(fn: Callable[..., Any], config: Mapping[str, AxisValue]) -> Callable[..., Any]:
+    """`fn` with the tunable values as keyword arguments; its name kept (HLO and profiles)."""
+    if not config:
+        return fn
+    values = dict(config)
+
+    def configured(*args: Any) -> Any:
+        return fn(*args, **values)
+
+    configured.__name__ = getattr(fn, "__name__", "kernel")
+    configured.__qualname__ = getattr(fn, "__qualname__", configured.__name__)
+    return configured
+
+
+class TuningIndex:
+    """The tuning entries that hold on this device and JAX version, by case id."""
+
+    def __init__(self, entries: Sequence[TuningEntry] = ()) -> None:
+        self._by_case = {e.case_id: e for e in entries}
+
+    @classmethod
+    def load(
+        cls,
+        paths: Sequence[str],
+        *,
+        device_kind: str,
+        jax_version: str | None,
+        warn: Callable[[str], None],
+    ) -> TuningIndex:
+        """Entries of `paths` (later files win) for `device_kind` and this JAX version.
+
+        A file that cannot be read or parsed is warned about and skipped: tuning only chooses
+        among correct configurations, so a run without it is slower at worst, never wrong.
+        """
+        entries: dict[str, TuningEntry] = {}
+        for path in paths:
+            try:
+                doc = decode_tuning(Path(path).read_bytes())
+            except FileNotFoundError:
+                continue
+            except (OSError, DecodeError) as exc:
+                warn(f"tuning file `{path}` not used: {exc}")
+                continue
+            for entry in doc.entries:
+                if entry.device_kind != device_kind:
+                    continue
+                if entry.jax_version is not None and entry.jax_version != jax_version:
+                    continue
+                entries[entry.case_id] = entry
+        return cls(list(entries.values()))
+
+    def lookup(self, case_id: str, signature: str) -> TuningEntry | None:
+        """The entry of `case_id`, if it was tuned over these same tunables."""
+        entry = self._by_case.get(case_id)
+        return entry if entry is not None and entry.signature == signature else None
+
+
+def choose(
+    tunables: Tunables | None,
+    case: Any,
+    *,
+    overrides: Mapping[str, str],
+    tuning: TuningIndex,
+    unit: Mapping[str, str] | None = None,
+) -> tuple[Config, ConfigInfo | None]:
+    """Which tunable values a case runs with, and the record of where they came from."""
+    if tunables is None:
+        if unit:
+            raise RunnerError("this kernel declares no tunables")
+        return {}, None
+    source: ConfigSource = "default"
+    config = dict(tunables.default)
+    if unit is not None:
+        config.update(tunables.parse(unit, strict=True))
+        source = "tune"
+    else:
+        entry = tuning.lookup(case.id, tunables.signature)
+        if entry is not None:
+            try:
+                config.update(tunables.parse(entry.values, strict=True))
+                source = "tuned"
+            except RunnerError:
+                pass  # an entry that no longer parses is as good as none
+        override = tunables.parse(overrides, strict=False)
+        if override:
+            config.update(override)
+            source = "override"
+            if tunables.constraint is not None:
+                reason = tunables.constraint(case, dict(config))
+                if reason is not None:
+                    raise Skip(f"tunables {config_text(config)} ruled out: {reason}")
+
+    info = ConfigInfo(
+        values={k: format_value(v) for k, v in config.items()},
+        source=source,
+        signature=tunables.signature,
+    )
+    return config, info

@@ -1,0 +1,88 @@
+"""Tunables in the authoring API: declaration checks, configurations, which values run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import tile_protocol as proto
+import tile_runner as tile
+from tile_protocol import BenchSettings, Message
+from tile_runner._case import CaseContext, run_case
+from tile_runner._tuning import Tunables, TuningIndex, choose, unit_id
+
+AXES = tile.axes(block=[1, 2, 4], warps=[4, 8])
+
+
+def _limit(case: Any, config: Any) -> str | None:
+    return "block 4 needs 8 warps" if config["block"] == 4 and config["warps"] == 4 else None
+
+
+@tile.kernel(
+    "tun/scale",
+    inputs=lambda case, key: (tile.normal(key, (64,), "float32"),),
+    reference=lambda x: x * 2.0,
+    bench=tile.axes(n=[1]),
+    tunables=AXES,
+    constraint=_limit,
+    default={"block": 2},
+)
+def scaled(x: Any, *, block: int, warps: int) -> Any:
+    return x * 2.0 + 0.0 * (block + warps)
+
+
+def test_declaration_errors_name_the_kernel() -> None:
+    with pytest.raises(tile.DefinitionError, match="default names `blocks`"):
+        Tunables.declare("k", AXES, None, {"blocks": 1})
+    with pytest.raises(tile.DefinitionError, match=r"default block=3 is not among its values"):
+        Tunables.declare("k", AXES, None, {"block": 3})
+    with pytest.raises(tile.DefinitionError, match="need `tunables`"):
+        tile.kernel("k/x", inputs=lambda c, k: (), default={"a": 1})
+
+
+def test_configurations_constraint_and_signature() -> None:
+    t = tile.get_kernel("tun/scale").tunables
+    assert t is not None and t.default == {"block": 2, "warps": 4}
+    case = tile.cases("tun/scale")[0]
+    configs = t.configs(case)
+    assert len(configs) == 6
+    assert [c for c, r in configs if r is not None] == [{"block": 4, "warps": 4}]
+    other = Tunables.declare("k", tile.axes(block=[1, 2, 4, 8], warps=[4, 8]), None, None)
+    assert t.signature != other.signature
+    assert t.signature == Tunables.declare("k", AXES, None, None).signature
+
+
+def test_which_values_run_override_then_tuned_then_default() -> None:
+    t = tile.get_kernel("tun/scale").tunables
+    case = tile.cases("tun/scale")[0]
+    none = TuningIndex()
+    assert choose(t, case, overrides={}, tuning=none)[1].source == "default"  # type: ignore[union-attr]
+    entry = proto.TuningEntry(kernel="tun/scale", case_id=case.id, signature=t.signature,  # type: ignore[union-attr]
+                              device_kind="cpu", values={"block": "1", "warps": "8"})  # fmt: skip
+    tuned = TuningIndex([entry])
+    config, info = choose(t, case, overrides={}, tuning=tuned)
+    assert config == {"block": 1, "warps": 8} and info is not None and info.source == "tuned"
+    stale = TuningIndex([proto.TuningEntry(kernel="tun/scale", case_id=case.id, signature="old",
+                                           device_kind="cpu", values={"block": "1"})])  # fmt: skip
+    assert choose(t, case, overrides={}, tuning=stale)[1].source == "default"  # type: ignore[union-attr]
+    config, info = choose(t, case, overrides={"warps": "4", "other": "1"}, tuning=tuned)
+    assert config == {"block": 1, "warps": 4} and info is not None and info.source == "override"
+    with pytest.raises(tile.Skip, match="block 4 needs 8 warps"):
+        choose(t, case, overrides={"block": "4", "warps": "4"}, tuning=none)
+
+
+def test_a_unit_runs_its_configuration_and_reports_its_id() -> None:
+    sent: list[Message] = []
+    ctx = CaseContext(command="tune", seed=0, bench=BenchSettings(max_runs=5, max_time=0.05),
+                      tolerances={}, timer="wall", peaks=None, send=sent.append,
+                      warn=lambda m, c: None)  # fmt: skip
+    kernel, case = tile.get_kernel("tun/scale"), tile.cases("tun/scale")[0]
+    assert run_case(ctx, kernel, case, {"block": "1", "warps": "8"}) == "passed"
+    [result] = sent
+    assert isinstance(result, proto.BenchResult)
+    assert result.case_id == unit_id(case.id, {"block": 1, "warps": 8})
+    assert result.config is not None and result.config.source == "tune"
+    assert result.reference is None  # a tune compares configurations, not the reference
+    assert run_case(ctx, kernel, case, {"block": "4", "warps": "4"}) == "skipped"
+    assert isinstance(sent[-1], proto.Failure) and "8 warps" in sent[-1].message

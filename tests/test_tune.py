@@ -1,0 +1,107 @@
+"""`tile tune` with real runners: constraints, pruning, a wrong and a crashing configuration,
+the tuning file, and bench running what the tune chose."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from support import MakeProject, TileRun
+
+FAST = (
+    "[bench]\nmax_time = 0.1\nmin_runs = 5\nwarmup_runs = 1\n"
+    "[tune]\nmin_runs = 3\nmax_time = 0.02\n"
+)
+
+
+def _tuning(root: Path) -> dict[str, dict[str, object]]:
+    [path] = (root / "tuning").glob("*.json")
+    doc = json.loads(path.read_text())
+    assert doc["schema_name"] == "tile.tuning"
+    return {e["case_id"]: e for e in doc["entries"]}
+
+
+def test_dry_run_counts_configurations_and_constraints(tile: TileRun, project: MakeProject) -> None:
+    root = project(["tunable.py"], FAST)
+    proc = tile("tune", "--kernel", "fx/reps", "--dry-run", cwd=root)
+    assert proc.returncode == 0, proc.stderr
+    # 3 reps x 2 variants, of which the constraint rules out the 2 with 64 reps at n=512.
+    assert "1 cases, 4 configurations (2 ruled out by constraints)" in proc.stdout
+    assert "fx/reps[n=512]: 4 configurations" in proc.stdout
+    assert not (root / ".tile").exists() or not list((root / ".tile").rglob("report.json"))
+
+
+def test_tune_picks_the_fastest_correct_configuration_and_bench_uses_it(
+    tile: TileRun, project: MakeProject, tmp_path: Path
+) -> None:
+    root = project(["tunable.py"], FAST)
+    out = tmp_path / "tune-run"
+    proc = tile("tune", "--kernel", "fx/reps", "-o", str(out), cwd=root)
+    assert proc.returncode == 0, proc.stderr
+    entry = _tuning(root)["fx/reps[n=512]"]
+    # The wrong variant is never chosen, however fast; 1 rep does the least work.
+    assert entry["values"] == {"reps": "1", "variant": "right"}
+    assert entry["decided_by"] in ("faster", "tie_default", "tie_simplest")
+    report = json.loads((out / "report.json").read_text())
+    by_id = {c["case_id"]: c for c in report["cases"]}
+    assert by_id["fx/reps[n=512]{reps=1,variant=wrong}"]["status"] == "failed"  # checked first
+    assert by_id["fx/reps[n=512]{reps=64,variant=right}"]["status"] == "skipped"
+    assert any("64 reps only pay off" in f["message"] for f in report["failures"])
+    [finding] = report["findings"]
+    assert "{reps=1,variant=right}" in finding["title"]
+    assert tile("schema-check", str(out), cwd=root).returncode == 0
+
+    bench = tile("bench", "--kernel", "fx/reps", "-o", str(tmp_path / "b1"), cwd=root)
+    assert bench.returncode == 0, bench.stderr
+    [case] = json.loads((tmp_path / "b1" / "report.json").read_text())["cases"]
+    assert case["config"]["source"] == "tuned"
+    assert case["config"]["values"] == {"reps": "1", "variant": "right"}
+
+    override = tile("bench", "--kernel", "fx/reps", "--tunable", "reps=8",
+                    "-o", str(tmp_path / "b2"), cwd=root)  # fmt: skip
+    assert override.returncode == 0, override.stderr
+    [case] = json.loads((tmp_path / "b2" / "report.json").read_text())["cases"]
+    assert case["config"] == {
+        "values": {"reps": "8", "variant": "right"},
+        "source": "override",
+        "signature": case["config"]["signature"],
+    }
+
+
+def test_a_changed_tunable_set_invalidates_the_entry(
+    tile: TileRun, project: MakeProject, tmp_path: Path
+) -> None:
+    root = project(["tunable.py"], FAST)
+    assert tile("tune", "--kernel", "fx/reps", cwd=root).returncode == 0
+    module = root / "kernels" / "tunable.py"
+    module.write_text(module.read_text().replace("reps=[1, 8, 64]", "reps=[1, 8, 32, 64]"))
+    bench = tile("bench", "--kernel", "fx/reps", "-o", str(tmp_path / "b"), cwd=root)
+    assert bench.returncode == 0, bench.stderr
+    [case] = json.loads((tmp_path / "b" / "report.json").read_text())["cases"]
+    assert case["config"]["source"] == "default"
+    assert case["config"]["values"]["reps"] == "8"
+
+
+def test_a_configuration_that_kills_its_runner_does_not_end_the_tune(
+    tile: TileRun, project: MakeProject, tmp_path: Path
+) -> None:
+    root = project(["tunable.py"], FAST)
+    out = tmp_path / "crashy"
+    proc = tile("tune", "--kernel", "fx/crashy_config", "-o", str(out), cwd=root)
+    assert proc.returncode == 0, proc.stderr
+    assert _tuning(root)["fx/crashy_config[n=256]"]["values"] == {"mode": "ok"}
+    report = json.loads((out / "report.json").read_text())
+    crashed = [
+        f for f in report["failures"] if f["case_id"] == "fx/crashy_config[n=256]{mode=crash}"
+    ]
+    assert crashed and crashed[0]["exception_type"] == "RunnerCrash"
+
+
+def test_bad_tunable_override_is_a_clear_error(tile: TileRun, project: MakeProject) -> None:
+    root = project(["tunable.py"], FAST)
+    proc = tile("bench", "--kernel", "fx/reps", "--tunable", "reps", cwd=root)
+    assert proc.returncode == 2
+    assert "bad tunable override" in proc.stderr and "hint:" in proc.stderr
+    outside = tile("bench", "--kernel", "fx/reps", "--tunable", "reps=3", cwd=root)
+    assert outside.returncode != 0
+    assert "reps=3 is not among its values (1, 8, 64)" in outside.stderr
