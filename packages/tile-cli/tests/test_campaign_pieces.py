@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import tile_artifacts as ta
+from tile_cli._campaign_dir import CampaignDir
 from tile_cli._campaign_estimate import DEFAULT_CASE_EXTRA_S, DEFAULT_START_S, estimate_unit
 from tile_cli._campaign_history import History, Observation
 from tile_cli._campaign_select import matches
 from tile_cli._campaign_units import AttemptState, planned_args, verdict
+from tile_cli._errors import CliError, ExitCode
 
 A, B, C = "k[n=1]", "k[n=2]", "k[n=3]"
 
@@ -133,3 +137,43 @@ def test_verdicts(
 )
 def test_filters_match_as_tile_bench_k_does(pattern: str, hit: bool) -> None:
     assert matches("std/softmax[n=8,dtype=bfloat16]", pattern) is hit
+
+
+def _plan(campaign: str = "c", smoke: bool = False) -> ta.CampaignPlan:
+    return ta.CampaignPlan(
+        producer=ta.Producer(tool_name="tile", tool_version="0"),
+        run=ta.RunInfo(
+            run_id=ta.new_run_id("campaign"),
+            created_at=ta.utc_now(),
+            status="dry_run",
+            output_directory="/tmp",
+        ),
+        campaign=campaign,
+        smoke=smoke,
+        baseline_variant="default",
+        budget=ta.BudgetRecord(estimated_s=0, case_runs=0, over=False),
+        estimate_method="-",
+    )
+
+
+def test_one_campaign_run_at_a_time(tmp_path: Path) -> None:
+    first, second = CampaignDir(tmp_path / "c", _plan()), CampaignDir(tmp_path / "c", _plan())
+    with first.locked():
+        with pytest.raises(CliError, match="is in use by pid") as info, second.locked():
+            pass
+        assert info.value.code == ExitCode.USAGE
+    with second.locked():  # released with the first
+        pass
+
+
+def test_a_directory_keeps_its_campaign(tmp_path: Path) -> None:
+    camp = CampaignDir(tmp_path / "c", _plan())
+    first = _plan().model_copy(update={"run": camp.run_info("dry_run")})
+    camp.writer().write_json(ta.CAMPAIGN_PLAN_JSON, first)
+    assert CampaignDir(tmp_path / "c", _plan()).run_id == camp.run_id  # a resume keeps the id
+    with pytest.raises(CliError, match=r"holds campaign `c`, not `c` \(smoke\)"):
+        CampaignDir(tmp_path / "c", _plan(smoke=True))
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "notes.txt").write_text("mine")
+    with pytest.raises(CliError, match="is not a campaign directory"):
+        CampaignDir(tmp_path / "other", _plan())

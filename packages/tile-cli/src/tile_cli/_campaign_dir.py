@@ -136,9 +136,10 @@ def _identity(path: Path, plan: ta.CampaignPlan) -> tuple[str, datetime]:
             continue
         if isinstance(doc, ta.CampaignReport | ta.CampaignPlan):
             if (doc.campaign, doc.smoke) != (plan.campaign, plan.smoke):
-                smoke = " (smoke)" if doc.smoke else ""
+                held = f"`{doc.campaign}`" + (" (smoke)" if doc.smoke else "")
+                wanted = f"`{plan.campaign}`" + (" (smoke)" if plan.smoke else "")
                 raise CliError(
-                    f"`{path}` holds campaign `{doc.campaign}`{smoke}, not `{plan.campaign}`",
+                    f"`{path}` holds campaign {held}, not {wanted}",
                     hint="choose another `--output-dir`",
                     code=ExitCode.USAGE,
                 )
