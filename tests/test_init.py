@@ -25,6 +25,7 @@ EXPECTED = {
     ".gitignore",
     "src/my_kernels/__init__.py",
     "src/my_kernels/kernels.py",
+    "campaigns/example.toml",
 }
 # Variables that would tie a child process to the workspace's environment instead of its own.
 _LEAKY = ("VIRTUAL_ENV", "UV_PROJECT_ENVIRONMENT", "PYTHONPATH", "PYTHONHOME", "CONDA_PREFIX")

@@ -1,4 +1,5 @@
-"""tile-artifacts: Artifact Format v1 models, crash-safe writer, validator and comparison."""
+"""tile-artifacts: Artifact Format v1 models, crash-safe writer, validator and comparison;
+run directories and campaign directories (one run directory per unit under `units/`)."""
 
 from __future__ import annotations
 
@@ -29,6 +30,26 @@ from tile_artifacts._base import (
     failure_id,
     utc_now,
 )
+from tile_artifacts._campaign import (
+    AttemptRecord,
+    BudgetRecord,
+    CampaignAccounting,
+    CampaignCounts,
+    CampaignPlan,
+    CampaignReport,
+    CampaignSummary,
+    CaseEstimate,
+    ComparisonRef,
+    EstimateBasis,
+    PlannedUnit,
+    SelectorKind,
+    SelectorMatch,
+    TimeSplit,
+    UnitRecord,
+    VariantCell,
+    VariantRow,
+)
+from tile_artifacts._campaign_summary import render_campaign_markdown, verdict_text
 from tile_artifacts._check import Problem, check_path
 from tile_artifacts._compare import COMPARABLE_METRICS, MIN_SAMPLES, compare_runs, judge
 from tile_artifacts._diagnostics import (
@@ -92,6 +113,9 @@ from tile_artifacts._models import (
     Work,
 )
 from tile_artifacts._paths import (
+    CAMPAIGN_JSON,
+    CAMPAIGN_LAYOUT,
+    CAMPAIGN_PLAN_JSON,
     COMMANDS_JSONL,
     COMPARISONS_JSON,
     EVENTS_JSONL,
@@ -100,7 +124,11 @@ from tile_artifacts._paths import (
     METRICS_JSONL,
     REPORT_JSON,
     REQUIRED_FILES,
+    RESOLVED_CAMPAIGN_JSON,
+    RUN_LAYOUT,
     SUMMARY_MD,
+    UNITS_DIR,
+    Layout,
 )
 from tile_artifacts._provenance import (
     REDACT_PATTERNS,
@@ -113,6 +141,8 @@ from tile_artifacts._provenance import (
 from tile_artifacts._read import (
     load_document,
     read_baseline,
+    read_campaign,
+    read_campaign_plan,
     read_comparison,
     read_jsonl,
     read_manifest,
@@ -216,6 +246,28 @@ __all__ = [
     "Versions",
     "baseline_from_report",
     "baseline_from_reports",
+    # campaigns
+    "AttemptRecord",
+    "BudgetRecord",
+    "CampaignAccounting",
+    "CampaignCounts",
+    "CampaignPlan",
+    "CampaignReport",
+    "CampaignSummary",
+    "CaseEstimate",
+    "ComparisonRef",
+    "EstimateBasis",
+    "PlannedUnit",
+    "SelectorKind",
+    "SelectorMatch",
+    "TimeSplit",
+    "UnitRecord",
+    "VariantCell",
+    "VariantRow",
+    "read_campaign",
+    "read_campaign_plan",
+    "render_campaign_markdown",
+    "verdict_text",
     # diagnostics
     "CacheEvent",
     "CacheEventKind",
@@ -225,7 +277,14 @@ __all__ = [
     "ColdWarmCase",
     "JaxCacheDoc",
     "ProcessRole",
-    # run directory layout
+    # run and campaign directory layout
+    "CAMPAIGN_JSON",
+    "CAMPAIGN_LAYOUT",
+    "CAMPAIGN_PLAN_JSON",
+    "Layout",
+    "RESOLVED_CAMPAIGN_JSON",
+    "RUN_LAYOUT",
+    "UNITS_DIR",
     "COMMANDS_JSONL",
     "COMPARISONS_JSON",
     "EVENTS_JSONL",

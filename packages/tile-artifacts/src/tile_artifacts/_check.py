@@ -13,13 +13,12 @@ from tile_artifacts._errors import ArtifactError
 from tile_artifacts._models import Report
 from tile_artifacts._paths import (
     COMMANDS_JSONL,
-    COMPARISONS_JSON,
     EVENTS_JSONL,
-    JAX_CACHE_JSON,
     MANIFEST_JSON,
     METRICS_JSONL,
     REPORT_JSON,
-    REQUIRED_FILES,
+    RUN_LAYOUT,
+    Layout,
     relative_path_problem,
     run_files,
     sha256_file,
@@ -29,12 +28,7 @@ from tile_artifacts._records import CommandRecord, EventRecord, MetricRecord
 
 __all__ = ["Problem", "check_path"]
 
-_EXPECTED_DOCUMENT: Final = {
-    REPORT_JSON: "tile.report",
-    MANIFEST_JSON: "tile.artifact_manifest",
-    COMPARISONS_JSON: "tile.comparison",
-    JAX_CACHE_JSON: "tile.jax_cache",
-}
+_EXPECTED_DOCUMENT: Final = RUN_LAYOUT.documents
 # By file name, so that `commands/commands.jsonl` is recognised when checked on its own too.
 _EXPECTED_RECORD: Final = {
     EVENTS_JSONL: "tile.event",
@@ -112,11 +106,13 @@ def _check_jsonl(found: _Found, file: str, text: str, expected: str | None) -> N
             _issue_problems(found, file, issue, number)
 
 
-def _check_text(found: _Found, file: str, text: str, suffix: str) -> None:
+def _check_text(
+    found: _Found, file: str, text: str, suffix: str, layout: Layout = RUN_LAYOUT
+) -> None:
     if suffix == ".jsonl":
         _check_jsonl(found, file, text, _EXPECTED_RECORD.get(PurePosixPath(file).name))
     else:
-        _check_json(found, file, text, _EXPECTED_DOCUMENT.get(file))
+        _check_json(found, file, text, layout.documents.get(file))
 
 
 def _read(found: _Found, path: Path, file: str) -> str | None:
@@ -287,11 +283,16 @@ def _check_comparison(found: _Found, file: str, doc: ComparisonDoc) -> None:
             )
 
 
-def _check_run_dir(run_dir: Path) -> list[Problem]:
-    regular, other = run_files(run_dir)
-    if not set(REQUIRED_FILES) & set(regular):
+def _outside(paths: list[str], nested: tuple[str, ...]) -> list[str]:
+    """The paths not under one of the `nested` directories (whose runs check themselves)."""
+    return [p for p in paths if p.split("/", 1)[0] not in nested]
+
+
+def _check_run_dir(run_dir: Path, layout: Layout = RUN_LAYOUT) -> list[Problem]:
+    regular, other = (_outside(paths, layout.nested) for paths in run_files(run_dir))
+    if not set(layout.required) & set(regular):
         raise ArtifactError(
-            f"`{run_dir}` is not a run directory: none of {', '.join(REQUIRED_FILES)} is in it",
+            f"`{run_dir}` is not a run directory: none of {', '.join(layout.required)} is in it",
             path=str(run_dir),
             hint="pass a run directory such as `.tile/runs/<run_id>` or one artifact file",
         )
@@ -301,7 +302,7 @@ def _check_run_dir(run_dir: Path) -> list[Problem]:
             rel,
             "not a regular file (link or special file); a run directory holds regular files only",
         )
-    for rel in REQUIRED_FILES:
+    for rel in layout.required:
         if rel not in regular:
             found.add(rel, "required file is missing")
     for rel in regular:
@@ -309,30 +310,30 @@ def _check_run_dir(run_dir: Path) -> list[Problem]:
         if suffix in (".json", ".jsonl"):
             text = _read(found, run_dir / rel, rel)
             if text is not None:
-                _check_text(found, rel, text, suffix)
+                _check_text(found, rel, text, suffix, layout)
     on_disk = set(regular)
     manifest = found.documents.get(MANIFEST_JSON)
-    report = found.documents.get(REPORT_JSON)
+    report = found.documents.get(layout.primary)
     if isinstance(manifest, Manifest):
         _check_manifest(found, manifest, run_dir, regular)
     if isinstance(report, Report):
         _check_report(found, report, on_disk)
-        if isinstance(manifest, Manifest):
-            if manifest.run.status != report.run.status:
-                found.add(
-                    MANIFEST_JSON,
-                    f"run status `{manifest.run.status}` differs from "
-                    f"report.json's `{report.run.status}`",
-                )
-            if manifest.run.run_id != report.run.run_id:
-                found.add(
-                    MANIFEST_JSON,
-                    f"run_id `{manifest.run.run_id}` differs from "
-                    f"report.json's `{report.run.run_id}`",
-                )
+    if report is not None and isinstance(manifest, Manifest):
+        if manifest.run.status != report.run.status:
+            found.add(
+                MANIFEST_JSON,
+                f"run status `{manifest.run.status}` differs from "
+                f"{layout.primary}'s `{report.run.status}`",
+            )
+        if manifest.run.run_id != report.run.run_id:
+            found.add(
+                MANIFEST_JSON,
+                f"run_id `{manifest.run.run_id}` differs from "
+                f"{layout.primary}'s `{report.run.run_id}`",
+            )
     run_id = (
         report.run.run_id
-        if isinstance(report, Report)
+        if report is not None
         else manifest.run.run_id
         if isinstance(manifest, Manifest)
         else None
@@ -374,14 +375,17 @@ def _check_file(path: Path, display: str) -> list[Problem]:
 
 
 def check_path(path: str | os.PathLike[str]) -> list[Problem]:
-    """Validate a run directory or one artifact file; an empty list means clean.
+    """Validate a run directory, a campaign directory or one artifact file; [] means clean.
 
     Raises ArtifactError when the path is unusable: missing, or neither a run directory nor a
     `.json`/`.jsonl` file.
     """
     target = Path(path)
     if target.is_dir():
-        return _check_run_dir(target)
+        # Imported here: the campaign check is built on the run-directory check above.
+        from tile_artifacts._check_campaign import check_campaign_dir, is_campaign_dir
+
+        return check_campaign_dir(target) if is_campaign_dir(target) else _check_run_dir(target)
     if target.is_file():
         return _check_file(target, str(path))
     if not target.exists():

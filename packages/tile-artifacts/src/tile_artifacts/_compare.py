@@ -237,7 +237,9 @@ def judge(
     )
 
 
-def _not_comparable(base: _Case, cur: _Case, base_kind: str | None, cur_kind: str | None) -> str:
+def _not_comparable(
+    base: _Case, cur: _Case, base_kind: str | None, cur_kind: str | None, modes: bool = False
+) -> str:
     for side, case in (("baseline", base), ("current", cur)):
         if case.status not in MEASURED:
             return f"{side} case status is `{case.status}`"
@@ -245,7 +247,7 @@ def _not_comparable(base: _Case, cur: _Case, base_kind: str | None, cur_kind: st
         return f"device kind differs: `{base_kind}` vs `{cur_kind}`"
     if base.timer != cur.timer:
         return f"timer differs: `{base.timer}` vs `{cur.timer}`"
-    if base.cold != cur.cold:
+    if base.cold != cur.cold and not modes:
         mode = {True: "cold", False: "warm", None: "unknown"}
         return f"mode differs: {mode[base.cold]} vs {mode[cur.cold]}"
     missing = [side for side, c in (("baseline", base), ("current", cur)) if not c.samples]
@@ -318,9 +320,10 @@ def _row(
     alpha: float,
     resamples: int,
     seed: int,
+    variants: bool = False,
 ) -> ComparisonRow:
     values = (_median(base.samples), _median(cur.samples))
-    reason = _not_comparable(base, cur, *kinds)
+    reason = _not_comparable(base, cur, *kinds, variants)
     if reason:
         return _make_row(cur.case_id, metric, values, "not_comparable", reason)
     used, reason = _pick_basis(base, cur, metric, basis)
@@ -360,7 +363,8 @@ def _row(
     else:
         # The reference's move between the runs is evidence of machine noise in absolute
         # times only: relative times have it divided out, references cannot control themselves.
-        refs = (base.reference, cur.reference) if used == "absolute" and metric == "time_s" else ()
+        absolute = used == "absolute" and metric == "time_s" and not variants
+        refs = (base.reference, cur.reference) if absolute else ()
         drift = _run_drift(series[0], series[1], *refs)
     judgement, reason = judge(
         result.ratio,
@@ -372,6 +376,9 @@ def _row(
         drift_pct=drift.pct,
         drift_source=drift.source,
     )
+    if base.cold != cur.cold:
+        mode = {True: "cold", False: "warm", None: "unknown"}
+        suffix += f"; {mode[base.cold]} against {mode[cur.cold]}, as asked"
     return _make_row(
         cur.case_id, metric, values, judgement, reason + suffix, result=result, ci=ci, basis=used
     )
@@ -427,6 +434,7 @@ def compare_runs(
     producer: Producer | None = None,
     run_id: str | None = None,
     now: datetime | None = None,
+    variants: bool = False,
 ) -> ComparisonDoc:
     """Compare `current` against `baseline` case by case (matched on case_id).
 
@@ -474,7 +482,10 @@ def compare_runs(
     With `basis="relative"` a case without interleaved reference samples on either side is
     `not_comparable`. `metric="ref_time_s"` (the reference's own times) is always absolute.
     Cases on one side only get a `not_comparable` row whose reason is exactly `added` or
-    `removed`. The envelope defaults to current's producer, a new `compare-...` run id and
+    `removed`. `variants=True` says the two runs differ on purpose (a campaign's variants:
+    cold caches, an XLA flag): a warm side is judged against a cold one instead of refused (the
+    reason says which is which), and the reference's move between the runs is not taken as
+    noise, since the variant moves the reference as much as the kernel. The envelope defaults to current's producer, a new `compare-...` run id and
     current's output directory.
 
     Summary status: `failed` with any regression, else `skipped` with no rows, else `partial`
@@ -517,6 +528,7 @@ def compare_runs(
                 alpha=alpha,
                 resamples=resamples,
                 seed=seed,
+                variants=variants,
             )
         )
     rows += [_one_sided(b, metric, "removed") for k, b in base_cases.items() if k not in cur_cases]

@@ -20,6 +20,7 @@ from tile_artifacts._base import (
     Status,
     Timer,
 )
+from tile_artifacts._campaign import CampaignPlan, CampaignReport
 from tile_artifacts._diagnostics import JaxCacheDoc
 from tile_artifacts._errors import ArtifactError
 from tile_artifacts._models import CaseRecord, Report, StatsRecord, check_round_sizes
@@ -324,11 +325,15 @@ def _pooled(records: list[CaseRecord]) -> BaselineCase:
     return BaselineCase.model_validate({**dict(_baseline_case(first)), **pooled})
 
 
-Document = Report | Manifest | ComparisonDoc | Baseline | JaxCacheDoc
+Document = (
+    Report | Manifest | ComparisonDoc | Baseline | JaxCacheDoc | CampaignReport | CampaignPlan
+)
 JsonlRecord = EventRecord | MetricRecord | CommandRecord
 
 DOCUMENT_MODELS: Final[dict[str, type[Document]]] = {
     "tile.report": Report,
+    "tile.campaign": CampaignReport,
+    "tile.campaign_plan": CampaignPlan,
     "tile.artifact_manifest": Manifest,
     "tile.comparison": ComparisonDoc,
     "tile.baseline": Baseline,

@@ -5,13 +5,22 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Final
 
 from tile_artifacts._documents import ArtifactKind
 
 __all__ = [
+    "CAMPAIGN_JSON",
+    "CAMPAIGN_LAYOUT",
+    "CAMPAIGN_PLAN_JSON",
+    "RESOLVED_CAMPAIGN_JSON",
+    "RUN_LAYOUT",
+    "UNITS_DIR",
     "COMMANDS_JSONL",
+    "Layout",
     "COMPARISONS_JSON",
     "EVENTS_JSONL",
     "JAX_CACHE_JSON",
@@ -37,6 +46,54 @@ COMMANDS_JSONL: Final = "commands/commands.jsonl"
 COMPARISONS_JSON: Final = "comparisons.json"
 JAX_CACHE_JSON: Final = "diagnostics/jax_cache.json"
 REQUIRED_FILES: Final = (MANIFEST_JSON, REPORT_JSON, SUMMARY_MD, EVENTS_JSONL, METRICS_JSONL)
+CAMPAIGN_JSON: Final = "campaign.json"
+CAMPAIGN_PLAN_JSON: Final = "plan.json"
+RESOLVED_CAMPAIGN_JSON: Final = "config/resolved_campaign.json"
+UNITS_DIR: Final = "units"
+
+
+@dataclass(frozen=True)
+class Layout:
+    """What a directory of artifacts must hold: a run directory, or a campaign directory.
+
+    `primary` is the document whose envelope the manifest must agree with; files under a
+    `nested` directory are not the manifest's business (each unit there has its own).
+    """
+
+    required: tuple[str, ...]
+    primary: str
+    documents: Mapping[str, str] = field(default_factory=dict[str, str])
+    nested: tuple[str, ...] = ()
+
+
+RUN_LAYOUT: Final = Layout(
+    required=REQUIRED_FILES,
+    primary=REPORT_JSON,
+    documents={
+        REPORT_JSON: "tile.report",
+        MANIFEST_JSON: "tile.artifact_manifest",
+        COMPARISONS_JSON: "tile.comparison",
+        JAX_CACHE_JSON: "tile.jax_cache",
+    },
+)
+CAMPAIGN_LAYOUT: Final = Layout(
+    required=(
+        MANIFEST_JSON,
+        CAMPAIGN_JSON,
+        CAMPAIGN_PLAN_JSON,
+        SUMMARY_MD,
+        EVENTS_JSONL,
+        METRICS_JSONL,
+        RESOLVED_CAMPAIGN_JSON,
+    ),
+    primary=CAMPAIGN_JSON,
+    documents={
+        CAMPAIGN_JSON: "tile.campaign",
+        CAMPAIGN_PLAN_JSON: "tile.campaign_plan",
+        MANIFEST_JSON: "tile.artifact_manifest",
+    },
+    nested=(UNITS_DIR,),
+)
 
 _DESCRIPTIONS: Final = {
     MANIFEST_JSON: "every file of the run with size and sha256 (written last)",
@@ -48,6 +105,9 @@ _DESCRIPTIONS: Final = {
     COMPARISONS_JSON: "comparison against a baseline",
     JAX_CACHE_JSON: "JAX compilation cache before/after the run, misses with their reasons",
     "config/resolved_tool.json": "resolved configuration with every value's origin",
+    CAMPAIGN_JSON: "campaign report: units, attempts, estimated vs actual time, variants",
+    CAMPAIGN_PLAN_JSON: "campaign plan: every unit, its cases and estimated time",
+    RESOLVED_CAMPAIGN_JSON: "the campaign as checked, with every unit's resolved settings",
 }
 _MEDIA_TYPES: Final = {
     ".json": "application/json",
@@ -69,12 +129,14 @@ _TOP_KINDS: Final[dict[str, ArtifactKind]] = {
     EVENTS_JSONL: "events",
     METRICS_JSONL: "metrics",
     COMPARISONS_JSON: "comparison",
+    CAMPAIGN_JSON: "report",
 }
 _DIR_KINDS: Final[dict[str, ArtifactKind]] = {
     "commands": "commands",
     "config": "config",
     "logs": "log",
     "outputs": "output",
+    "comparisons": "comparison",
 }
 
 

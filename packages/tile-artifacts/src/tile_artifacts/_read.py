@@ -11,6 +11,7 @@ from typing import Any, Literal, TypeVar, cast
 from pydantic import ValidationError
 
 from tile_artifacts._base import MODE_KEY, SCHEMA_VERSION, ArtifactModel
+from tile_artifacts._campaign import CampaignPlan, CampaignReport
 from tile_artifacts._documents import (
     DOCUMENT_MODELS,
     RECORD_MODELS,
@@ -30,6 +31,8 @@ __all__ = [
     "load_document",
     "parse_json",
     "read_baseline",
+    "read_campaign",
+    "read_campaign_plan",
     "read_comparison",
     "read_jsonl",
     "read_manifest",
@@ -205,6 +208,16 @@ def read_comparison(path: str | os.PathLike[str]) -> ComparisonDoc:
 def read_baseline(path: str | os.PathLike[str]) -> Baseline:
     """Read a baseline file (`tile.baseline`)."""
     return _read_as(path, Baseline)
+
+
+def read_campaign(path: str | os.PathLike[str]) -> CampaignReport:
+    """Read a campaign's `campaign.json` (`tile.campaign`)."""
+    return _read_as(path, CampaignReport)
+
+
+def read_campaign_plan(path: str | os.PathLike[str]) -> CampaignPlan:
+    """Read a campaign's `plan.json` (`tile.campaign_plan`)."""
+    return _read_as(path, CampaignPlan)
 
 
 def load_document(path: str | os.PathLike[str]) -> Document:

@@ -355,11 +355,17 @@ class ArtifactWriter:
         input_files: Iterable[InputFile] = (),
         config_snapshots: Iterable[ConfigSnapshot] = (),
         notes: Iterable[str] = (),
+        primary_artifacts: PrimaryArtifacts | None = None,
+        nested: Sequence[str] = (),
     ) -> Manifest:
-        """Write `artifact_manifest.json` listing every regular file but itself; return it."""
+        """Write `artifact_manifest.json` listing every regular file but itself; return it.
+
+        Files under a `nested` top-level directory are left out: in a campaign directory,
+        `units/` holds run directories with manifests of their own.
+        """
         entries: list[ArtifactEntry] = []
         for relpath in self.files():
-            if relpath == MANIFEST_JSON:
+            if relpath == MANIFEST_JSON or relpath.split("/", 1)[0] in nested:
                 continue
             try:
                 size, digest = sha256_file(self.run_dir / relpath)
@@ -379,7 +385,7 @@ class ArtifactWriter:
             producer=self.producer,
             run=self.run_info(status, status_reason),
             context=context or Context(),
-            primary_artifacts=PrimaryArtifacts(),
+            primary_artifacts=primary_artifacts or PrimaryArtifacts(),
             artifacts=entries,
             input_files=list(input_files),
             config_snapshots=list(config_snapshots),

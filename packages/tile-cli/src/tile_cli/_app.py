@@ -24,6 +24,12 @@ app = typer.Typer(
 )
 protocol_app = typer.Typer(help="The runner wire protocol.", no_args_is_help=True)
 app.add_typer(protocol_app, name="protocol")
+campaign_app = typer.Typer(
+    help="Campaigns: saved, budgeted, resumable benchmark plans over kernels, variants and "
+    "machines (`campaigns/NAME.toml`, docs/campaigns.md).",
+    no_args_is_help=True,
+)
+app.add_typer(campaign_app, name="campaign")
 
 # ---------------------------------------------------------------- shared options
 
@@ -100,6 +106,18 @@ Shards = Annotated[
 SlurmArgs = Annotated[
     list[str] | None,
     typer.Option("--slurm-arg", help="Extra srun argument, e.g. `--slurm-arg=--qos=high`."),
+]
+CaseIds = Annotated[
+    list[str] | None,
+    typer.Option("--case", help="Run exactly this case id (repeatable), as `tile list` prints it."),
+]
+Settings = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--set",
+        help="Set any config key for this run: `--set bench.batch=20`, "
+        "`--set runner.env.XLA_FLAGS=...` (repeatable; the other flags win).",
+    ),
 ]
 
 
@@ -228,12 +246,16 @@ def bench_cmd(
             "cache, then on the filled one; report time to first result and compile saved.",
         ),
     ] = False,
+    case_ids: CaseIds = None,
+    settings: Settings = None,
 ) -> None:
     """Benchmark kernels against their references; write a run directory."""
-    from tile_cli._run import run_suite
-    from tile_cli._settings import given
+    import dataclasses
 
-    overrides = given(
+    from tile_cli._run import run_suite
+    from tile_cli._settings import given, parse_sets
+
+    overrides = parse_sets(settings or []) | given(
         {
             "bench.timer": timer,
             "bench.cold": cold,
@@ -259,6 +281,8 @@ def bench_cmd(
 
         overrides.update(EXPLAIN_OVERRIDES)
     sel = _selection(filters, kernels, axes, plugins, overrides, tunable)
+    if case_ids:
+        sel = dataclasses.replace(sel, case_ids=case_ids)
     raise typer.Exit(
         run_suite(
             "bench",
@@ -657,6 +681,72 @@ def snap_cmd(
     sel = _selection(filters, kernels, None, plugins, {})
     mode = "check" if check else "update" if update else "record"
     raise typer.Exit(snap(sel, profile=profile, mode=mode, directory=directory))
+
+
+# ---------------------------------------------------------------- campaigns
+
+CampaignName = Annotated[
+    str,
+    typer.Argument(help="A campaign: `campaigns/NAME.toml` or `[campaigns.NAME]` in tile.toml."),
+]
+Smoke = Annotated[
+    bool,
+    typer.Option(
+        "--smoke", help="One case per kernel, minimal sampling (`[smoke]`): check the whole plan."
+    ),
+]
+OverBudget = Annotated[
+    bool, typer.Option("--over-budget", help="Go on although the plan is over `[budget]`.")
+]
+
+
+@campaign_app.command("list")
+def campaign_list_cmd() -> None:
+    """List the campaigns of this project and where each is defined."""
+    from tile_cli._settings import load
+    from tile_config import campaign_names
+
+    for name, where in campaign_names(load(None, {})).items():
+        typer.echo(f"{name}\t{where}")
+    raise typer.Exit(ExitCode.OK)
+
+
+@campaign_app.command("plan")
+def campaign_plan_cmd(
+    name: CampaignName,
+    smoke: Smoke = False,
+    over_budget: OverBudget = False,
+    json: Annotated[bool, typer.Option("--json", help="Print the plan as JSON.")] = False,
+) -> None:
+    """Show every unit (variant x machine) with its cases and estimated time; run nothing.
+
+    Exit 2 when the plan is over its budget (with the units and cases that cost most).
+    """
+    from tile_cli._campaign_run import plan_campaign
+
+    raise typer.Exit(plan_campaign(name, smoke=smoke, over_budget=over_budget, as_json=json))
+
+
+@campaign_app.command("run")
+def campaign_run_cmd(
+    name: CampaignName,
+    smoke: Smoke = False,
+    over_budget: OverBudget = False,
+    output_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--output-dir",
+            "-o",
+            help="Campaign directory (default `.tile/campaigns/NAME`, `NAME-smoke` with --smoke).",
+        ),
+    ] = None,
+) -> None:
+    """Run a campaign, one `tile bench` per unit; run it again to resume where it stopped."""
+    from tile_cli._campaign_run import run_campaign
+
+    raise typer.Exit(
+        run_campaign(name, smoke=smoke, over_budget=over_budget, output_dir=output_dir)
+    )
 
 
 # ---------------------------------------------------------------- cache

@@ -34,6 +34,7 @@ _FILES: tuple[tuple[str, str], ...] = (
     ("gitignore.tmpl", ".gitignore"),
     ("package_init.py.tmpl", "src/{package}/__init__.py"),
     ("kernels.py.tmpl", "src/{package}/kernels.py"),
+    ("campaign.toml.tmpl", "campaigns/example.toml"),
 )
 
 

@@ -25,6 +25,7 @@ __all__ = [
     "given",
     "load",
     "parse_axes",
+    "parse_sets",
     "parse_tunables",
     "runner_python",
     "tuning_files",
@@ -77,6 +78,25 @@ def parse_axes(values: Sequence[str]) -> dict[str, list[str]]:
             )
         axes[name.strip()] = items
     return axes
+
+
+def parse_sets(values: Sequence[str]) -> dict[str, object]:
+    """`--set bench.max_time=0.5 --set runner.env.XLA_FLAGS=...` into {dotted key: text}.
+
+    The text is read as the key's declared type by the loader (like a TILE_* variable), which
+    also names an unknown key; only the `KEY=VALUE` shape is checked here.
+    """
+    overrides: dict[str, object] = {}
+    for raw in values:
+        key, sep, value = raw.partition("=")
+        if not sep or not key.strip() or any(not part for part in key.strip().split(".")):
+            raise CliError(
+                f"bad `--set {raw}`",
+                hint="write it as `--set SECTION.KEY=VALUE`, e.g. `--set bench.max_time=0.5` or "
+                "`--set runner.env.XLA_FLAGS=--xla_gpu_autotune_level=0`",
+            )
+        overrides[key.strip()] = value
+    return overrides
 
 
 def parse_tunables(values: Sequence[str]) -> dict[str, str]:

@@ -2,11 +2,26 @@
 
 Sources, lowest first: defaults < tile.toml (or `[tool.tile]` in pyproject.toml) found by
 walking up from the working directory < a profile < `TILE_<SECTION>_<KEY>` variables < CLI
-overrides. `load_config` returns the validated `TileConfig` with the origin of every value.
+overrides. `load_config` returns the validated `TileConfig` with the origin of every value;
+`load_campaign` reads and checks a saved benchmark plan (`campaigns/NAME.toml`).
 """
 
 from __future__ import annotations
 
+from tile_config._campaign import CAMPAIGNS_DIR, Campaign, campaign_names, load_campaign
+from tile_config._campaign_models import (
+    NAME_PATTERN,
+    BenchPatch,
+    BudgetSpec,
+    CampaignSpec,
+    CompareSpec,
+    MachineSpec,
+    RunnerPatch,
+    SelectSpec,
+    SmokeSpec,
+    VariantSpec,
+    parse_duration,
+)
 from tile_config._errors import ConfigError
 from tile_config._loader import (
     Origin,
@@ -62,6 +77,22 @@ __all__ = [
     "TestConfig",
     "TileConfig",
     "Timer",
+    # campaigns
+    "CAMPAIGNS_DIR",
+    "NAME_PATTERN",
+    "BenchPatch",
+    "BudgetSpec",
+    "Campaign",
+    "CampaignSpec",
+    "CompareSpec",
+    "MachineSpec",
+    "RunnerPatch",
+    "SelectSpec",
+    "SmokeSpec",
+    "VariantSpec",
+    "campaign_names",
+    "load_campaign",
+    "parse_duration",
     # errors
     "ConfigError",
 ]

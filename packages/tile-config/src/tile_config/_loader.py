@@ -29,7 +29,9 @@ OriginKind = Literal["default", "file", "profile", "env", "cli"]
 _TRUE = frozenset({"true", "1", "yes", "on"})
 _FALSE = frozenset({"false", "0", "no", "off"})
 _NONE = frozenset({"", "none", "null"})
-_NOT_FROM_ENV = ("downloads", "profiles")
+_NOT_FROM_ENV = ("downloads", "profiles", "campaigns")
+# Whole tables of their own, not settings: left out of `flatten` and of `tile config`.
+_NOT_SETTINGS = ("profiles", "campaigns")
 _MISSING = object()
 _RANK: dict[str, int] = {"default": 0, "file": 1, "profile": 2, "env": 3, "cli": 4}
 
@@ -82,7 +84,7 @@ class ResolvedConfig:
 def _walk(value: object, path: _Key) -> Iterator[tuple[_Key, object]]:
     if isinstance(value, BaseModel):
         for name in type(value).model_fields:
-            if path or name != "profiles":
+            if path or name not in _NOT_SETTINGS:
                 yield from _walk(getattr(value, name), (*path, name))
     elif isinstance(value, dict) and value:
         for key, item in value.items():  # pyright: ignore[reportUnknownVariableType]
@@ -92,7 +94,8 @@ def _walk(value: object, path: _Key) -> Iterator[tuple[_Key, object]]:
 
 
 def flatten(config: TileConfig) -> dict[str, object]:
-    """Dotted leaf keys to values (`bench.max_runs`, `runner.env.XLA_FLAGS`), profiles left out."""
+    """Dotted leaf keys to values (`bench.max_runs`, `runner.env.XLA_FLAGS`); profiles and
+    campaigns left out."""
     return {".".join(path): value for path, value in _walk(config, ())}
 
 
@@ -254,10 +257,9 @@ def _cli_layer(
     origin = Origin("cli", "cli")
     for key, value in overrides.items():
         path = tuple(str(key).split("."))
-        if path[0] == "profiles":
-            problems.append(
-                (f"cli: `{key}`: profiles cannot be overridden", "pick one with `--profile NAME`")
-            )
+        if path[0] in _NOT_SETTINGS:
+            hint = "pick one with `--profile NAME`" if path[0] == "profiles" else "edit the file"
+            problems.append((f"cli: `{key}`: {path[0]} cannot be overridden", hint))
             continue
         annotation = annotation_at(path)
         if annotation is None or not all(path):

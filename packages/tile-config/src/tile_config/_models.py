@@ -292,6 +292,9 @@ class TileConfig(_Model):
     tune: TuneConfig = TuneConfig()
     downloads: dict[str, DownloadEntry] = {}
     profiles: dict[str, ProfileConfig] = {}
+    campaigns: dict[str, dict[str, Any]] = {}
+    """`[campaigns.NAME]`: kept as written and checked only by `load_campaign`, so that a
+    mistake in a campaign breaks `tile campaign`, not every `tile bench`."""
 
     @field_validator("downloads")
     @classmethod
@@ -318,9 +321,9 @@ def strip_annotation(annotation: Any) -> Any:
             return annotation
 
 
-def annotation_at(path: tuple[str, ...]) -> Any | None:
-    """The declared type at a dotted path below TileConfig, or None when no such key exists."""
-    annotation: Any = TileConfig
+def annotation_at(path: tuple[str, ...], root: Any = TileConfig) -> Any | None:
+    """The declared type at a dotted path below `root` (TileConfig), or None when none exists."""
+    annotation: Any = root
     for part in path:
         bare = strip_annotation(annotation)
         if isinstance(bare, type) and issubclass(bare, BaseModel):
@@ -335,9 +338,9 @@ def annotation_at(path: tuple[str, ...]) -> Any | None:
     return annotation
 
 
-def known_keys(path: tuple[str, ...]) -> list[str] | None:
+def known_keys(path: tuple[str, ...], root: Any = TileConfig) -> list[str] | None:
     """The keys the table at `path` accepts, or None for free-form tables (env, downloads...)."""
-    bare = strip_annotation(annotation_at(path))
+    bare = strip_annotation(annotation_at(path, root))
     if isinstance(bare, type) and issubclass(bare, BaseModel):
         return list(bare.model_fields)
     return None

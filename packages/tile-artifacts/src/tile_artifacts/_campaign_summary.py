@@ -1,0 +1,132 @@
+"""Markdown for a campaign's `summary.md`: units with estimated vs actual time, and the
+case x variant table of verdicts against the baseline variant."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from tile_artifacts._campaign import CampaignReport, ComparisonRef, UnitRecord, VariantCell
+from tile_artifacts._summary import format_seconds
+
+__all__ = ["render_campaign_markdown", "verdict_text"]
+
+_DASH: Final = "–"
+# A variant is not a regression of the baseline: it is slower or faster than it, on purpose.
+_WORD: Final = {
+    "regression": "slower",
+    "improvement": "faster",
+    "inconclusive": "inconclusive",
+    "not_comparable": "not comparable",
+    "neutral": "same",
+}
+_MARK: Final = {
+    "regression": "🔴 ",
+    "improvement": "🟢 ",
+    "inconclusive": "⚪ ",
+    "not_comparable": "⚫ ",
+}
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def verdict_text(cell: VariantCell, *, marks: bool = True) -> str:
+    """`1.23x 🔴 slower` for a compared cell (`marks=False`: no emoji), the median for the
+    baseline, `–` for nothing."""
+    if cell.judgement is None:
+        return format_seconds(cell.median_s) if cell.median_s is not None else _DASH
+    ratio = f"{cell.ratio:.3g}x " if cell.ratio is not None else ""
+    mark = _MARK.get(cell.judgement, "") if marks else ""
+    return f"{ratio}{mark}{_WORD[cell.judgement]}"
+
+
+def _counts(ref: ComparisonRef) -> str:
+    counts = (
+        (ref.regression_count, "slower"),
+        (ref.improvement_count, "faster"),
+        (ref.neutral_count, "same"),
+        (ref.inconclusive_count, "inconclusive"),
+        (ref.not_comparable_count, "not comparable"),
+    )
+    return ", ".join(f"{n} {word}" for n, word in counts if n) or "no cases"
+
+
+def _error(unit: UnitRecord) -> str:
+    return _DASH if unit.error_pct is None else f"{unit.error_pct:+.0f}%"
+
+
+def _units(report: CampaignReport) -> list[str]:
+    lines = [
+        "| unit | cases | status | attempts | estimated | actual | error |",
+        "|---|---:|---|---:|---:|---:|---:|",
+    ]
+    for unit in report.units:
+        if not unit.in_plan:
+            continue
+        estimate = unit.estimate.total_s if unit.estimate else None
+        actual = unit.actual.total_s if unit.actual else None
+        lines.append(
+            f"| `{_cell(unit.unit_id)}` | {unit.case_count} | {unit.status} | "
+            f"{len(unit.attempts)} | {format_seconds(estimate)} | {format_seconds(actual)} | "
+            f"{_error(unit)} |"
+        )
+    acc = report.accounting
+    if acc.units_measured:
+        error = _DASH if acc.error_pct is None else f"{acc.error_pct:+.0f}%"
+        lines.append(
+            f"| **total** ({acc.units_measured} measured) | | | | "
+            f"{format_seconds(acc.estimated_s)} | {format_seconds(acc.actual_s)} | {error} |"
+        )
+    return lines
+
+
+def _table(report: CampaignReport) -> list[str]:
+    if not report.table:
+        return ["No case was measured by two variants yet."]
+    variants = [c.variant for c in report.table[0].cells]
+    machines = {row.machine for row in report.table}
+    head = ["case", *([] if len(machines) == 1 else ["machine"]), *variants]
+    lines = [
+        "| " + " | ".join(f"`{_cell(h)}`" if h in variants else h for h in head) + " |",
+        "|" + "---|" * len(head),
+    ]
+    for row in report.table:
+        cells = [verdict_text(c) for c in row.cells]
+        where = [] if len(machines) == 1 else [row.machine]
+        lines.append("| " + " | ".join([f"`{_cell(row.case_id)}`", *where, *cells]) + " |")
+    return lines
+
+
+def render_campaign_markdown(report: CampaignReport) -> str:
+    """The campaign's summary.md: status, units (estimated vs actual) and the variant table."""
+    summary = report.summary
+    acc = report.accounting
+    lines = [
+        f"# {summary.title}",
+        "",
+        f"**{summary.status}**: {summary.headline}",
+        "",
+        f"- campaign `{report.campaign}`" + (f" from `{report.source}`" if report.source else ""),
+        f"- run `{report.run.run_id}`, created {report.run.created_at:%Y-%m-%dT%H:%M:%SZ}",
+        f"- smoke mode: {'yes' if report.smoke else 'no'}",
+        f"- baseline variant: `{report.baseline_variant}`",
+    ]
+    if report.budget.wall_time_s is not None:
+        lines.append(f"- wall-time budget: {format_seconds(report.budget.wall_time_s)}")
+    if acc.invocation_wall_s is not None:
+        lines.append(f"- last `tile campaign run` took {format_seconds(acc.invocation_wall_s)}")
+    lines += ["", "## Units: estimated against actual wall time", "", *_units(report)]
+    lines += [
+        "",
+        f"## Cases by variant (ratio to `{report.baseline_variant}`, from tile compare)",
+        "",
+        *_table(report),
+    ]
+    if report.comparisons:
+        lines += ["", "## Comparisons", ""]
+        lines += [
+            f"- `{c.variant}` against `{c.baseline}` on `{c.machine}`: `{c.path}` ({_counts(c)})"
+            for c in report.comparisons
+        ]
+    return "\n".join(lines) + "\n"
