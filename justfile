@@ -40,5 +40,10 @@ build:
     uv build --all-packages --wheel -o dist
     uv run python tests/wheels_install.py dist
 
+# Build every package as it would be published (uv build --no-sources), check the metadata,
+# install each wheel alone from the wheelhouse and run its smoke command. See docs/releasing.md.
+release-check:
+    uv run python tests/release_check.py dist/release
+
 # Everything CI checks.
 check: lint typecheck test-rs test build
