@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -28,6 +29,7 @@ EXPECTED = {
     ".gitignore",
     "src/my_kernels/__init__.py",
     "src/my_kernels/kernels.py",
+    "tests/test_kernels.py",
 }
 # Variables that would tie a child process to the workspace's environment instead of its own.
 _LEAKY = ("VIRTUAL_ENV", "UV_PROJECT_ENVIRONMENT", "PYTHONPATH", "PYTHONHOME", "CONDA_PREFIX")
@@ -95,7 +97,7 @@ def test_generated_python_passes_ruff(tmp_path: Path) -> None:
     init_project("my-kernels", tmp_path / "p")
     result = _run(
         [ruff, "check", "--isolated", "--line-length", "100",
-         "--select", "E,F,W,I,UP,B,SIM,PTH", "src"],
+         "--select", "E,F,W,I,UP,B,SIM,PTH", "src", "tests"],
         cwd=tmp_path / "p",
     )  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr
@@ -184,6 +186,7 @@ def test_this_workspace_is_a_checkout() -> None:
     assert dict(source.paths) == {
         "tile-cli": ROOT / "packages" / "tile-cli",
         "tile-runner": ROOT / "packages" / "tile-runner",
+        "tile-pytest": ROOT / "packages" / "tile-pytest",
     }
     assert f"the checkout at `{ROOT}`" in source.describe()
     assert "--from-index" in source.describe()
@@ -194,7 +197,9 @@ def test_checkout_form_points_uv_at_the_checkout(tmp_path: Path) -> None:
     assert pyproject["tool"]["uv"]["sources"] == {
         "tile-cli": {"path": str(ROOT / "packages" / "tile-cli"), "editable": True},
         "tile-runner": {"path": str(ROOT / "packages" / "tile-runner"), "editable": True},
+        "tile-pytest": {"path": str(ROOT / "packages" / "tile-pytest"), "editable": True},
     }
+    assert pyproject["dependency-groups"]["dev"] == ["pytest>=8.0", "tile-pytest>=0.1,<0.2"]
     assert pyproject["tool"]["uv"]["build-backend"]["module-name"] == "my_kernels"
     assert "pip does not" in (tmp_path / "p" / "README.md").read_text()
 
@@ -213,7 +218,8 @@ def test_from_index_is_the_plain_form(tmp_path: Path) -> None:
     source = find_tile_source(from_index=True)
     assert source.kind == "index"
     pyproject = _pyproject(source, tmp_path)
-    assert set(pyproject["tool"]["uv"]) == {"build-backend"}
+    assert "sources" not in pyproject["tool"]["uv"]
+    assert "find-links" not in pyproject["tool"]["uv"]
     assert "{{" not in (tmp_path / "p" / "README.md").read_text()
 
 
@@ -272,7 +278,7 @@ def _follow(steps: list[list[str]], cwd: Path) -> dict[str, subprocess.Completed
     """Run the steps as a shell would (`cd` changes the directory); every one must succeed."""
     assert steps == [
         ["cd", "my-kernels"], ["uv", "sync"], ["uv", "run", "tile", "test"],
-        ["uv", "run", "tile", "bench"],
+        ["uv", "run", "tile", "bench"], ["uv", "run", "pytest"],
     ]  # fmt: skip
     done: dict[str, subprocess.CompletedProcess[str]] = {}
     for argv in steps:
@@ -283,6 +289,12 @@ def _follow(steps: list[list[str]], cwd: Path) -> dict[str, subprocess.Completed
         assert result.returncode == 0, (argv, result.stdout[-4000:], result.stderr[-4000:])
         done[argv[-1]] = result
     return done
+
+
+def _check_pytest(output: str) -> None:
+    """The scaffold's pytest tests: one per test case and one per bench case, all passing."""
+    last = output.rstrip().splitlines()[-1]
+    assert re.fullmatch(r"=* 8 passed in [0-9.]+s( \([0-9:]+\))? =*", last), output
 
 
 def _check_runs(project: Path, test_output: str, bench_output: str) -> None:
@@ -325,6 +337,7 @@ def test_next_steps_work_with_tile_from_this_checkout(tmp_path: Path) -> None:
     venv_cli = direct_url_in(project / ".venv", "tile_cli")
     assert venv_cli == (ROOT / "packages" / "tile-cli").as_uri()
     _check_runs(project, done["test"].stdout, done["bench"].stdout)
+    _check_pytest(done["pytest"].stdout)
 
 
 def direct_url_in(venv: Path, module: str) -> str:
@@ -372,3 +385,4 @@ def test_next_steps_work_with_tile_from_wheels(tmp_path: Path, wheels: Path) -> 
     assert set(sources) >= {"tile-cli", "tile-runner", "tile-stats", "tile-protocol"}
     assert all(src == {"registry": str(wheels)} for src in sources.values()), sources
     _check_runs(project, done["test"].stdout, done["bench"].stdout)
+    _check_pytest(done["pytest"].stdout)

@@ -36,6 +36,7 @@ _FILES: tuple[tuple[str, str], ...] = (
     ("gitignore.tmpl", ".gitignore"),
     ("package_init.py.tmpl", "src/{package}/__init__.py"),
     ("kernels.py.tmpl", "src/{package}/kernels.py"),
+    ("test_kernels.py.tmpl", "tests/test_kernels.py"),
 )
 
 
@@ -174,7 +175,8 @@ def run_init(
         f"  cd {shlex.quote(shown)}\n"
         f"  uv sync              # {source.sync_note()}\n"
         "  uv run tile test     # check the sample kernel against its reference\n"
-        "  uv run tile bench    # time it; results land in .tile/runs/",
+        "  uv run tile bench    # time it; results land in .tile/runs/\n"
+        "  uv run pytest        # the same checks, and a benchmark, as pytest tests",
         markup=False,
         highlight=False,
         soft_wrap=True,

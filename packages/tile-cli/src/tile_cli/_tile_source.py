@@ -7,11 +7,12 @@ write for installs from a directory or a wheel file, and not for installs from a
 makes the new project resolve tile the same way:
 
 - `checkout`: tile-cli installed from a source directory (the workspace's editable installs):
-  `[tool.uv.sources]` path entries to that checkout's `tile-cli` and `tile-runner`. uv applies
+  `[tool.uv.sources]` path entries to that checkout's `tile-cli`, `tile-runner` and
+  `tile-pytest` (the scaffold's direct dependencies). uv applies
   the checkout workspace's own sources to their dependencies, so the other tile packages come
   from the same checkout.
 - `wheelhouse`: tile-cli installed from a wheel file: that file's directory as uv's
-  `find-links`, when it also holds a tile-runner wheel.
+  `find-links`, when it also holds tile-runner and tile-pytest wheels.
 - `index`: anything else, and `--from-index`: plain requirements, resolved from the index.
 
 Pure standard library: the CLI never imports jax or numpy.
@@ -31,8 +32,9 @@ __all__ = ["DirectUrl", "SourceKind", "TileSource", "direct_url", "find_tile_sou
 
 SourceKind = Literal["checkout", "wheelhouse", "index"]
 
-# The distributions a scaffold depends on directly; the rest follow from their metadata.
-_DIRECT = ("tile-cli", "tile-runner")
+# The distributions a scaffold depends on directly (tile-pytest in its dev group); the rest
+# follow from their metadata.
+_DIRECT = ("tile-cli", "tile-runner", "tile-pytest")
 
 
 @dataclass(frozen=True)
@@ -156,10 +158,10 @@ def _checkout(cli: DirectUrl) -> TileSource:
 
 def _wheelhouse(wheel: Path) -> TileSource:
     folder = wheel.parent
-    if not any(folder.glob("tile_runner-*.whl")):
-        return TileSource(
-            "index", f"this tile-cli came from `{wheel}`, but `{folder}` has no tile-runner wheel"
-        )
+    for name in _DIRECT:
+        if not any(folder.glob(f"{name.replace('-', '_')}-*.whl")):
+            why = f"this tile-cli came from `{wheel}`, but `{folder}` has no {name} wheel"
+            return TileSource("index", why)
     return TileSource("wheelhouse", "this tile-cli was installed from one", wheelhouse=folder)
 
 
