@@ -46,4 +46,4 @@ release-check:
     uv run python tests/release_check.py dist/release
 
 # Everything CI checks.
-check: lint typecheck test-rs test build
+check: lint typecheck test-rs test build release-check

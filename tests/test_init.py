@@ -80,6 +80,15 @@ def test_writes_the_project(tmp_path: Path) -> None:
     compile(kernels, "kernels.py", "exec")  # valid Python
 
 
+def test_docs_show_the_scaffolds_pytest_tests(tmp_path: Path) -> None:
+    # docs/pytest.md's worked example is the file `tile init my-kernels` writes (what the
+    # end-to-end tests below run), from its first import on.
+    init_project("my-kernels", tmp_path / "p")
+    code = (tmp_path / "p" / "tests" / "test_kernels.py").read_text()
+    example = code[code.index("import pytest") :]
+    assert example in (ROOT / "docs" / "pytest.md").read_text()
+
+
 def test_tile_toml_loads_with_tile_config(tmp_path: Path) -> None:
     import tile_config
 

@@ -86,7 +86,8 @@ class Judge:
         if row.judgement == "inconclusive":
             if self.fail_on_inconclusive:
                 return text + " (--tile-fail-on-inconclusive)"
-            warnings.warn(TileInconclusiveWarning(text), stacklevel=2)
+            # Blame the test's `tile_bench(...)` line: verdict <- _verdict <- __call__ <- test.
+            warnings.warn(TileInconclusiveWarning(text), stacklevel=4)
         return None
 
 
