@@ -12,8 +12,8 @@ alone. docs/releasing.md says where this sits in cutting a release.
    stay out of the dev environment) and the checks twine leaves out: no direct references,
    a platform tag PyPI takes, name and version as pyproject says.
 4. Install each wheel alone in a fresh venv (tile siblings from the wheelhouse, the rest from
-   the index), check that every tile package in it is the wheelhouse's version, and run the
-   package's smoke command.
+   the index), check that every tile package in it is the wheelhouse's version and that a
+   `__version__` the package defines agrees, and run the package's smoke command.
 
 Usage: `python tests/release_check.py [WHEELHOUSE]` (default `dist/release`); exit 1 on any
 problem, each printed as `FAIL <package>: <what>`.
@@ -255,6 +255,11 @@ def smoke(m: Member, house: Path, tile_versions: dict[str, Version]) -> str | No
             want = tile_versions.get(name)
             if want is not None and Version(version) != want:
                 return f"{name} {version} was installed, not the wheelhouse's {want}"
+        # A hard-coded `__version__` must move with pyproject's version.
+        probe = f"import {m.module} as p; print(getattr(p, '__version__', '{m.version}'))"
+        said = _run([python, "-c", probe], cwd=Path(tmp)).stdout.strip()
+        if said != str(m.version):
+            return f"{m.module}.__version__ is {said!r}, pyproject says {m.version}"
         argv, expect = SMOKE[m.name]
         argv = [a.replace("{python}", python).replace("{bin}", str(venv / "bin")) for a in argv]
         ran = _run(argv, cwd=tmp, env={**os.environ, "NO_COLOR": "1", "JAX_PLATFORMS": "cpu"})
