@@ -50,5 +50,10 @@ build:
 report-screens OUT="docs/report":
     uv run python tests/report_screens.py {{OUT}}
 
+# Build every package as it would be published (uv build --no-sources), check the metadata,
+# install each wheel alone from the wheelhouse and run its smoke command. See docs/releasing.md.
+release-check:
+    uv run python tests/release_check.py dist/release
+
 # Everything CI checks.
-check: lint typecheck test-rs test build
+check: lint typecheck test-rs test build release-check

@@ -1,10 +1,13 @@
-"""`tile init`: the scaffolded project, name checks, overwrite rules, and the real thing end to end:
-a fresh venv with the built wheels, where `tile test` and `tile bench` pass at once."""
+"""`tile init`: the scaffolded project, name checks, overwrite rules, where the project takes
+tile from, and the real thing end to end: the printed next steps, run as printed, once with
+tile from this checkout and once with tile from a folder of wheels."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -15,6 +18,7 @@ import pytest
 
 from tile_cli._errors import CliError, ExitCode
 from tile_cli._init import init_project, project_name
+from tile_cli._tile_source import TileSource, direct_url, find_tile_source
 
 ROOT = Path(__file__).resolve().parents[1]
 KERNEL = "my_kernels/scale_bias"
@@ -26,6 +30,7 @@ EXPECTED = {
     "src/my_kernels/__init__.py",
     "src/my_kernels/kernels.py",
     "campaigns/example.toml",
+    "tests/test_kernels.py",
 }
 # Variables that would tie a child process to the workspace's environment instead of its own.
 _LEAKY = ("VIRTUAL_ENV", "UV_PROJECT_ENVIRONMENT", "PYTHONPATH", "PYTHONHOME", "CONDA_PREFIX")
@@ -40,12 +45,6 @@ def _run(args: list[str], cwd: Path, timeout: float = 600) -> subprocess.Complet
     return subprocess.run(
         args, cwd=cwd, env=_env(), capture_output=True, text=True, timeout=timeout, check=False
     )
-
-
-def _cli_has_init(python: str) -> bool:
-    """True once the lead has wired `tile init` into the CLI."""
-    probe = _run([python, "-m", "tile_cli", "init", "--help"], cwd=ROOT, timeout=120)
-    return probe.returncode == 0
 
 
 def _relative(files: list[Path], root: Path) -> set[str]:
@@ -82,6 +81,15 @@ def test_writes_the_project(tmp_path: Path) -> None:
     compile(kernels, "kernels.py", "exec")  # valid Python
 
 
+def test_docs_show_the_scaffolds_pytest_tests(tmp_path: Path) -> None:
+    # docs/pytest.md's worked example is the file `tile init my-kernels` writes (what the
+    # end-to-end tests below run), from its first import on.
+    init_project("my-kernels", tmp_path / "p")
+    code = (tmp_path / "p" / "tests" / "test_kernels.py").read_text()
+    example = code[code.index("import pytest") :]
+    assert example in (ROOT / "docs" / "pytest.md").read_text()
+
+
 def test_tile_toml_loads_with_tile_config(tmp_path: Path) -> None:
     import tile_config
 
@@ -99,7 +107,7 @@ def test_generated_python_passes_ruff(tmp_path: Path) -> None:
     init_project("my-kernels", tmp_path / "p")
     result = _run(
         [ruff, "check", "--isolated", "--line-length", "100",
-         "--select", "E,F,W,I,UP,B,SIM,PTH", "src"],
+         "--select", "E,F,W,I,UP,B,SIM,PTH", "src", "tests"],
         cwd=tmp_path / "p",
     )  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr
@@ -170,89 +178,141 @@ def test_bad_names_are_refused(tmp_path: Path, name: str, says: str) -> None:
     assert not (tmp_path / "p").exists()
 
 
+# ---------------------------------------------------------------- where tile comes from
+
+
+def _pyproject(source: TileSource, tmp_path: Path) -> dict:
+    init_project("my-kernels", tmp_path / "p", source=source)
+    return tomllib.loads((tmp_path / "p" / "pyproject.toml").read_text())
+
+
+def test_this_workspace_is_a_checkout() -> None:
+    # The workspace installs every member editable: tile init must see this checkout.
+    found = direct_url("tile-cli")
+    assert found is not None and found.is_dir and found.editable
+    assert found.path == ROOT / "packages" / "tile-cli"
+    source = find_tile_source()
+    assert source.kind == "checkout" and source.editable
+    assert dict(source.paths) == {
+        "tile-cli": ROOT / "packages" / "tile-cli",
+        "tile-runner": ROOT / "packages" / "tile-runner",
+        "tile-pytest": ROOT / "packages" / "tile-pytest",
+    }
+    assert f"the checkout at `{ROOT}`" in source.describe()
+    assert "--from-index" in source.describe()
+
+
+def test_checkout_form_points_uv_at_the_checkout(tmp_path: Path) -> None:
+    pyproject = _pyproject(find_tile_source(), tmp_path)
+    assert pyproject["tool"]["uv"]["sources"] == {
+        "tile-cli": {"path": str(ROOT / "packages" / "tile-cli"), "editable": True},
+        "tile-runner": {"path": str(ROOT / "packages" / "tile-runner"), "editable": True},
+        "tile-pytest": {"path": str(ROOT / "packages" / "tile-pytest"), "editable": True},
+    }
+    assert pyproject["dependency-groups"]["dev"] == ["pytest>=8.0", "tile-pytest>=0.1,<0.2"]
+    assert pyproject["tool"]["uv"]["build-backend"]["module-name"] == "my_kernels"
+    assert "pip does not" in (tmp_path / "p" / "README.md").read_text()
+
+
+def test_wheelhouse_form_uses_find_links(tmp_path: Path) -> None:
+    house = tmp_path / "wheel house"  # a space, to prove the quoting
+    source = TileSource("wheelhouse", "test", wheelhouse=house)
+    pyproject = _pyproject(source, tmp_path)
+    assert pyproject["tool"]["uv"]["find-links"] == [str(house)]
+    assert "sources" not in pyproject["tool"]["uv"]
+    assert source.sync_note() == f"or: pip install --find-links '{house}' -e ."
+    assert f"--find-links '{house}'" in (tmp_path / "p" / "README.md").read_text()
+
+
+def test_from_index_is_the_plain_form(tmp_path: Path) -> None:
+    source = find_tile_source(from_index=True)
+    assert source.kind == "index"
+    pyproject = _pyproject(source, tmp_path)
+    assert "sources" not in pyproject["tool"]["uv"]
+    assert "find-links" not in pyproject["tool"]["uv"]
+    assert "{{" not in (tmp_path / "p" / "README.md").read_text()
+
+
+def test_wheel_without_a_runner_beside_it_falls_back_to_the_index(tmp_path: Path) -> None:
+    from tile_cli._tile_source import _wheelhouse
+
+    lonely = tmp_path / "tile_cli-0.1.0-py3-none-any.whl"
+    lonely.write_bytes(b"")
+    source = _wheelhouse(lonely)
+    assert source.kind == "index"
+    assert "no tile-runner wheel" in source.describe()
+
+
 # ---------------------------------------------------------------- the command
 
 
 def test_cli_init_and_refusal(tmp_path: Path) -> None:
-    if not _cli_has_init(sys.executable):
-        pytest.skip("`tile init` is not wired into the CLI yet")
     first = _run([sys.executable, "-m", "tile_cli", "init", "my-kernels"], cwd=tmp_path)
     assert first.returncode == 0, first.stderr
     assert {p.as_posix() for p in (tmp_path / "my-kernels").rglob("*") if p.is_file()} == {
         (tmp_path / "my-kernels" / f).as_posix() for f in EXPECTED
     }
+    assert f"Using tile from the checkout at `{ROOT}`" in first.stderr
     again = _run([sys.executable, "-m", "tile_cli", "init", "my-kernels"], cwd=tmp_path)
     assert again.returncode == ExitCode.USAGE
+    assert again.stderr.startswith("error: ") and "\nhint: " in again.stderr
     assert "--force" in again.stderr and "my-kernels" in again.stderr
+    assert "Traceback" not in again.stderr
     forced = _run([sys.executable, "-m", "tile_cli", "init", "my-kernels", "--force"], cwd=tmp_path)
     assert forced.returncode == 0, forced.stderr
 
 
-# ---------------------------------------------------------------- end to end, fresh venv
+def test_cli_from_index(tmp_path: Path) -> None:
+    done = _run(
+        [sys.executable, "-m", "tile_cli", "init", "my-kernels", "--from-index"], cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Using tile from the package index: asked for with --from-index." in done.stderr
+    assert "uv sync              # or: pip install -e ." in done.stderr
+    pyproject = tomllib.loads((tmp_path / "my-kernels" / "pyproject.toml").read_text())
+    assert "sources" not in pyproject["tool"]["uv"]
+    assert "find-links" not in pyproject["tool"]["uv"]
 
 
-@pytest.fixture(scope="session")
-def wheels(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Every workspace wheel, built once per session (TILE_TEST_WHEELS reuses a built folder)."""
-    given = os.environ.get("TILE_TEST_WHEELS")
-    if given:
-        return Path(given)
-    if shutil.which("uv") is None:
-        pytest.skip("uv is not installed")
-    dist = tmp_path_factory.mktemp("dist")
-    build = _run(["uv", "build", "--all-packages", "--wheel", "-o", str(dist)], cwd=ROOT)
-    assert build.returncode == 0, build.stderr[-4000:]
-    return dist
+# ---------------------------------------------------------------- end to end: the next steps
 
 
-@pytest.mark.slow
-def test_fresh_project_tests_and_benches_in_a_fresh_venv(tmp_path: Path, wheels: Path) -> None:
-    if shutil.which("uv") is None:
-        pytest.skip("uv is not installed")
-    # Third-party versions pinned to the lockfile: the ones CI tests, and already in uv's cache.
-    pins = tmp_path / "constraints.txt"
-    export = _run(
-        ["uv", "export", "--frozen", "--no-hashes", "--no-dev", "--no-emit-workspace",
-         "--all-packages", "-o", str(pins)],
-        cwd=ROOT,
-    )  # fmt: skip
-    assert export.returncode == 0, export.stderr
-    venv = tmp_path / "venv"
-    python = str(venv / "bin" / "python")
-    made = _run(["uv", "venv", "-q", "--python", sys.executable, str(venv)], cwd=tmp_path)
-    assert made.returncode == 0, made.stderr
+def _next_steps(stderr: str) -> list[list[str]]:
+    """The commands `tile init` printed under `Next:`, comments dropped."""
+    assert "Next:\n" in stderr, stderr
+    lines = stderr.split("Next:\n", 1)[1].splitlines()
+    return [shlex.split(line.split(" #", 1)[0]) for line in lines if line.strip()]
 
-    def install(*what: str) -> None:
-        done = _run(
-            ["uv", "pip", "install", "-q", "--python", python, "--find-links", str(wheels),
-             "-c", str(pins), *what],
-            cwd=tmp_path,
-        )  # fmt: skip
-        assert done.returncode == 0, done.stderr[-4000:]
 
-    # What a user does: install the CLI, scaffold, install the project (which pulls the runner).
-    install("tile-cli")
-    if _cli_has_init(python):
-        made = _run([str(venv / "bin" / "tile"), "init", "my-kernels"], cwd=tmp_path)
-    else:  # until the lead adds the command
-        code = "import sys, pathlib; from tile_cli._init import init_project; " \
-               "init_project(sys.argv[1], pathlib.Path(sys.argv[1]))"  # fmt: skip
-        made = _run([python, "-c", code, "my-kernels"], cwd=tmp_path)
-    assert made.returncode == 0, made.stderr
-    project = tmp_path / "my-kernels"
-    install(str(project))
+def _follow(steps: list[list[str]], cwd: Path) -> dict[str, subprocess.CompletedProcess[str]]:
+    """Run the steps as a shell would (`cd` changes the directory); every one must succeed."""
+    assert steps == [
+        ["cd", "my-kernels"], ["uv", "sync"], ["uv", "run", "tile", "test"],
+        ["uv", "run", "tile", "bench"], ["uv", "run", "pytest"],
+    ]  # fmt: skip
+    done: dict[str, subprocess.CompletedProcess[str]] = {}
+    for argv in steps:
+        if argv[0] == "cd":
+            cwd = cwd / argv[1]
+            continue
+        result = _run(argv, cwd=cwd)
+        assert result.returncode == 0, (argv, result.stdout[-4000:], result.stderr[-4000:])
+        done[argv[-1]] = result
+    return done
 
-    tile = str(venv / "bin" / "tile")
-    test = _run([tile, "test"], cwd=project)
-    assert test.returncode == 0, test.stdout + test.stderr
-    bench = _run([tile, "bench"], cwd=project)
-    assert bench.returncode == 0, bench.stdout + bench.stderr
 
+def _check_pytest(output: str) -> None:
+    """The scaffold's pytest tests: one per test case and one per bench case, all passing."""
+    last = output.rstrip().splitlines()[-1]
+    assert re.fullmatch(r"=* 8 passed in [0-9.]+s( \([0-9:]+\))? =*", last), output
+
+
+def _check_runs(project: Path, test_output: str, bench_output: str) -> None:
     reports = {
         p.parent.name.split("-")[0]: p for p in (project / ".tile/runs").glob("*/report.json")
     }
     assert sorted(reports) == ["bench", "test"]
-    for command, output in (("test", test.stdout), ("bench", bench.stdout)):
+    for command, output in (("test", test_output), ("bench", bench_output)):
         report = json.loads(reports[command].read_text())
         assert report["run"]["status"] == "success"
         ids = [case["case_id"] for case in report["cases"]]
@@ -267,3 +327,72 @@ def test_fresh_project_tests_and_benches_in_a_fresh_venv(tmp_path: Path, wheels:
     test_report = json.loads(reports["test"].read_text())
     dtypes = {case["params"]["dtype"] for case in test_report["cases"]}
     assert dtypes == {"float32", "bfloat16"}
+
+
+def _need_uv() -> None:
+    if shutil.which("uv") is None:
+        pytest.fail("uv is not on PATH: the scaffold's next steps need it (pip install uv)")
+
+
+@pytest.mark.slow
+def test_next_steps_work_with_tile_from_this_checkout(tmp_path: Path) -> None:
+    """What a user with only a clone of this repo does: `uv run tile init`, then the steps."""
+    _need_uv()
+    made = _run([sys.executable, "-m", "tile_cli", "init", "my-kernels"], cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    assert f"the checkout at `{ROOT}`" in made.stderr
+    done = _follow(_next_steps(made.stderr), tmp_path)
+    project = tmp_path / "my-kernels"
+    # The project's own environment, with tile's packages editable from this checkout.
+    venv_cli = direct_url_in(project / ".venv", "tile_cli")
+    assert venv_cli == (ROOT / "packages" / "tile-cli").as_uri()
+    _check_runs(project, done["test"].stdout, done["bench"].stdout)
+    _check_pytest(done["pytest"].stdout)
+
+
+def direct_url_in(venv: Path, module: str) -> str:
+    """The `url` of a distribution's direct_url.json inside another environment."""
+    (record,) = venv.glob(f"lib/python*/site-packages/{module}-*.dist-info/direct_url.json")
+    return json.loads(record.read_text())["url"]
+
+
+@pytest.fixture(scope="session")
+def wheels(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Every workspace wheel, built once per session (TILE_TEST_WHEELS reuses a built folder)."""
+    given = os.environ.get("TILE_TEST_WHEELS")
+    if given:
+        return Path(given)
+    _need_uv()
+    dist = tmp_path_factory.mktemp("dist")
+    build = _run(["uv", "build", "--all-packages", "--wheel", "-o", str(dist)], cwd=ROOT)
+    assert build.returncode == 0, build.stderr[-4000:]
+    return dist
+
+
+@pytest.mark.slow
+def test_next_steps_work_with_tile_from_wheels(tmp_path: Path, wheels: Path) -> None:
+    """tile installed from a folder of wheels: the project takes tile from the same folder."""
+    _need_uv()
+    venv = tmp_path / "venv"
+    made = _run(["uv", "venv", "-q", "--python", sys.executable, str(venv)], cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    (cli_wheel,) = wheels.glob("tile_cli-*.whl")
+    installed = _run(
+        ["uv", "pip", "install", "-q", "--python", str(venv / "bin" / "python"),
+         "--find-links", str(wheels), str(cli_wheel)],
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert installed.returncode == 0, installed.stderr[-4000:]
+
+    made = _run([str(venv / "bin" / "tile"), "init", "my-kernels"], cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    assert f"Using tile from the wheels in `{wheels}`" in made.stderr
+    done = _follow(_next_steps(made.stderr), tmp_path)
+    project = tmp_path / "my-kernels"
+    # uv resolved every tile package from that folder (a flat index in its lockfile).
+    lock = tomllib.loads((project / "uv.lock").read_text())
+    sources = {p["name"]: p["source"] for p in lock["package"] if p["name"].startswith("tile-")}
+    assert set(sources) >= {"tile-cli", "tile-runner", "tile-stats", "tile-protocol"}
+    assert all(src == {"registry": str(wheels)} for src in sources.values()), sources
+    _check_runs(project, done["test"].stdout, done["bench"].stdout)
+    _check_pytest(done["pytest"].stdout)

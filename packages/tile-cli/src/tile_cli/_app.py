@@ -559,11 +559,19 @@ def init_cmd(
     force: Annotated[
         bool, typer.Option("--force", help="Overwrite the files tile writes if they exist.")
     ] = False,
+    from_index: Annotated[
+        bool,
+        typer.Option(
+            "--from-index",
+            help="Resolve tile from the package index, not from the checkout or wheels this "
+            "tile was installed from.",
+        ),
+    ] = False,
 ) -> None:
     """Start a kernel project: pyproject, tile.toml, one Pallas kernel with its reference."""
     from tile_cli._init import run_init
 
-    raise typer.Exit(run_init(name, force=force))
+    raise typer.Exit(run_init(name, force=force, from_index=from_index))
 
 
 @app.command("device")

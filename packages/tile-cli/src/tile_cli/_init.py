@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import keyword
 import re
+import shlex
 import sys
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
 from tile_cli._errors import CliError, ExitCode
+from tile_cli._tile_source import TileSource, find_tile_source
 
 __all__ = ["ProjectName", "init_project", "project_name", "run_init"]
 
@@ -35,6 +37,7 @@ _FILES: tuple[tuple[str, str], ...] = (
     ("package_init.py.tmpl", "src/{package}/__init__.py"),
     ("kernels.py.tmpl", "src/{package}/kernels.py"),
     ("campaign.toml.tmpl", "campaigns/example.toml"),
+    ("test_kernels.py.tmpl", "tests/test_kernels.py"),
 )
 
 
@@ -76,16 +79,43 @@ def project_name(name: str) -> ProjectName:
     return ProjectName(name=stripped, package=package)
 
 
-def _render(template: str, project: ProjectName) -> str:
+_INDEX = TileSource("index", "the default")
+
+
+def _setup_note(source: TileSource) -> str:
+    """The README's paragraph on where tile comes from (empty for the index form)."""
+    if source.kind == "checkout":
+        return (
+            "\ntile is not on a package index yet: `pyproject.toml` takes it from a checkout of\n"
+            "tile (`[tool.uv.sources]`), which uv reads and pip does not.\n"
+        )
+    if source.kind == "wheelhouse":
+        pip = source.sync_note().removeprefix("or: ")
+        return (
+            "\ntile is not on a package index yet: `pyproject.toml` takes it from a folder of\n"
+            f"wheels (`[tool.uv] find-links`); with pip, `{pip}`.\n"
+        )
+    return ""
+
+
+def _render(template: str, project: ProjectName, source: TileSource) -> str:
     text = (resources.files("tile_cli") / "templates" / "init" / template).read_text("utf-8")
-    return text.replace("{{name}}", project.name).replace("{{package}}", project.package)
+    return (
+        text.replace("{{name}}", project.name)
+        .replace("{{package}}", project.package)
+        .replace("{{tile_source}}\n", source.pyproject_block())
+        .replace("{{setup_note}}\n", _setup_note(source))
+    )
 
 
-def init_project(name: str, dest: Path, *, force: bool = False) -> list[Path]:
+def init_project(
+    name: str, dest: Path, *, force: bool = False, source: TileSource = _INDEX
+) -> list[Path]:
     """Write a new kernel project NAME into directory `dest`; return the files written.
 
     `dest` may be missing or empty. Otherwise CliError, unless `force`: then the files this
-    writes are overwritten and every other file in `dest` is left alone.
+    writes are overwritten and every other file in `dest` is left alone. `source` says where
+    the project's pyproject.toml resolves tile from (default: the package index).
     """
     project = project_name(name)
     if dest.exists() and not dest.is_dir():
@@ -103,7 +133,7 @@ def init_project(name: str, dest: Path, *, force: bool = False) -> list[Path]:
         )
     # Render everything before writing anything, so a broken template leaves no half project.
     planned = [
-        (dest / target.format(package=project.package), _render(template, project))
+        (dest / target.format(package=project.package), _render(template, project, source))
         for template, target in _FILES
     ]
     written: list[Path] = []
@@ -121,26 +151,36 @@ def init_project(name: str, dest: Path, *, force: bool = False) -> list[Path]:
     return written
 
 
-def run_init(name: str, directory: Path | None = None, *, force: bool = False) -> int:
-    """The `tile init` command: scaffold into `directory` (default ./NAME), print next steps."""
+def run_init(
+    name: str, directory: Path | None = None, *, force: bool = False, from_index: bool = False
+) -> int:
+    """The `tile init` command: scaffold into `directory` (default ./NAME), print next steps.
+
+    The next steps are meant to be run as printed (a test does exactly that), so each is a
+    plain command line, with its comment after `#`.
+    """
     from tile_cli._ui import make_consoles
 
     project = project_name(name)
     dest = directory if directory is not None else Path.cwd() / project.name
-    files = init_project(name, dest, force=force)
+    source = find_tile_source(from_index=from_index)
+    files = init_project(name, dest, force=force, source=source)
     out, err = make_consoles()
     shown = _shown(dest)
     for path in files:
         out.print(str(path.relative_to(dest)), markup=False)
     err.print(
         f"Created project `{project.name}` in `{shown}` (package `{project.package}`).\n"
+        f"{source.describe()}.\n"
         "Next:\n"
-        f"  cd {shown}\n"
-        "  uv sync              # or: pip install -e .\n"
+        f"  cd {shlex.quote(shown)}\n"
+        f"  uv sync              # {source.sync_note()}\n"
         "  uv run tile test     # check the sample kernel against its reference\n"
-        "  uv run tile bench    # time it; results land in .tile/runs/",
+        "  uv run tile bench    # time it; results land in .tile/runs/\n"
+        "  uv run pytest        # the same checks, and a benchmark, as pytest tests",
         markup=False,
         highlight=False,
+        soft_wrap=True,
     )
     return int(ExitCode.OK)
 

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from tile_runner._api import Case, KernelDef, cases, get_kernel, kernel, registry, skip
     from tile_runner._axes import Axes, AxisValue, axes, format_value, parse_value
     from tile_runner._check import DEFAULT_TOLERANCES, check
+    from tile_runner._compile import bind_static
     from tile_runner._discover import PLUGIN_GROUP, discover
     from tile_runner._errors import DefinitionError, RunnerError, Skip
     from tile_runner._inputs import case_key, data, normal, randint, uniform
@@ -59,6 +60,7 @@ __all__ = [
     # measuring and checking
     "DEFAULT_TOLERANCES",
     "Measurement",
+    "bind_static",
     "builtin_peaks",
     "check",
     "measure",
@@ -85,6 +87,7 @@ _WHERE: dict[str, str] = {
     "parse_value": "_axes",
     "DEFAULT_TOLERANCES": "_check",
     "check": "_check",
+    "bind_static": "_compile",
     "PLUGIN_GROUP": "_discover",
     "discover": "_discover",
     "DefinitionError": "_errors",

@@ -1,0 +1,161 @@
+"""`@pytest.mark.tile_kernel(NAME)`: one pytest item per case of a registered kernel.
+
+Each item gets a `KernelCase`: the case, its seeded inputs (the same values `tile test` draws
+for that case id and seed) and `check()`, which runs the kernel compiled the way the runner
+compiles it and compares it with its reference under the same tolerances.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Literal
+
+import pytest
+
+from tile_pytest._errors import TilePytestError
+from tile_pytest._record import CaseName
+
+if TYPE_CHECKING:
+    import tile_runner as tile
+    from tile_protocol import Check
+
+__all__ = ["KernelCase", "Suite", "kernel_cases", "merged_tolerance"]
+
+Suite = Literal["test", "bench"]
+_SUITES: tuple[Suite, ...] = ("test", "bench")
+
+
+def kernel_cases(mark: pytest.Mark) -> list[tile.Case]:
+    """The cases a `tile_kernel` mark stands for; TilePytestError for a bad mark or name."""
+    import tile_runner as tile
+
+    if len(mark.args) != 1 or not isinstance(mark.args[0], str):
+        raise TilePytestError(
+            f"@pytest.mark.tile_kernel{mark.args!r}: expected one kernel name",
+            hint='write `@pytest.mark.tile_kernel("mylib/softmax")`',
+        )
+    name: str = mark.args[0]
+    suite: object = mark.kwargs.get("suite", "test")
+    unknown = set(mark.kwargs) - {"suite"}
+    if unknown or suite not in _SUITES:
+        raise TilePytestError(
+            f"@pytest.mark.tile_kernel({name!r}): unexpected {sorted(unknown) or suite!r}",
+            hint='the only option is `suite="test"` (default) or `suite="bench"`',
+        )
+    try:
+        return tile.cases(name, "bench" if suite == "bench" else "test")
+    except tile.RunnerError as exc:
+        raise TilePytestError(
+            f"@pytest.mark.tile_kernel({name!r}): {exc.args[0]}",
+            hint=(exc.hint or "") + "; import the module that registers the kernel at the top "
+            "of the test module",
+        ) from None
+
+
+def merged_tolerance(
+    kernel: float | Mapping[str, float] | None, request: Mapping[str, float]
+) -> float | Mapping[str, float] | None:
+    """One tolerance argument for `tile.check` that gives `[test] tolerances` precedence.
+
+    The runner looks up a dtype in the configuration (its entry, then its `default`), then in
+    the kernel's `tol`, then in the built-in table; this mapping resolves the same way.
+    """
+    if not request:
+        return kernel
+    if "default" in request:
+        return dict(request)
+    if kernel is None:
+        base: dict[str, float] = {}
+    elif isinstance(kernel, int | float):
+        base = {"default": float(kernel)}
+    else:
+        base = dict(kernel)
+    return {**base, **request}
+
+
+class KernelCase:
+    """One case of a registered kernel inside a pytest item (the `tile_case` fixture)."""
+
+    def __init__(
+        self,
+        case: tile.Case,
+        *,
+        seed: int,
+        tolerances: Mapping[str, float],
+        on_check: Callable[[CaseName, Check], None],
+    ) -> None:
+        import tile_runner as tile
+
+        self.case = case
+        self.definition = tile.get_kernel(case.kernel)
+        self.seed = seed
+        self._tolerances = dict(tolerances)
+        self._on_check = on_check
+        self._inputs: tuple[Any, ...] | None = None
+
+    @property
+    def id(self) -> str:
+        """The case id, as `tile list` shows it."""
+        return self.case.id
+
+    @property
+    def fn(self) -> Callable[..., Any]:
+        """The kernel function itself (to hand to `tile_bench`)."""
+        return self.definition.fn
+
+    @property
+    def name(self) -> CaseName:
+        """How the case appears in the session's report."""
+        return CaseName(self.case.id, self.case.kernel, dict(self.case.str_params))
+
+    def inputs(self) -> tuple[Any, ...]:
+        """The case's arguments, drawn from the seed and the case id (as `tile test` draws)."""
+        if self._inputs is None:
+            import jax
+
+            import tile_runner as tile
+
+            drawn = self.definition.inputs(self.case, tile.case_key(self.seed, self.case.id))
+            args = drawn if isinstance(drawn, tuple) else (drawn,)
+            self._inputs = tuple(jax.block_until_ready(args))
+        return self._inputs
+
+    def check(self) -> Check:
+        """Compare the kernel with its reference; the test fails when they disagree.
+
+        Without a reference the check passes with the message "no reference", as in
+        `tile test`. `tile.skip(...)` in the inputs or the kernel skips the test.
+        """
+        import tile_runner as tile
+        from tile_protocol import Check
+
+        definition = self.definition
+        try:
+            args = self.inputs()
+            if definition.reference is None:
+                result = Check(passed=True, message="no reference")
+            else:
+                tol = merged_tolerance(definition.tol, self._tolerances)
+                result = tile.check(_compiled(definition.fn), definition.reference, *args, tol=tol)
+        except tile.Skip as exc:
+            pytest.skip(str(exc.args[0]) if exc.args else "skipped")
+        self._on_check(self.name, result)
+        if not result.passed:
+            pytest.fail(f"{self.case.id}: {result.message}", pytrace=False)
+        return result
+
+    def __repr__(self) -> str:
+        return f"KernelCase({self.case.id!r})"
+
+
+def _compiled(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`fn` jitted with its array-free arguments closed over: what the runner checks."""
+    import jax
+
+    import tile_runner as tile
+
+    def call(*args: Any) -> Any:
+        bound, dynamic = tile.bind_static(fn, args)
+        return jax.jit(bound)(*dynamic)
+
+    return call

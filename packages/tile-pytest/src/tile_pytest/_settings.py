@@ -1,0 +1,167 @@
+"""The plugin's options, and the tile configuration that `tile bench` and `tile test` would use.
+
+Benchmarks inside pytest take their sampling budget, seed, tolerances and comparison rules
+from the same place as the `tile` command (tile.toml or `[tool.tile]` found from pytest's
+rootdir, a `TILE_PROFILE`, `TILE_*` variables), so a pytest benchmark and a `tile bench` of
+the same project measure alike and judge alike.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from tile_pytest._errors import TilePytestError
+
+if TYPE_CHECKING:
+    import pytest
+
+__all__ = [
+    "Options",
+    "Settings",
+    "add_options",
+    "load_settings",
+    "parallel_workers",
+    "xdist_worker",
+]
+
+Basis = Literal["auto", "absolute", "relative"]
+
+
+def add_options(parser: pytest.Parser) -> None:
+    """Register `--tile-*` options; all prefixed, so no other plugin's name is taken."""
+    group = parser.getgroup("tile", "tile: kernel checks and benchmarks (tile-pytest)")
+    group.addoption(
+        "--tile-compare",
+        metavar="BASELINE",
+        default=None,
+        help="fail a benchmark that regressed against BASELINE: a tile run directory, its "
+        "report.json, a baseline file, or a directory of `tile baseline save` files",
+    )
+    group.addoption(
+        "--tile-fail-on-inconclusive",
+        action="store_true",
+        default=False,
+        help="with --tile-compare, fail (not warn) when a comparison is inconclusive",
+    )
+    group.addoption(
+        "--tile-save",
+        metavar="DIR",
+        default=None,
+        help="write this session's checks and benchmarks as a tile run directory DIR "
+        "(missing or empty), readable by `tile compare` and `tile schema-check`",
+    )
+
+
+@dataclass(frozen=True)
+class Options:
+    """The plugin's command-line options, paths made absolute against the invocation dir."""
+
+    compare: Path | None
+    save: Path | None
+    fail_on_inconclusive: bool
+
+    @classmethod
+    def from_config(cls, config: pytest.Config) -> Options:
+        """Read the options; TilePytestError for paths that cannot work."""
+        where = config.invocation_params.dir
+        compare: str | None = config.getoption("tile_compare")
+        save: str | None = config.getoption("tile_save")
+        options = cls(
+            compare=(where / compare) if compare else None,
+            save=(where / save) if save else None,
+            fail_on_inconclusive=bool(config.getoption("tile_fail_on_inconclusive")),
+        )
+        options._check()
+        return options
+
+    def _check(self) -> None:
+        if self.compare is not None and not self.compare.exists():
+            raise TilePytestError(
+                f"--tile-compare: `{self.compare}` does not exist",
+                hint="pass a run directory (`pytest --tile-save DIR` or `tile bench -o DIR` "
+                "writes one), its report.json, or a baseline file from `tile baseline save`",
+            )
+        if self.save is None:
+            return
+        if self.save.exists() and not self.save.is_dir():
+            raise TilePytestError(
+                f"--tile-save: `{self.save}` is a file, not a directory",
+                hint="pass a new directory for the run",
+            )
+        if self.save.is_dir() and any(self.save.iterdir()):
+            raise TilePytestError(
+                f"--tile-save: directory `{self.save}` already exists and is not empty",
+                hint="pass a new directory (a run directory is written once), or remove the "
+                "old run",
+            )
+
+    @property
+    def wants_run(self) -> bool:
+        """Whether the session's results go anywhere beyond the test outcomes."""
+        return self.compare is not None or self.save is not None
+
+
+def parallel_workers(config: pytest.Config) -> str | None:
+    """The `-n` of pytest-xdist when it runs tests in parallel workers, else None."""
+    if not config.pluginmanager.hasplugin("xdist"):
+        return None
+    # 0 (`-n 0`) runs the tests in this process, as does no `-n` at all.
+    workers: object = config.getoption("numprocesses", None)
+    return str(workers) if workers else None
+
+
+def xdist_worker(config: pytest.Config) -> str | None:
+    """The id of this pytest-xdist worker (`gw0`, ...), or None in the main process."""
+    workerinput: Any = getattr(config, "workerinput", None)
+    return str(workerinput.get("workerid", "?")) if isinstance(workerinput, dict) else None
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What tile's configuration says about measuring, checking and judging."""
+
+    measure: dict[str, Any] = field(default_factory=dict[str, Any])
+    seed: int = 0
+    tolerances: dict[str, float] = field(default_factory=dict[str, float])
+    noise_floor_pct: float = 2.0
+    alpha: float = 0.05
+    basis: Basis = "auto"
+    fail_on_inconclusive: bool = False
+    config_file: Path | None = None
+    profile: str | None = None
+
+
+def load_settings(rootpath: Path) -> Settings:
+    """Resolve tile's configuration from pytest's rootdir; TilePytestError when it is bad."""
+    import tile_config
+
+    try:
+        resolved = tile_config.load_config(cwd=rootpath)
+    except tile_config.ConfigError as exc:
+        raise TilePytestError(f"tile configuration: {exc}", hint=exc.hint) from None
+    config = resolved.config
+    bench = config.bench
+    return Settings(
+        # The keyword arguments of `tile_runner.measure`, which the fixture's caller may override.
+        measure={
+            "timer": bench.timer,
+            "warmup": bench.warmup_runs,
+            "min_runs": bench.min_runs,
+            "max_runs": bench.max_runs,
+            "max_time": bench.max_time,
+            "min_time": bench.min_time,
+            "target_precision": bench.target_precision,
+            "cold": bench.cold,
+            "batch": bench.batch,
+        },
+        seed=config.test.seed,
+        tolerances=dict(config.test.tolerances),
+        noise_floor_pct=config.compare.noise_floor,
+        alpha=config.compare.alpha,
+        basis=config.compare.basis,
+        fail_on_inconclusive=config.compare.fail_on_inconclusive,
+        config_file=resolved.config_file,
+        profile=resolved.profile,
+    )

@@ -1,0 +1,120 @@
+"""`--tile-compare`: each benchmark judged against a baseline by tile compare's own statistics.
+
+A verdict is `tile_artifacts.compare_runs` on the baseline and a one-case report of the test
+that just measured, so a pytest benchmark says `regression` exactly when `tile compare` on
+the two run directories would. Nothing here computes a statistic.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from pathlib import Path
+
+import tile_artifacts as ta
+from tile_pytest._errors import TilePytestError
+from tile_pytest._settings import Settings
+
+__all__ = ["Judge", "TileInconclusiveWarning", "describe_row"]
+
+
+class TileInconclusiveWarning(UserWarning):
+    """Warned when a benchmark's comparison with the baseline is inconclusive (too noisy)."""
+
+
+def _device_slug(kind: str | None) -> str:
+    # The file name `tile baseline save` gives a device's baseline: `NVIDIA H200` -> nvidia-h200.
+    slug = re.sub(r"[^a-z0-9]+", "-", (kind or "unknown").lower()).strip("-")
+    return slug or "unknown"
+
+
+def describe_row(row: ta.ComparisonRow) -> str:
+    """One line: the case, the verdict, the change, and tile compare's reason (with its CI)."""
+    change = f" {row.percent_change:+.1f}%" if row.percent_change is not None else ""
+    reason = f" ({row.reason})" if row.reason else ""
+    return f"{row.case_id}: {row.judgement}{change}{reason}"
+
+
+class Judge:
+    """The baseline of a session (loaded at the first benchmark) and the verdicts given so far."""
+
+    def __init__(self, path: Path, settings: Settings, *, fail_on_inconclusive: bool) -> None:
+        self.path = path
+        self.settings = settings
+        self.fail_on_inconclusive = fail_on_inconclusive or settings.fail_on_inconclusive
+        self.rows: list[ta.ComparisonRow] = []
+        self._baseline: tuple[ta.Report | ta.Baseline, Path] | None = None
+
+    def baseline(self, device_kind: str | None) -> tuple[ta.Report | ta.Baseline, Path]:
+        """The baseline document and its file; a directory of baselines gives the device's."""
+        if self._baseline is None:
+            self._baseline = _load(_pick(self.path, device_kind))
+        return self._baseline
+
+    def compare(self, current: ta.Report) -> ta.ComparisonDoc:
+        """tile compare of the baseline and `current`, with tile.toml's `[compare]` rules."""
+        doc, file = self.baseline(current.device.device_kind)
+        try:
+            return ta.compare_runs(
+                doc,
+                current,
+                noise_floor_pct=self.settings.noise_floor_pct,
+                alpha=self.settings.alpha,
+                basis=self.settings.basis,
+                baseline_label=str(self.path),
+                current_label=current.run.run_id,
+                baseline_path=str(file),
+                current_path="report.json",
+            )
+        except ta.ArtifactError as exc:
+            raise TilePytestError(f"--tile-compare: {exc.message}", hint=exc.hint) from None
+
+    def verdict(self, current: ta.Report, case_id: str) -> str | None:
+        """Judge one case; a failure message on a regression (or, when asked, inconclusive).
+
+        An inconclusive verdict is otherwise a TileInconclusiveWarning; every other verdict
+        (neutral, improvement, not comparable: e.g. a case the baseline lacks) passes.
+        """
+        rows = [r for r in self.compare(current).rows if r.case_id == case_id]
+        if not rows:
+            return None
+        row = rows[0]
+        self.rows.append(row)
+        text = f"tile compare against `{self.path}`: {describe_row(row)}"
+        if row.judgement == "regression":
+            return text
+        if row.judgement == "inconclusive":
+            if self.fail_on_inconclusive:
+                return text + " (--tile-fail-on-inconclusive)"
+            # Blame the test's `tile_bench(...)` line: verdict <- _verdict <- __call__ <- test.
+            warnings.warn(TileInconclusiveWarning(text), stacklevel=4)
+        return None
+
+
+def _pick(path: Path, device_kind: str | None) -> Path:
+    if not path.is_dir():
+        return path
+    if (path / ta.REPORT_JSON).is_file():
+        return path / ta.REPORT_JSON
+    wanted = path / f"{_device_slug(device_kind)}.json"
+    if wanted.is_file():
+        return wanted
+    have = sorted(p.name for p in path.glob("*.json"))
+    raise TilePytestError(
+        f"--tile-compare: no baseline for device `{device_kind}` in `{path}` "
+        f"(looked for `{wanted.name}`)",
+        hint=f"available: {', '.join(have) or 'none'}; record one with `tile baseline save`",
+    )
+
+
+def _load(file: Path) -> tuple[ta.Report | ta.Baseline, Path]:
+    try:
+        doc = ta.load_document(file)
+    except ta.ArtifactError as exc:
+        raise TilePytestError(f"--tile-compare: {exc.message}", hint=exc.hint) from None
+    if not isinstance(doc, ta.Report | ta.Baseline):
+        raise TilePytestError(
+            f"--tile-compare: `{file}` is a {doc.schema_name} document, not a report or baseline",
+            hint="pass a run directory, its report.json, or a file from `tile baseline save`",
+        )
+    return doc, file
