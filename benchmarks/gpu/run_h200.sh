@@ -12,8 +12,8 @@
 # benchmarks/gpu/norm_sweep.py, "cache" a cold bench twice with the persistent compile cache,
 # "aa" repeated tile-std runs for compare's false alarms, AA_ARGS added to each, e.g.
 # "--rounds 4"; "ttr" benchmarks/gpu/time_to_result.py, with .whl/old/ as the code before;
-# "tune" tile tune of the row kernels; "cachereport" cold vs warm process; "report" the HTML
-# report of the ttr warm run).
+# "tune" tile tune of the row kernels; "campaign" the std-warm-cold campaign; "cachereport"
+# cold vs warm process; "report" the HTML report of the ttr warm run).
 set -uo pipefail
 OUT=${OUT:-/tmp/tile-gpu-out}
 mkdir -p "$OUT"
@@ -114,6 +114,20 @@ if want tune; then
         --kernel std/softmax -o /tmp/tuned-bench -v 2>&1 | tee -a "$OUT/tune.txt"
     cp tuning/*.json "$OUT/" 2>/dev/null
     cd - >/dev/null
+fi
+
+if want campaign; then
+    # A tile-std campaign, warm and --cold (issue #17): history first, then the plan's
+    # estimate against the run's actual time, and the case x variant table.
+    stamp "campaign"
+    {
+        timeout 60 python3 -m tile_cli bench >/dev/null 2>&1
+        timeout 90 python3 -m tile_cli bench --cold >/dev/null 2>&1
+        python3 -m tile_cli campaign plan std-warm-cold 2>&1 | tail -4
+        timeout "${CAMPAIGN_LIMIT_S:-150}" python3 -m tile_cli campaign run std-warm-cold 2>&1 | tail -12
+        cat .tile/campaigns/std-warm-cold/summary.md
+        python3 -m tile_cli schema-check .tile/campaigns/std-warm-cold 2>&1 | tail -2
+    } 2>&1 | tee "$OUT/campaign.txt"
 fi
 
 if want cachereport; then
