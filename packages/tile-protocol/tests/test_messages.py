@@ -19,7 +19,12 @@ STATS = p.Stats(
 CHECK = p.Check(passed=False, max_abs_err=0.5, rel_l2_err=0.1, tol=1e-5, worst_index=[3, 4])
 
 EXAMPLES: list[p.Message] = [
-    p.RunRequest(command="bench", filters=["softmax"], axes={"dtype": ["float32"]}),
+    p.RunRequest(
+        command="bench",
+        filters=["softmax"],
+        axes={"dtype": ["float32"]},
+        shard=p.Shard(index=1, count=2),
+    ),
     p.Hello(
         protocol_version=1,
         runner_version="0.1.0",
@@ -46,6 +51,7 @@ EXAMPLES: list[p.Message] = [
     p.TestResult(case_id="k[n=1]", kernel="k", check=CHECK, seed=7),
     p.BuildResult(case_id="k[n=1]", kernel="k", ok=False, error="boom"),
     p.Artifact(path="outputs/k/hlo.txt", kind="hlo", sha256="0" * 64, size_bytes=10),
+    p.InputFile(name="weights", path="/cache/weights.npz", case_id="k[n=1]"),
     p.Inspect(case_id="k[n=1]", kind="hlo", text="HloModule m"),
     p.Log(level="warning", message="cupti unavailable"),
     p.Failure(case_id=None, phase="import", error_type="ImportError", message="no module x"),

@@ -20,6 +20,7 @@ from tile_protocol import (
     Done,
     Failure,
     Hello,
+    InputFile,
     Log,
     Plan,
     StreamDecoder,
@@ -91,7 +92,7 @@ def test_message_order(bench_runs: tuple[Any, Any]) -> None:
     assert [s.case_id for s in starts] == planned
     assert [s.index for s in starts] == list(range(len(planned)))
     # Every CaseStart is followed by exactly one result or failure for that case.
-    kinds = (BenchResult, Failure, Log)
+    kinds = (BenchResult, Failure, Log, InputFile)
     after = [
         m for i, m in enumerate(run.messages[1:], 1) if isinstance(run.messages[i - 1], CaseStart)
     ]
@@ -169,10 +170,9 @@ def test_data_is_fetched_and_reported(bench_runs: tuple[Any, Any]) -> None:
     run, _ = bench_runs
     result = run.by_case(BenchResult)["fx/data"]
     assert result.check is not None and result.check.passed
-    logs = [m for m in run.of(Log) if m.message.startswith("input_file fxdata ")]
-    assert logs and logs[0].case_id == "fx/data"
-    path = Path(logs[0].message.split(" ", 2)[2])
-    assert path.read_bytes() == DATA
+    used = [m for m in run.of(InputFile) if m.name == "fxdata"]
+    assert used and used[0].case_id == "fx/data"
+    assert Path(used[0].path).read_bytes() == DATA
 
 
 def test_inputs_are_seeded_and_stable(bench_runs: tuple[Any, Any]) -> None:
@@ -349,10 +349,10 @@ def test_pin_cpu_pins_the_runner_before_jax_and_says_where(runner: Any) -> None:
 
 def test_pin_to_one_core_in_a_real_process() -> None:
     code = (
-        "import json, os; from tile_runner._main import pin_to_one_core; core = pin_to_one_core();"
+        "import json, os; from tile_runner._main import pin_to_one_core; core = pin_to_one_core(1);"
         "print(json.dumps([core, sorted(os.sched_getaffinity(0)), os.environ['XLA_FLAGS']]))"
     )
-    env = {**os.environ, "TILE_SHARD": "1/2", "XLA_FLAGS": "--xla_cpu_enable_fast_math=false"}
+    env = {**os.environ, "XLA_FLAGS": "--xla_cpu_enable_fast_math=false"}
     done = subprocess.run(
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
     )

@@ -1,7 +1,9 @@
 """tile-protocol: the versioned JSON-Lines protocol between the tile CLI and its runner.
 
 One message per line, tagged by `type`. `encode`/`decode` handle single messages;
-`StreamDecoder` turns a byte stream (torn lines, stray output, newer peers) into events.
+`StreamDecoder` turns a byte stream (torn lines, stray output, newer peers) into events and
+`upgrade` turns an older runner's message into today's form. Every contract the two sides
+share lives here: the messages, their closed sets, the tuning files and `case_dirname`.
 """
 
 from __future__ import annotations
@@ -15,42 +17,64 @@ from tile_protocol._codec import (
     decode,
     encode,
     json_schema,
+    upgrade,
 )
 from tile_protocol._errors import DecodeError, ProtocolError, VersionError
 from tile_protocol._messages import (
     PROTOCOL_MINOR,
     PROTOCOL_VERSION,
-    Accounting,
     Artifact,
     BenchResult,
-    BenchSettings,
     BuildResult,
-    Calibration,
-    CaseInfo,
     CaseStart,
-    Check,
-    ConfigInfo,
-    ConfigSource,
-    DeviceInfo,
     DeviceReport,
     Done,
-    DownloadSpec,
     Failure,
     Hello,
+    InputFile,
     Inspect,
     Log,
     Message,
+    Plan,
+    RunRequest,
+    TestResult,
+)
+from tile_protocol._naming import case_dirname
+from tile_protocol._parts import (
+    Accounting,
+    BenchSettings,
+    Calibration,
+    CaseInfo,
+    Check,
+    ConfigInfo,
+    DeviceInfo,
+    DownloadSpec,
     Peaks,
     Phases,
-    Plan,
     Reference,
     Roofline,
-    RunRequest,
+    Shard,
     Stats,
-    TestResult,
     TestSettings,
     Throughput,
     Work,
+)
+from tile_protocol._sets import (
+    COMMANDS,
+    FAILURE_PHASES,
+    INSPECT_KINDS,
+    MEASURED_TIMERS,
+    Bound,
+    CaseStatus,
+    Command,
+    ConfigSource,
+    InspectKind,
+    LogLevel,
+    MeasuredTimer,
+    Phase,
+    StopReason,
+    Timer,
+    WorkSource,
 )
 from tile_protocol._tuning import (
     TUNING_SCHEMA,
@@ -75,6 +99,7 @@ __all__ = [
     "Done",
     "Failure",
     "Hello",
+    "InputFile",
     "Inspect",
     "Log",
     "Message",
@@ -88,17 +113,33 @@ __all__ = [
     "CaseInfo",
     "Check",
     "ConfigInfo",
-    "ConfigSource",
     "DeviceInfo",
     "DownloadSpec",
     "Peaks",
     "Phases",
     "Reference",
     "Roofline",
+    "Shard",
     "Stats",
     "TestSettings",
     "Throughput",
     "Work",
+    # closed sets
+    "COMMANDS",
+    "FAILURE_PHASES",
+    "INSPECT_KINDS",
+    "MEASURED_TIMERS",
+    "Bound",
+    "CaseStatus",
+    "Command",
+    "ConfigSource",
+    "InspectKind",
+    "LogLevel",
+    "MeasuredTimer",
+    "Phase",
+    "StopReason",
+    "Timer",
+    "WorkSource",
     # codec
     "BadLine",
     "Event",
@@ -108,6 +149,9 @@ __all__ = [
     "decode",
     "encode",
     "json_schema",
+    "upgrade",
+    # names both sides derive
+    "case_dirname",
     # tuning files
     "TUNING_SCHEMA",
     "TuningEntry",

@@ -8,7 +8,7 @@ from typing import Any
 import msgspec
 
 from tile_protocol._errors import DecodeError, VersionError
-from tile_protocol._messages import PROTOCOL_VERSION, Hello, Message
+from tile_protocol._messages import PROTOCOL_VERSION, Hello, InputFile, Log, Message
 
 __all__ = [
     "BadLine",
@@ -19,6 +19,7 @@ __all__ = [
     "decode",
     "encode",
     "json_schema",
+    "upgrade",
 ]
 
 _encoder = msgspec.json.Encoder()
@@ -50,6 +51,22 @@ def check_version(hello: Hello) -> None:
             f"this CLI understands only major version {PROTOCOL_VERSION}",
             hint="upgrade the CLI (`pip install -U tile-cli`) or install a matching tile-runner",
         )
+
+
+_LEGACY_INPUT_FILE = "input_file "
+"""How runners before minor 5 reported a data file: a `log` line `input_file NAME PATH`."""
+
+
+def upgrade(message: Message, minor: int) -> Message:
+    """A message from a runner that speaks minor version `minor`, as this version says it.
+
+    A reader passes every message through this, so that the rest of it knows one form only.
+    """
+    if minor < 5 and isinstance(message, Log) and message.message.startswith(_LEGACY_INPUT_FILE):
+        _, name, path = (message.message.split(" ", 2) + ["", ""])[:3]
+        if name and path:
+            return InputFile(name=name, path=path, case_id=message.case_id)
+    return message
 
 
 def json_schema() -> dict[str, Any]:

@@ -1,118 +1,81 @@
-"""Every message of tile's wire protocol, version 1, as frozen msgspec Structs."""
+"""Every message of tile's wire protocol, version 1, as frozen msgspec Structs.
+
+Each message is tagged by its `type` field; the parts they are made of are in `_parts.py`
+and the closed sets they are typed with in `_sets.py`.
+"""
 
 from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-import msgspec
+from tile_protocol._parts import (
+    Accounting,
+    BenchSettings,
+    Calibration,
+    CaseInfo,
+    Check,
+    ConfigInfo,
+    DeviceInfo,
+    DownloadSpec,
+    Peaks,
+    Phases,
+    Reference,
+    Roofline,
+    Shard,
+    Stats,
+    TestSettings,
+    Throughput,
+    Work,
+    _Base,
+)
+from tile_protocol._sets import (
+    CaseStatus,
+    Command,
+    InspectKind,
+    LogLevel,
+    MeasuredTimer,
+    Phase,
+)
 
 __all__ = [
     "PROTOCOL_MINOR",
     "PROTOCOL_VERSION",
-    "Accounting",
     "Artifact",
     "BenchResult",
-    "BenchSettings",
     "BuildResult",
-    "Calibration",
-    "CaseInfo",
     "CaseStart",
-    "Check",
-    "Command",
-    "ConfigInfo",
-    "ConfigSource",
-    "DeviceInfo",
     "DeviceReport",
     "Done",
-    "DownloadSpec",
     "Failure",
     "Hello",
+    "InputFile",
     "Inspect",
     "Log",
     "Message",
-    "Peaks",
-    "Phases",
     "Plan",
-    "Reference",
-    "Roofline",
     "RunRequest",
-    "Stats",
     "TestResult",
-    "TestSettings",
-    "Throughput",
-    "Work",
 ]
 
 PROTOCOL_VERSION = 1
 """Major version: a reader refuses a stream whose major version is newer than its own."""
-PROTOCOL_MINOR = 4
+PROTOCOL_MINOR = 5
 """Minor version: grows when optional fields or message types are added.
 
 1: `Reference.interleaved`, `RunRequest.pin_cpu`, `Hello.pinned_cpu`.
 2: `BenchSettings.rounds`, `CaseStart.round`, `BenchResult.round_sizes`.
 3: `BenchResult.accounting`, `TestResult.accounting`.
 4: command `tune`; `RunRequest.tuning_files`, `RunRequest.tunables`, `RunRequest.units`;
-   `CaseInfo.skip`, `CaseInfo.default`; `BenchResult.config`, `TestResult.config` (which tunable values ran, and
-   from where).
+   `CaseInfo.skip`, `CaseInfo.default`; `BenchResult.config`, `TestResult.config` (which
+   tunable values ran, and from where).
+5: message `input_file` (a data file a case used; before, a `log` line `input_file NAME PATH`,
+   which `upgrade` still reads); `RunRequest.shard` (before, the `TILE_SHARD` environment
+   variable). `BenchResult.timer`, `Calibration.timer`, `Failure.phase` and
+   `RunRequest.inspect_kind` are typed with the closed sets every runner already kept to.
 """
-
-Command = Literal["bench", "test", "build", "list", "inspect", "device", "tune"]
-Timer = Literal["auto", "cupti", "wall", "batched"]
-StopReason = Literal["precision", "max_time", "max_runs"]
-CaseStatus = Literal["success", "failed", "skipped", "timed_out", "unsupported"]
-ConfigSource = Literal["default", "tuned", "override", "tune"]
-"""Where a case's tunable values came from: the kernel's default, a tuning file, a request
-override, or the configuration a `tune` unit was asked to time."""
-
-
-class _Base(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=False):
-    """Common options: immutable, keyword-only, every field written out."""
 
 
 # ---------------------------------------------------------------- request (CLI -> runner)
-
-
-class BenchSettings(_Base, frozen=True, kw_only=True):
-    """How to time one case (DESIGN §4)."""
-
-    warmup_runs: int = 3
-    min_runs: int = 10
-    max_runs: int = 1000
-    min_time: float = 0.0
-    max_time: float = 2.0
-    target_precision: float = 0.01
-    timer: Timer = "auto"
-    cold: bool = False
-    batch: int = 10
-    rounds: int = 1
-    """Time every case in this many rounds over the whole plan, with fresh inputs each round."""
-
-
-class TestSettings(_Base, frozen=True, kw_only=True):
-    """How to check one case against its reference."""
-
-    __test__: ClassVar[bool] = False  # not a pytest test class despite the name
-
-    seed: int = 0
-    tolerances: dict[str, float] = {}
-
-
-class Peaks(_Base, frozen=True, kw_only=True):
-    """Hardware peaks for the roofline, and where they came from."""
-
-    bandwidth_gbps: float | None = None
-    tflops: dict[str, float] = {}
-    source: str | None = None
-
-
-class DownloadSpec(_Base, frozen=True, kw_only=True):
-    """One `[downloads.<name>]` entry, passed through to the runner for `tile.data()`."""
-
-    url: str
-    sha256: str
-    archive: str | None = None
-    members: list[str] | None = None
-    description: str | None = None
 
 
 class RunRequest(_Base, frozen=True, kw_only=True, tag="run_request", tag_field="type"):
@@ -134,7 +97,8 @@ class RunRequest(_Base, frozen=True, kw_only=True, tag="run_request", tag_field=
     downloads: dict[str, DownloadSpec] = {}
     output_dir: str | None = None
     jax_cache_dir: str | None = None
-    inspect_kind: str | None = None
+    inspect_kind: InspectKind | Literal["all"] | None = None
+    """The view `inspect` shows; `all` (or None) shows every kind."""
     calibrate: bool = False
     # Run on one CPU core with XLA's CPU backend single-threaded (`[runner] pin_cpu`).
     pin_cpu: bool = False
@@ -144,23 +108,19 @@ class RunRequest(_Base, frozen=True, kw_only=True, tag="run_request", tag_field=
     """Tunable values that override default and tuned ones, for every kernel that has them."""
     units: bool = False
     """Plan one unit per configuration of each case's tunables (`tune` always does)."""
+    shard: Shard | None = None
+    """The part of a sharded run this runner serves; None when it serves the whole run."""
 
 
 # ---------------------------------------------------------------- stream (runner -> CLI)
 
 
-class DeviceInfo(_Base, frozen=True, kw_only=True):
-    """One accelerator (or the CPU) as JAX sees it."""
-
-    id: int
-    platform: str
-    device_kind: str
-    memory_bytes: int | None = None
-    l2_bytes: int | None = None
-
-
 class Hello(_Base, frozen=True, kw_only=True, tag="hello", tag_field="type"):
-    """First message of every stream: who is talking and what it can do."""
+    """First message of every stream: who is talking and what it can do.
+
+    `timers` stays free text: a hello must decode from any runner, newer ones included, for
+    the version check to speak.
+    """
 
     protocol_version: int
     protocol_minor: int = 0
@@ -173,18 +133,6 @@ class Hello(_Base, frozen=True, kw_only=True, tag="hello", tag_field="type"):
     timers: list[str] = []
     pid: int | None = None
     pinned_cpu: int | None = None  # the one core the runner runs on, when pinned
-
-
-class CaseInfo(_Base, frozen=True, kw_only=True):
-    """One planned case: its stable id, kernel and axis values."""
-
-    case_id: str
-    kernel: str
-    params: dict[str, str] = {}
-    skip: str | None = None
-    """A unit its kernel's constraint rules out, and why; it is reported skipped, never run."""
-    default: bool = False
-    """A unit whose configuration is its kernel's default (ties in `tile tune` go to it)."""
 
 
 class Plan(_Base, frozen=True, kw_only=True, tag="plan", tag_field="type"):
@@ -204,123 +152,13 @@ class CaseStart(_Base, frozen=True, kw_only=True, tag="case_start", tag_field="t
     """1-based round when the bench runs in rounds (`BenchSettings.rounds` > 1), else None."""
 
 
-class Stats(_Base, frozen=True, kw_only=True):
-    """Summary statistics of a sample of times, in seconds."""
-
-    n: int
-    min: float
-    max: float
-    mean: float
-    median: float
-    stdev: float
-    mad: float
-    q1: float
-    q3: float
-    p5: float
-    p95: float
-    ci_low: float | None = None
-    ci_high: float | None = None
-    outliers_mild: int = 0
-    outliers_severe: int = 0
-    stop_reason: StopReason | None = None
-
-
-class Phases(_Base, frozen=True, kw_only=True):
-    """Ahead-of-time compilation phases, in seconds, and cache accounting."""
-
-    trace_s: float | None = None
-    lower_s: float | None = None
-    compile_s: float | None = None
-    cache_hit: bool | None = None
-    compile_count: int | None = None
-    cache_hit_count: int | None = None
-    cache_miss_count: int | None = None
-
-
-class Work(_Base, frozen=True, kw_only=True):
-    """Bytes moved and floating-point operations of one call."""
-
-    bytes: float | None = None
-    flops: float | None = None
-    source: Literal["declared", "cost_analysis"] | None = None
-
-
-class Throughput(_Base, frozen=True, kw_only=True):
-    """Rates computed from the median time."""
-
-    gbps: float | None = None
-    tflops: float | None = None
-
-
-class Roofline(_Base, frozen=True, kw_only=True):
-    """Where the kernel sits against the machine's peaks."""
-
-    intensity: float | None = None
-    pct_peak_bw: float | None = None
-    pct_peak_flops: float | None = None
-    bound: Literal["memory-bound", "compute-bound", "latency-bound", "unknown"] = "unknown"
-    peak_source: str | None = None
-
-
-class ConfigInfo(_Base, frozen=True, kw_only=True):
-    """The tunable values a case ran with, and where they came from."""
-
-    values: dict[str, str] = {}
-    source: ConfigSource = "default"
-    signature: str | None = None
-    """Hash of the kernel's tunables (names and values): a tuning entry holds only for it."""
-
-
-class Accounting(_Base, frozen=True, kw_only=True):
-    """Where one case's wall time went in the runner, in seconds, from its start to its result.
-
-    `compile_s` is the kernel's trace + lower + compile; `check_s` the first kernel call, the
-    reference call and the comparison; `sample_s` and `reference_sample_s` the wall time of the
-    timed calls (the device time inside them is in the samples); `other_s` everything not named
-    (cost analysis, statistics, building the result). The named parts add up to `total_s`.
-    """
-
-    inputs_s: float = 0.0
-    compile_s: float = 0.0
-    reference_compile_s: float = 0.0
-    check_s: float = 0.0
-    warmup_s: float = 0.0
-    sample_s: float = 0.0
-    reference_sample_s: float = 0.0
-    other_s: float = 0.0
-    total_s: float = 0.0
-
-
-class Check(_Base, frozen=True, kw_only=True):
-    """Outcome of comparing a kernel's output with its reference."""
-
-    passed: bool
-    max_abs_err: float | None = None
-    rel_l2_err: float | None = None
-    tol: float | None = None
-    worst_index: list[int] | None = None
-    message: str | None = None
-
-
-class Reference(_Base, frozen=True, kw_only=True):
-    """The reference implementation timed on the same inputs.
-
-    `interleaved`: timed turn about with the kernel, as many samples, index-aligned with its.
-    """
-
-    samples: list[float] = []
-    stats: Stats | None = None
-    speedup: float | None = None
-    interleaved: bool = False
-
-
 class BenchResult(_Base, frozen=True, kw_only=True, tag="bench_result", tag_field="type"):
     """A measured case."""
 
     case_id: str
     kernel: str
     params: dict[str, str] = {}
-    timer: str
+    timer: MeasuredTimer
     cold: bool = False
     samples: list[float] = []
     stats: Stats
@@ -373,18 +211,26 @@ class Artifact(_Base, frozen=True, kw_only=True, tag="artifact", tag_field="type
     case_id: str | None = None
 
 
+class InputFile(_Base, frozen=True, kw_only=True, tag="input_file", tag_field="type"):
+    """A data file a case read (`tile.data(NAME)`): the manifest fingerprints it."""
+
+    name: str
+    path: str
+    case_id: str | None = None
+
+
 class Inspect(_Base, frozen=True, kw_only=True, tag="inspect", tag_field="type"):
     """A textual view of a compiled case (jaxpr, StableHLO, HLO, cost, memory)."""
 
     case_id: str
-    kind: str
+    kind: InspectKind
     text: str
 
 
 class Log(_Base, frozen=True, kw_only=True, tag="log", tag_field="type"):
     """A diagnostic line from the runner."""
 
-    level: Literal["debug", "info", "warning", "error"] = "info"
+    level: LogLevel = "info"
     message: str
     case_id: str | None = None
 
@@ -393,22 +239,11 @@ class Failure(_Base, frozen=True, kw_only=True, tag="failure", tag_field="type")
     """Something went wrong; `case_id` is None when no single case is to blame."""
 
     case_id: str | None = None
-    phase: str
+    phase: Phase
     status: CaseStatus = "failed"
     error_type: str
     message: str
     traceback: str | None = None
-
-
-class Calibration(_Base, frozen=True, kw_only=True):
-    """Ceilings measured on this device by `tile device --calibrate`."""
-
-    copy_gbps: float
-    copy_bytes: int
-    matmul_tflops: float
-    matmul_dtype: str
-    matmul_shape: list[int]
-    timer: str
 
 
 class DeviceReport(_Base, frozen=True, kw_only=True, tag="device_report", tag_field="type"):
@@ -437,6 +272,7 @@ Message = (
     | TestResult
     | BuildResult
     | Artifact
+    | InputFile
     | Inspect
     | Log
     | Failure

@@ -7,28 +7,22 @@ import hashlib
 import json
 import math
 import os
-import re
 from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tile_protocol import Artifact, Message
+from tile_protocol import INSPECT_KINDS, Artifact, InspectKind, Message, case_dirname
 
 __all__ = [
     "BUILD_FILES",
-    "INSPECT_KINDS",
     "Stages",
-    "case_dirname",
     "cost_dict",
     "lower_only",
     "memory_dict",
     "view_text",
     "write_build_outputs",
 ]
-
-INSPECT_KINDS = ("jaxpr", "stablehlo", "hlo", "cost", "memory")
-"""The views of a compiled case, in the order `tile inspect --kind all` shows them."""
 
 BUILD_FILES = {
     "jaxpr": "jaxpr.txt",
@@ -41,18 +35,6 @@ BUILD_FILES = {
 
 EXPORT_FILE = "export.bin"
 _KIND_OF_FILE = {"cost": "cost_analysis", "memory": "memory_analysis"}
-_UNSAFE = re.compile(r"[^A-Za-z0-9._=-]+")
-_MAX_SLUG = 80
-
-
-def case_dirname(case_id: str) -> str:
-    """A file-system-safe, unique, stable name for a case: readable slug plus a short hash.
-
-    The hash keeps two ids apart that differ only in characters the slug drops or in case
-    (macOS file systems ignore case). tile-cli names snapshot files the same way.
-    """
-    slug = _UNSAFE.sub("_", case_id).strip("._-")[:_MAX_SLUG].rstrip("._-") or "case"
-    return f"{slug}-{hashlib.sha256(case_id.encode()).hexdigest()[:8]}"
 
 
 @dataclass(frozen=True)
@@ -162,7 +144,7 @@ def _json(data: Any) -> str:
     return json.dumps(data, indent=2, sort_keys=True) + "\n"
 
 
-def view_text(kind: str, stages: Stages) -> str:
+def view_text(kind: InspectKind, stages: Stages) -> str:
     """One view of a case as text: what `tile inspect --kind KIND` prints."""
     if kind == "jaxpr":
         return str(stages.traced.jaxpr)

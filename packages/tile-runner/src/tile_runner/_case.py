@@ -10,6 +10,9 @@ from typing import Any, Literal
 import msgspec
 
 from tile_protocol import (
+    INSPECT_KINDS,
+    InspectKind,
+    Phase,
     BenchResult,
     BenchSettings,
     BuildResult,
@@ -24,7 +27,7 @@ from tile_protocol import (
     Work,
 )
 from tile_runner._api import Case, KernelDef
-from tile_runner._build import INSPECT_KINDS, Stages, lower_only, view_text, write_build_outputs
+from tile_runner._build import Stages, lower_only, view_text, write_build_outputs
 from tile_runner._check import compare, resolve_tolerance, upcast
 from tile_runner._clock import Stopwatch
 from tile_runner._compile import Compiled, aot_compile, bind_static, cost_estimate, memory_estimate
@@ -38,7 +41,7 @@ from tile_runner._stats import summarize, widen_to_rounds
 from tile_runner._timers import TimerName
 from tile_runner._tuning import TuningIndex, bind_config, choose, unit_id
 
-__all__ = ["INSPECT_KINDS", "BenchRounds", "CaseContext", "Outcome", "next_round", "run_case"]
+__all__ = ["BenchRounds", "CaseContext", "Outcome", "next_round", "run_case"]
 
 Outcome = Literal["passed", "failed", "skipped"]
 
@@ -55,7 +58,7 @@ class CaseContext:
     peaks: Peaks | None
     send: Callable[[Message], None]
     warn: Callable[[str, str | None], None]
-    inspect_kind: str | None = None
+    inspect_kind: InspectKind | Literal["all"] | None = None
     output_dir: str | None = None
     tuning: TuningIndex = field(default_factory=TuningIndex)
     tunables: dict[str, str] = field(default_factory=dict[str, str])
@@ -251,7 +254,7 @@ class _Checked:
 class _Phase:
     """The phase a case is in, named in its Failure if it raises."""
 
-    phase: str
+    phase: Phase
 
 
 def _check(
@@ -399,12 +402,10 @@ def _work(kernel: KernelDef, case: Case, compiled: Any) -> Work:
 def _inspect(
     ctx: CaseContext, case: Case, fn: Callable[..., Any], dynamic: tuple[Any, ...]
 ) -> None:
-    kinds = INSPECT_KINDS if ctx.inspect_kind in (None, "all") else (ctx.inspect_kind,)
-    for kind in kinds:
-        if kind not in INSPECT_KINDS:
-            raise ValueError(
-                f"unknown inspect kind {kind!r}; use one of {', '.join(INSPECT_KINDS)} or all"
-            )
+    wanted = ctx.inspect_kind
+    kinds: tuple[InspectKind, ...] = (
+        INSPECT_KINDS if wanted is None or wanted == "all" else (wanted,)
+    )
     # The jaxpr and StableHLO views need no compilation (`tile snap` asks only for StableHLO).
     if any(kind in ("hlo", "cost", "memory") for kind in kinds):
         compiled = aot_compile(fn, dynamic)

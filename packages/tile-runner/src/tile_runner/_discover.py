@@ -11,7 +11,7 @@ import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
-from tile_protocol import Failure
+from tile_protocol import Failure, Phase
 
 __all__ = ["PLUGIN_GROUP", "TRACEBACK_CHARS", "discover", "failure_from", "format_traceback"]
 
@@ -30,7 +30,7 @@ def format_traceback(exc: BaseException) -> str:
 
 
 def failure_from(
-    exc: BaseException, phase: str, case_id: str | None = None, *, context: str = ""
+    exc: BaseException, phase: Phase, case_id: str | None = None, *, context: str = ""
 ) -> Failure:
     """A Failure message for an exception caught during `phase`."""
     message = str(exc) or type(exc).__name__

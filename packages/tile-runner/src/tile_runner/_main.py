@@ -19,6 +19,7 @@ from tile_protocol import (
     Done,
     Failure,
     Hello,
+    InputFile,
     Log,
     Plan,
     RunRequest,
@@ -72,11 +73,11 @@ def _read_request(path: str | None) -> RunRequest:
 SINGLE_THREAD_XLA_FLAGS = ("--xla_cpu_multi_thread_eigen=false", "intra_op_parallelism_threads=1")
 
 
-def pin_to_one_core() -> int | None:
+def pin_to_one_core(shard: int = 0) -> int | None:
     """Run this process on one CPU core with XLA single-threaded; the core, or None if refused.
 
-    The core: the last one this process may use, counting down by shard (`TILE_SHARD=i/n`) so
-    that local shards do not share one. On a shared CPU a kernel and its reference, timed turn
+    The core: the last one this process may use, counting down by shard (`RunRequest.shard`)
+    so that local shards do not share one. On a shared CPU a kernel and its reference, timed turn
     about, then see the same speed: with XLA's threads spread over cores that another process
     takes at random, their ratio moved by ±20% between runs (docs/measurement.md).
     """
@@ -84,10 +85,9 @@ def pin_to_one_core() -> int | None:
     os.environ["XLA_FLAGS"] = " ".join([*flags, *SINGLE_THREAD_XLA_FLAGS])
     try:
         cores = sorted(os.sched_getaffinity(0))
-        shard = int(os.environ.get("TILE_SHARD", "0/1").split("/")[0])
         core = cores[-1 - shard % len(cores)]
         os.sched_setaffinity(0, {core})
-    except (AttributeError, OSError, ValueError):  # no affinity API (macOS) or refused
+    except (AttributeError, OSError):  # no affinity API (macOS) or refused
         return None
     return core
 
@@ -207,7 +207,8 @@ def _run(writer: ProtocolWriter, request: RunRequest, start: float) -> int:
     from tile_runner._discover import failure_from
 
     # Before JAX starts: its CPU client reads XLA_FLAGS once, and its threads inherit the mask.
-    pinned = pin_to_one_core() if request.pin_cpu else None
+    shard = request.shard.index if request.shard is not None else 0
+    pinned = pin_to_one_core(shard) if request.pin_cpu else None
     try:
         hello, backend, devices = _hello(pinned)
     except (Exception, SystemExit) as exc:
@@ -281,8 +282,8 @@ class _Session:
                 watch_cache_log(request.jax_cache_dir, lambda t: self.log("debug", t, self.current))
         context = data_context()
         context.downloads = dict(request.downloads)
-        context.on_use = lambda name, path: self.log(
-            "info", f"input_file {name} {path}", self.current
+        context.on_use = lambda name, path: self.writer.send(
+            InputFile(name=name, path=str(path), case_id=self.current)
         )
 
         failures = discover(request.modules, request.paths, request.plugins, request.project_root)

@@ -67,7 +67,7 @@ class Measurement:
 
     samples: list[float]
     stats: Stats
-    timer: str
+    timer: TimerName
     phases: Phases = field(default_factory=Phases)
     cold: bool = False
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
+
+from tile_protocol import MEASURED_TIMERS, MeasuredTimer
 
 __all__ = [
     "TIMERS",
@@ -21,8 +23,8 @@ __all__ = [
     "output_bytes",
 ]
 
-TimerName = Literal["cupti", "wall", "batched"]
-TIMERS: tuple[TimerName, ...] = ("cupti", "wall", "batched")
+TimerName = MeasuredTimer
+TIMERS: tuple[TimerName, ...] = MEASURED_TIMERS
 
 _BATCHED_TARGET_S = 2e-3  # one `batched` sample lasts at least this long...
 _BATCHED_MAX_CALLS = 1000  # ...but never holds more calls than this...

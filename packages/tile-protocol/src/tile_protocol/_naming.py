@@ -1,0 +1,25 @@
+"""Names both sides derive from a case id: the folder of a case's build outputs and snapshots.
+
+The runner writes `outputs/<case_dirname>/` and the CLI names `snapshots/<case_dirname>.mlir`
+and looks for build outputs by the same rule; written once here, the two cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+__all__ = ["case_dirname"]
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._=-]+")
+_MAX_SLUG = 80
+
+
+def case_dirname(case_id: str) -> str:
+    """A file-system-safe, unique, stable name for a case: readable slug plus a short hash.
+
+    The hash keeps two ids apart that differ only in characters the slug drops or in case
+    (macOS file systems ignore case).
+    """
+    slug = _UNSAFE.sub("_", case_id).strip("._-")[:_MAX_SLUG].rstrip("._-") or "case"
+    return f"{slug}-{hashlib.sha256(case_id.encode()).hexdigest()[:8]}"

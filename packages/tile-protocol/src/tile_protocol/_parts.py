@@ -1,0 +1,243 @@
+"""The parts messages are made of: settings, devices, cases, statistics, work, checks.
+
+Frozen msgspec Structs, keyword-only, every field written out. The tagged messages that
+carry them are in `_messages.py`.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import msgspec
+
+from tile_protocol._sets import Bound, ConfigSource, MeasuredTimer, StopReason, Timer, WorkSource
+
+__all__ = [
+    "Accounting",
+    "BenchSettings",
+    "Calibration",
+    "CaseInfo",
+    "Check",
+    "ConfigInfo",
+    "DeviceInfo",
+    "DownloadSpec",
+    "Peaks",
+    "Phases",
+    "Reference",
+    "Roofline",
+    "Shard",
+    "Stats",
+    "TestSettings",
+    "Throughput",
+    "Work",
+]
+
+
+class _Base(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=False):
+    """Common options: immutable, keyword-only, every field written out."""
+
+
+# ---------------------------------------------------------------- request parts
+
+
+class BenchSettings(_Base, frozen=True, kw_only=True):
+    """How to time one case (DESIGN §4)."""
+
+    warmup_runs: int = 3
+    min_runs: int = 10
+    max_runs: int = 1000
+    min_time: float = 0.0
+    max_time: float = 2.0
+    target_precision: float = 0.01
+    timer: Timer = "auto"
+    cold: bool = False
+    batch: int = 10
+    rounds: int = 1
+    """Time every case in this many rounds over the whole plan, with fresh inputs each round."""
+
+
+class TestSettings(_Base, frozen=True, kw_only=True):
+    """How to check one case against its reference."""
+
+    __test__: ClassVar[bool] = False  # not a pytest test class despite the name
+
+    seed: int = 0
+    tolerances: dict[str, float] = {}
+
+
+class Peaks(_Base, frozen=True, kw_only=True):
+    """Hardware peaks for the roofline, and where they came from."""
+
+    bandwidth_gbps: float | None = None
+    tflops: dict[str, float] = {}
+    source: str | None = None
+
+
+class DownloadSpec(_Base, frozen=True, kw_only=True):
+    """One `[downloads.<name>]` entry, passed through to the runner for `tile.data()`."""
+
+    url: str
+    sha256: str
+    archive: str | None = None
+    members: list[str] | None = None
+    description: str | None = None
+
+
+class Shard(_Base, frozen=True, kw_only=True):
+    """Which part of a sharded run a runner serves: `index` of `count` (0-based).
+
+    A runner pinned to one core (`pin_cpu`) takes a core by its index, so that the shards
+    of one host do not share one.
+    """
+
+    index: int
+    count: int
+
+
+# ---------------------------------------------------------------- stream parts
+
+
+class DeviceInfo(_Base, frozen=True, kw_only=True):
+    """One accelerator (or the CPU) as JAX sees it."""
+
+    id: int
+    platform: str
+    device_kind: str
+    memory_bytes: int | None = None
+    l2_bytes: int | None = None
+
+
+class CaseInfo(_Base, frozen=True, kw_only=True):
+    """One planned case: its stable id, kernel and axis values."""
+
+    case_id: str
+    kernel: str
+    params: dict[str, str] = {}
+    skip: str | None = None
+    """A unit its kernel's constraint rules out, and why; it is reported skipped, never run."""
+    default: bool = False
+    """A unit whose configuration is its kernel's default (ties in `tile tune` go to it)."""
+
+
+class Stats(_Base, frozen=True, kw_only=True):
+    """Summary statistics of a sample of times, in seconds."""
+
+    n: int
+    min: float
+    max: float
+    mean: float
+    median: float
+    stdev: float
+    mad: float
+    q1: float
+    q3: float
+    p5: float
+    p95: float
+    ci_low: float | None = None
+    ci_high: float | None = None
+    outliers_mild: int = 0
+    outliers_severe: int = 0
+    stop_reason: StopReason | None = None
+
+
+class Phases(_Base, frozen=True, kw_only=True):
+    """Ahead-of-time compilation phases, in seconds, and cache accounting."""
+
+    trace_s: float | None = None
+    lower_s: float | None = None
+    compile_s: float | None = None
+    cache_hit: bool | None = None
+    compile_count: int | None = None
+    cache_hit_count: int | None = None
+    cache_miss_count: int | None = None
+
+
+class Work(_Base, frozen=True, kw_only=True):
+    """Bytes moved and floating-point operations of one call."""
+
+    bytes: float | None = None
+    flops: float | None = None
+    source: WorkSource | None = None
+
+
+class Throughput(_Base, frozen=True, kw_only=True):
+    """Rates computed from the median time."""
+
+    gbps: float | None = None
+    tflops: float | None = None
+
+
+class Roofline(_Base, frozen=True, kw_only=True):
+    """Where the kernel sits against the machine's peaks.
+
+    `peak_source` names the row it used, e.g. `builtin:NVIDIA H200` or `config`.
+    """
+
+    intensity: float | None = None
+    pct_peak_bw: float | None = None
+    pct_peak_flops: float | None = None
+    bound: Bound = "unknown"
+    peak_source: str | None = None
+
+
+class ConfigInfo(_Base, frozen=True, kw_only=True):
+    """The tunable values a case ran with, and where they came from."""
+
+    values: dict[str, str] = {}
+    source: ConfigSource = "default"
+    signature: str | None = None
+    """Hash of the kernel's tunables (names and values): a tuning entry holds only for it."""
+
+
+class Accounting(_Base, frozen=True, kw_only=True):
+    """Where one case's wall time went in the runner, in seconds, from its start to its result.
+
+    `compile_s` is the kernel's trace + lower + compile; `check_s` the first kernel call, the
+    reference call and the comparison; `sample_s` and `reference_sample_s` the wall time of the
+    timed calls (the device time inside them is in the samples); `other_s` everything not named
+    (cost analysis, statistics, building the result). The named parts add up to `total_s`.
+    """
+
+    inputs_s: float = 0.0
+    compile_s: float = 0.0
+    reference_compile_s: float = 0.0
+    check_s: float = 0.0
+    warmup_s: float = 0.0
+    sample_s: float = 0.0
+    reference_sample_s: float = 0.0
+    other_s: float = 0.0
+    total_s: float = 0.0
+
+
+class Check(_Base, frozen=True, kw_only=True):
+    """Outcome of comparing a kernel's output with its reference."""
+
+    passed: bool
+    max_abs_err: float | None = None
+    rel_l2_err: float | None = None
+    tol: float | None = None
+    worst_index: list[int] | None = None
+    message: str | None = None
+
+
+class Reference(_Base, frozen=True, kw_only=True):
+    """The reference implementation timed on the same inputs.
+
+    `interleaved`: timed turn about with the kernel, as many samples, index-aligned with its.
+    """
+
+    samples: list[float] = []
+    stats: Stats | None = None
+    speedup: float | None = None
+    interleaved: bool = False
+
+
+class Calibration(_Base, frozen=True, kw_only=True):
+    """Ceilings measured on this device by `tile device --calibrate`."""
+
+    copy_gbps: float
+    copy_bytes: int
+    matmul_tflops: float
+    matmul_dtype: str
+    matmul_shape: list[int]
+    timer: MeasuredTimer

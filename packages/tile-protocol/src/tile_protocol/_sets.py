@@ -1,0 +1,83 @@
+"""The closed sets of the wire protocol, as Literals the messages are typed with.
+
+They live here, once, so that the runner that writes them, the CLI that reads them and the
+tests that hold config and artifacts to the same values all name one definition. A value
+outside a set fails decoding: a new value is a protocol change (see PROTOCOL_MINOR).
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal, get_args
+
+__all__ = [
+    "COMMANDS",
+    "FAILURE_PHASES",
+    "INSPECT_KINDS",
+    "MEASURED_TIMERS",
+    "Bound",
+    "CaseStatus",
+    "Command",
+    "ConfigSource",
+    "InspectKind",
+    "LogLevel",
+    "MeasuredTimer",
+    "Phase",
+    "StopReason",
+    "Timer",
+    "WorkSource",
+]
+
+Command = Literal["bench", "test", "build", "list", "inspect", "device", "tune"]
+"""What a runner is asked to do (`RunRequest.command`, `Plan.command`)."""
+
+MeasuredTimer = Literal["cupti", "wall", "batched"]
+"""A timer that took samples (`BenchResult.timer`): results of two timers are not compared."""
+
+Timer = Literal["auto", "cupti", "wall", "batched"]
+"""A timer a request may ask for: `auto` lets the runner pick the best it has."""
+
+StopReason = Literal["precision", "max_time", "max_runs"]
+"""Why sampling stopped: the CI was narrow enough, or a budget ran out."""
+
+CaseStatus = Literal["success", "failed", "skipped", "timed_out", "unsupported"]
+"""What a `Failure` made of its case (a subset of the artifact format's run statuses)."""
+
+Phase = Literal[
+    "request",
+    "setup",
+    "calibrate",
+    "import",
+    "plan",
+    "inputs",
+    "compile",
+    "outputs",
+    "work",
+    "reference",
+    "run",
+    "check",
+    "runner",
+    "startup",
+]
+"""Where a `Failure` happened. The runner names its own steps, from reading the request to
+checking a case; the CLI adds `run` (the runner died on a case), `runner` (a case its runner
+never reached) and `startup` (the runner died before its plan)."""
+
+ConfigSource = Literal["default", "tuned", "override", "tune"]
+"""Where a case's tunable values came from: the kernel's default, a tuning file, a request
+override, or the configuration a `tune` unit was asked to time."""
+
+Bound = Literal["memory-bound", "compute-bound", "latency-bound", "unknown"]
+"""The roofline's verdict on a case."""
+
+WorkSource = Literal["declared", "cost_analysis"]
+"""Where bytes and FLOPs came from: the kernel's declaration, or XLA's estimate."""
+
+LogLevel = Literal["debug", "info", "warning", "error"]
+
+InspectKind = Literal["jaxpr", "stablehlo", "hlo", "cost", "memory"]
+"""The views `inspect` shows of a compiled case, in the order `all` shows them."""
+
+COMMANDS: Final[tuple[Command, ...]] = get_args(Command)
+MEASURED_TIMERS: Final[tuple[MeasuredTimer, ...]] = get_args(MeasuredTimer)
+FAILURE_PHASES: Final[tuple[Phase, ...]] = get_args(Phase)
+INSPECT_KINDS: Final[tuple[InspectKind, ...]] = get_args(InspectKind)
