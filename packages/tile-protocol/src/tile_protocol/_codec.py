@@ -63,7 +63,7 @@ def upgrade(message: Message, minor: int) -> Message:
     A reader passes every message through this, so that the rest of it knows one form only.
     """
     if minor < 5 and isinstance(message, Log) and message.message.startswith(_LEGACY_INPUT_FILE):
-        _, name, path = (message.message.split(" ", 2) + ["", ""])[:3]
+        _, name, path = [*message.message.split(" ", 2), "", ""][:3]
         if name and path:
             return InputFile(name=name, path=path, case_id=message.case_id)
     return message

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
+import msgspec
+
 from tile_protocol._parts import (
     Accounting,
     BenchSettings,
@@ -26,7 +28,6 @@ from tile_protocol._parts import (
     TestSettings,
     Throughput,
     Work,
-    _Base,
 )
 from tile_protocol._sets import (
     CaseStatus,
@@ -75,10 +76,14 @@ PROTOCOL_MINOR = 5
 """
 
 
+class _Message(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
+    """Common options of every message: immutable, keyword-only, tagged by its `type` field."""
+
+
 # ---------------------------------------------------------------- request (CLI -> runner)
 
 
-class RunRequest(_Base, frozen=True, kw_only=True, tag="run_request", tag_field="type"):
+class RunRequest(_Message, frozen=True, kw_only=True, tag="run_request"):
     """What the CLI asks one runner process to do."""
 
     protocol_version: int = PROTOCOL_VERSION
@@ -115,7 +120,7 @@ class RunRequest(_Base, frozen=True, kw_only=True, tag="run_request", tag_field=
 # ---------------------------------------------------------------- stream (runner -> CLI)
 
 
-class Hello(_Base, frozen=True, kw_only=True, tag="hello", tag_field="type"):
+class Hello(_Message, frozen=True, kw_only=True, tag="hello"):
     """First message of every stream: who is talking and what it can do.
 
     `timers` stays free text: a hello must decode from any runner, newer ones included, for
@@ -135,14 +140,14 @@ class Hello(_Base, frozen=True, kw_only=True, tag="hello", tag_field="type"):
     pinned_cpu: int | None = None  # the one core the runner runs on, when pinned
 
 
-class Plan(_Base, frozen=True, kw_only=True, tag="plan", tag_field="type"):
+class Plan(_Message, frozen=True, kw_only=True, tag="plan"):
     """The cases the runner will go through, in order."""
 
     command: Command
     cases: list[CaseInfo] = []
 
 
-class CaseStart(_Base, frozen=True, kw_only=True, tag="case_start", tag_field="type"):
+class CaseStart(_Message, frozen=True, kw_only=True, tag="case_start"):
     """The runner begins a case; the CLI blames this case if the runner dies now."""
 
     case_id: str
@@ -152,7 +157,7 @@ class CaseStart(_Base, frozen=True, kw_only=True, tag="case_start", tag_field="t
     """1-based round when the bench runs in rounds (`BenchSettings.rounds` > 1), else None."""
 
 
-class BenchResult(_Base, frozen=True, kw_only=True, tag="bench_result", tag_field="type"):
+class BenchResult(_Message, frozen=True, kw_only=True, tag="bench_result"):
     """A measured case."""
 
     case_id: str
@@ -176,7 +181,7 @@ class BenchResult(_Base, frozen=True, kw_only=True, tag="bench_result", tag_fiel
     config: ConfigInfo | None = None
 
 
-class TestResult(_Base, frozen=True, kw_only=True, tag="test_result", tag_field="type"):
+class TestResult(_Message, frozen=True, kw_only=True, tag="test_result"):
     """A checked case."""
 
     __test__: ClassVar[bool] = False  # not a pytest test class despite the name
@@ -190,7 +195,7 @@ class TestResult(_Base, frozen=True, kw_only=True, tag="test_result", tag_field=
     config: ConfigInfo | None = None
 
 
-class BuildResult(_Base, frozen=True, kw_only=True, tag="build_result", tag_field="type"):
+class BuildResult(_Message, frozen=True, kw_only=True, tag="build_result"):
     """A case lowered and compiled without running it."""
 
     case_id: str
@@ -201,7 +206,7 @@ class BuildResult(_Base, frozen=True, kw_only=True, tag="build_result", tag_fiel
     error: str | None = None
 
 
-class Artifact(_Base, frozen=True, kw_only=True, tag="artifact", tag_field="type"):
+class Artifact(_Message, frozen=True, kw_only=True, tag="artifact"):
     """A file the runner wrote under the run directory."""
 
     path: str
@@ -211,7 +216,7 @@ class Artifact(_Base, frozen=True, kw_only=True, tag="artifact", tag_field="type
     case_id: str | None = None
 
 
-class InputFile(_Base, frozen=True, kw_only=True, tag="input_file", tag_field="type"):
+class InputFile(_Message, frozen=True, kw_only=True, tag="input_file"):
     """A data file a case read (`tile.data(NAME)`): the manifest fingerprints it."""
 
     name: str
@@ -219,7 +224,7 @@ class InputFile(_Base, frozen=True, kw_only=True, tag="input_file", tag_field="t
     case_id: str | None = None
 
 
-class Inspect(_Base, frozen=True, kw_only=True, tag="inspect", tag_field="type"):
+class Inspect(_Message, frozen=True, kw_only=True, tag="inspect"):
     """A textual view of a compiled case (jaxpr, StableHLO, HLO, cost, memory)."""
 
     case_id: str
@@ -227,7 +232,7 @@ class Inspect(_Base, frozen=True, kw_only=True, tag="inspect", tag_field="type")
     text: str
 
 
-class Log(_Base, frozen=True, kw_only=True, tag="log", tag_field="type"):
+class Log(_Message, frozen=True, kw_only=True, tag="log"):
     """A diagnostic line from the runner."""
 
     level: LogLevel = "info"
@@ -235,7 +240,7 @@ class Log(_Base, frozen=True, kw_only=True, tag="log", tag_field="type"):
     case_id: str | None = None
 
 
-class Failure(_Base, frozen=True, kw_only=True, tag="failure", tag_field="type"):
+class Failure(_Message, frozen=True, kw_only=True, tag="failure"):
     """Something went wrong; `case_id` is None when no single case is to blame."""
 
     case_id: str | None = None
@@ -246,7 +251,7 @@ class Failure(_Base, frozen=True, kw_only=True, tag="failure", tag_field="type")
     traceback: str | None = None
 
 
-class DeviceReport(_Base, frozen=True, kw_only=True, tag="device_report", tag_field="type"):
+class DeviceReport(_Message, frozen=True, kw_only=True, tag="device_report"):
     """What `tile device` shows: the devices, their built-in peaks, and any calibration."""
 
     backend: str
@@ -255,7 +260,7 @@ class DeviceReport(_Base, frozen=True, kw_only=True, tag="device_report", tag_fi
     calibration: Calibration | None = None
 
 
-class Done(_Base, frozen=True, kw_only=True, tag="done", tag_field="type"):
+class Done(_Message, frozen=True, kw_only=True, tag="done"):
     """Last message of a stream that ended normally."""
 
     ok: bool

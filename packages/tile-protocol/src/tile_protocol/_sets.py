@@ -48,6 +48,7 @@ Phase = Literal[
     "calibrate",
     "import",
     "plan",
+    "tunables",
     "inputs",
     "compile",
     "outputs",
@@ -59,7 +60,7 @@ Phase = Literal[
     "startup",
 ]
 """Where a `Failure` happened. The runner names its own steps, from reading the request to
-checking a case; the CLI adds `run` (the runner died on a case), `runner` (a case its runner
+choosing a case's tunable values and checking its output; the CLI adds `run` (the runner died on a case), `runner` (a case its runner
 never reached) and `startup` (the runner died before its plan)."""
 
 ConfigSource = Literal["default", "tuned", "override", "tune"]

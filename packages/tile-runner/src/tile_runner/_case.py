@@ -11,8 +11,6 @@ import msgspec
 
 from tile_protocol import (
     INSPECT_KINDS,
-    InspectKind,
-    Phase,
     BenchResult,
     BenchSettings,
     BuildResult,
@@ -20,8 +18,10 @@ from tile_protocol import (
     ConfigInfo,
     Failure,
     Inspect,
+    InspectKind,
     Message,
     Peaks,
+    Phase,
     Reference,
     TestResult,
     Work,
@@ -185,7 +185,7 @@ def run_case(
 
 def next_round(ctx: CaseContext, rounds: BenchRounds, *, last: bool) -> Outcome | BenchRounds:
     """Time one more round of a bench case with fresh inputs; after the last, send its result."""
-    phase = "inputs"
+    phase: Phase = "inputs"
     rounds.watch.resume()
     try:
         args = _inputs(ctx, rounds.kernel, rounds.case)
@@ -227,7 +227,7 @@ def _build(
     return "passed"
 
 
-def _failed(ctx: CaseContext, case_id: str, phase: str, exc: BaseException) -> Outcome:
+def _failed(ctx: CaseContext, case_id: str, phase: Phase, exc: BaseException) -> Outcome:
     """Send the Failure (or the skip) for an exception raised while running a case."""
     if isinstance(exc, Skip):
         reason = str(exc.args[0]) if exc.args else "skipped"
