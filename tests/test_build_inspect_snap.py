@@ -11,9 +11,8 @@ from pathlib import Path
 import pytest
 from support import MakeProject, TileRun
 
-from tile_cli._build import case_filename
 from tile_cli._snap import normalize_stablehlo, render_snapshot, snapshot_case_id
-from tile_runner._build import case_dirname
+from tile_protocol import case_dirname
 
 SCALE = "lw/scale[n=128]"
 GOOD_CASES = [
@@ -141,8 +140,8 @@ def test_snap_check_update_cycle(tile: TileRun, project: MakeProject, tmp_path: 
     assert record.returncode == 0, record.stderr
     assert record.stderr.count("new snapshot") == len(GOOD_CASES)
     files = sorted(p.name for p in snaps.iterdir())
-    assert files == sorted(case_filename(c) + ".mlir" for c in GOOD_CASES)
-    scale_snap = snaps / (case_filename(SCALE) + ".mlir")
+    assert files == sorted(case_dirname(c) + ".mlir" for c in GOOD_CASES)
+    scale_snap = snaps / (case_dirname(SCALE) + ".mlir")
     assert snapshot_case_id(scale_snap) == SCALE
     assert "loc(" not in scale_snap.read_text()
 
@@ -159,7 +158,7 @@ def test_snap_check_update_cycle(tile: TileRun, project: MakeProject, tmp_path: 
     kernels.write_text(kernels.read_text().replace("return x * 2.0 + 1.0", "return x * 3.0 + 1.0"))
     stale = snaps / "lw_gone-00000000.mlir"
     stale.write_text(render_snapshot("lw/gone", "module @jit_gone {\n}\n"))
-    lost = snaps / (case_filename("lw/host_callback[n=16]") + ".mlir")
+    lost = snaps / (case_dirname("lw/host_callback[n=16]") + ".mlir")
     lost.unlink()
     before = scale_snap.read_text()
 
@@ -234,10 +233,3 @@ def test_normalize_strips_run_to_run_noise_only() -> None:
         "}\n"
     )
     assert normalize_stablehlo(text) == text  # idempotent
-
-
-@pytest.mark.parametrize(
-    "case_id", ["lw/scale[n=128]", "std/softmax[shape=4096x4096,dtype=bfloat16]", "a b/c*?"]
-)
-def test_snapshot_and_build_output_names_agree(case_id: str) -> None:
-    assert case_filename(case_id) == case_dirname(case_id)

@@ -41,8 +41,11 @@ def _events(run: Path, name: str) -> list[dict[str, Any]]:
     return [e for e in map(json.loads, lines) if e["event"] == name]
 
 
-def _shard_of(command: dict[str, Any]) -> str | None:
-    return command["environment_overrides"].get("TILE_SHARD")
+def _shard_of(run: Path, command: dict[str, Any]) -> str | None:
+    """`i/n` for a shard's runner, None for the plan runner (the shard is in its request)."""
+    started = _events(run, "runner_started")
+    shards = {f"C{int(e['message'].split()[1]):03d}": e["fields"]["shard"] for e in started}
+    return shards[command["command_id"]]
 
 
 def _case_ids_by_command(run: Path) -> dict[str, list[str]]:
@@ -87,10 +90,10 @@ def test_local_shards_merge_into_one_report(tile: TileRun, project: MakeProject)
     commands = _commands(run)
     runners = [c for c in commands if c["phase"] == "runner"]
     assert [c["phase"] for c in commands].count("plan") == 1
-    assert sorted(_shard_of(c) or "" for c in runners) == ["0/2", "1/2"]
+    assert sorted(_shard_of(run, c) or "" for c in runners) == ["0/2", "1/2"]
     assert all(c["status"] == "success" for c in commands)
     asked = _case_ids_by_command(run)
-    split = {_shard_of(c): asked[c["command_id"]] for c in runners}
+    split = {_shard_of(run, c): asked[c["command_id"]] for c in runners}
     assert split == {
         "0/2": ["fx/scale[n=1024,dtype=float32]"],
         "1/2": [i for i in GOOD_IDS if i != "fx/scale[n=1024,dtype=float32]"],
@@ -125,7 +128,7 @@ def test_a_crashed_shard_loses_nothing_else(tile: TileRun, project: MakeProject)
     runners = [c for c in _commands(run) if c["phase"] == "runner"]
     by_shard: dict[str, list[dict[str, Any]]] = {}
     for command in runners:
-        by_shard.setdefault(_shard_of(command) or "", []).append(command)
+        by_shard.setdefault(_shard_of(run, command) or "", []).append(command)
     assert [c["status"] for c in by_shard["0/2"]] == ["success"]
     crashed, restarted = by_shard["1/2"]
     assert (crashed["status"], crashed["signal"]) == ("failed", "SIGSEGV")
@@ -267,7 +270,7 @@ def test_slurm_shards_run_through_srun_like_a_local_run(
     commands = _commands(run)
     assert [c["phase"] for c in commands].count("plan") == 1
     runners = [c for c in commands if c["phase"] == "runner"]
-    assert sorted(_shard_of(c) or "" for c in runners) == ["0/2", "1/2"]
+    assert sorted(_shard_of(run, c) or "" for c in runners) == ["0/2", "1/2"]
     run_id = report["run"]["run_id"]
     for command in commands:
         args_ = command["args"]
@@ -276,7 +279,7 @@ def test_slurm_shards_run_through_srun_like_a_local_run(
         assert f"--gres={slurm_gres}" in args_
         assert args_[-4:] == ["--", args_[-3], "-m", "tile_runner"]
         assert args_[-5] == "--immediate=120"  # --slurm-arg comes last before the runner
-        shard = _shard_of(command)
+        shard = _shard_of(run, command)
         name = f"tile-{run_id}.{shard.split('/')[0]}" if shard else f"tile-{run_id}-plan.0"
         assert f"--job-name={name}" in args_
         assert command["status"] == "success"

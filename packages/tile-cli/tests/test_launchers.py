@@ -140,16 +140,17 @@ def test_every_case_exactly_once_in_balanced_non_empty_shards(
 # --- local_env and visible_gpus ---------------------------------------------------------------
 
 
-def test_local_env_on_cpu_only_records_the_shard() -> None:
-    assert local_env(1, 3, None) == {"TILE_SHARD": "1/3"}
-    assert local_env(0, 2, []) == {"TILE_SHARD": "0/2"}
+def test_local_env_on_cpu_only_adds_nothing() -> None:
+    # The shard travels in its request (`RunRequest.shard`), not in the environment.
+    assert local_env(1, 3, None) == {}
+    assert local_env(0, 2, []) == {}
 
 
 def test_local_env_gives_each_shard_its_own_gpu() -> None:
     devices = visible_gpus({"CUDA_VISIBLE_DEVICES": "3,5,GPU-8f2a"})
     envs = [local_env(i, 3, devices) for i in range(3)]
     assert [e["CUDA_VISIBLE_DEVICES"] for e in envs] == ["3", "5", "GPU-8f2a"]
-    assert [e["TILE_SHARD"] for e in envs] == ["0/3", "1/3", "2/3"]
+    assert all(set(e) == {"CUDA_VISIBLE_DEVICES"} for e in envs)
     assert local_env(1, 2, ["0", "1", "2", "3"])["CUDA_VISIBLE_DEVICES"] == "1"
 
 

@@ -89,6 +89,18 @@ from tile_artifacts._errors import (
     ArtifactWriteError,
     SchemaVersionError,
 )
+from tile_artifacts._from_protocol import (
+    accounting_record,
+    accounting_total,
+    case_from_bench,
+    case_from_build,
+    case_from_test,
+    case_record,
+    check_record,
+    failure_record,
+    phases_record,
+    stats_record,
+)
 from tile_artifacts._metrics import STANDARD_METRICS, MetricSpec, case_metrics
 from tile_artifacts._models import (
     Accounting,
@@ -220,6 +232,17 @@ __all__ = [
     "SummaryLike",
     "Throughput",
     "Work",
+    # from protocol messages to records
+    "accounting_record",
+    "accounting_total",
+    "case_from_bench",
+    "case_from_build",
+    "case_from_test",
+    "case_record",
+    "check_record",
+    "failure_record",
+    "phases_record",
+    "stats_record",
     # JSONL records and metrics
     "STANDARD_METRICS",
     "CommandRecord",

@@ -22,6 +22,7 @@ from tile_artifacts._base import (
     WorkSource,
 )
 from tile_artifacts._records import ComparisonRow, MetricRecord
+from tile_protocol import ConfigSource, StopReason
 
 __all__ = [
     "Accounting",
@@ -141,10 +142,12 @@ class StatsRecord(ArtifactModel):
     ci_high: float | None = None
     outliers_mild: int = 0
     outliers_severe: int = 0
-    stop_reason: str | None = None
+    stop_reason: StopReason | None = None
 
     @classmethod
-    def from_summary(cls, summary: SummaryLike, *, stop_reason: str | None = None) -> StatsRecord:
+    def from_summary(
+        cls, summary: SummaryLike, *, stop_reason: StopReason | None = None
+    ) -> StatsRecord:
         """Build from a `tile_stats.Summary` (or anything with the same attributes)."""
         names = [name for name in cls.model_fields if name != "stop_reason"]
         values: dict[str, Any] = {name: getattr(summary, name) for name in names}
@@ -213,7 +216,7 @@ class ConfigRecord(ArtifactModel):
     """
 
     values: dict[str, str] = Field(default_factory=dict)
-    source: Literal["default", "tuned", "override", "tune"] = "default"
+    source: ConfigSource = "default"
     signature: str | None = None
 
 

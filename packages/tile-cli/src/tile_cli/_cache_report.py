@@ -23,7 +23,7 @@ from tile_cli._cold_process import LOG_PREFIX, ColdWarmRun, ProcessWatch
 from tile_cli._errors import CliError, ExitCode
 from tile_cli._format import fmt_bytes, fmt_time
 from tile_cli._jax_cache import snapshot
-from tile_cli._settings import CacheLocation, compile_cache_location, runner_python
+from tile_cli._settings import CacheLocation, compile_cache_location
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -109,7 +109,6 @@ class CacheReport:
             request,
             self._resolved,
             recorder,
-            python=runner_python(self._resolved),
             log_dir=log_dir,
             cache_dir=self._scratch,
             between=between,
@@ -148,7 +147,7 @@ class CacheReport:
             ]
             cases = _cold_warm_cases(cold, warm)
         else:
-            events = _events(recorder.jax_cache_logs, "run")
+            events = _events(recorder.results.jax_cache_logs, "run")
         kinds = Counter(e.event for e in events)
         self.doc = ta.JaxCacheDoc(
             producer=recorder.writer.producer,

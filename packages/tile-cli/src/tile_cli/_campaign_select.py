@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import tile_artifacts as ta
 import tile_protocol as tp
 from tile_cli._errors import CliError, ExitCode
-from tile_cli._settings import Selection
+from tile_cli._settings import Selection, load
 
 __all__ = ["Listing", "axis_flags", "list_cases", "matches", "select_cases", "smoke_cases"]
 
@@ -50,23 +50,18 @@ def axis_flags(axes: dict[str, list[str]]) -> list[str]:
 
 def list_cases(plugins: Sequence[str], axes: dict[str, list[str]]) -> Listing:
     """Ask one runner for every case; CliError (exit 3) when it cannot say."""
-    from tile_cli._run import ask_runner
+    from tile_cli._ask import ask
 
     sel = Selection(plugins=list(plugins), axes=axis_flags(axes))
-    sink, clean = ask_runner("list", sel, None)
-    if sink.failures or not clean or sink.plan is None:
-        why = "; ".join(f"{f.phase}: {f.message}" for f in sink.failures) or "the runner died"
+    answer, clean = ask("list", load(None, {}), sel)
+    if answer.failures or not clean or answer.plan is None:
+        why = "; ".join(f"{f.phase}: {f.message}" for f in answer.failures) or "the runner died"
         raise CliError(
             f"cannot list the cases for the campaign: {why}",
             hint="run `tile list` to see what loads, and fix `[project]` or the plugins",
             code=ExitCode.INFRA,
         )
-    first = sink.hello.devices[0] if sink.hello and sink.hello.devices else None
-    return Listing(
-        cases=list(sink.plan.cases),
-        device_kind=first.device_kind if first else None,
-        backend=sink.hello.backend if sink.hello else None,
-    )
+    return Listing(cases=answer.cases, device_kind=answer.device_kind, backend=answer.backend)
 
 
 def _nothing(where: str, what: str, hint: str) -> CliError:

@@ -16,13 +16,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-import msgspec
-
 import tile_protocol as tp
-from tile_cli._session import Launch, LaunchCounter, RunnerSession, Sink
+from tile_cli._process import Launch, LaunchCounter
+from tile_cli._requests import derive
+from tile_cli._runners import make_session
+from tile_cli._sinks import NullSink, Relay, Sink
 
 if TYPE_CHECKING:
     from tile_cli._record import RunRecorder
+    from tile_cli._session import RunnerSession
     from tile_config import ResolvedConfig
 
 __all__ = ["ColdWarmRun", "ProcessWatch"]
@@ -58,33 +60,21 @@ class ProcessWatch:
         return self.ended - self.started
 
 
-class _Timed:
+class _Timed(Relay):
     """A sink in front of another that notes when results arrive and what they compiled."""
 
     def __init__(self, watch: ProcessWatch, inner: Sink) -> None:
+        super().__init__(inner)
         self.watch = watch
-        self.inner = inner
 
     def on_launch(self, launch: Launch) -> None:
         self.watch.started = self.watch.started or time.monotonic()
         self.watch.launches.append(launch)
-        self.inner.on_launch(launch)
+        super().on_launch(launch)
 
     def on_launch_end(self, launch: Launch) -> None:
         self.watch.ended = time.monotonic()
-        self.inner.on_launch_end(launch)
-
-    def on_hello(self, hello: tp.Hello) -> None:
-        self.inner.on_hello(hello)
-
-    def on_plan(self, plan: tp.Plan) -> None:
-        self.inner.on_plan(plan)
-
-    def on_case_start(self, start: tp.CaseStart) -> None:
-        self.inner.on_case_start(start)
-
-    def on_noise(self, event: tp.BadLine | tp.UnknownMessage) -> None:
-        self.inner.on_noise(event)
+        super().on_launch_end(launch)
 
     def on_message(self, message: tp.Message) -> None:
         if isinstance(message, tp.BenchResult | tp.TestResult | tp.BuildResult):
@@ -94,10 +84,10 @@ class _Timed:
                 self.watch.phases[message.case_id] = message.phases
         elif isinstance(message, tp.Log) and message.message.startswith(LOG_PREFIX):
             self.watch.cache_logs.append(message)
-        self.inner.on_message(message)
+        super().on_message(message)
 
 
-class _ColdSink:
+class _ColdSink(NullSink):
     """The cold runner's view of the recorder: its process is recorded, its results are not.
 
     Its runner goes into commands.jsonl and events like any other; its failures and warnings
@@ -113,11 +103,6 @@ class _ColdSink:
 
     def on_launch_end(self, launch: Launch) -> None:
         self._recorder.on_launch_end(launch)
-
-    def on_hello(self, hello: tp.Hello) -> None: ...
-    def on_plan(self, plan: tp.Plan) -> None: ...
-    def on_case_start(self, start: tp.CaseStart) -> None: ...
-    def on_noise(self, event: tp.BadLine | tp.UnknownMessage) -> None: ...
 
     def on_message(self, message: tp.Message) -> None:
         text: str | None = None
@@ -139,15 +124,13 @@ class ColdWarmRun:
         resolved: ResolvedConfig,
         recorder: RunRecorder,
         *,
-        python: str,
         log_dir: Path,
         cache_dir: Path,
         between: Callable[[], None] | None = None,
     ) -> None:
-        self._request = msgspec.structs.replace(request, jax_cache_dir=str(cache_dir))
+        self._request = derive(request, jax_cache_dir=str(cache_dir))
         self._resolved = resolved
         self._recorder = recorder
-        self._python = python
         self._log_dir = log_dir
         self._between = between
         self._numbering = LaunchCounter()
@@ -176,17 +159,8 @@ class ColdWarmRun:
             session.stop()
 
     def _start(self, sink: Sink) -> bool:
-        runner = self._resolved.config.runner
-        session = RunnerSession(
-            self._request,
-            python=self._python,
-            cwd=Path.cwd(),
-            env_overrides=runner.env,
-            log_dir=self._log_dir,
-            sink=sink,
-            case_timeout=runner.case_timeout,
-            numbering=self._numbering,
-        )
+        session = make_session(self._request, self._resolved, sink, log_dir=self._log_dir,
+                               numbering=self._numbering)  # fmt: skip
         with self._lock:
             if self._stopping:
                 return False

@@ -7,10 +7,10 @@ import json
 import msgspec
 from rich.table import Table
 
+from tile_cli._ask import ask
 from tile_cli._errors import CliError, ExitCode
 from tile_cli._format import fmt_bytes
-from tile_cli._run import ask_runner
-from tile_cli._settings import Selection
+from tile_cli._settings import Selection, load
 from tile_cli._ui import make_consoles
 
 __all__ = ["show_device"]
@@ -21,10 +21,10 @@ def show_device(*, calibrate: bool, as_json: bool, profile: str | None) -> int:
     out, err = make_consoles()
     if calibrate and not as_json:
         err.print("calibrating: copy bandwidth and bf16 matmul (a few seconds)…", style="dim")
-    sink, clean = ask_runner("device", Selection(), profile, calibrate=calibrate)
-    report, hello = sink.device, sink.hello
+    answer, clean = ask("device", load(profile, {}), Selection(), calibrate=calibrate)
+    report, hello = answer.device, answer.hello
     if report is None or hello is None or not clean:
-        why = "; ".join(f.message for f in sink.failures) or "the runner gave no device report"
+        why = "; ".join(f.message for f in answer.failures) or "the runner gave no device report"
         raise CliError(f"cannot inspect the device: {why}", hint="run `tile device -vv`, or "
                        "check that jax imports in the runner's Python", code=ExitCode.INFRA)  # fmt: skip
     if as_json:

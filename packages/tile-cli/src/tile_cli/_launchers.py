@@ -140,12 +140,12 @@ def local_env(
 ) -> dict[str, str]:
     """Environment overrides for shard `shard_index` of `shards` started on this host.
 
-    Each shard gets `TILE_SHARD=i/n` (for the record) and, when GPUs are visible, its own one in
-    `CUDA_VISIBLE_DEVICES`: two benchmark runners sharing a GPU would time each other.
+    When GPUs are visible each shard gets its own one in `CUDA_VISIBLE_DEVICES`: two benchmark
+    runners sharing a GPU would time each other. (The shard itself is in its request.)
     """
     if not 0 <= shard_index < shards:
         raise ValueError(f"shard index {shard_index} is outside 0..{shards - 1}")
-    env = {"TILE_SHARD": f"{shard_index}/{shards}"}
+    env: dict[str, str] = {}
     devices = list(visible_devices or [])
     if not devices:
         return env

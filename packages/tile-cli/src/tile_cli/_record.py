@@ -11,7 +11,6 @@ import json
 import os
 import sys
 import threading
-import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
@@ -22,7 +21,9 @@ import msgspec
 
 import tile_protocol as tp
 from tile_cli._errors import CliError, ExitCode
-from tile_cli._session import Launch
+from tile_cli._process import Launch
+from tile_cli._report import RunSetup, build_report, write_final
+from tile_cli._results import CaseResult, RunResults
 from tile_cli._settings import describe_origin
 
 if TYPE_CHECKING:
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
     from tile_cli._ui import Ui
     from tile_config import ResolvedConfig
 
-__all__ = ["RunRecorder", "open_run_directory", "tool_version"]
+__all__ = ["RunRecorder", "launch_id", "open_run", "snapshot_config", "tool_version"]
 
 TOOL = "tile"
 
@@ -44,9 +45,9 @@ def tool_version() -> str:
         return "0+unknown"
 
 
-def open_run_directory(
-    command: str, resolved: ResolvedConfig, output_dir: Path | None
-) -> tuple[Path, ta.ArtifactWriter]:
+def open_run(
+    command: str, resolved: ResolvedConfig, output_dir: Path | None, argv: list[str]
+) -> RunSetup:
     """Create the run directory (and `.tile/latest`); refuse an unusable location clearly."""
     import tile_artifacts as ta
 
@@ -62,7 +63,7 @@ def open_run_directory(
         raise CliError(exc.message, hint=exc.hint, code=ExitCode.USAGE) from None
     if output_dir is None:
         _point_latest(run_dir)
-    return run_dir, writer
+    return RunSetup(command, resolved, writer, run_dir, argv)
 
 
 def _point_latest(run_dir: Path) -> None:
@@ -79,121 +80,38 @@ def _point_latest(run_dir: Path) -> None:
 
 
 class RunRecorder:
-    """The session's sink: keeps results, streams events/metrics to disk, writes the report.
+    """The sink of a run with a directory: keeps the results, streams events, metrics and
+    command records to disk as they happen, writes the report at the end.
 
     Thread-safe: the sessions of a sharded run feed one recorder from their own threads.
     """
 
-    def __init__(
-        self,
-        command: str,
-        resolved: ResolvedConfig,
-        writer: ta.ArtifactWriter,
-        run_dir: Path,
-        *,
-        ui: Ui,
-        stream_json: bool,
-        argv: list[str],
-    ) -> None:
-        self.command = command
-        self.resolved = resolved
-        self.writer = writer
-        self.run_dir = run_dir
-        self.run_id = writer.run_id
+    def __init__(self, setup: RunSetup, *, ui: Ui, stream_json: bool) -> None:
+        self.setup = setup
+        self.writer = setup.writer
+        self.run_dir = setup.run_dir
+        self.run_id = setup.run_id
         self.ui = ui
         self.stream_json = stream_json
-        self.argv = argv
-        self.started = time.monotonic()
-        self.hello: tp.Hello | None = None
-        self.planned: list[tp.CaseInfo] = []
-        self.bench_results: list[tp.BenchResult] = []
-        self.test_results: list[tp.TestResult] = []
-        self.build_results: list[tp.BuildResult] = []
-        self.failures: list[tp.Failure] = []
-        self.failure_launch: dict[int, Launch] = {}
-        self.artifacts: list[tp.Artifact] = []
-        self.input_files: dict[str, str] = {}
-        self.diagnostics: list[tp.Log] = []
-        self.jax_cache_logs: list[tp.Log] = []
-        """The runners' cache events (`log` messages `jax_cache {...}`, `--cache-report`)."""
+        self.results = RunResults(setup.command)
         self.before_final: list[Callable[[ta.Report], None]] = []
         """Called with the report just before report.json and the manifest are written."""
-        self.launches: list[Launch] = []
-        self.findings: list[ta.Finding] = []
-        """Observations a command adds to its report (e.g. `tile tune`'s winners)."""
-        self.runner_start_s = 0.0
-        """Seconds from spawning each runner to its `hello`, summed over runners."""
-        self.filtered = False
-        self.slurm_job_id: str | None = None
-        """For the report context: the allocation's job id or the shards' ids, comma-separated."""
         self._lock = threading.RLock()
         # The runner each thread's session is on, to tie its failures to its stderr log.
         self._current: dict[int, Launch] = {}
-        self._event("info", "run", "run_started", f"tile {command} started", argv=argv)
-        self._snapshot_config()
-
-    # ---------------------------------------------------------------- derived
-
-    @property
-    def failed_checks(self) -> list[tp.BenchResult | tp.TestResult]:
-        """Results whose output did not match the reference."""
-        results: list[tp.BenchResult | tp.TestResult] = [*self.bench_results, *self.test_results]
-        return [r for r in results if r.check is not None and not r.check.passed]
-
-    def headline(self) -> str:
-        """One sentence: how many cases, how many ok, what went wrong, how long."""
-        done = len(self.bench_results) + len(self.test_results) + len(self.build_results)
-        bad = len(self.failed_checks) + sum(not r.ok for r in self.build_results)
-        parts = [f"{len(self.planned)} cases", f"{done - bad} ok"]
-        if bad:
-            parts.append(f"{bad} failed check{'s' if bad != 1 else ''}")
-        if self.failures:
-            parts.append(f"{len(self.failures)} failure{'s' if len(self.failures) != 1 else ''}")
-        blamed = {f.case_id for f in self.failures if f.case_id is not None}
-        not_run = len(self.planned) - done - len(blamed)
-        if not_run > 0:
-            parts.append(f"{not_run} not run")
-        elapsed = time.monotonic() - self.started
-        return f"tile {self.command}: " + ", ".join(parts) + f" in {elapsed:.1f} s"
-
-    def timing(self) -> ta.RunTiming:
-        """The run's wall time against what it had to spend: starting, compiling, sampling."""
-        import tile_artifacts as ta
-
-        results: list[tp.BenchResult | tp.TestResult] = [*self.bench_results, *self.test_results]
-        fields = list(ta.Accounting.model_fields)
-        sums = dict.fromkeys(fields, 0.0)
-        for result in results:
-            if result.accounting is not None:
-                for name in fields:
-                    sums[name] += float(getattr(result.accounting, name))
-        compile_s = sums["compile_s"] + sums["reference_compile_s"]
-        for build in self.build_results:
-            p = build.phases
-            compile_s += sum(v or 0.0 for v in (p.trace_s, p.lower_s, p.compile_s))
-        sampled = sum(
-            sum(r.samples) + (sum(r.reference.samples) if r.reference is not None else 0.0)
-            for r in self.bench_results
-        )
-        wall = time.monotonic() - self.started
-        needed = self.runner_start_s + compile_s + sampled
-        return ta.RunTiming(
-            wall_s=wall,
-            runner_start_s=self.runner_start_s,
-            compile_s=compile_s,
-            sampled_s=sampled,
-            overhead_ratio=wall / needed if needed > 0 else None,
-            parts=ta.Accounting(**sums),
-        )
+        self._event("info", "run", "run_started", f"tile {setup.command} started",
+                    argv=setup.argv)  # fmt: skip
+        snapshot_config(setup.resolved, setup.writer)
 
     # ---------------------------------------------------------------- sink
 
     def on_launch(self, launch: Launch) -> None:
         with self._lock:
             self._current[threading.get_ident()] = launch
-            self.launches.append(launch)
+            self.results.launches.append(launch)
+            shard = f"{launch.shard.index}/{launch.shard.count}" if launch.shard else None
             self._event("info", "runner", "runner_started", f"runner {launch.index} started",
-                        args=launch.args, case_ids=launch.case_ids)  # fmt: skip
+                        args=launch.args, case_ids=launch.case_ids, shard=shard)  # fmt: skip
 
     def on_launch_end(self, launch: Launch) -> None:
         with self._lock:
@@ -204,6 +122,64 @@ class RunRecorder:
         with self._lock:
             self._event("info", "runner", "slurm_job", f"runner {launch.index} is SLURM job "
                         f"{job_id}", command_id=launch_id(launch), job_id=job_id)  # fmt: skip
+
+    def on_hello(self, hello: tp.Hello) -> None:
+        with self._lock:
+            launch = self._current.get(threading.get_ident())
+            if launch is not None:
+                started = (datetime.now(UTC) - launch.started_at).total_seconds()
+                self.results.runner_start_s += max(0.0, started)
+            if self.results.hello is None:
+                self.results.hello = hello
+                self._event("info", "runner", "hello",
+                            f"runner {hello.runner_version} on {hello.backend}",
+                            **msgspec.to_builtins(hello))  # fmt: skip
+            self._echo(hello)
+
+    def on_plan(self, plan: tp.Plan) -> None:
+        with self._lock:
+            self.results.plan(plan)
+            self._event("info", "plan", "plan", f"{len(plan.cases)} cases planned",
+                        case_ids=[c.case_id for c in plan.cases])  # fmt: skip
+            self.ui.start(len(plan.cases), f"tile {self.setup.command}")
+            self._echo(plan)
+
+    def on_case_start(self, start: tp.CaseStart) -> None:
+        with self._lock:
+            label = (
+                start.case_id if start.round is None else f"{start.case_id}, round {start.round}"
+            )
+            self.ui.case(label)
+            fields: dict[str, Any] = {"index": start.index}
+            if start.round is not None:
+                fields["round"] = start.round
+            self._event("debug", "case", "case_start", start.case_id, **fields)
+            self._echo(start)
+
+    def on_noise(self, event: tp.BadLine | tp.UnknownMessage) -> None:
+        with self._lock:
+            self._noise(event)
+
+    def on_message(self, message: tp.Message) -> None:
+        with self._lock:
+            self._message(message)
+
+    def finalize(
+        self,
+        *,
+        interrupted: str | None = None,
+        error: str | None = None,
+        compare_with: CompareSettings | None = None,
+    ) -> tuple[ta.Report, ta.ComparisonDoc | None]:
+        """Write report.json, summary.md, comparisons.json if asked, the manifest last."""
+        with self._lock:
+            report = build_report(self.setup, self.results, interrupted=interrupted, error=error)
+            for hook in self.before_final:
+                hook(report)
+            self._event("info", "run", "run_finished", f"status {report.run.status}")
+            return report, write_final(self.setup, self.results, report, compare_with)
+
+    # ---------------------------------------------------------------- helpers
 
     def _launch_end(self, launch: Launch) -> None:
         self.writer.command(
@@ -229,49 +205,6 @@ class RunRecorder:
             signal=launch.signal,
         )
 
-    def on_hello(self, hello: tp.Hello) -> None:
-        with self._lock:
-            launch = self._current.get(threading.get_ident())
-            if launch is not None:
-                started = (datetime.now(UTC) - launch.started_at).total_seconds()
-                self.runner_start_s += max(0.0, started)
-            if self.hello is None:
-                self.hello = hello
-                self._event("info", "runner", "hello",
-                            f"runner {hello.runner_version} on {hello.backend}",
-                            **msgspec.to_builtins(hello))  # fmt: skip
-            self._echo(hello)
-
-    def on_plan(self, plan: tp.Plan) -> None:
-        with self._lock:
-            self.planned = list(plan.cases)
-            self._event("info", "plan", "plan", f"{len(plan.cases)} cases planned",
-                        case_ids=[c.case_id for c in plan.cases])  # fmt: skip
-            self.ui.start(len(plan.cases), f"tile {self.command}")
-            self._echo(plan)
-
-    def on_case_start(self, start: tp.CaseStart) -> None:
-        with self._lock:
-            label = (
-                start.case_id if start.round is None else f"{start.case_id}, round {start.round}"
-            )
-            self.ui.case(label)
-            fields: dict[str, Any] = {"index": start.index}
-            if start.round is not None:
-                fields["round"] = start.round
-            self._event("debug", "case", "case_start", start.case_id, **fields)
-            self._echo(start)
-
-    def on_noise(self, event: tp.BadLine | tp.UnknownMessage) -> None:
-        with self._lock:
-            self._noise(event)
-
-    def on_message(self, message: tp.Message) -> None:
-        with self._lock:
-            self._message(message)
-
-    # ---------------------------------------------------------------- helpers
-
     def _noise(self, event: tp.BadLine | tp.UnknownMessage) -> None:
         if isinstance(event, tp.UnknownMessage):
             msg = f"ignored a protocol message of unknown type `{event.type}` (newer runner?)"
@@ -284,19 +217,17 @@ class RunRecorder:
 
     def _message(self, message: tp.Message) -> None:
         self._echo(message)
-        if isinstance(message, tp.BenchResult):
-            self.bench_results.append(message)
-            self._case_done(message.case_id, message.check)
-        elif isinstance(message, tp.TestResult):
-            self.test_results.append(message)
-            self._case_done(message.case_id, message.check)
-        elif isinstance(message, tp.BuildResult):
-            self.build_results.append(message)
-            self._case_done(message.case_id, None)
+        if isinstance(message, (tp.BenchResult, tp.TestResult, tp.BuildResult)):
+            self.results.add_result(message)
+            self._case_done(message)
         elif isinstance(message, tp.Failure):
             self._failure(message)
         elif isinstance(message, tp.Artifact):
-            self.artifacts.append(message)
+            self.results.artifacts.append(message)
+        elif isinstance(message, tp.InputFile):
+            self.results.input_files[message.name] = message.path
+            self._event("info", "runner", "input_file", f"{message.name}: {message.path}",
+                        case_id=message.case_id)  # fmt: skip
         elif isinstance(message, tp.Log):
             self._log(message)
         elif isinstance(message, tp.Done):
@@ -304,10 +235,7 @@ class RunRecorder:
                         **msgspec.to_builtins(message))  # fmt: skip
 
     def _failure(self, failure: tp.Failure) -> None:
-        self.failures.append(failure)
-        current = self._current.get(threading.get_ident())
-        if current is not None:
-            self.failure_launch[len(self.failures)] = current
+        self.results.add_failure(failure, self._current.get(threading.get_ident()))
         self._event("error", failure.phase, "failure", failure.message, case_id=failure.case_id,
                     error_type=failure.error_type, status=failure.status)  # fmt: skip
         if failure.case_id is not None:
@@ -316,15 +244,11 @@ class RunRecorder:
         self.ui.notice(f"✗ {failure.case_id or '(run)'}: {failure.error_type}: {first}", "red")
 
     def _log(self, log: tp.Log) -> None:
-        # The runner reports each data file a kernel used as `input_file NAME PATH`.
-        if log.message.startswith("input_file "):
-            _, name, path = log.message.split(" ", 2)
-            self.input_files[name] = path
-        elif log.message.startswith("jax_cache "):
-            self.jax_cache_logs.append(log)
+        if log.message.startswith("jax_cache "):
+            self.results.jax_cache_logs.append(log)
         self._event(log.level, "runner", "log", log.message, case_id=log.case_id)
         if log.level in ("warning", "error"):
-            self.diagnostics.append(log)
+            self.results.diagnostics.append(log)
             self.ui.notice(f"{log.level}: {log.message}")
 
     def _echo(self, message: tp.Message) -> None:
@@ -332,18 +256,19 @@ class RunRecorder:
             sys.stdout.buffer.write(tp.encode(message))
             sys.stdout.flush()
 
-    def _case_done(self, case_id: str, check: tp.Check | None) -> None:
+    def _case_done(self, result: CaseResult) -> None:
         import tile_artifacts as ta
-        from tile_cli._report import case_record
 
         self.ui.advance()
-        index = next((i for i, c in enumerate(self.planned) if c.case_id == case_id), None)
+        index = self.results.position(result.case_id)
         if index is not None:
-            record = case_record(self.planned[index], self, interrupted=False)
+            info = self.results.planned[index]
+            record = ta.case_record(info, result, None, interrupted=False)
             metrics = ta.case_metrics(record, run_id=self.run_id, index=index)
             if metrics:
                 self.writer.append_jsonl("metrics.jsonl", *metrics)
-        self._event("info", "case", "case_done", case_id,
+        check = result.check if not isinstance(result, tp.BuildResult) else None
+        self._event("info", "case", "case_done", result.case_id,
                     passed=None if check is None else check.passed)  # fmt: skip
 
     def _event(self, level: str, phase: str, event: str, message: str, **fields: Any) -> None:
@@ -355,38 +280,23 @@ class RunRecorder:
             fields=json.loads(json.dumps(fields, default=str)),
         )
 
-    def _snapshot_config(self) -> None:
-        from tile_config import flatten
 
-        values = flatten(self.resolved.config)
-        doc = {
-            key: {
-                "value": _redact_value(key, value),
-                "origin": describe_origin(self.resolved.origins.get(key)),
-            }
-            for key, value in values.items()
+def snapshot_config(resolved: ResolvedConfig, writer: ta.ArtifactWriter) -> None:
+    """`config/resolved_tool.json` (every value and its origin) and the tile.toml it came from,
+    secrets redacted."""
+    from tile_config import flatten
+
+    values = flatten(resolved.config)
+    doc = {
+        key: {
+            "value": _redact_value(key, value),
+            "origin": describe_origin(resolved.origins.get(key)),
         }
-        self.writer.write_text(
-            "config/resolved_tool.json", json.dumps(doc, indent=2, default=str) + "\n"
-        )
-        if self.resolved.raw_text is not None:
-            self.writer.write_text("config/tile.toml", _redact_toml(self.resolved.raw_text))
-
-    def finalize(
-        self,
-        *,
-        interrupted: str | None = None,
-        error: str | None = None,
-        compare_with: CompareSettings | None = None,
-    ) -> tuple[ta.Report, ta.ComparisonDoc | None]:
-        """Write report.json, summary.md, comparisons.json if asked, the manifest last."""
-        from tile_cli._report import build_report, write_final
-
-        with self._lock:
-            report = build_report(self, interrupted=interrupted, error=error)
-            for hook in self.before_final:
-                hook(report)
-            return report, write_final(self, report, compare_with)
+        for key, value in values.items()
+    }
+    writer.write_text("config/resolved_tool.json", json.dumps(doc, indent=2, default=str) + "\n")
+    if resolved.raw_text is not None:
+        writer.write_text("config/tile.toml", _redact_toml(resolved.raw_text))
 
 
 def launch_id(launch: Launch) -> str:

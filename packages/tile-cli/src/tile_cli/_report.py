@@ -1,4 +1,8 @@
-"""Assemble report.json from what a recorder saw, and close the run directory."""
+"""Assemble report.json from a run's results, and close the run directory.
+
+Each planned case becomes one record through tile-artifacts' typed converters, looked up by
+case id in the results (no scan of every result per case).
+"""
 
 from __future__ import annotations
 
@@ -6,86 +10,60 @@ import os
 import platform
 import socket
 import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-import msgspec
-
-import tile_protocol as tp
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import tile_artifacts as ta
     from tile_cli._compare import CompareSettings
-    from tile_cli._record import RunRecorder
+    from tile_cli._results import RunResults
+    from tile_config import ResolvedConfig
 
-__all__ = ["build_report", "case_record", "write_final"]
-
-# A protocol failure status as a case status in the report.
-_CASE_STATUS = {"failed": "failed", "timed_out": "timed_out", "skipped": "skipped",
-                "unsupported": "unsupported", "success": "failed"}  # fmt: skip
-_TIMERS = ("cupti", "wall", "batched")
-_PEAK_SOURCES = ("config", "builtin", "calibrated")
+__all__ = ["RunSetup", "build_report", "case_records", "write_final"]
 
 
-def _bench_case(result: tp.BenchResult) -> dict[str, Any]:
-    data: dict[str, Any] = msgspec.to_builtins(result)
-    for key in ("type", "seed", "peak_memory_bytes"):
-        data.pop(key, None)
-    # The runner says which table row it used (`builtin:NVIDIA H200`); the format keeps the kind.
-    source = (data["roofline"].get("peak_source") or "").split(":")[0]
-    data["roofline"]["peak_source"] = source if source in _PEAK_SOURCES else None
-    if data["timer"] not in _TIMERS:
-        data["timer"] = None
-    ok = result.check is None or result.check.passed
-    return {**data, "status": "success" if ok else "failed"}
+@dataclass(frozen=True)
+class RunSetup:
+    """What a run directory is made for: the command, its configuration, where it goes."""
+
+    command: str
+    resolved: ResolvedConfig
+    writer: ta.ArtifactWriter
+    run_dir: Path
+    argv: list[str]
+
+    @property
+    def run_id(self) -> str:
+        return self.writer.run_id
 
 
-def case_record(info: tp.CaseInfo, rec: RunRecorder, *, interrupted: bool) -> ta.CaseRecord:
-    """The report's record of one planned case, from whatever the runner said about it."""
+def case_records(results: RunResults, *, interrupted: bool) -> list[ta.CaseRecord]:
+    """One record per planned case, in plan order."""
     import tile_artifacts as ta
 
-    case_id = info.case_id
-    base: dict[str, Any] = {"case_id": case_id, "kernel": info.kernel, "params": info.params}
-    for b in rec.bench_results:
-        if b.case_id == case_id:
-            return ta.CaseRecord.model_validate(_bench_case(b))
-    for t in rec.test_results:
-        if t.case_id == case_id:
-            status = "success" if t.check.passed else "failed"
-            return ta.CaseRecord.model_validate(
-                {
-                    **base,
-                    "check": msgspec.to_builtins(t.check),
-                    "status": status,
-                    "accounting": msgspec.to_builtins(t.accounting) if t.accounting else None,
-                    "config": msgspec.to_builtins(t.config) if t.config else None,
-                }
-            )
-    for u in rec.build_results:
-        if u.case_id == case_id:
-            status = "success" if u.ok else "failed"
-            return ta.CaseRecord.model_validate(
-                {**base, "phases": msgspec.to_builtins(u.phases), "status": status}
-            )
-    for f in rec.failures:
-        if f.case_id == case_id:
-            return ta.CaseRecord.model_validate({**base, "status": _CASE_STATUS[f.status]})
-    return ta.CaseRecord.model_validate(
-        {**base, "status": "interrupted" if interrupted else "skipped"}
-    )
+    return [
+        ta.case_record(
+            info,
+            results.outcome(info.case_id),
+            results.failure_of(info.case_id),
+            interrupted=interrupted,
+        )
+        for info in results.planned
+    ]
 
 
 def _run_status(
-    rec: RunRecorder, cases: list[ta.CaseRecord], interrupted: str | None, error: str | None
-) -> tuple[str, str | None]:
+    results: RunResults, cases: list[ta.CaseRecord], interrupted: str | None, error: str | None
+) -> tuple[ta.Status, str | None]:
     if interrupted is not None:
         return "interrupted", interrupted
     if error is not None:
         return "failed", error
     if not cases:
-        return ("failed", "no case ran") if rec.failures else ("skipped", "no case selected")
+        return ("failed", "no case ran") if results.failures else ("skipped", "no case selected")
     good = sum(c.status == "success" for c in cases)
-    if good == len(cases) and not rec.failures:
+    if good == len(cases) and not results.failures:
         return "success", None
     if good == 0:
         timed = all(c.status == "timed_out" for c in cases)
@@ -93,34 +71,28 @@ def _run_status(
     return "partial", f"{len(cases) - good} of {len(cases)} cases did not succeed"
 
 
-def _failures(rec: RunRecorder) -> list[ta.FailureRecord]:
+def _failures(results: RunResults, run_dir: Path) -> list[ta.FailureRecord]:
     import tile_artifacts as ta
 
     records: list[ta.FailureRecord] = []
-    for i, f in enumerate(rec.failures, start=1):
-        launch = rec.failure_launch.get(i)
-        excerpt = f.traceback[-ta.STDERR_EXCERPT_LIMIT :] if f.traceback else None
+    for number, failure in enumerate(results.failures, start=1):
+        launch = results.failure_launch.get(number)
         records.append(
-            ta.FailureRecord(
-                failure_id=ta.failure_id(i),
-                case_id=f.case_id,
-                phase=f.phase,
-                status=_CASE_STATUS.get(f.status, "failed"),  # type: ignore[arg-type]
-                message=f.message,
-                exception_type=f.error_type,
-                stderr_excerpt=excerpt,
-                stderr_log=os.path.relpath(launch.stderr_log, rec.run_dir) if launch else None,
+            ta.failure_record(
+                number,
+                failure,
+                stderr_log=os.path.relpath(launch.stderr_log, run_dir) if launch else None,
                 command_id=f"C{launch.index:03d}" if launch else None,
             )
         )
     return records
 
 
-def _context(rec: RunRecorder) -> ta.Context:
+def _context(setup: RunSetup, results: RunResults) -> ta.Context:
     import tile_artifacts as ta
 
-    hello = rec.hello
-    root = rec.resolved.project_root
+    hello = results.hello
+    root = setup.resolved.project_root
     return ta.Context(
         project_root=str(root) if root else None,
         cwd=str(Path.cwd()),
@@ -131,18 +103,18 @@ def _context(rec: RunRecorder) -> ta.Context:
         jaxlib_version=hello.jaxlib_version if hello else None,
         xla_flags=os.environ.get("XLA_FLAGS"),
         pinned_cpu=hello.pinned_cpu if hello else None,
-        slurm_job_id=rec.slurm_job_id or os.environ.get("SLURM_JOB_ID"),
-        argv=list(rec.argv),
-        seed=rec.resolved.config.test.seed,
+        slurm_job_id=results.slurm_job_id or os.environ.get("SLURM_JOB_ID"),
+        argv=list(setup.argv),
+        seed=setup.resolved.config.test.seed,
     )
 
 
-def _device(rec: RunRecorder) -> ta.DeviceRecord:
+def _device(setup: RunSetup, results: RunResults) -> ta.DeviceRecord:
     import tile_artifacts as ta
 
-    hello = rec.hello
+    hello = results.hello
     first = hello.devices[0] if hello and hello.devices else None
-    m = rec.resolved.config.machine
+    m = setup.resolved.config.machine
     peaks = ta.Peaks()
     if m.peak_bandwidth_gbps is not None or m.peak_tflops:
         peaks = ta.Peaks(bandwidth_gbps=m.peak_bandwidth_gbps, tflops=dict(m.peak_tflops),
@@ -156,12 +128,14 @@ def _device(rec: RunRecorder) -> ta.DeviceRecord:
     )
 
 
-def build_report(rec: RunRecorder, *, interrupted: str | None, error: str | None) -> ta.Report:
+def build_report(
+    setup: RunSetup, results: RunResults, *, interrupted: str | None, error: str | None
+) -> ta.Report:
     """Everything the run measured, as a `tile.report` document."""
     import tile_artifacts as ta
 
-    cases = [case_record(info, rec, interrupted=interrupted is not None) for info in rec.planned]
-    status, reason = _run_status(rec, cases, interrupted, error)
+    cases = case_records(results, interrupted=interrupted is not None)
+    status, reason = _run_status(results, cases, interrupted, error)
     counts = ta.Counts(
         cases=len(cases),
         passed=sum(c.status == "success" for c in cases),
@@ -169,23 +143,23 @@ def build_report(rec: RunRecorder, *, interrupted: str | None, error: str | None
         skipped=sum(c.status in ("skipped", "interrupted", "unsupported") for c in cases),
     )
     metrics = [
-        m for i, c in enumerate(cases) for m in ta.case_metrics(c, run_id=rec.run_id, index=i)
+        m for i, c in enumerate(cases) for m in ta.case_metrics(c, run_id=setup.run_id, index=i)
     ]
-    headline = rec.headline()
-    config_file = rec.resolved.config_file
+    headline = results.headline()
+    config_file = setup.resolved.config_file
     return ta.Report(
-        producer=rec.writer.producer,
-        run=rec.writer.run_info(status, reason),  # type: ignore[arg-type]
-        context=_context(rec),
+        producer=setup.writer.producer,
+        run=setup.writer.run_info(status, reason),
+        context=_context(setup, results),
         configuration={
-            "command": rec.command,
+            "command": setup.command,
             "config_file": str(config_file) if config_file else None,
-            "profile": rec.resolved.profile,
+            "profile": setup.resolved.profile,
         },
-        device=_device(rec),
+        device=_device(setup, results),
         summary=ta.ReportSummary(
-            title=f"tile {rec.command}",
-            status=status,  # type: ignore[arg-type]
+            title=f"tile {setup.command}",
+            status=status,
             headline=headline,
             counts=counts,
             agent_summary=ta.AgentSummary(one_sentence=headline),
@@ -194,61 +168,67 @@ def build_report(rec: RunRecorder, *, interrupted: str | None, error: str | None
         metrics=metrics,
         diagnostics=[
             ta.Diagnostic(level=d.level, message=d.message, case_id=d.case_id, phase="runner")
-            for d in rec.diagnostics
+            for d in results.diagnostics
         ],
-        failures=_failures(rec),
-        findings=list(rec.findings),
-        timing=rec.timing(),
+        failures=_failures(results, setup.run_dir),
+        findings=list(results.findings),
+        timing=results.timing(),
     )
 
 
+def _compare(setup: RunSetup, report: ta.Report, settings: CompareSettings) -> ta.ComparisonDoc:
+    """The run against its baseline, written to comparisons.json."""
+    import tile_artifacts as ta
+    from tile_cli._compare import load_side, pick_baseline
+
+    base_file = pick_baseline(settings.path, report.device.device_kind)
+    base, base_path = load_side(base_file)
+    comparison = ta.compare_runs(
+        base,
+        report,
+        noise_floor_pct=settings.noise_floor_pct,
+        alpha=settings.alpha,
+        basis=settings.basis,
+        baseline_label=str(base_file),
+        current_label=setup.run_id,
+        baseline_path=str(base_path.absolute()),
+        current_path="report.json",
+    )
+    setup.writer.write_json("comparisons.json", comparison)
+    return comparison
+
+
 def write_final(
-    rec: RunRecorder, report: ta.Report, compare_with: CompareSettings | None
+    setup: RunSetup,
+    results: RunResults,
+    report: ta.Report,
+    compare_with: CompareSettings | None,
 ) -> ta.ComparisonDoc | None:
     """report.json, summary.md, comparisons.json when asked, then the manifest last.
 
     A baseline that cannot be used is raised only after the run directory is complete.
     """
     import tile_artifacts as ta
-    from tile_cli._compare import load_side, pick_baseline
     from tile_cli._errors import CliError
 
-    w = rec.writer
+    w = setup.writer
     w.write_json("report.json", report)
     w.write_summary(report)
     comparison: ta.ComparisonDoc | None = None
     problem: CliError | None = None
     if compare_with is not None:
         try:
-            base_file = pick_baseline(compare_with.path, report.device.device_kind)
-            base, base_path = load_side(base_file)
-            comparison = ta.compare_runs(
-                base,
-                report,
-                noise_floor_pct=compare_with.noise_floor_pct,
-                alpha=compare_with.alpha,
-                basis=compare_with.basis,
-                baseline_label=str(base_file),
-                current_label=rec.run_id,
-                baseline_path=str(base_path.absolute()),
-                current_path="report.json",
-            )
-            w.write_json("comparisons.json", comparison)
+            comparison = _compare(setup, report, compare_with)
         except CliError as exc:
             problem = exc
-    rec._event("info", "run", "run_finished", f"status {report.run.status}")
+    resolved = setup.resolved
     snapshots = [ta.ConfigSnapshot(path="config/resolved_tool.json", kind="resolved_config")]
-    if rec.resolved.config_file is not None and rec.resolved.raw_text is not None:
-        snapshots.append(
-            ta.ConfigSnapshot(
-                path="config/tile.toml",
-                kind="config_source",
-                source_path=str(rec.resolved.config_file),
-            )
-        )
-    inputs = [ta.fingerprint_input(path, "download") for path in rec.input_files.values()]
-    if rec.resolved.config_file is not None:
-        inputs.append(ta.fingerprint_input(rec.resolved.config_file, "config"))
+    inputs = [ta.fingerprint_input(path, "download") for path in results.input_files.values()]
+    if resolved.config_file is not None:
+        inputs.append(ta.fingerprint_input(resolved.config_file, "config"))
+        if resolved.raw_text is not None:
+            snapshots.append(ta.ConfigSnapshot(path="config/tile.toml", kind="config_source",
+                                               source_path=str(resolved.config_file)))  # fmt: skip
     w.finalize(
         status=report.run.status,
         status_reason=report.run.status_reason,

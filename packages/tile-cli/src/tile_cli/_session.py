@@ -1,95 +1,67 @@
 """Drive runner processes: spawn, stream, watch for crashes and hangs, restart, go on.
 
-The CLI and the runner meet only through tile-protocol. This module owns the runner's
+The CLI and the runner meet only through tile-protocol. This module owns the runners'
 lifetime; what to do with each message is the `Sink`'s business (recording, rendering).
+Sessions are made by `_runners.make_session`, from a request and the configuration.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import queue
 import signal
 import subprocess
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Protocol
 
 import tile_protocol as tp
 from tile_cli._errors import CliError, ExitCode
+from tile_cli._process import (
+    EOF,
+    Launch,
+    LaunchCounter,
+    describe_exit,
+    kill_group,
+    reap,
+    spawn,
+    stream_events,
+    terminate,
+)
+from tile_cli._requests import derive
+from tile_cli._sinks import Sink
 
-__all__ = ["Launch", "LaunchCounter", "RunnerSession", "Sink"]
+__all__ = ["STARTUP_TIMEOUT_S", "RunnerSession", "RunnerSpec"]
 
-STDERR_TAIL_BYTES = 4000
 STARTUP_TIMEOUT_S = 120.0
-STOP_GRACE_S = 3.0
 
 
-@dataclass
-class Launch:
-    """One runner process: what was run and how it ended."""
+@dataclass(frozen=True)
+class RunnerSpec:
+    """How the runners of a session start and how long they may stay silent.
 
-    index: int
-    args: list[str]
-    cwd: str
-    env_overrides: dict[str, str]
-    stderr_log: Path
-    started_at: datetime
-    finished_at: datetime | None = None
-    return_code: int | None = None
-    signal: int | None = None
-    status: str = "success"
-    reason: str | None = None
-    case_ids: list[str] | None = None
-    phase: str = "runner"
-    """`plan` for a runner that only lists the cases, else `runner`."""
+    Each runner is `PYTHON -m tile_runner`, started with this process's environment plus
+    `env_overrides`. A launcher changes that: `argv_prefix` goes in front (`srun ... --`),
+    `environ` replaces the inherited environment, `startup_timeout=None` waits for `hello`
+    however long a queued job takes, and `exit_signal` reads a signal out of the exit status
+    (srun: 128+N).
+    """
 
-    @property
-    def wall_time_s(self) -> float | None:
-        if self.finished_at is None:
-            return None
-        return (self.finished_at - self.started_at).total_seconds()
+    python: str
+    cwd: Path
+    env_overrides: Mapping[str, str]
+    case_timeout: float
+    isolate: bool = False
+    argv_prefix: tuple[str, ...] = ()
+    environ: Mapping[str, str] | None = None
+    startup_timeout: float | None = STARTUP_TIMEOUT_S
+    exit_signal: Callable[[int], int | None] | None = None
 
-    def stderr_tail(self) -> str:
-        """The last few kilobytes the runner wrote to stderr."""
-        try:
-            with self.stderr_log.open("rb") as fh:
-                fh.seek(0, os.SEEK_END)
-                size = fh.tell()
-                fh.seek(max(0, size - STDERR_TAIL_BYTES))
-                return fh.read().decode("utf-8", "replace")
-        except OSError:
-            return ""
-
-
-class Sink(Protocol):
-    """Receives everything that happens during a session, in order."""
-
-    def on_launch(self, launch: Launch) -> None: ...
-    def on_launch_end(self, launch: Launch) -> None: ...
-    def on_hello(self, hello: tp.Hello) -> None: ...
-    def on_plan(self, plan: tp.Plan) -> None: ...
-    def on_case_start(self, start: tp.CaseStart) -> None: ...
-    def on_message(self, message: tp.Message) -> None:
-        """Results, artifacts, inspect views, logs and failures (runner-sent or synthesized)."""
-
-    def on_noise(self, event: tp.BadLine | tp.UnknownMessage) -> None: ...
-
-
-class LaunchCounter:
-    """Numbers runner processes 1, 2, 3... across every session of one run, from any thread."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._last = 0
-
-    def __call__(self) -> int:
-        with self._lock:
-            self._last += 1
-            return self._last
+    def argv(self) -> list[str]:
+        """The argument vector of one runner."""
+        return [*self.argv_prefix, self.python, "-m", "tile_runner"]
 
 
 @dataclass
@@ -98,54 +70,32 @@ class _State:
     finished: set[str] = field(default_factory=set[str])
     done_seen: bool = False
     hello_seen: bool = False
+    minor: int = tp.PROTOCOL_MINOR
+    """The protocol minor version the current runner speaks (from its hello)."""
     seen: set[tuple[str, str, str]] = field(default_factory=set[tuple[str, str, str]])
-
-
-_EOF = object()
 
 
 class RunnerSession:
     """Runs a request to completion over as many runner processes as it takes.
 
-    By default each runner is `PYTHON -m tile_runner` started here with this process's
-    environment plus `env_overrides`. A launcher changes that: `argv_prefix` goes in front of
-    the runner's argument vector (`srun ... --`), `environ` replaces the inherited environment,
-    `startup_timeout=None` waits for `hello` however long a queued job takes, and
-    `exit_signal` reads a signal out of the exit status (srun: 128+N). `numbering` shares one
-    sequence of runner numbers (and stderr log names) between the sessions of one run.
+    A runner that crashes or hangs is blamed on the case it was on, and a fresh one goes on
+    with the cases left. `numbering` shares one sequence of runner numbers (and stderr log
+    names) between the sessions of one run.
     """
 
     def __init__(
         self,
         request: tp.RunRequest,
-        *,
-        python: str,
-        cwd: Path,
-        env_overrides: Mapping[str, str],
-        log_dir: Path,
+        spec: RunnerSpec,
         sink: Sink,
-        case_timeout: float,
-        isolate: bool = False,
-        extra_args: Sequence[str] = (),
-        argv_prefix: Sequence[str] = (),
-        environ: Mapping[str, str] | None = None,
-        startup_timeout: float | None = STARTUP_TIMEOUT_S,
-        exit_signal: Callable[[int], int | None] | None = None,
+        *,
+        log_dir: Path,
         numbering: Callable[[], int] | None = None,
     ) -> None:
         self._request = request
-        self._python = python
-        self._cwd = cwd
-        self._env_overrides = dict(env_overrides)
-        self._log_dir = log_dir
+        self._spec = spec
         self._sink = sink
-        self._case_timeout = case_timeout
-        self._isolate = isolate
-        self._extra_args = list(extra_args)
-        self._argv_prefix = list(argv_prefix)
-        self._environ = dict(os.environ if environ is None else environ)
-        self._startup_timeout = startup_timeout
-        self._exit_signal = exit_signal
+        self._log_dir = log_dir
         self._numbering = numbering or LaunchCounter()
         self._state = _State()
         self._proc: subprocess.Popen[bytes] | None = None
@@ -156,24 +106,15 @@ class RunnerSession:
 
     def run(self) -> bool:
         """Go through every case; return True when no runner died or hung."""
-        clean = True
-        if self._isolate:
-            clean = self._launch(self._plan_only()) and clean
-            for case_id in list(self._state.plan or []):
-                if self._stopping:
-                    return False
-                if case_id not in self._state.finished:
-                    clean = self._launch(self._subset([case_id])) and clean
-                if case_id not in self._state.finished and not self._stopping:
-                    self._abandon([case_id], "its runner ended before reaching it")
-            return clean and not self._stopping
+        if self._spec.isolate:
+            return self._run_isolated()
         clean = self._launch(self._request)
         all_clean = clean
         # A runner that ended with `done` went through every case; only a crash or a hang
         # leaves cases behind, and those get a fresh runner.
         while not clean and not self._stopping and (remaining := self._remaining()):
             before = len(self._state.finished)
-            clean = self._launch(self._subset(remaining))
+            clean = self._launch(derive(self._request, case_ids=remaining))
             if len(self._state.finished) == before:
                 self._abandon(self._remaining(), "the restarted runner made no progress")
                 break
@@ -188,15 +129,21 @@ class RunnerSession:
             self._stopping = True
             proc = self._proc
         if proc is not None:
-            _terminate(proc)
+            terminate(proc)
 
     # ---------------------------------------------------------------- internals
 
-    def _plan_only(self) -> tp.RunRequest:
-        return _replace(self._request, command="list")
-
-    def _subset(self, case_ids: list[str]) -> tp.RunRequest:
-        return _replace(self._request, case_ids=case_ids)
+    def _run_isolated(self) -> bool:
+        """A plan runner, then one fresh runner per case."""
+        clean = self._launch(derive(self._request, command="list"))
+        for case_id in list(self._state.plan or []):
+            if self._stopping:
+                return False
+            if case_id not in self._state.finished:
+                clean = self._launch(derive(self._request, case_ids=[case_id])) and clean
+            if case_id not in self._state.finished and not self._stopping:
+                self._abandon([case_id], "its runner ended before reaching it")
+        return clean and not self._stopping
 
     def _remaining(self) -> list[str]:
         plan = self._state.plan or []
@@ -204,7 +151,7 @@ class RunnerSession:
 
     def _abandon(self, case_ids: list[str], why: str) -> None:
         for case_id in case_ids:
-            self._finish(case_id)
+            self._state.finished.add(case_id)
             self._sink.on_message(
                 tp.Failure(
                     case_id=case_id,
@@ -215,93 +162,78 @@ class RunnerSession:
                 )
             )
 
-    def _finish(self, case_id: str) -> None:
-        self._state.finished.add(case_id)
-
     def _launch(self, request: tp.RunRequest) -> bool:
         """Run one runner process to its end; return True if it ended with `done`."""
         if self._stopping:
             return False
-        index = self._numbering()
-        args = [*self._argv_prefix, self._python, "-m", "tile_runner", *self._extra_args]
-        self._log_dir.mkdir(parents=True, exist_ok=True)
-        log_path = self._log_dir / f"runner-{index}.stderr.log"
-        launch = Launch(
-            index=index,
-            args=args,
-            cwd=str(self._cwd),
-            env_overrides=dict(self._env_overrides),
-            stderr_log=log_path,
-            started_at=datetime.now(UTC),
-            case_ids=request.case_ids,
-            phase="plan" if request.command == "list" else "runner",
-        )
-        env = {**self._environ, **self._env_overrides}
-        with log_path.open("wb") as stderr:
-            try:
-                proc = subprocess.Popen(
-                    args,
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE,
-                    stderr=stderr,
-                    cwd=self._cwd,
-                    env=env,
-                    start_new_session=True,
-                )
-            except OSError as exc:
-                raise CliError(
-                    f"cannot start the runner `{args[0]}`: {exc.strerror or exc}",
-                    hint="set `[runner] python` in tile.toml (or TILE_RUNNER_PYTHON) to an "
-                    "interpreter that has tile-runner installed"
-                    if not self._argv_prefix
-                    else "check that the launcher's command exists and can be run",
-                    code=ExitCode.USAGE,
-                ) from None
-        with self._proc_lock:
-            self._proc = proc
-            stopping = self._stopping
-        if stopping:  # stop() came while the process was starting
-            _terminate(proc)
-        self._sink.on_launch(launch)
-        events: queue.Queue[object] = queue.Queue()
-        reader = threading.Thread(target=_read_stream, args=(proc, events), daemon=True)
-        reader.start()
-        # On a thread: a launcher may not read its stdin before the job starts (srun waiting
-        # in the queue), and a large request must not block the loop that watches the clock.
-        writer = threading.Thread(
-            target=_write_request, args=(proc, tp.encode(request)), daemon=True
-        )
-        writer.start()
-
-        in_flight: str | None = None
-        timed_out = False
-        self._state.done_seen = False
-        self._state.hello_seen = False
+        launch = self._new_launch(request)
+        proc = self._start(launch)
+        events = stream_events(proc, tp.encode(request))
+        self._state.done_seen = self._state.hello_seen = False
         try:
-            while True:
-                limit = self._silence_limit(in_flight)
-                try:
-                    event = events.get(timeout=limit)
-                except queue.Empty:
-                    timed_out = True
-                    break
-                if event is _EOF:
-                    break
-                in_flight = self._dispatch(event, in_flight)
-                if self._state.done_seen:
-                    break
+            in_flight, timed_out = self._pump(events)
         except BaseException:
             self.stop()
             launch.status = "interrupted"
             self._close(proc, launch)
             raise
+        return self._conclude(proc, launch, in_flight, timed_out=timed_out)
 
+    def _new_launch(self, request: tp.RunRequest) -> Launch:
+        index = self._numbering()
+        return Launch(
+            index=index,
+            args=self._spec.argv(),
+            cwd=str(self._spec.cwd),
+            env_overrides=dict(self._spec.env_overrides),
+            stderr_log=self._log_dir / f"runner-{index}.stderr.log",
+            started_at=datetime.now(UTC),
+            case_ids=request.case_ids,
+            phase="plan" if request.command == "list" else "runner",
+            shard=request.shard,
+        )
+
+    def _start(self, launch: Launch) -> subprocess.Popen[bytes]:
+        spec = self._spec
+        env = {**(os.environ if spec.environ is None else spec.environ), **spec.env_overrides}
+        proc = spawn(launch, env, launcher=bool(spec.argv_prefix))
+        with self._proc_lock:
+            self._proc = proc
+            stopping = self._stopping
+        if stopping:  # stop() came while the process was starting
+            terminate(proc)
+        self._sink.on_launch(launch)
+        return proc
+
+    def _pump(self, events: queue.Queue[object]) -> tuple[str | None, bool]:
+        """Hand each event to the sink until `done`, EOF or silence; (case in flight, timed out)."""
+        in_flight: str | None = None
+        while True:
+            try:
+                event = events.get(timeout=self._silence_limit(in_flight))
+            except queue.Empty:
+                return in_flight, True
+            if event is EOF:
+                return in_flight, False
+            in_flight = self._dispatch(event, in_flight)
+            if self._state.done_seen:
+                return in_flight, False
+
+    def _conclude(
+        self,
+        proc: subprocess.Popen[bytes],
+        launch: Launch,
+        in_flight: str | None,
+        *,
+        timed_out: bool,
+    ) -> bool:
+        """Close the runner's process and blame its death, if it died, on the right case."""
         if timed_out:
             launch.status = "timed_out"  # before _close records it
-            if self._argv_prefix:
-                _terminate(proc)  # srun forwards SIGTERM to the task and ends the job step
+            if self._spec.argv_prefix:
+                terminate(proc)  # srun forwards SIGTERM to the task and ends the job step
             else:
-                _kill_group(proc, signal.SIGKILL)
+                kill_group(proc, signal.SIGKILL)
         if self._stopping and not self._state.done_seen:
             launch.status = "interrupted"
             launch.reason = "stopped"
@@ -315,28 +247,24 @@ class RunnerSession:
 
     def _silence_limit(self, in_flight: str | None) -> float | None:
         """How long the runner may stay silent now; None waits for ever."""
+        spec = self._spec
         if not self._state.hello_seen:
             # Until `hello` the runner may be waiting for a SLURM allocation (as long as the
             # queue takes: `startup_timeout=None`) or importing JAX on a loaded machine.
-            if self._startup_timeout is None:
+            if spec.startup_timeout is None:
                 return None
-            return max(self._case_timeout, self._startup_timeout)
+            return max(spec.case_timeout, spec.startup_timeout)
         # Between cases the runner may be importing kernel modules or compiling: allow at
         # least STARTUP_TIMEOUT_S there.
-        return self._case_timeout if in_flight else max(self._case_timeout, STARTUP_TIMEOUT_S)
+        return spec.case_timeout if in_flight else max(spec.case_timeout, STARTUP_TIMEOUT_S)
 
     def _dispatch(self, event: object, in_flight: str | None) -> str | None:
+        """Hand one event to the sink; return the case in flight after it."""
         sink = self._sink
         if isinstance(event, (tp.BadLine, tp.UnknownMessage)):
             sink.on_noise(event)
         elif isinstance(event, tp.Hello):
-            self._state.hello_seen = True
-            try:
-                tp.check_version(event)
-            except tp.VersionError as exc:
-                self.stop()
-                raise CliError(str(exc), hint=exc.hint, code=ExitCode.INFRA) from None
-            sink.on_hello(event)
+            self._hello(event)
         elif isinstance(event, tp.Plan):
             if self._state.plan is None:
                 self._state.plan = [c.case_id for c in event.cases]
@@ -344,44 +272,48 @@ class RunnerSession:
         elif isinstance(event, tp.CaseStart):
             sink.on_case_start(event)
             return event.case_id
-        elif isinstance(event, tp.Done):
-            self._state.done_seen = True
-            sink.on_message(event)
         elif isinstance(event, (tp.BenchResult, tp.TestResult, tp.BuildResult)):
-            self._finish(event.case_id)
+            self._state.finished.add(event.case_id)
             sink.on_message(event)
             return None
         elif isinstance(event, tp.Failure):
-            if event.case_id is not None:
-                self._finish(event.case_id)
-            elif (key := (event.phase, event.error_type, event.message)) in self._state.seen:
-                return in_flight  # a restarted runner repeats import errors: report them once
-            else:
-                self._state.seen.add(key)
-            sink.on_message(event)
-            return None if event.case_id == in_flight else in_flight
+            return self._failure(event, in_flight)
         elif isinstance(event, tp.Message):
-            sink.on_message(event)
+            self._state.done_seen = self._state.done_seen or isinstance(event, tp.Done)
+            sink.on_message(tp.upgrade(event, self._state.minor))
         return in_flight
 
-    def _close(self, proc: subprocess.Popen[bytes], launch: Launch) -> None:
+    def _hello(self, hello: tp.Hello) -> None:
+        self._state.hello_seen = True
+        self._state.minor = hello.protocol_minor
         try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            _kill_group(proc, signal.SIGKILL)
-            proc.wait()
-        # A runner that exits leaves no orphans behind in its group.
-        _kill_group(proc, signal.SIGKILL)
+            tp.check_version(hello)
+        except tp.VersionError as exc:
+            self.stop()
+            raise CliError(str(exc), hint=exc.hint, code=ExitCode.INFRA) from None
+        self._sink.on_hello(hello)
+
+    def _failure(self, failure: tp.Failure, in_flight: str | None) -> str | None:
+        if failure.case_id is not None:
+            self._state.finished.add(failure.case_id)
+        elif (key := (failure.phase, failure.error_type, failure.message)) in self._state.seen:
+            return in_flight  # a restarted runner repeats import errors: report them once
+        else:
+            self._state.seen.add(key)
+        self._sink.on_message(failure)
+        return None if failure.case_id == in_flight else in_flight
+
+    def _close(self, proc: subprocess.Popen[bytes], launch: Launch) -> None:
+        rc = reap(proc)
         with self._proc_lock:
             self._proc = None
         launch.finished_at = datetime.now(UTC)
-        rc = proc.returncode
         if rc is not None and rc < 0:
             launch.signal = -rc
         else:
             launch.return_code = rc
-            if rc is not None and self._exit_signal is not None:
-                launch.signal = self._exit_signal(rc)
+            if rc is not None and self._spec.exit_signal is not None:
+                launch.signal = self._spec.exit_signal(rc)
         if launch.status == "success" and not self._state.done_seen:
             launch.status = "failed"
         self._sink.on_launch_end(launch)
@@ -390,103 +322,24 @@ class RunnerSession:
         """Turn a runner that died or hung into a failure record for the case it was on."""
         if timed_out:
             limit = self._silence_limit(in_flight) or STARTUP_TIMEOUT_S
-            what = f"no message from the runner for {limit:g} s" + (
+            launch.reason = f"no message from the runner for {limit:g} s" + (
                 " (case_timeout)" if in_flight else ""
             )
-            status = "timed_out"
-            launch.status = "timed_out"
         else:
-            what = _describe_exit(launch)
-            status = "failed"
-        launch.reason = what
-        tail = launch.stderr_tail().strip() or None
-        message = what
+            launch.reason = describe_exit(launch)
+        if in_flight is None and self._state.plan is not None:
+            return  # between cases: the restart goes on with the rest
         if in_flight is not None:
-            self._finish(in_flight)
-            self._sink.on_message(
-                tp.Failure(
-                    case_id=in_flight,
-                    phase="run",
-                    status=status,
-                    error_type="RunnerTimeout" if timed_out else "RunnerCrash",
-                    message=message,
-                    traceback=tail,
-                )
+            self._state.finished.add(in_flight)
+        else:
+            self._state.plan = []  # died before it could say which cases exist: no restart
+        self._sink.on_message(
+            tp.Failure(
+                case_id=in_flight,
+                phase="run" if in_flight is not None else "startup",
+                status="timed_out" if timed_out else "failed",
+                error_type="RunnerTimeout" if timed_out else "RunnerCrash",
+                message=launch.reason,
+                traceback=launch.stderr_tail().strip() or None,
             )
-            return
-        if self._state.plan is None:
-            # Died before it could say which cases exist: nothing to restart.
-            self._sink.on_message(
-                tp.Failure(
-                    case_id=None,
-                    phase="startup",
-                    status=status,
-                    error_type="RunnerTimeout" if timed_out else "RunnerCrash",
-                    message=message,
-                    traceback=tail,
-                )
-            )
-            self._state.plan = []
-
-
-def _replace(request: tp.RunRequest, **changes: object) -> tp.RunRequest:
-    import msgspec
-
-    return msgspec.structs.replace(request, **changes)
-
-
-def _describe_exit(launch: Launch) -> str:
-    if launch.signal is not None:
-        try:
-            name = signal.Signals(launch.signal).name
-        except ValueError:
-            name = f"signal {launch.signal}"
-        extra = " (out of memory?)" if launch.signal == signal.SIGKILL else ""
-        return f"runner killed by {name} (signal {launch.signal}){extra}"
-    return f"runner exited with code {launch.return_code} before finishing"
-
-
-def _read_stream(proc: subprocess.Popen[bytes], out: queue.Queue[object]) -> None:
-    decoder = tp.StreamDecoder()
-    stream = proc.stdout
-    assert stream is not None
-    fd = stream.fileno()
-    while True:
-        try:
-            chunk = os.read(fd, 1 << 16)
-        except OSError:
-            break
-        if not chunk:
-            break
-        for event in decoder.feed(chunk):
-            out.put(event)
-    for event in decoder.close():
-        out.put(event)
-    out.put(_EOF)
-
-
-def _write_request(proc: subprocess.Popen[bytes], data: bytes) -> None:
-    stdin = proc.stdin
-    assert stdin is not None
-    # A runner (or srun) that dies before reading its request is reported by the session.
-    with contextlib.suppress(OSError, ValueError):
-        stdin.write(data)
-    with contextlib.suppress(OSError, ValueError):
-        stdin.close()
-
-
-def _terminate(proc: subprocess.Popen[bytes]) -> None:
-    """SIGTERM to the process group, then SIGKILL if it is still there after a grace period."""
-    if proc.poll() is not None:
-        return
-    _kill_group(proc, signal.SIGTERM)
-    try:
-        proc.wait(timeout=STOP_GRACE_S)
-    except subprocess.TimeoutExpired:
-        _kill_group(proc, signal.SIGKILL)
-        proc.wait()
-
-
-def _kill_group(proc: subprocess.Popen[bytes], sig: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, sig)
+        )

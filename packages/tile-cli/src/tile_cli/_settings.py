@@ -1,15 +1,13 @@
-"""From resolved configuration plus flags to a runner request."""
+"""Configuration and flags: load the layered config, read the flags that select cases."""
 
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import tile_protocol as tp
 from tile_cli._errors import CliError, ExitCode
 
 if TYPE_CHECKING:
@@ -18,7 +16,6 @@ if TYPE_CHECKING:
 __all__ = [
     "CacheLocation",
     "Selection",
-    "build_request",
     "compile_cache_dir",
     "compile_cache_location",
     "describe_origin",
@@ -27,8 +24,6 @@ __all__ = [
     "parse_axes",
     "parse_sets",
     "parse_tunables",
-    "runner_python",
-    "tuning_files",
 ]
 
 
@@ -111,85 +106,6 @@ def parse_tunables(values: Sequence[str]) -> dict[str, str]:
             )
         out[name.strip()] = value.strip()
     return out
-
-
-def tuning_files(resolved: ResolvedConfig) -> list[str]:
-    """Tuning files the runners read: the user cache's, then the project's (which win)."""
-    from tile_downloads import resolve_cache_dir
-
-    dirs = [resolve_cache_dir() / "tuning", resolved.resolve_path(resolved.config.tune.dir)]
-    return [str(p) for d in dirs if d.is_dir() for p in sorted(d.glob("*.json"))]
-
-
-def runner_python(resolved: ResolvedConfig) -> str:
-    """The interpreter that runs kernels: `[runner] python`, else the CLI's own."""
-    return resolved.config.runner.python or sys.executable
-
-
-def build_request(
-    command: str, resolved: ResolvedConfig, sel: Selection, output_dir: Path | None
-) -> tp.RunRequest:
-    """Everything one runner needs to know, from config and flags."""
-    cfg = resolved.config
-    root = resolved.project_root
-    has_own_kernels = bool(cfg.project.modules or cfg.project.paths)
-    plugins: list[str] | None
-    if sel.plugins:
-        plugins = [*(cfg.project.plugins or []), *sel.plugins]
-    elif cfg.project.plugins is not None:
-        plugins = list(cfg.project.plugins)
-    else:
-        # A project with kernels of its own includes plugins only when named; with no
-        # project at all, every installed plugin (tile-std) is the default workload.
-        plugins = [] if has_own_kernels else None
-    b = cfg.bench
-    peaks = None
-    m = cfg.machine
-    if m.peak_bandwidth_gbps is not None or m.peak_tflops:
-        peaks = tp.Peaks(
-            bandwidth_gbps=m.peak_bandwidth_gbps, tflops=dict(m.peak_tflops), source="config"
-        )
-    downloads = {
-        name: tp.DownloadSpec(
-            url=e.url,
-            sha256=e.sha256,
-            archive=e.archive,
-            members=list(e.members) if e.members is not None else None,
-            description=e.description,
-        )
-        for name, e in cfg.downloads.items()
-    }
-    return tp.RunRequest(
-        command=command,  # type: ignore[arg-type]
-        modules=list(cfg.project.modules),
-        paths=[str(resolved.resolve_path(p)) for p in cfg.project.paths],
-        plugins=plugins,
-        project_root=str(root) if root is not None else None,
-        filters=list(sel.filters),
-        kernels=list(sel.kernels),
-        case_ids=list(sel.case_ids) if sel.case_ids is not None else None,
-        axes=parse_axes(sel.axes),
-        bench=tp.BenchSettings(
-            warmup_runs=b.warmup_runs,
-            min_runs=b.min_runs,
-            max_runs=b.max_runs,
-            min_time=b.min_time,
-            max_time=b.max_time,
-            target_precision=b.target_precision,
-            timer=b.timer,
-            cold=b.cold,
-            batch=b.batch,
-            rounds=b.rounds,
-        ),
-        test=tp.TestSettings(seed=cfg.test.seed, tolerances=dict(cfg.test.tolerances)),
-        peaks=peaks,
-        downloads=downloads,
-        output_dir=str(output_dir) if output_dir is not None else None,
-        jax_cache_dir=compile_cache_dir(resolved),
-        pin_cpu=cfg.runner.pin_cpu,
-        tuning_files=tuning_files(resolved),
-        tunables=parse_tunables(sel.tunables),
-    )
 
 
 @dataclass(frozen=True)

@@ -9,9 +9,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from tile_cli._build import case_filename, display_path, print_failures, request_views
-from tile_cli._build import split_failures as _split
+import tile_protocol as tp
+from tile_cli._ask import ask
 from tile_cli._errors import CliError, ExitCode, no_cases
+from tile_cli._outcome import split_failures
+from tile_cli._render import display_path, print_failures
 from tile_cli._settings import Selection, load
 from tile_cli._ui import make_consoles
 
@@ -185,19 +187,19 @@ def snap(sel: Selection, *, profile: str | None, mode: SnapMode, directory: Path
     resolved = load(profile, sel.overrides)
     root = resolved.project_root or Path.cwd()
     snap_dir = (directory if directory is not None else root / "snapshots").absolute()
-    sink, clean = request_views("inspect", resolved, sel, kind="stablehlo")
-    planned = sink.case_ids
-    texts = {v.case_id: v.text for v in sink.views if v.kind == "stablehlo"}
-    broken, other = _split(sink.failures)
-    if not planned and clean and not sink.failures:
+    answer, clean = ask("inspect", resolved, sel, inspect_kind="stablehlo")
+    planned = answer.case_ids
+    texts = {v.case_id: v.text for v in answer.views if v.kind == "stablehlo"}
+    broken, other = split_failures(answer.failures)
+    if not planned and clean and not answer.failures:
         raise no_cases(bool(sel.filters or sel.kernels))
 
     result = _Outcome()
     for case_id in planned:
         if case_id not in texts:
             continue
-        path = snap_dir / (case_filename(case_id) + SUFFIX)
-        current = render_snapshot(case_id, texts[case_id], backend=sink.backend)
+        path = snap_dir / (tp.case_dirname(case_id) + SUFFIX)
+        current = render_snapshot(case_id, texts[case_id], backend=answer.backend)
         try:
             before = path.read_text(encoding="utf-8") if path.is_file() else None
         except (OSError, UnicodeDecodeError) as exc:
@@ -210,8 +212,8 @@ def snap(sel: Selection, *, profile: str | None, mode: SnapMode, directory: Path
             result.changed.append((case_id, path, before, current))
     # Stale files are knowable only when every kernel was discovered and selected.
     whole = not (sel.filters or sel.kernels or sel.axes or sel.case_ids)
-    if whole and not any(f.case_id is None for f in sink.failures) and snap_dir.is_dir():
-        expected = {case_filename(c) + SUFFIX for c in planned}
+    if whole and not any(f.case_id is None for f in answer.failures) and snap_dir.is_dir():
+        expected = {tp.case_dirname(c) + SUFFIX for c in planned}
         result.stale = sorted(p for p in snap_dir.glob(f"*{SUFFIX}") if p.name not in expected)
 
     _apply(out, err, result, mode)

@@ -12,12 +12,10 @@ where `tile bench`, `tile test` and library use find it.
 from __future__ import annotations
 
 import math
-import re
 import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -25,16 +23,20 @@ import msgspec
 
 import tile_protocol as tp
 from tile_cli._errors import CliError, ExitCode
-from tile_cli._session import Launch, LaunchCounter, RunnerSession
-from tile_cli._settings import Selection, build_request, load, runner_python
+from tile_cli._process import LaunchCounter
+from tile_cli._requests import bench_settings, build_request, derive
+from tile_cli._runners import make_session
+from tile_cli._settings import Selection, load
+from tile_cli._sinks import Relay
 from tile_cli._tune_pick import Decision, Measured, keep_fastest, pick
 
 if TYPE_CHECKING:
-    import tile_artifacts as ta
+    from rich.console import Console
+
     from tile_cli._record import RunRecorder
     from tile_config import ResolvedConfig
 
-__all__ = ["run_tune"]
+__all__ = ["estimate_s", "run_tune"]
 
 _RUNNER_START_S = 3.0  # assumed per rung when no earlier run says (JAX import and devices)
 _UNIT_OVERHEAD_S = 0.5  # assumed compile + check + bookkeeping of one configuration
@@ -58,7 +60,7 @@ class _Tune:
         return by_case
 
 
-class _TuneSink:
+class _TuneSink(Relay):
     """The recorder's view of several rung sessions: one plan, each unit's result once.
 
     Rung results are held back (`_Tune.latest`) and given to the recorder at the end, the
@@ -66,35 +68,21 @@ class _TuneSink:
     """
 
     def __init__(self, recorder: RunRecorder, state: _Tune) -> None:
+        super().__init__(recorder)
         self._recorder = recorder
         self._state = state
-
-    def on_launch(self, launch: Launch) -> None:
-        self._recorder.on_launch(launch)
-
-    def on_launch_end(self, launch: Launch) -> None:
-        self._recorder.on_launch_end(launch)
-
-    def on_hello(self, hello: tp.Hello) -> None:
-        self._recorder.on_hello(hello)
 
     def on_plan(self, plan: tp.Plan) -> None:
         if self._state.plan is None:
             self._state.plan = plan
-            self._recorder.on_plan(plan)
-
-    def on_case_start(self, start: tp.CaseStart) -> None:
-        self._recorder.on_case_start(start)
+            super().on_plan(plan)
 
     def on_message(self, message: tp.Message) -> None:
         if isinstance(message, tp.BenchResult):
             self._state.latest[message.case_id] = message
             self._recorder.ui.advance()
         else:
-            self._recorder.on_message(message)
-
-    def on_noise(self, event: tp.BadLine | tp.UnknownMessage) -> None:
-        self._recorder.on_noise(event)
+            super().on_message(message)
 
 
 def _rung_settings(resolved: ResolvedConfig, rung: int, scale: float) -> tp.BenchSettings:
@@ -154,17 +142,17 @@ def run_tune(
     verbose: int,
 ) -> int:
     """Tune every selected case; exit 0 when each got a winner, else the usual codes."""
-    from tile_cli._run import ask_runner
+    from tile_cli._ask import ask
     from tile_cli._ui import make_consoles
 
     _, err = make_consoles()
     resolved = load(profile, sel.overrides)
     budget = budget if budget is not None else resolved.config.tune.budget
-    sink, clean = ask_runner("list", sel, profile, units=True)
-    plan = sink.plan.cases if sink.plan else []
-    for failure in sink.failures:
+    answer, clean = ask("list", resolved, sel, units=True)
+    plan = answer.cases
+    for failure in answer.failures:
         err.print(f"error: {failure.phase}: {failure.message}", markup=False)
-    if not clean or sink.failures:
+    if not clean or answer.failures:
         return int(ExitCode.INFRA)
     allowed = _allowed_counts(plan)
     if not allowed:
@@ -186,8 +174,8 @@ def run_tune(
             print(f"  {case_id}: {n} configurations")
         return int(ExitCode.OK)
     err.print(line, markup=False)
-    return _tune(sel, resolved, output_dir=output_dir, scale=scale, budget=budget,
-                 verbose=verbose)  # fmt: skip
+    tuner = _Tuner(resolved, err, output_dir=output_dir, verbose=verbose)
+    return tuner.run(sel, scale=scale, budget=budget)
 
 
 def _allowed_counts(plan: Sequence[tp.CaseInfo]) -> dict[str, int]:
@@ -203,58 +191,67 @@ def _allowed_counts(plan: Sequence[tp.CaseInfo]) -> dict[str, int]:
     return counts
 
 
-def _tune(
-    sel: Selection,
-    resolved: ResolvedConfig,
-    *,
-    output_dir: Path | None,
-    scale: float,
-    budget: float | None,
-    verbose: int,
-) -> int:
-    from tile_cli._record import RunRecorder, open_run_directory
-    from tile_cli._ui import Ui, make_consoles
+class _Tuner:
+    """One tune: its run directory and recorder, and the rungs that feed them."""
 
-    _, err = make_consoles()
-    run_dir, writer = open_run_directory("tune", resolved, output_dir)
-    ui = Ui(err, verbose=verbose)
-    recorder = RunRecorder("tune", resolved, writer, run_dir, ui=ui, stream_json=False,
-                           argv=sys.argv)  # fmt: skip
-    state = _Tune()
-    numbering = LaunchCounter()
-    started = time.monotonic()
-    base = build_request("tune", resolved, sel, run_dir)
-    try:
-        survivors: list[str] | None = None
-        for rung in range(resolved.config.tune.rungs + 1):
-            final = rung == resolved.config.tune.rungs or (
-                survivors is not None and _small_enough(state, survivors)
-            )
-            settings = _final_settings(resolved) if final else _rung_settings(resolved, rung, scale)
-            request = msgspec.structs.replace(base, bench=settings, case_ids=survivors)
-            _session(request, resolved, recorder, state, numbering).run()
-            timed = set(survivors) if survivors is not None else set(state.latest)
-            if final:
-                state.finalists = timed
-            survivors = _prune(state, timed, resolved.config.tune.eta, rung, final)
-            _progress(err, state, len(timed), rung, final,
-                      sorted(state.finalists) if final else survivors)  # fmt: skip
-            if final or not survivors:
-                break
-            if budget is not None and time.monotonic() - started > budget:
-                err.print(f"warning: --budget {budget:g} s spent; picking from what was measured",
-                          markup=False)  # fmt: skip
-                break
-    except KeyboardInterrupt:
-        ui.stop()
-        recorder.finalize(interrupted="interrupted by Ctrl-C")
-        raise
-    finally:
-        ui.stop()
-    return _finish(resolved, recorder, state, run_dir)
+    def __init__(
+        self, resolved: ResolvedConfig, err: Console, *, output_dir: Path | None, verbose: int
+    ) -> None:
+        from tile_cli._record import RunRecorder, open_run
+        from tile_cli._ui import Ui
+
+        self.resolved = resolved
+        self.err = err
+        self.ui = Ui(err, verbose=verbose)
+        self.recorder = RunRecorder(open_run("tune", resolved, output_dir, sys.argv), ui=self.ui,
+                                    stream_json=False)  # fmt: skip
+        self.state = _Tune()
+        self.numbering = LaunchCounter()
+
+    def run(self, sel: Selection, *, scale: float, budget: float | None) -> int:
+        """Every rung, each on the survivors of the last; then decide and write."""
+        tune = self.resolved.config.tune
+        started = time.monotonic()
+        base = build_request("tune", self.resolved, sel, self.recorder.run_dir)
+        try:
+            survivors: list[str] | None = None
+            for rung in range(tune.rungs + 1):
+                final = rung == tune.rungs or (survivors is not None and _small_enough(survivors))
+                survivors = self._rung(base, rung, survivors, scale=scale, final=final)
+                if final or not survivors:
+                    break
+                if budget is not None and time.monotonic() - started > budget:
+                    self.err.print(f"warning: --budget {budget:g} s spent; picking from what "
+                                   "was measured", markup=False)  # fmt: skip
+                    break
+        except KeyboardInterrupt:
+            self.ui.stop()
+            self.recorder.finalize(interrupted="interrupted by Ctrl-C")
+            raise
+        finally:
+            self.ui.stop()
+        return _finish(self.resolved, self.recorder, self.state)
+
+    def _rung(
+        self, base: tp.RunRequest, rung: int, units: list[str] | None, *, scale: float, final: bool
+    ) -> list[str]:
+        """Time `units` (None: every one) in one session; the units the next rung times."""
+        state, resolved = self.state, self.resolved
+        settings = _final_settings(resolved) if final else _rung_settings(resolved, rung, scale)
+        request = derive(base, bench=settings, case_ids=units)
+        sink = _TuneSink(self.recorder, state)
+        log_dir = self.recorder.run_dir / "logs"
+        make_session(request, resolved, sink, log_dir=log_dir, numbering=self.numbering).run()
+        timed = set(units) if units is not None else set(state.latest)
+        if final:
+            state.finalists = timed
+        survivors = _prune(state, timed, resolved.config.tune.eta, rung, final)
+        shown = sorted(state.finalists) if final else survivors
+        _progress(self.err, state, len(timed), rung, final, shown)
+        return survivors
 
 
-def _small_enough(state: _Tune, survivors: Sequence[str]) -> bool:
+def _small_enough(survivors: Sequence[str]) -> bool:
     """True when no case has more than two configurations left: time to measure them fully."""
     per_case: dict[str, int] = {}
     for unit in survivors:
@@ -264,37 +261,8 @@ def _small_enough(state: _Tune, survivors: Sequence[str]) -> bool:
 
 
 def _final_settings(resolved: ResolvedConfig) -> tp.BenchSettings:
-    b = resolved.config.bench
-    return tp.BenchSettings(
-        warmup_runs=b.warmup_runs,
-        min_runs=b.min_runs,
-        max_runs=b.max_runs,
-        min_time=b.min_time,
-        max_time=b.max_time,
-        target_precision=b.target_precision,
-        timer=b.timer,
-        cold=b.cold,
-        batch=b.batch,
-    )
-
-
-def _session(
-    request: tp.RunRequest,
-    resolved: ResolvedConfig,
-    recorder: RunRecorder,
-    state: _Tune,
-    numbering: LaunchCounter,
-) -> RunnerSession:
-    return RunnerSession(
-        request,
-        python=runner_python(resolved),
-        cwd=Path.cwd(),
-        env_overrides=resolved.config.runner.env,
-        log_dir=recorder.run_dir / "logs",
-        sink=_TuneSink(recorder, state),
-        case_timeout=resolved.config.runner.case_timeout,
-        numbering=numbering,
-    )
+    """The finalists' full measurement: `[bench]` as configured, in one round."""
+    return msgspec.structs.replace(bench_settings(resolved.config), rounds=1)
 
 
 def _measured(state: _Tune, among: set[str] | None = None) -> dict[str, list[Measured]]:
@@ -335,12 +303,9 @@ def _prune(state: _Tune, timed: set[str], eta: int, rung: int, final: bool) -> l
 
 
 def _progress(
-    err: object, state: _Tune, timed: int, rung: int, final: bool, survivors: Sequence[str]
+    err: Console, state: _Tune, timed: int, rung: int, final: bool, survivors: Sequence[str]
 ) -> None:
     """One line per rung: configurations timed, kept, and the best so far."""
-    from rich.console import Console
-
-    assert isinstance(err, Console)
     best = min(
         (r for r in state.latest.values() if r.check is None or r.check.passed),
         key=lambda r: r.stats.median,
@@ -355,13 +320,10 @@ def _progress(
     err.print(text, markup=False)
 
 
-def _slug(device_kind: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", device_kind.lower()).strip("-") or "unknown"
-
-
-def _finish(resolved: ResolvedConfig, recorder: RunRecorder, state: _Tune, run_dir: Path) -> int:
+def _finish(resolved: ResolvedConfig, recorder: RunRecorder, state: _Tune) -> int:
     """Feed the recorder each unit's last result, decide, write the tuning files and report."""
-    from tile_cli._run import _display  # pyright: ignore[reportPrivateUsage]
+    from tile_cli._render import display_path
+    from tile_cli._tune_files import tune_findings, write_tuning
 
     for info in state.plan.cases if state.plan else []:
         result = state.latest.get(info.case_id)
@@ -373,112 +335,18 @@ def _finish(resolved: ResolvedConfig, recorder: RunRecorder, state: _Tune, run_d
         decision = pick(measured, noise_floor_pct=cfg.noise_floor, alpha=cfg.alpha)
         if decision is not None:
             decisions[case_id] = decision
-    recorder.findings.extend(_findings(decisions, state))
+    recorder.results.findings.extend(tune_findings(decisions, state.dropped))
     recorder.finalize()
-    hello = recorder.hello
-    kind = hello.devices[0].device_kind if hello and hello.devices else "unknown"
-    written = _write_tuning(resolved, decisions, state, kind, hello, recorder.run_id)
+    hello = recorder.results.hello
+    written = write_tuning(resolved, decisions, state.latest, hello, recorder.run_id)
     for case_id, d in decisions.items():
         margin = f", {d.margin:.3f}x over the runner-up" if d.margin else ""
         print(f"{case_id}: {d.winner.unit_id[len(case_id):]} {d.winner.median * 1e6:.2f} µs"
               f" ({d.decided_by}{margin})")  # fmt: skip
     for path in written:
-        print(f"tuning file: {_display(path)}", file=sys.stderr)
-    print(f"run directory: {_display(run_dir)}", file=sys.stderr)
-    if recorder.failures and not decisions:
+        print(f"tuning file: {display_path(path)}", file=sys.stderr)
+    print(f"run directory: {display_path(recorder.run_dir)}", file=sys.stderr)
+    if recorder.results.failures and not decisions:
         return int(ExitCode.INFRA)
     missing = set(_allowed_counts(state.plan.cases if state.plan else [])) - set(decisions)
     return int(ExitCode.FAILED) if missing else int(ExitCode.OK)
-
-
-def _findings(decisions: dict[str, Decision], state: _Tune) -> list[ta.Finding]:
-    import tile_artifacts as ta
-
-    out: list[ta.Finding] = []
-    for i, (case_id, d) in enumerate(decisions.items(), start=1):
-        evidence = [f"winner {d.winner.unit_id}: median {d.winner.median:.6g} s"]
-        if d.runner_up is not None:
-            evidence.append(f"runner-up {d.runner_up.unit_id}: median {d.runner_up.median:.6g} s")
-        dropped = [f"{u}: {why}" for u, why in state.dropped.items() if u.startswith(case_id)]
-        evidence.extend(dropped[:20])
-        out.append(
-            ta.Finding(
-                finding_id=f"T{i:03d}",
-                severity="info",
-                category="tuning",
-                title=f"{case_id}: {d.winner.unit_id[len(case_id) :]} ({d.decided_by})",
-                evidence=evidence,
-                interpretation=d.reason,
-            )
-        )
-    return out
-
-
-def _write_tuning(
-    resolved: ResolvedConfig,
-    decisions: dict[str, Decision],
-    state: _Tune,
-    device_kind: str,
-    hello: tp.Hello | None,
-    run_id: str,
-) -> list[Path]:
-    """Merge the winners into `tuning/<device>.json` and the user cache's copy."""
-    from tile_downloads import resolve_cache_dir
-
-    if not decisions:
-        return []
-    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    entries: list[tp.TuningEntry] = []
-    for case_id, d in decisions.items():
-        result = state.latest[d.winner.unit_id]
-        entries.append(
-            tp.TuningEntry(
-                kernel=result.kernel,
-                case_id=case_id,
-                signature=(result.config.signature if result.config else None) or "",
-                device_kind=device_kind,
-                jax_version=hello.jax_version if hello else None,
-                jaxlib_version=hello.jaxlib_version if hello else None,
-                values=d.winner.values,
-                median_s=d.winner.median,
-                runner_up=d.runner_up.values if d.runner_up else None,
-                margin=d.margin,
-                decided_by=d.decided_by,
-                tuned_at=now,
-                run_id=run_id,
-            )
-        )
-    name = f"{_slug(device_kind)}.json"
-    targets = [resolved.resolve_path(resolved.config.tune.dir) / name,
-               resolve_cache_dir() / "tuning" / name]  # fmt: skip
-    for path in targets:
-        _merge_into(path, device_kind, entries)
-    return targets
-
-
-def _merge_into(path: Path, device_kind: str, entries: list[tp.TuningEntry]) -> None:
-    """Replace the entries of the same cases in `path` (created if missing), atomically."""
-    old: list[tp.TuningEntry] = []
-    if path.exists():
-        try:
-            old = list(tp.decode_tuning(path.read_bytes()).entries)
-        except (OSError, tp.DecodeError) as exc:
-            raise CliError(
-                f"cannot update the tuning file `{path}`: {exc}",
-                hint="fix or remove it; `tile tune` rewrites it with this run's winners",
-                code=ExitCode.INFRA,
-            ) from None
-    new_ids = {e.case_id for e in entries}
-    merged = [e for e in old if e.case_id not in new_ids] + entries
-    doc = tp.TuningFile(device_kind=device_kind, entries=merged)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.tmp")
-        tmp.write_bytes(tp.encode_tuning(doc))
-        tmp.replace(path)
-    except OSError as exc:
-        raise CliError(
-            f"cannot write the tuning file `{path}`: {exc.strerror or exc}",
-            hint="check that the directory is writable (`[tune] dir` in tile.toml)",
-            code=ExitCode.INFRA,
-        ) from None

@@ -1,0 +1,226 @@
+"""The commands that read run directories: compare, baseline save, schema-check, report,
+history add / show / regressions. Flags only; the work is in the modules they import."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from tile_cli._errors import CliError, ExitCode
+from tile_cli._options import (
+    DB,
+    FILTERS,
+    HISTORY,
+    PROFILE,
+    Db,
+    Flags,
+    Profile,
+    compare_flags,
+    config_overrides,
+    with_flags,
+)
+
+if TYPE_CHECKING:
+    from tile_cli._history import HistoryQuery
+
+__all__ = [
+    "baseline_save_cmd",
+    "compare_cmd",
+    "history_add_cmd",
+    "history_regressions_cmd",
+    "history_show_cmd",
+    "report_cmd",
+    "schema_check_cmd",
+]
+
+_FORMATS = ("table", "markdown", "json")
+
+
+@with_flags(compare_flags(after_run=False), PROFILE)
+def compare_cmd(
+    base: Annotated[
+        Path, typer.Argument(help="Baseline: run directory, report.json or baseline file.")
+    ],
+    cur: Annotated[
+        Path, typer.Argument(help="Current: run directory, report.json or baseline file.")
+    ],
+    fmt: Annotated[str, typer.Option("--format", help="table | markdown | json.")] = "table",
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", help="Also write the comparison document to this file."),
+    ] = None,
+    **flags: Any,
+) -> None:
+    """Compare two runs case by case: ratio of medians, bootstrap CI, Mann-Whitney p.
+
+    Defaults come from `[compare]` in tile.toml (and `TILE_COMPARE_*`); flags win. Nothing is
+    written unless `-o` names a file.
+    """
+    import tile_artifacts as ta
+    from tile_cli._compare import compare_paths, comparison_exit_code, render_comparison
+    from tile_cli._settings import load
+    from tile_cli._ui import make_consoles
+
+    if fmt not in _FORMATS:
+        raise CliError(f"unknown format `{fmt}`", hint="use --format table, markdown or json")
+    cfg = load(flags["profile"], config_overrides(flags)).config.compare
+    out, err = make_consoles()
+    doc = compare_paths(
+        base, cur, noise_floor_pct=cfg.noise_floor, alpha=cfg.alpha, basis=cfg.basis
+    )
+    if output is not None:
+        _write_atomically(output, doc.model_dump_json(indent=2) + "\n")
+    if fmt == "markdown":
+        print(ta.render_comparison_markdown(doc))
+    elif fmt == "json":
+        print(doc.model_dump_json(indent=2))
+    else:
+        render_comparison(doc, out, plain=not out.is_terminal)
+        if output is not None:
+            err.print(f"wrote {output}", style="dim", markup=False)
+    raise typer.Exit(comparison_exit_code(doc, fail_on_inconclusive=cfg.fail_on_inconclusive))
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """Temp file and rename; a path that cannot be written is a usage error naming it."""
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        tmp.write_text(text)
+        tmp.replace(path)
+    except OSError as exc:
+        raise CliError(
+            f"cannot write `{path}`: {exc.strerror or exc}",
+            hint="pass `-o` a file in a directory that exists and is writable",
+        ) from None
+
+
+def baseline_save_cmd(
+    runs: Annotated[
+        list[Path] | None,
+        typer.Argument(
+            help="Run directories or report.json files (default: the latest run). Several runs "
+            "of the same code are pooled: compare then judges each case against how far it "
+            "moved between them.",
+            show_default=False,
+        ),
+    ] = None,
+    directory: Annotated[
+        Path, typer.Option("--dir", help="Where baselines live; one file per device.")
+    ] = Path("baselines"),
+    label: Annotated[str | None, typer.Option("--label", help="A name for this baseline.")] = None,
+) -> None:
+    """Save a run (or pool several) as `baselines/<device>.json` for `tile bench --compare`."""
+    from tile_cli._compare import save_baseline
+
+    target = save_baseline(runs or [Path(".tile/latest")], directory, label)
+    typer.echo(str(target))
+    raise typer.Exit(ExitCode.OK)
+
+
+def schema_check_cmd(
+    path: Annotated[Path, typer.Argument(help="A run directory or one artifact file.")] = Path(
+        ".tile/latest"
+    ),
+) -> None:
+    """Validate a run directory (or one file) against Artifact Format v1."""
+    import tile_artifacts as ta
+
+    try:
+        problems = ta.check_path(path)
+    except ta.ArtifactError as exc:
+        raise CliError(exc.message, hint=exc.hint, code=ExitCode.USAGE) from None
+    for problem in problems:
+        typer.echo(str(problem))
+    if problems:
+        typer.echo(f"{len(problems)} problem(s) in {path}", err=True)
+        raise typer.Exit(ExitCode.FAILED)
+    typer.echo(f"ok: {path}", err=True)
+    raise typer.Exit(ExitCode.OK)
+
+
+def report_cmd(
+    run: Annotated[Path, typer.Argument(help="A run directory (or its report.json).")] = Path(
+        ".tile/latest"
+    ),
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="Where to write the HTML file.")
+    ] = Path("report.html"),
+    compare: Annotated[
+        Path | None,
+        typer.Option("--compare", help="Compare with a baseline file or directory, or a run."),
+    ] = None,
+    history: Annotated[
+        bool, typer.Option("--history", help="Add each case's trend over commits, steps marked.")
+    ] = False,
+    db: Db = None,
+    profile: Profile = None,
+) -> None:
+    """Write one self-contained HTML report of a run: context, roofline, samples, failures."""
+    from tile_cli._html_report import make_report
+
+    code = make_report(run, output=output, compare=compare, history=history, db=db,
+                       profile=profile)  # fmt: skip
+    raise typer.Exit(code)
+
+
+@with_flags(DB, PROFILE)
+def history_add_cmd(
+    runs: Annotated[list[Path], typer.Argument(help="Run directories, e.g. `.tile/runs/*`.")],
+    branch: Annotated[
+        str | None, typer.Option("--branch", help="The branch they ran on, if git cannot tell.")
+    ] = None,
+    **flags: Any,
+) -> None:
+    """Add existing run directories to the history (a run already there is left alone)."""
+    from tile_cli._history import add_runs
+
+    raise typer.Exit(add_runs(runs, db=flags["db"], branch=branch, profile=flags["profile"]))
+
+
+def _query(flags: Flags, min_change: float | None = None) -> HistoryQuery:
+    """Which cases and runs of the history a command looks at."""
+    from tile_cli._history import HistoryQuery
+
+    query = HistoryQuery(
+        flags["filters"] or [],
+        flags["kernels"] or [],
+        flags["device"],
+        flags["branch"],
+        flags["last"],
+        flags["include_dirty"],
+    )
+    return query if min_change is None else dataclasses.replace(query, min_change=min_change)
+
+
+@with_flags(FILTERS, HISTORY, DB, PROFILE)
+def history_show_cmd(
+    verbose: Annotated[
+        int, typer.Option("-v", "--verbose", count=True, help="A table of commits per case.")
+    ] = 0,
+    **flags: Any,
+) -> None:
+    """Each case's trend over commits: sparkline, first and latest median, steps found."""
+    from tile_cli._history import show_history
+
+    code = show_history(_query(flags), db=flags["db"], profile=flags["profile"], verbose=verbose)
+    raise typer.Exit(code)
+
+
+@with_flags(FILTERS, HISTORY, DB, PROFILE)
+def history_regressions_cmd(
+    min_change: Annotated[
+        float, typer.Option("--min-change", help="Smallest step reported, in percent.")
+    ] = 5.0,
+    **flags: Any,
+) -> None:
+    """Find the commits where a case got slower beyond the noise between runs; exit 1 if any
+    such step still stands at the latest commit."""
+    from tile_cli._history import show_regressions
+
+    if not min_change > 0:
+        raise CliError(f"--min-change must be above 0, got {min_change}", hint="e.g. `5` for 5%")
+    query = _query(flags, min_change / 100)
+    raise typer.Exit(show_regressions(query, db=flags["db"], profile=flags["profile"]))

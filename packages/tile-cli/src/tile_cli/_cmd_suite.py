@@ -1,0 +1,187 @@
+"""The commands that run kernels: list, bench, test, tune, build, inspect, snap.
+
+Flags only; the work happens in the modules each command imports when it runs (so that
+`tile --help` stays fast and never imports a runner's dependencies).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from tile_cli._errors import CliError, ExitCode
+from tile_cli._options import (
+    AXES,
+    CACHE,
+    CASES,
+    COMPARE,
+    FILTERS,
+    JSON,
+    LAUNCH,
+    OUTPUT,
+    OUTPUT_DIR,
+    PLUGINS,
+    PROFILE,
+    RUNNER,
+    SAMPLING,
+    SEED,
+    SELECT,
+    SETTINGS,
+    TRACEBACKS,
+    TUNABLE,
+    VERBOSE,
+    Flags,
+    compare_flags,
+    config_overrides,
+    selection,
+    with_flags,
+)
+
+if TYPE_CHECKING:
+    from tile_cli._suite import SuiteFlags
+
+__all__ = ["bench_cmd", "build_cmd", "inspect_cmd", "list_cmd", "snap_cmd", "test_cmd", "tune_cmd"]
+
+
+def _suite_flags(flags: Flags) -> SuiteFlags:
+    """The flags of a bench, test or build that are not configuration."""
+    from tile_cli._suite import SuiteFlags
+
+    return SuiteFlags(
+        profile=flags.get("profile"),
+        output_dir=flags.get("output_dir"),
+        as_json=bool(flags.get("json")),
+        verbose=int(flags.get("verbose") or 0),
+        compare=flags.get("compare"),
+        slurm_args=flags.get("slurm_args") or [],
+        cache_report=bool(flags.get("cache_report")),
+        cold_process=bool(flags.get("cold_process")),
+    )
+
+
+@with_flags(SELECT, PROFILE, JSON)
+def list_cmd(**flags: Any) -> None:
+    """List the kernels and cases tile can see, without running them."""
+    from tile_cli._views import list_cases
+
+    code = list_cases(selection(flags, {}), profile=flags["profile"], as_json=flags["json"])
+    raise typer.Exit(code)
+
+
+@with_flags(SELECT, PROFILE, OUTPUT, VERBOSE, SAMPLING, RUNNER, TUNABLE, LAUNCH, COMPARE,
+            compare_flags(after_run=True), CACHE, CASES, SETTINGS)  # fmt: skip
+def bench_cmd(**flags: Any) -> None:
+    """Benchmark kernels against their references; write a run directory."""
+    from tile_cli._suite import run_suite
+
+    suite = _suite_flags(flags)
+    overrides = config_overrides(flags)
+    if suite.cache_report or suite.cold_process:
+        from tile_cli._cache_report import EXPLAIN_OVERRIDES
+
+        overrides.update(EXPLAIN_OVERRIDES)
+    raise typer.Exit(run_suite("bench", selection(flags, overrides), suite))
+
+
+@with_flags(SELECT, PROFILE, OUTPUT, VERBOSE, SEED, RUNNER, TUNABLE, LAUNCH)
+def test_cmd(**flags: Any) -> None:
+    """Check kernels against their references on fresh random inputs."""
+    from tile_cli._suite import run_suite
+
+    sel = selection(flags, config_overrides(flags))
+    raise typer.Exit(run_suite("test", sel, _suite_flags(flags)))
+
+
+@with_flags(SELECT, PROFILE, OUTPUT_DIR, VERBOSE)
+def tune_cmd(
+    dry_run: Annotated[
+        bool,
+        typer.Option("--dry-run", help="Print the configurations and the estimated time only."),
+    ] = False,
+    budget: Annotated[
+        float | None,
+        typer.Option("--budget", help="Seconds the tune may take; rungs get shorter to fit."),
+    ] = None,
+    eta: Annotated[
+        int | None, typer.Option("--eta", help="Each rung keeps the fastest 1/ETA (default 3).")
+    ] = None,
+    **flags: Any,
+) -> None:
+    """Find each case's fastest tunable configuration and keep it in `tuning/<device>.json`.
+
+    Every configuration the kernel's constraint allows is checked against the reference and
+    timed briefly; each rung keeps the fastest third and times it longer; the finalists get a
+    full measurement, and a winner that cannot be told apart from another finalist gives way
+    to the default, then to the simplest. bench, test and library use then run the winner.
+    """
+    from tile_cli._tune import run_tune
+
+    sel = selection(flags, config_overrides({"eta": eta}))
+    code = run_tune(sel, profile=flags["profile"], output_dir=flags["output_dir"],
+                    budget=budget, dry_run=dry_run, verbose=flags["verbose"])  # fmt: skip
+    raise typer.Exit(code)
+
+
+@with_flags(SELECT, PROFILE, OUTPUT, TRACEBACKS, RUNNER)
+def build_cmd(**flags: Any) -> None:
+    """Lower and compile every case (no execution); store what the compiler made in a run dir."""
+    from tile_cli._suite import run_suite
+
+    sel = selection(flags, config_overrides(flags))
+    raise typer.Exit(run_suite("build", sel, _suite_flags(flags)))
+
+
+@with_flags(AXES, PLUGINS, PROFILE, TRACEBACKS)
+def inspect_cmd(
+    case: Annotated[
+        str | None, typer.Argument(help="Case id, exactly as `tile list` prints it.")
+    ] = None,
+    kind: Annotated[
+        str, typer.Option("--kind", help="jaxpr | stablehlo | hlo | cost | memory | all.")
+    ] = "stablehlo",
+    list_kinds: Annotated[
+        bool, typer.Option("--list-kinds", help="Print the kinds of view and exit.")
+    ] = False,
+    **flags: Any,
+) -> None:
+    """Print one case's jaxpr, StableHLO, optimized HLO, cost or memory analysis."""
+    import tile_protocol as tp
+    from tile_cli._views import inspect_case
+
+    if list_kinds:
+        typer.echo("\n".join([*tp.INSPECT_KINDS, "all"]))
+        raise typer.Exit(ExitCode.OK)
+    if case is None:
+        raise CliError(
+            "missing the case id", hint="run `tile list` and pass one id: `tile inspect ID`"
+        )
+    code = inspect_case(case, kind, selection(flags, {}), profile=flags["profile"],
+                        verbose=flags["verbose"])  # fmt: skip
+    raise typer.Exit(code)
+
+
+@with_flags(FILTERS, PLUGINS, PROFILE)
+def snap_cmd(
+    check: Annotated[
+        bool,
+        typer.Option("--check", help="Write nothing; exit 1 with a diff if any lowering changed."),
+    ] = False,
+    update: Annotated[
+        bool, typer.Option("--update", help="Accept: rewrite changed, add new, drop stale.")
+    ] = False,
+    directory: Annotated[
+        Path | None,
+        typer.Option("--dir", help="Snapshot directory (default `snapshots/` in the project)."),
+    ] = None,
+    **flags: Any,
+) -> None:
+    """Snapshot each case's normalized StableHLO; `--check` diffs it, `--update` accepts it."""
+    from tile_cli._snap import snap
+
+    if check and update:
+        raise CliError("--check and --update exclude each other", hint="pick one")
+    mode = "check" if check else "update" if update else "record"
+    sel = selection(flags, {})
+    raise typer.Exit(snap(sel, profile=flags["profile"], mode=mode, directory=directory))

@@ -1,0 +1,207 @@
+"""One runner process: start it in its own process group, feed it, read it, end it.
+
+What a process is (its argument vector, log and exit) is `Launch`; what to do with the
+protocol messages it writes is the session's business (`_session.py`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import signal
+import subprocess
+import threading
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+import tile_protocol as tp
+from tile_cli._errors import CliError, ExitCode
+
+__all__ = [
+    "EOF",
+    "STOP_GRACE_S",
+    "Launch",
+    "LaunchCounter",
+    "describe_exit",
+    "kill_group",
+    "reap",
+    "spawn",
+    "stream_events",
+    "terminate",
+]
+
+STDERR_TAIL_BYTES = 4000
+STOP_GRACE_S = 3.0
+REAP_WAIT_S = 10.0
+
+EOF = object()
+"""What `stream_events` puts on its queue after the runner's last message."""
+
+
+@dataclass
+class Launch:
+    """One runner process: what was run and how it ended."""
+
+    index: int
+    args: list[str]
+    cwd: str
+    env_overrides: dict[str, str]
+    stderr_log: Path
+    started_at: datetime
+    finished_at: datetime | None = None
+    return_code: int | None = None
+    signal: int | None = None
+    status: str = "success"
+    reason: str | None = None
+    case_ids: list[str] | None = None
+    phase: str = "runner"
+    """`plan` for a runner that only lists the cases, else `runner`."""
+    shard: tp.Shard | None = None
+    """The part of a sharded run it served, for the record."""
+
+    @property
+    def wall_time_s(self) -> float | None:
+        if self.finished_at is None:
+            return None
+        return (self.finished_at - self.started_at).total_seconds()
+
+    def stderr_tail(self) -> str:
+        """The last few kilobytes the runner wrote to stderr."""
+        try:
+            with self.stderr_log.open("rb") as fh:
+                fh.seek(0, os.SEEK_END)
+                size = fh.tell()
+                fh.seek(max(0, size - STDERR_TAIL_BYTES))
+                return fh.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+
+
+class LaunchCounter:
+    """Numbers runner processes 1, 2, 3... across every session of one run, from any thread."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._last = 0
+
+    def __call__(self) -> int:
+        with self._lock:
+            self._last += 1
+            return self._last
+
+
+def spawn(launch: Launch, env: dict[str, str], *, launcher: bool) -> subprocess.Popen[bytes]:
+    """Start the runner of `launch` in a new process group, stderr into its log file.
+
+    `launcher`: the argument vector starts with a launcher (srun), whose absence the error
+    names instead of the runner's Python.
+    """
+    launch.stderr_log.parent.mkdir(parents=True, exist_ok=True)
+    with launch.stderr_log.open("wb") as stderr:
+        try:
+            return subprocess.Popen(
+                launch.args,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=stderr,
+                cwd=launch.cwd,
+                env=env,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise CliError(
+                f"cannot start the runner `{launch.args[0]}`: {exc.strerror or exc}",
+                hint="check that the launcher's command exists and can be run"
+                if launcher
+                else "set `[runner] python` in tile.toml (or TILE_RUNNER_PYTHON) to an "
+                "interpreter that has tile-runner installed",
+                code=ExitCode.USAGE,
+            ) from None
+
+
+def stream_events(proc: subprocess.Popen[bytes], request: bytes) -> queue.Queue[object]:
+    """Write `request` to the runner and decode its stream, each on a thread of its own.
+
+    The queue gets every protocol event, then `EOF`. Writing on a thread: a launcher may not
+    read its stdin before the job starts (srun waiting in the queue), and a large request
+    must not block the loop that watches the clock.
+    """
+    events: queue.Queue[object] = queue.Queue()
+    threading.Thread(target=_read_stream, args=(proc, events), daemon=True).start()
+    threading.Thread(target=_write_request, args=(proc, request), daemon=True).start()
+    return events
+
+
+def _read_stream(proc: subprocess.Popen[bytes], out: queue.Queue[object]) -> None:
+    decoder = tp.StreamDecoder()
+    stream = proc.stdout
+    assert stream is not None
+    fd = stream.fileno()
+    while True:
+        try:
+            chunk = os.read(fd, 1 << 16)
+        except OSError:
+            break
+        if not chunk:
+            break
+        for event in decoder.feed(chunk):
+            out.put(event)
+    for event in decoder.close():
+        out.put(event)
+    out.put(EOF)
+
+
+def _write_request(proc: subprocess.Popen[bytes], data: bytes) -> None:
+    stdin = proc.stdin
+    assert stdin is not None
+    # A runner (or srun) that dies before reading its request is reported by the session.
+    with contextlib.suppress(OSError, ValueError):
+        stdin.write(data)
+    with contextlib.suppress(OSError, ValueError):
+        stdin.close()
+
+
+def reap(proc: subprocess.Popen[bytes]) -> int | None:
+    """Wait for the runner to exit (killing it if it will not), then kill what it left behind.
+
+    A runner that exits leaves no orphans in its process group.
+    """
+    try:
+        proc.wait(timeout=REAP_WAIT_S)
+    except subprocess.TimeoutExpired:
+        kill_group(proc, signal.SIGKILL)
+        proc.wait()
+    kill_group(proc, signal.SIGKILL)
+    return proc.returncode
+
+
+def terminate(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM to the process group, then SIGKILL if it is still there after a grace period."""
+    if proc.poll() is not None:
+        return
+    kill_group(proc, signal.SIGTERM)
+    try:
+        proc.wait(timeout=STOP_GRACE_S)
+    except subprocess.TimeoutExpired:
+        kill_group(proc, signal.SIGKILL)
+        proc.wait()
+
+
+def kill_group(proc: subprocess.Popen[bytes], sig: int) -> None:
+    """Send `sig` to the runner's whole process group; gone already is fine."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, sig)
+
+
+def describe_exit(launch: Launch) -> str:
+    """How a runner ended before `done`, in words: the signal (OOM?) or the exit code."""
+    if launch.signal is not None:
+        try:
+            name = signal.Signals(launch.signal).name
+        except ValueError:
+            name = f"signal {launch.signal}"
+        extra = " (out of memory?)" if launch.signal == signal.SIGKILL else ""
+        return f"runner killed by {name} (signal {launch.signal}){extra}"
+    return f"runner exited with code {launch.return_code} before finishing"

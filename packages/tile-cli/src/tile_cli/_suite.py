@@ -1,0 +1,228 @@
+"""`tile bench|test|build`: run every selected case into a run directory, always complete.
+
+Resolve the configuration, open the run directory, pick how the runners start (one session,
+shards, the cold and warm pair of `--cold-process`), drive them until the end or a signal,
+finalize the directory, show the results and choose the exit code.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from tile_cli._errors import CliError, ExitCode
+from tile_cli._outcome import build_exit_code, suite_exit_code
+from tile_cli._record import RunRecorder, open_run
+from tile_cli._render import display_path, render_build, render_suite, render_timing
+from tile_cli._report import RunSetup
+from tile_cli._requests import build_request
+from tile_cli._runners import make_session
+from tile_cli._settings import Selection, load
+from tile_cli._ui import Ui, make_consoles
+
+if TYPE_CHECKING:
+    import tile_artifacts as ta
+    import tile_protocol as tp
+    from tile_cli._cache_report import CacheReport
+    from tile_cli._compare import CompareSettings
+    from tile_config import ResolvedConfig
+
+__all__ = ["SuiteFlags", "claim_outputs", "run_suite"]
+
+
+@dataclass(frozen=True)
+class SuiteFlags:
+    """The flags of a suite run that are not configuration.
+
+    `slurm_args` come after `[launcher] extra_args` on every srun command line. With
+    `compare` (a baseline file or directory) the run is compared with it as `[compare]` of
+    the configuration says. `cache_report` adds `diagnostics/jax_cache.json`; `cold_process`
+    runs the cases twice in fresh runners, first on an empty compilation cache.
+    """
+
+    profile: str | None = None
+    output_dir: Path | None = None
+    as_json: bool = False
+    verbose: int = 0
+    compare: Path | None = None
+    slurm_args: Sequence[str] = ()
+    cache_report: bool = False
+    cold_process: bool = False
+
+
+class _Stoppable(Protocol):
+    def run(self) -> bool: ...
+    def stop(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class _Launching:
+    """How the runners of a suite start, decided before the run directory exists."""
+
+    sharded: bool
+    costs: dict[str, float] | None
+    srun: str | None
+
+
+def run_suite(command: tp.Command, sel: Selection, flags: SuiteFlags) -> int:
+    """Run bench, test or build over every selected case; always leave a complete run directory."""
+    from tile_cli._compare import CompareSettings
+
+    resolved = load(flags.profile, sel.overrides)
+    compare_with = (
+        CompareSettings.from_config(flags.compare, resolved.config.compare)
+        if flags.compare is not None
+        else None
+    )
+    watch: CacheReport | None = None
+    if flags.cache_report or flags.cold_process:
+        from tile_cli._cache_report import CacheReport
+
+        watch = CacheReport(resolved, cold_process=flags.cold_process)
+    launching = _launching(resolved, flags.slurm_args)
+    setup = open_run(command, resolved, flags.output_dir, sys.argv)
+    request = build_request(command, resolved, sel, setup.run_dir)
+    suite = _Suite(setup, flags, watch)
+    suite.recorder.results.filtered = bool(sel.filters or sel.kernels or sel.case_ids)
+    interrupted = _drive(suite.session(request, launching), suite.recorder, suite.ui)
+    if command == "build":
+        return suite.finish_build(interrupted)
+    return suite.finish(interrupted, compare_with)
+
+
+def _launching(resolved: ResolvedConfig, slurm_args: Sequence[str]) -> _Launching:
+    """Shards or not; for shards, the previous run's costs and, for SLURM, srun's path."""
+    from tile_cli._shards import check_slurm, previous_costs
+
+    launcher = resolved.config.launcher
+    if launcher.kind != "slurm" and launcher.shards <= 1:
+        return _Launching(sharded=False, costs=None, srun=None)
+    # Before the new run directory becomes `.tile/latest`.
+    costs = previous_costs(resolved)
+    srun = check_slurm(resolved, slurm_args) if launcher.kind == "slurm" else None
+    return _Launching(sharded=True, costs=costs, srun=srun)
+
+
+class _Suite:
+    """One suite run: its directory, recorder and consoles, from start to exit code."""
+
+    def __init__(self, setup: RunSetup, flags: SuiteFlags, watch: CacheReport | None) -> None:
+        self.setup = setup
+        self.flags = flags
+        self.watch = watch
+        self.out, self.err = make_consoles()
+        self.ui = Ui(self.err, verbose=flags.verbose, quiet=flags.as_json)
+        self.recorder = RunRecorder(setup, ui=self.ui, stream_json=flags.as_json)
+
+    def session(self, request: tp.RunRequest, launching: _Launching) -> _Stoppable:
+        """The session that runs the suite: the cold and warm pair, shards, or one session."""
+        recorder, resolved = self.recorder, self.setup.resolved
+        log_dir = self.setup.run_dir / "logs"
+        watch = self.watch
+        if watch is not None:
+            recorder.before_final.append(lambda report: watch.write(recorder, report))
+            if watch.cold_process:
+                return watch.cold_warm(request, recorder, log_dir)
+        if launching.sharded:
+            from tile_cli._shards import ShardedRun
+
+            return ShardedRun(request, resolved, recorder, log_dir=log_dir,
+                              costs=launching.costs, srun=launching.srun,
+                              slurm_args=self.flags.slurm_args)  # fmt: skip
+        isolate = resolved.config.runner.isolate
+        return make_session(request, resolved, recorder, log_dir=log_dir, isolate=isolate)
+
+    def finish_build(self, interrupted: str | None) -> int:
+        """Describe the runner's files, finalize, show the build table; the exit code."""
+        problems = claim_outputs(self.recorder)
+        self.recorder.finalize(interrupted=interrupted)
+        if not self.flags.as_json:
+            render_build(self.out, self.err, self.recorder.results, problems,
+                         verbose=self.flags.verbose)  # fmt: skip
+            self._where()
+        return build_exit_code(self.recorder.results, interrupted)
+
+    def finish(self, interrupted: str | None, compare_with: CompareSettings | None) -> int:
+        """Finalize a bench or test run, record it in the history, show it; the exit code."""
+        setup, results, flags = self.setup, self.recorder.results, self.flags
+        report, comparison = self.recorder.finalize(
+            interrupted=interrupted, compare_with=compare_with if interrupted is None else None
+        )
+        resolved = setup.resolved
+        if setup.command == "bench" and interrupted is None and resolved.config.history.enabled:
+            from tile_cli._history import record_run
+
+            record_run(resolved, report, setup.run_dir, self.err)
+        if not flags.as_json:
+            render_suite(self.out, self.err, results, command=setup.command,
+                         verbose=flags.verbose)  # fmt: skip
+            if flags.verbose >= 1:
+                render_timing(self.out, self.err, results, report.timing)
+            if self.watch is not None:
+                self.watch.render(self.err, verbose=flags.verbose)
+        code = suite_exit_code(results, interrupted)
+        if comparison is not None:
+            code = self._compared(comparison, code, compare_with)
+        if not flags.as_json:
+            self._where()
+        return code
+
+    def _compared(
+        self, comparison: ta.ComparisonDoc, code: int, settings: CompareSettings | None
+    ) -> int:
+        from tile_cli._compare import comparison_exit_code, render_comparison
+
+        if not self.flags.as_json:
+            render_comparison(comparison, self.out, plain=not self.out.is_terminal)
+        if code != ExitCode.OK:
+            return code
+        inconclusive = settings is not None and settings.fail_on_inconclusive
+        return comparison_exit_code(comparison, fail_on_inconclusive=inconclusive)
+
+    def _where(self) -> None:
+        where = display_path(self.setup.run_dir)
+        self.err.print(f"run directory: {where}", markup=False, style="dim")
+
+
+def _drive(session: _Stoppable, recorder: RunRecorder, ui: Ui) -> str | None:
+    """Run the session to its end; on Ctrl-C or SIGTERM stop it and say which it was.
+
+    Any other exception finalizes the run directory as failed before it goes on up.
+    """
+    try:
+        session.run()
+    except KeyboardInterrupt:
+        session.stop()
+        return "interrupted by Ctrl-C"
+    except BaseException as exc:
+        if type(exc).__name__ == "_Terminated":
+            session.stop()
+            return "terminated by SIGTERM"
+        ui.stop()
+        recorder.finalize(error=str(exc) if isinstance(exc, CliError) else repr(exc))
+        raise
+    finally:
+        ui.stop()
+    return None
+
+
+def claim_outputs(recorder: RunRecorder) -> list[str]:
+    """Describe each runner-written file in the manifest; say where a file disagrees."""
+    import tile_artifacts as ta
+
+    problems: list[str] = []
+    for artifact in recorder.results.artifacts:
+        description = f"{artifact.kind} of {artifact.case_id}" if artifact.case_id else None
+        try:
+            path = recorder.writer.path(artifact.path, description=description)
+            data = path.read_bytes()
+        except (ta.ArtifactError, OSError) as exc:
+            problems.append(f"the runner reported `{artifact.path}`, which is unusable: {exc}")
+            continue
+        if (len(data), hashlib.sha256(data).hexdigest()) != (artifact.size_bytes, artifact.sha256):
+            problems.append(f"`{artifact.path}` changed after the runner wrote it")
+    return problems

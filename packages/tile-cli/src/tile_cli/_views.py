@@ -1,0 +1,103 @@
+"""`tile list` and `tile inspect`: what the runner sees, printed, no run directory written."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import sys
+from typing import TYPE_CHECKING
+
+import tile_protocol as tp
+from tile_cli._ask import ask
+from tile_cli._errors import CliError, ExitCode, no_cases
+from tile_cli._outcome import split_failures
+from tile_cli._render import print_failures
+from tile_cli._settings import Selection, load
+from tile_cli._ui import make_consoles
+
+if TYPE_CHECKING:
+    from tile_config import ResolvedConfig
+
+__all__ = ["check_kind", "inspect_case", "list_cases"]
+
+
+def list_cases(sel: Selection, *, profile: str | None, as_json: bool) -> int:
+    """Print every case the runner would run, grouped by kernel."""
+    out, err = make_consoles()
+    answer, clean = ask("list", load(profile, sel.overrides), sel)
+    cases = answer.cases
+    if as_json:
+        for case in cases:
+            doc = {"case_id": case.case_id, "kernel": case.kernel, "params": case.params}
+            print(json.dumps(doc))
+    else:
+        current = None
+        for case in cases:
+            if case.kernel != current:
+                current = case.kernel
+                out.print(case.kernel, style="bold", markup=False)
+            out.print(f"  {case.case_id}", markup=False)
+        err.print(f"{len(cases)} cases", style="dim")
+    for failure in answer.failures:
+        err.print(f"error: {failure.phase}: {failure.message}", markup=False)
+    if not clean or answer.failures:
+        return int(ExitCode.INFRA)
+    if not cases and (sel.filters or sel.kernels):
+        raise no_cases(filtered=True)
+    return int(ExitCode.OK)
+
+
+def check_kind(kind: str) -> tp.InspectKind | None:
+    """The view `--kind` names (None for `all`); an unknown one is refused before any runner."""
+    for known in tp.INSPECT_KINDS:
+        if kind == known:
+            return known
+    if kind == "all":
+        return None
+    close = difflib.get_close_matches(kind, [*tp.INSPECT_KINDS, "all"], n=1)
+    raise CliError(
+        f"unknown kind `{kind}`",
+        hint=(f"did you mean `{close[0]}`? " if close else "")
+        + f"use one of {', '.join(tp.INSPECT_KINDS)} or all (`tile inspect --list-kinds`)",
+        code=ExitCode.USAGE,
+    )
+
+
+def inspect_case(
+    case_id: str, kind: str, sel: Selection, *, profile: str | None, verbose: int = 0
+) -> int:
+    """Print one view (or all) of one case to stdout; 1 when it does not lower or compile."""
+    wanted = check_kind(kind)
+    _, err = make_consoles()
+    resolved = load(profile, sel.overrides)
+    one = Selection(plugins=sel.plugins, axes=sel.axes, case_ids=[case_id])
+    answer, clean = ask("inspect", resolved, one, inspect_kind=wanted)
+    if any(f.error_type == "UnknownCase" and f.case_id == case_id for f in answer.failures):
+        raise _unknown_case(case_id, resolved, sel)
+    for view in (v for v in answer.views if v.case_id == case_id):
+        if wanted is None:
+            sys.stdout.write(f"==> {view.kind} <==\n")
+        sys.stdout.write(view.text if view.text.endswith("\n") else view.text + "\n")
+    sys.stdout.flush()
+    broken, other = split_failures(answer.failures)
+    print_failures(err, [*broken, *other], verbose=verbose)
+    if other or not clean:
+        return int(ExitCode.INFRA)
+    if broken:
+        return int(ExitCode.FAILED)
+    return int(ExitCode.OK)
+
+
+def _unknown_case(case_id: str, resolved: ResolvedConfig, sel: Selection) -> CliError:
+    """The error for a case id that does not exist, naming the closest ones that do."""
+    listing, _ = ask("list", resolved, Selection(plugins=sel.plugins, axes=sel.axes))
+    known = listing.case_ids
+    close = difflib.get_close_matches(case_id, known, n=5, cutoff=0.75)
+    close += [c for c in known if case_id in c and c not in close][: 5 - len(close)]
+    if close:
+        hint = "did you mean " + ", ".join(f"`{c}`" for c in close) + "? (`tile list` shows all)"
+    elif known:
+        hint = "run `tile list` to see every case id"
+    else:
+        hint = "no kernels found: add `[project] modules` or `paths` to tile.toml"
+    return CliError(f"no case `{case_id}`", hint=hint, code=ExitCode.USAGE)
