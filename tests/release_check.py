@@ -3,7 +3,8 @@ alone. docs/releasing.md says where this sits in cutting a release.
 
 1. Static: each member has a CHANGELOG.md with a section for its version; every dependency on
    a sibling is a range that holds the sibling's version; the graph is acyclic; `tile init`'s
-   scaffold asks for versions that exist.
+   scaffold asks for versions that exist; every import in a package's source is of a declared
+   dependency, and no imports go round in a circle (tests/dependency_check.py).
 2. Build: `uv build --no-sources` per package (sdist, then the wheel from that sdist, so an
    incomplete sdist fails here), into one wheelhouse. `--no-sources` drops the workspace's
    `[tool.uv.sources]`, as an index build would. tile-stats asks maturin for a tag PyPI
@@ -33,6 +34,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from dependency_check import cycles, import_problems, packages
 from packaging.requirements import Requirement
 from packaging.version import Version
 
@@ -156,25 +158,7 @@ def static_problems(pkgs: list[Member], scaffold: Path = SCAFFOLD) -> list[str]:
 def _cycles(pkgs: list[Member]) -> list[str]:
     names = {m.name for m in pkgs}
     edges = {m.name: [r.name for r in m.requires if r.name in names] for m in pkgs}
-    done: set[str] = set()
-
-    def visit(name: str, path: tuple[str, ...]) -> str | None:
-        if name in path:
-            loop = path[path.index(name) :]
-            first = loop.index(min(loop))  # one spelling per cycle, whichever node found it
-            loop = loop[first:] + loop[:first]
-            return " -> ".join((*loop, loop[0]))
-        if name in done:
-            return None
-        for dep in edges[name]:
-            cycle = visit(dep, (*path, name))
-            if cycle:
-                return cycle
-        done.add(name)
-        return None
-
-    found = {c for m in pkgs if (c := visit(m.name, ()))}
-    return [f"dependency cycle: {c}" for c in sorted(found)]
+    return [f"dependency cycle: {c}" for c in cycles(edges)]
 
 
 def _run(
@@ -278,7 +262,7 @@ def smoke(m: Member, house: Path, tile_versions: dict[str, Version]) -> str | No
 def main(house: Path) -> int:
     pkgs = members()
     print(f"release-check: {len(pkgs)} packages into {house}", flush=True)
-    problems = static_problems(pkgs)
+    problems = static_problems(pkgs) + import_problems(packages())
     _report("static checks", problems)
     if house.exists():
         shutil.rmtree(house)

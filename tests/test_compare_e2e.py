@@ -131,6 +131,18 @@ def test_a_kernel_one_and_a_half_times_slower_is_a_regression_exit_1(proj: Proje
     assert len(table) == 1 and "regression" in table[0]
 
 
+def test_compare_writes_a_file_only_when_asked(proj: Project) -> None:
+    before = sorted(p.name for p in proj.root.iterdir())
+    proc = proj.tile("compare", "runs/a", "runs/b")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "regression" in proc.stdout and "wrote" not in proc.stderr
+    assert sorted(p.name for p in proj.root.iterdir()) == before
+    nowhere = proj.tile("compare", "runs/a", "runs/b", "-o", "no/such/dir/c.json")
+    assert nowhere.returncode == 2, nowhere.stdout + nowhere.stderr
+    assert "error: cannot write `no/such/dir/c.json`" in nowhere.stderr
+    assert "hint:" in nowhere.stderr
+
+
 def test_a_baseline_from_another_device_is_not_comparable(proj: Project) -> None:
     proc = proj.tile("compare", "baselines/nvidia-h200.json", "runs/a2", "-o", "dev.json")
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -23,6 +23,7 @@ from tile_artifacts._base import (
     Producer,
     RunInfo,
     Status,
+    StopReason,
     Timer,
     Unit,
     UtcDatetime,
@@ -88,18 +89,6 @@ from tile_artifacts._errors import (
     ArtifactReadError,
     ArtifactWriteError,
     SchemaVersionError,
-)
-from tile_artifacts._from_protocol import (
-    accounting_record,
-    accounting_total,
-    case_from_bench,
-    case_from_build,
-    case_from_test,
-    case_record,
-    check_record,
-    failure_record,
-    phases_record,
-    stats_record,
 )
 from tile_artifacts._metrics import STANDARD_METRICS, MetricSpec, case_metrics
 from tile_artifacts._models import (
@@ -199,6 +188,7 @@ __all__ = [
     "PathType",
     "PeakSource",
     "Status",
+    "StopReason",
     "Timer",
     "Unit",
     "UtcDatetime",
@@ -232,17 +222,6 @@ __all__ = [
     "SummaryLike",
     "Throughput",
     "Work",
-    # from protocol messages to records
-    "accounting_record",
-    "accounting_total",
-    "case_from_bench",
-    "case_from_build",
-    "case_from_test",
-    "case_record",
-    "check_record",
-    "failure_record",
-    "phases_record",
-    "stats_record",
     # JSONL records and metrics
     "STANDARD_METRICS",
     "CommandRecord",

@@ -18,8 +18,6 @@ from pydantic import (
     model_validator,
 )
 
-import tile_protocol as tp
-
 __all__ = [
     "MODE_KEY",
     "RUN_ID_PATTERN",
@@ -42,6 +40,7 @@ __all__ = [
     "Producer",
     "RunInfo",
     "Status",
+    "StopReason",
     "Timer",
     "Unit",
     "UtcDatetime",
@@ -69,19 +68,18 @@ Status = Literal[
 STATUSES: Final[tuple[Status, ...]] = get_args(Status)
 MEASURED: Final[frozenset[Status]] = frozenset({"success", "partial"})
 """Case statuses whose timings are worth comparing (not, e.g., a case whose check failed)."""
-# The sets a run directory shares with the wire protocol are the protocol's: a report records
-# what the runner said, in the runner's words.
-Timer = tp.MeasuredTimer
-Bound = tp.Bound
+Timer = Literal["cupti", "wall", "batched"]
+StopReason = Literal["precision", "max_time", "max_runs"]
+Bound = Literal["memory-bound", "compute-bound", "latency-bound", "unknown"]
 PeakSource = Literal["config", "builtin", "calibrated"]
-WorkSource = tp.WorkSource
+WorkSource = Literal["declared", "cost_analysis"]
 Unit = Literal["s", "ms", "us", "bytes", "count", "ratio", "percent", "GB/s", "TFLOP/s"]
 Aggregation = Literal["median", "mean", "min", "max", "stdev", "exact"]
 Judgement = Literal["improvement", "neutral", "regression", "inconclusive", "not_comparable"]
 # What a comparison row judged: the kernel's own times, or its times relative to its reference.
 Basis = Literal["absolute", "relative"]
 BasisSetting = Literal["auto", "absolute", "relative"]
-Level = tp.LogLevel
+Level = Literal["debug", "info", "warning", "error"]
 
 # Validation context key: "check" (schema-check: every key present, no unknown key) or "read"
 # (readers: unknown keys from a newer v1 producer are dropped, missing optional keys become null).

@@ -18,11 +18,11 @@ from tile_artifacts._base import (
     Producer,
     RunInfo,
     Status,
+    StopReason,
     Timer,
     WorkSource,
 )
 from tile_artifacts._records import ComparisonRow, MetricRecord
-from tile_protocol import ConfigSource, StopReason
 
 __all__ = [
     "Accounting",
@@ -216,7 +216,7 @@ class ConfigRecord(ArtifactModel):
     """
 
     values: dict[str, str] = Field(default_factory=dict)
-    source: ConfigSource = "default"
+    source: Literal["default", "tuned", "override", "tune"] = "default"
     signature: str | None = None
 
 

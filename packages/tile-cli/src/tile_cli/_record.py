@@ -258,12 +258,13 @@ class RunRecorder:
 
     def _case_done(self, result: CaseResult) -> None:
         import tile_artifacts as ta
+        from tile_cli._convert import case_record
 
         self.ui.advance()
         index = self.results.position(result.case_id)
         if index is not None:
             info = self.results.planned[index]
-            record = ta.case_record(info, result, None, interrupted=False)
+            record = case_record(info, result, None, interrupted=False)
             metrics = ta.case_metrics(record, run_id=self.run_id, index=index)
             if metrics:
                 self.writer.append_jsonl("metrics.jsonl", *metrics)

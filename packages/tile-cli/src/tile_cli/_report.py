@@ -40,10 +40,10 @@ class RunSetup:
 
 def case_records(results: RunResults, *, interrupted: bool) -> list[ta.CaseRecord]:
     """One record per planned case, in plan order."""
-    import tile_artifacts as ta
+    from tile_cli._convert import case_record
 
     return [
-        ta.case_record(
+        case_record(
             info,
             results.outcome(info.case_id),
             results.failure_of(info.case_id),
@@ -72,13 +72,13 @@ def _run_status(
 
 
 def _failures(results: RunResults, run_dir: Path) -> list[ta.FailureRecord]:
-    import tile_artifacts as ta
+    from tile_cli._convert import failure_record
 
     records: list[ta.FailureRecord] = []
     for number, failure in enumerate(results.failures, start=1):
         launch = results.failure_launch.get(number)
         records.append(
-            ta.failure_record(
+            failure_record(
                 number,
                 failure,
                 stderr_log=os.path.relpath(launch.stderr_log, run_dir) if launch else None,

@@ -126,9 +126,10 @@ class RunResults:
     def timing(self) -> ta.RunTiming:
         """The run's wall time against what it had to spend: starting, compiling, sampling."""
         import tile_artifacts as ta
+        from tile_cli._convert import accounting_total
 
         results: list[tp.BenchResult | tp.TestResult] = [*self.bench_results, *self.test_results]
-        sums = ta.accounting_total(r.accounting for r in results if r.accounting is not None)
+        sums = accounting_total(r.accounting for r in results if r.accounting is not None)
         compile_s = sums.compile_s + sums.reference_compile_s
         for build in self.build_results:
             p = build.phases

@@ -1,9 +1,10 @@
 """What a runner said, as artifact records: one typed converter per result kind and part.
 
 The wire protocol and the artifact format are versioned apart (a protocol minor version is
-not a schema version), so each keeps its own models; these functions are the one place one
-becomes the other. Field by field, so that the type checker sees every field on both sides,
-and a test holds each converter to its message (a field added to one and not mapped fails).
+not a schema version) and tile-artifacts knows nothing of the protocol, so each keeps its
+own models; the CLI, which speaks both, turns one into the other here. Field by field, so
+that the type checker sees every field on both sides, and a test holds each converter to its
+message (a field added to one and not mapped fails it).
 """
 
 from __future__ import annotations
@@ -11,21 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import get_args
 
+import tile_artifacts as ta
 import tile_protocol as tp
-from tile_artifacts._base import STDERR_EXCERPT_LIMIT, PeakSource, Status, failure_id
-from tile_artifacts._models import (
-    Accounting,
-    CaseRecord,
-    CheckRecord,
-    ConfigRecord,
-    FailureRecord,
-    Phases,
-    ReferenceRecord,
-    Roofline,
-    StatsRecord,
-    Throughput,
-    Work,
-)
 
 __all__ = [
     "accounting_record",
@@ -40,10 +28,10 @@ __all__ = [
     "stats_record",
 ]
 
-_PEAK_SOURCE: dict[str, PeakSource] = {source: source for source in get_args(PeakSource)}
+_PEAK_SOURCE: dict[str, ta.PeakSource] = {s: s for s in get_args(ta.PeakSource)}
 
 # A Failure's status as the status of its case: a "success" failure is still a failure.
-_CASE_STATUS: dict[tp.CaseStatus, Status] = {
+_CASE_STATUS: dict[tp.CaseStatus, ta.Status] = {
     "failed": "failed",
     "timed_out": "timed_out",
     "skipped": "skipped",
@@ -55,14 +43,14 @@ _CASE_STATUS: dict[tp.CaseStatus, Status] = {
 # ---------------------------------------------------------------- parts
 
 
-def stats_record(stats: tp.Stats) -> StatsRecord:
+def stats_record(stats: tp.Stats) -> ta.StatsRecord:
     """Summary statistics, as the runner computed them."""
-    return StatsRecord.from_summary(stats, stop_reason=stats.stop_reason)
+    return ta.StatsRecord.from_summary(stats, stop_reason=stats.stop_reason)
 
 
-def phases_record(phases: tp.Phases) -> Phases:
+def phases_record(phases: tp.Phases) -> ta.Phases:
     """Compile phase timings and cache counts."""
-    return Phases(
+    return ta.Phases(
         trace_s=phases.trace_s,
         lower_s=phases.lower_s,
         compile_s=phases.compile_s,
@@ -73,9 +61,9 @@ def phases_record(phases: tp.Phases) -> Phases:
     )
 
 
-def check_record(check: tp.Check) -> CheckRecord:
+def check_record(check: tp.Check) -> ta.CheckRecord:
     """A kernel's output against its reference."""
-    return CheckRecord(
+    return ta.CheckRecord(
         passed=check.passed,
         max_abs_err=check.max_abs_err,
         rel_l2_err=check.rel_l2_err,
@@ -85,15 +73,15 @@ def check_record(check: tp.Check) -> CheckRecord:
     )
 
 
-def accounting_record(accounting: tp.Accounting) -> Accounting:
+def accounting_record(accounting: tp.Accounting) -> ta.Accounting:
     """Where one case's wall time went in the runner."""
     return accounting_total([accounting])
 
 
-def accounting_total(parts: Iterable[tp.Accounting]) -> Accounting:
+def accounting_total(parts: Iterable[tp.Accounting]) -> ta.Accounting:
     """The sum of several cases' accounting, part by part (a run's `timing.parts`)."""
     items = list(parts)
-    return Accounting(
+    return ta.Accounting(
         inputs_s=sum(a.inputs_s for a in items),
         compile_s=sum(a.compile_s for a in items),
         reference_compile_s=sum(a.reference_compile_s for a in items),
@@ -106,18 +94,18 @@ def accounting_total(parts: Iterable[tp.Accounting]) -> Accounting:
     )
 
 
-def _work(work: tp.Work) -> Work:
-    return Work(bytes=work.bytes, flops=work.flops, source=work.source)
+def _work(work: tp.Work) -> ta.Work:
+    return ta.Work(bytes=work.bytes, flops=work.flops, source=work.source)
 
 
-def _throughput(throughput: tp.Throughput) -> Throughput:
-    return Throughput(gbps=throughput.gbps, tflops=throughput.tflops)
+def _throughput(throughput: tp.Throughput) -> ta.Throughput:
+    return ta.Throughput(gbps=throughput.gbps, tflops=throughput.tflops)
 
 
-def _roofline(roofline: tp.Roofline) -> Roofline:
+def _roofline(roofline: tp.Roofline) -> ta.Roofline:
     # The runner names the table row it used (`builtin:NVIDIA H200`); the format keeps the kind.
     kind = (roofline.peak_source or "").split(":")[0]
-    return Roofline(
+    return ta.Roofline(
         intensity=roofline.intensity,
         pct_peak_bw=roofline.pct_peak_bw,
         pct_peak_flops=roofline.pct_peak_flops,
@@ -126,8 +114,8 @@ def _roofline(roofline: tp.Roofline) -> Roofline:
     )
 
 
-def _reference(reference: tp.Reference) -> ReferenceRecord:
-    return ReferenceRecord(
+def _reference(reference: tp.Reference) -> ta.ReferenceRecord:
+    return ta.ReferenceRecord(
         samples=list(reference.samples),
         stats=stats_record(reference.stats) if reference.stats is not None else None,
         speedup=reference.speedup,
@@ -135,8 +123,8 @@ def _reference(reference: tp.Reference) -> ReferenceRecord:
     )
 
 
-def _config(config: tp.ConfigInfo) -> ConfigRecord:
-    return ConfigRecord(
+def _config(config: tp.ConfigInfo) -> ta.ConfigRecord:
+    return ta.ConfigRecord(
         values=dict(config.values), source=config.source, signature=config.signature
     )
 
@@ -144,10 +132,10 @@ def _config(config: tp.ConfigInfo) -> ConfigRecord:
 # ---------------------------------------------------------------- cases
 
 
-def case_from_bench(result: tp.BenchResult) -> CaseRecord:
+def case_from_bench(result: tp.BenchResult) -> ta.CaseRecord:
     """A measured case; a failed check fails it (its timing is then never compared)."""
     passed = result.check is None or result.check.passed
-    return CaseRecord(
+    return ta.CaseRecord(
         case_id=result.case_id,
         kernel=result.kernel,
         params=dict(result.params),
@@ -168,9 +156,9 @@ def case_from_bench(result: tp.BenchResult) -> CaseRecord:
     )
 
 
-def case_from_test(info: tp.CaseInfo, result: tp.TestResult) -> CaseRecord:
+def case_from_test(info: tp.CaseInfo, result: tp.TestResult) -> ta.CaseRecord:
     """A checked case."""
-    return CaseRecord(
+    return ta.CaseRecord(
         case_id=info.case_id,
         kernel=info.kernel,
         params=dict(info.params),
@@ -181,9 +169,9 @@ def case_from_test(info: tp.CaseInfo, result: tp.TestResult) -> CaseRecord:
     )
 
 
-def case_from_build(info: tp.CaseInfo, result: tp.BuildResult) -> CaseRecord:
+def case_from_build(info: tp.CaseInfo, result: tp.BuildResult) -> ta.CaseRecord:
     """A case lowered and compiled without running it."""
-    return CaseRecord(
+    return ta.CaseRecord(
         case_id=info.case_id,
         kernel=info.kernel,
         params=dict(info.params),
@@ -198,7 +186,7 @@ def case_record(
     failure: tp.Failure | None,
     *,
     interrupted: bool,
-) -> CaseRecord:
+) -> ta.CaseRecord:
     """One planned case from whatever the runner said about it: its result, else its failure,
     else nothing (`interrupted` when the run was stopped, else `skipped`)."""
     if isinstance(result, tp.BenchResult):
@@ -211,7 +199,7 @@ def case_record(
         status = _CASE_STATUS[failure.status]
     else:
         status = "interrupted" if interrupted else "skipped"
-    return CaseRecord(
+    return ta.CaseRecord(
         case_id=info.case_id, kernel=info.kernel, params=dict(info.params), status=status
     )
 
@@ -222,11 +210,11 @@ def failure_record(
     *,
     stderr_log: str | None = None,
     command_id: str | None = None,
-) -> FailureRecord:
+) -> ta.FailureRecord:
     """The `number`-th failure of a run (1-based), with the tail of its traceback."""
-    excerpt = failure.traceback[-STDERR_EXCERPT_LIMIT:] if failure.traceback else None
-    return FailureRecord(
-        failure_id=failure_id(number),
+    excerpt = failure.traceback[-ta.STDERR_EXCERPT_LIMIT :] if failure.traceback else None
+    return ta.FailureRecord(
+        failure_id=ta.failure_id(number),
         case_id=failure.case_id,
         phase=failure.phase,
         status=_CASE_STATUS[failure.status],

@@ -1,0 +1,66 @@
+"""The closed sets that cross package boundaries agree.
+
+tile-config and tile-artifacts do not import tile-protocol (each depends on pydantic and
+little else, and is versioned on its own), so their sets are copies of the protocol's. A value
+added to one set and not to the others would pass one layer and fail the next: a timer the
+config accepts that no runner sends, a case status the report cannot hold.
+"""
+
+from __future__ import annotations
+
+from typing import Any, get_args
+
+import pytest
+
+import tile_artifacts as ta
+import tile_config as tc
+import tile_downloads as td
+import tile_protocol as tp
+from tile_artifacts import _models as ta_models
+
+
+def _values(literal: Any) -> set[str]:
+    return set(get_args(literal))
+
+
+def _field(model: Any, name: str) -> set[str]:
+    """The values of an Optional Literal field of a pydantic model."""
+    (literal,) = [a for a in get_args(model.model_fields[name].annotation) if a is not type(None)]
+    return _values(literal)
+
+
+@pytest.mark.parametrize(
+    ("left", "right"),
+    [
+        # What the configuration may ask for is what a request may carry.
+        (tc.Timer, tp.Timer),
+        # What a report records is what a runner measured with.
+        (ta.Timer, tp.MeasuredTimer),
+        (ta.Bound, tp.Bound),
+        (ta.WorkSource, tp.WorkSource),
+        (ta.Level, tp.LogLevel),
+        (ta.StopReason, tp.StopReason),
+        # `[compare] basis` is the comparison's setting.
+        (tc.CompareBasis, ta.BasisSetting),
+        # `[downloads.<name>] archive` is what the downloader unpacks.
+        (tc.ArchiveKind, td.ArchiveKind),
+    ],
+    ids=str,
+)
+def test_sets_shared_by_two_packages_are_equal(left: Any, right: Any) -> None:
+    assert _values(left) == _values(right)
+
+
+def test_a_request_may_ask_for_auto_and_every_measured_timer() -> None:
+    assert _values(tp.Timer) == {"auto"} | _values(tp.MeasuredTimer)
+
+
+def test_every_case_status_of_the_protocol_is_a_status_of_the_format() -> None:
+    assert _values(tp.CaseStatus) <= set(ta.STATUSES)
+
+
+def test_records_hold_the_protocol_sets_for_what_a_runner_said() -> None:
+    assert _field(ta_models.StatsRecord, "stop_reason") == _values(tp.StopReason)
+    config_source = ta_models.ConfigRecord.model_fields["source"].annotation
+    assert _values(config_source) == _values(tp.ConfigSource)
+    assert _field(ta_models.CaseRecord, "timer") == _values(tp.MeasuredTimer)
