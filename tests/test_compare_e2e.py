@@ -137,9 +137,10 @@ def test_compare_writes_a_file_only_when_asked(proj: Project) -> None:
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "regression" in proc.stdout and "wrote" not in proc.stderr
     assert sorted(p.name for p in proj.root.iterdir()) == before
-    nowhere = proj.tile("compare", "runs/a", "runs/b", "-o", "no/such/dir/c.json")
+    # A file where the directory should be: no one can write there, root included.
+    nowhere = proj.tile("compare", "runs/a", "runs/b", "-o", "runs/a/report.json/c.json")
     assert nowhere.returncode == 2, nowhere.stdout + nowhere.stderr
-    assert "error: cannot write `no/such/dir/c.json`" in nowhere.stderr
+    assert "error: cannot write `runs/a/report.json/c.json`" in nowhere.stderr
     assert "hint:" in nowhere.stderr
 
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Final
 
 import tile_protocol as tp
 from tile_cli._cold_process import LOG_PREFIX, ColdWarmRun, ProcessWatch
-from tile_cli._errors import CliError, ExitCode
+from tile_cli._errors import CliError, os_failure
 from tile_cli._format import fmt_bytes, fmt_time
 from tile_cli._jax_cache import snapshot
 from tile_cli._settings import CacheLocation, compile_cache_location
@@ -90,9 +90,7 @@ class CacheReport:
         self.doc: ta.JaxCacheDoc | None = None
         self.problem: str | None = None
 
-    def cold_warm(
-        self, request: tp.RunRequest, recorder: RunRecorder, log_dir: Path
-    ) -> ColdWarmRun:
+    def cold_warm(self, request: tp.RunRequest, recorder: RunRecorder) -> ColdWarmRun:
         """The two-runner session of `--cold-process`, on a new empty directory."""
         self._scratch = _empty_directory(self.location.path)
         self.location = CacheLocation(
@@ -105,14 +103,7 @@ class CacheReport:
         def between() -> None:
             self._between = snapshot(self.location.path)
 
-        self.session = ColdWarmRun(
-            request,
-            self._resolved,
-            recorder,
-            log_dir=log_dir,
-            cache_dir=self._scratch,
-            between=between,
-        )
+        self.session = ColdWarmRun(request, recorder, cache_dir=self._scratch, between=between)
         return self.session
 
     def write(self, recorder: RunRecorder, report: ta.Report) -> None:
@@ -185,11 +176,9 @@ def _empty_directory(cache: Path) -> Path:
         try:
             return Path(tempfile.mkdtemp(prefix="tile-cold-cache-"))
         except OSError as exc:
-            raise CliError(
-                f"cannot create an empty cache directory for --cold-process: {exc}",
-                hint="check TMPDIR and the permissions of tile's cache directory",
-                code=ExitCode.INFRA,
-            ) from None
+            raise os_failure("create an empty cache directory for --cold-process", exc,
+                             hint="check TMPDIR and the permissions of tile's cache directory",
+                             ) from None  # fmt: skip
 
 
 def _process(

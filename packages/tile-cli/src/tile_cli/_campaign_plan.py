@@ -183,14 +183,9 @@ def _unit_sets(
     return sets, resolved
 
 
-def _args(
-    campaign: Campaign,
-    case_ids: list[str],
-    variant: Variant,
-    sets: Mapping[str, object],
-    machine: MachineSpec,
-) -> list[str]:
+def _args(campaign: Campaign, case_ids: list[str], unit: _Configured) -> list[str]:
     """`tile bench` arguments of a unit, without the output directory."""
+    variant, sets, machine = unit.variant, unit.sets, unit.machine
     select = campaign.spec.select
     args = ["bench", *(a for c in case_ids for a in ("--case", c))]
     args += [a for p in select.plugins for a in ("--plugin", p)]
@@ -291,7 +286,7 @@ def _units(
                 device_kind=kind,
                 shards=cfg.launcher.shards,
                 case_ids=case_ids,
-                args=_args(campaign, case_ids, c.variant, c.sets, c.machine),
+                args=_args(campaign, case_ids, c),
                 estimate=estimate,
                 cases=cases,
             )

@@ -9,15 +9,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from tile_cli._errors import CliError, ExitCode
+from tile_cli._errors import CliError, ExitCode, write_atomically
 from tile_cli._options import (
     DB,
     FILTERS,
     HISTORY,
     PROFILE,
-    Db,
     Flags,
-    Profile,
     compare_flags,
     config_overrides,
     with_flags,
@@ -72,7 +70,8 @@ def compare_cmd(
         base, cur, noise_floor_pct=cfg.noise_floor, alpha=cfg.alpha, basis=cfg.basis
     )
     if output is not None:
-        _write_atomically(output, doc.model_dump_json(indent=2) + "\n")
+        write_atomically(output, doc.model_dump_json(indent=2) + "\n", code=ExitCode.USAGE,
+                         hint="pass `-o` a file in a directory that exists and is writable")  # fmt: skip
     if fmt == "markdown":
         print(ta.render_comparison_markdown(doc))
     elif fmt == "json":
@@ -82,19 +81,6 @@ def compare_cmd(
         if output is not None:
             err.print(f"wrote {output}", style="dim", markup=False)
     raise typer.Exit(comparison_exit_code(doc, fail_on_inconclusive=cfg.fail_on_inconclusive))
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    """Temp file and rename; a path that cannot be written is a usage error naming it."""
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        tmp.write_text(text)
-        tmp.replace(path)
-    except OSError as exc:
-        raise CliError(
-            f"cannot write `{path}`: {exc.strerror or exc}",
-            hint="pass `-o` a file in a directory that exists and is writable",
-        ) from None
 
 
 def baseline_save_cmd(
@@ -141,6 +127,7 @@ def schema_check_cmd(
     raise typer.Exit(ExitCode.OK)
 
 
+@with_flags(DB, PROFILE)
 def report_cmd(
     run: Annotated[Path, typer.Argument(help="A run directory (or its report.json).")] = Path(
         ".tile/latest"
@@ -155,14 +142,13 @@ def report_cmd(
     history: Annotated[
         bool, typer.Option("--history", help="Add each case's trend over commits, steps marked.")
     ] = False,
-    db: Db = None,
-    profile: Profile = None,
+    **flags: Any,
 ) -> None:
     """Write one self-contained HTML report of a run: context, roofline, samples, failures."""
     from tile_cli._html_report import make_report
 
-    code = make_report(run, output=output, compare=compare, history=history, db=db,
-                       profile=profile)  # fmt: skip
+    code = make_report(run, output=output, compare=compare, history=history, db=flags["db"],
+                       profile=flags["profile"])  # fmt: skip
     raise typer.Exit(code)
 
 

@@ -4,12 +4,12 @@ clear, campaign list / plan / run. Flags only; the work is in the modules they i
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from tile_cli._errors import ExitCode
-from tile_cli._options import Json, Profile
+from tile_cli._options import JSON, PROFILE, with_flags
 
 __all__ = [
     "cache_clear_cmd",
@@ -39,11 +39,12 @@ OverBudget = Annotated[
 ]
 
 
-def config_cmd(profile: Profile = None, json: Json = False) -> None:
+@with_flags(PROFILE, JSON)
+def config_cmd(**flags: Any) -> None:
     """Show the resolved configuration and where every value comes from."""
     from tile_cli._show_config import show_config
 
-    raise typer.Exit(show_config(profile=profile, as_json=json))
+    raise typer.Exit(show_config(profile=flags["profile"], as_json=flags["json"]))
 
 
 def protocol_schema_cmd() -> None:
@@ -56,6 +57,7 @@ def protocol_schema_cmd() -> None:
     raise typer.Exit(ExitCode.OK)
 
 
+@with_flags(PROFILE)
 def fetch_cmd(
     names: Annotated[
         list[str] | None, typer.Argument(help="Entries of [downloads] to fetch (default: all).")
@@ -66,12 +68,13 @@ def fetch_cmd(
     offline: Annotated[
         bool, typer.Option("--offline", help="Use only the cache; fail on anything missing.")
     ] = False,
-    profile: Profile = None,
+    **flags: Any,
 ) -> None:
     """Download the pinned data files of `[downloads.<name>]`, verified by sha256."""
     from tile_cli._fetch import fetch
 
-    raise typer.Exit(fetch(names or [], list_only=list_only, offline=offline, profile=profile))
+    code = fetch(names or [], list_only=list_only, offline=offline, profile=flags["profile"])
+    raise typer.Exit(code)
 
 
 def init_cmd(
@@ -94,6 +97,7 @@ def init_cmd(
     raise typer.Exit(run_init(name, force=force, from_index=from_index))
 
 
+@with_flags(JSON, PROFILE)
 def device_cmd(
     calibrate: Annotated[
         bool,
@@ -101,31 +105,32 @@ def device_cmd(
             "--calibrate", help="Measure copy bandwidth and bf16 matmul rate; cache them."
         ),
     ] = False,
-    json: Json = False,
-    profile: Profile = None,
+    **flags: Any,
 ) -> None:
     """Show the device the runner sees: kind, memory, L2, versions and roofline peaks."""
     from tile_cli._device import show_device
 
-    raise typer.Exit(show_device(calibrate=calibrate, as_json=json, profile=profile))
+    code = show_device(calibrate=calibrate, as_json=flags["json"], profile=flags["profile"])
+    raise typer.Exit(code)
 
 
-def cache_info_cmd(profile: Profile = None, json: Json = False) -> None:
+@with_flags(PROFILE, JSON)
+def cache_info_cmd(**flags: Any) -> None:
     """The cache directory, why it is that one, its entries, bytes, oldest and newest."""
     from tile_cli._jax_cache import cache_info
 
-    raise typer.Exit(cache_info(profile=profile, as_json=json))
+    raise typer.Exit(cache_info(profile=flags["profile"], as_json=flags["json"]))
 
 
+@with_flags(PROFILE, JSON)
 def cache_clear_cmd(
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Clear without asking.")] = False,
-    profile: Profile = None,
-    json: Json = False,
+    **flags: Any,
 ) -> None:
     """Remove every compiled executable from the cache (asks first unless `--yes`)."""
     from tile_cli._jax_cache import cache_clear
 
-    raise typer.Exit(cache_clear(profile=profile, yes=yes, as_json=json))
+    raise typer.Exit(cache_clear(profile=flags["profile"], yes=yes, as_json=flags["json"]))
 
 
 def campaign_list_cmd() -> None:

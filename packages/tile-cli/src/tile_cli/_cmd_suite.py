@@ -6,8 +6,8 @@ Flags only; the work happens in the modules each command imports when it runs (s
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
@@ -15,8 +15,8 @@ from tile_cli._errors import CliError, ExitCode
 from tile_cli._options import (
     AXES,
     CACHE,
-    CASES,
     COMPARE,
+    EXACT,
     FILTERS,
     JSON,
     LAUNCH,
@@ -28,9 +28,10 @@ from tile_cli._options import (
     SAMPLING,
     SEED,
     SELECT,
-    SETTINGS,
+    SNAPSHOTS,
     TRACEBACKS,
     TUNABLE,
+    TUNING,
     VERBOSE,
     Flags,
     compare_flags,
@@ -40,6 +41,7 @@ from tile_cli._options import (
 )
 
 if TYPE_CHECKING:
+    import tile_protocol as tp
     from tile_cli._suite import SuiteFlags
 
 __all__ = ["bench_cmd", "build_cmd", "inspect_cmd", "list_cmd", "snap_cmd", "test_cmd", "tune_cmd"]
@@ -61,6 +63,14 @@ def _suite_flags(flags: Flags) -> SuiteFlags:
     )
 
 
+def _run_suite(command: tp.Command, flags: Flags, more: Mapping[str, object]) -> NoReturn:
+    """Run a bench, test or build with the command's flags; `more` adds configuration."""
+    from tile_cli._suite import run_suite
+
+    sel = selection(flags, {**config_overrides(flags), **more})
+    raise typer.Exit(run_suite(command, sel, _suite_flags(flags)))
+
+
 @with_flags(SELECT, PROFILE, JSON)
 def list_cmd(**flags: Any) -> None:
     """List the kernels and cases tile can see, without running them."""
@@ -71,44 +81,23 @@ def list_cmd(**flags: Any) -> None:
 
 
 @with_flags(SELECT, PROFILE, OUTPUT, VERBOSE, SAMPLING, RUNNER, TUNABLE, LAUNCH, COMPARE,
-            compare_flags(after_run=True), CACHE, CASES, SETTINGS)  # fmt: skip
+            compare_flags(after_run=True), CACHE, EXACT)  # fmt: skip
 def bench_cmd(**flags: Any) -> None:
     """Benchmark kernels against their references; write a run directory."""
-    from tile_cli._suite import run_suite
+    from tile_cli._cache_report import EXPLAIN_OVERRIDES
 
-    suite = _suite_flags(flags)
-    overrides = config_overrides(flags)
-    if suite.cache_report or suite.cold_process:
-        from tile_cli._cache_report import EXPLAIN_OVERRIDES
-
-        overrides.update(EXPLAIN_OVERRIDES)
-    raise typer.Exit(run_suite("bench", selection(flags, overrides), suite))
+    explain = bool(flags["cache_report"] or flags["cold_process"])
+    _run_suite("bench", flags, EXPLAIN_OVERRIDES if explain else {})
 
 
 @with_flags(SELECT, PROFILE, OUTPUT, VERBOSE, SEED, RUNNER, TUNABLE, LAUNCH)
 def test_cmd(**flags: Any) -> None:
     """Check kernels against their references on fresh random inputs."""
-    from tile_cli._suite import run_suite
-
-    sel = selection(flags, config_overrides(flags))
-    raise typer.Exit(run_suite("test", sel, _suite_flags(flags)))
+    _run_suite("test", flags, {})
 
 
-@with_flags(SELECT, PROFILE, OUTPUT_DIR, VERBOSE)
-def tune_cmd(
-    dry_run: Annotated[
-        bool,
-        typer.Option("--dry-run", help="Print the configurations and the estimated time only."),
-    ] = False,
-    budget: Annotated[
-        float | None,
-        typer.Option("--budget", help="Seconds the tune may take; rungs get shorter to fit."),
-    ] = None,
-    eta: Annotated[
-        int | None, typer.Option("--eta", help="Each rung keeps the fastest 1/ETA (default 3).")
-    ] = None,
-    **flags: Any,
-) -> None:
+@with_flags(SELECT, PROFILE, OUTPUT_DIR, VERBOSE, TUNING)
+def tune_cmd(**flags: Any) -> None:
     """Find each case's fastest tunable configuration and keep it in `tuning/<device>.json`.
 
     Every configuration the kernel's constraint allows is checked against the reference and
@@ -118,19 +107,17 @@ def tune_cmd(
     """
     from tile_cli._tune import run_tune
 
-    sel = selection(flags, config_overrides({"eta": eta}))
+    sel = selection(flags, config_overrides(flags))
     code = run_tune(sel, profile=flags["profile"], output_dir=flags["output_dir"],
-                    budget=budget, dry_run=dry_run, verbose=flags["verbose"])  # fmt: skip
+                    budget=flags["budget"], dry_run=flags["dry_run"],
+                    verbose=flags["verbose"])  # fmt: skip
     raise typer.Exit(code)
 
 
 @with_flags(SELECT, PROFILE, OUTPUT, TRACEBACKS, RUNNER)
 def build_cmd(**flags: Any) -> None:
     """Lower and compile every case (no execution); store what the compiler made in a run dir."""
-    from tile_cli._suite import run_suite
-
-    sel = selection(flags, config_overrides(flags))
-    raise typer.Exit(run_suite("build", sel, _suite_flags(flags)))
+    _run_suite("build", flags, {})
 
 
 @with_flags(AXES, PLUGINS, PROFILE, TRACEBACKS)
@@ -162,26 +149,14 @@ def inspect_cmd(
     raise typer.Exit(code)
 
 
-@with_flags(FILTERS, PLUGINS, PROFILE)
-def snap_cmd(
-    check: Annotated[
-        bool,
-        typer.Option("--check", help="Write nothing; exit 1 with a diff if any lowering changed."),
-    ] = False,
-    update: Annotated[
-        bool, typer.Option("--update", help="Accept: rewrite changed, add new, drop stale.")
-    ] = False,
-    directory: Annotated[
-        Path | None,
-        typer.Option("--dir", help="Snapshot directory (default `snapshots/` in the project)."),
-    ] = None,
-    **flags: Any,
-) -> None:
+@with_flags(FILTERS, PLUGINS, PROFILE, SNAPSHOTS)
+def snap_cmd(**flags: Any) -> None:
     """Snapshot each case's normalized StableHLO; `--check` diffs it, `--update` accepts it."""
     from tile_cli._snap import snap
 
+    check, update = bool(flags["check"]), bool(flags["update"])
     if check and update:
         raise CliError("--check and --update exclude each other", hint="pick one")
     mode = "check" if check else "update" if update else "record"
     sel = selection(flags, {})
-    raise typer.Exit(snap(sel, profile=flags["profile"], mode=mode, directory=directory))
+    raise typer.Exit(snap(sel, profile=flags["profile"], mode=mode, directory=flags["directory"]))

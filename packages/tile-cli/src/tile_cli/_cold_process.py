@@ -20,12 +20,11 @@ import tile_protocol as tp
 from tile_cli._process import Launch, LaunchCounter
 from tile_cli._requests import derive
 from tile_cli._runners import make_session
-from tile_cli._sinks import NullSink, Relay, Sink
+from tile_cli._sinks import Relay, Sink
 
 if TYPE_CHECKING:
     from tile_cli._record import RunRecorder
     from tile_cli._session import RunnerSession
-    from tile_config import ResolvedConfig
 
 __all__ = ["ColdWarmRun", "ProcessWatch"]
 
@@ -87,22 +86,18 @@ class _Timed(Relay):
         super().on_message(message)
 
 
-class _ColdSink(NullSink):
+class _ColdSink(Relay):
     """The cold runner's view of the recorder: its process is recorded, its results are not.
 
     Its runner goes into commands.jsonl and events like any other; its failures and warnings
     become warnings of the run ("cold process: ..."), since the run's cases are the warm
-    runner's.
+    runner's, and so are its hello, plan and progress.
     """
 
-    def __init__(self, recorder: RunRecorder) -> None:
-        self._recorder = recorder
-
-    def on_launch(self, launch: Launch) -> None:
-        self._recorder.on_launch(launch)
-
-    def on_launch_end(self, launch: Launch) -> None:
-        self._recorder.on_launch_end(launch)
+    def on_hello(self, hello: tp.Hello) -> None: ...
+    def on_plan(self, plan: tp.Plan) -> None: ...
+    def on_case_start(self, start: tp.CaseStart) -> None: ...
+    def on_noise(self, event: tp.BadLine | tp.UnknownMessage) -> None: ...
 
     def on_message(self, message: tp.Message) -> None:
         text: str | None = None
@@ -112,7 +107,7 @@ class _ColdSink(NullSink):
         elif isinstance(message, tp.Log) and message.level in ("warning", "error"):
             text = f"cold process: {message.message}"
         if text is not None:
-            self._recorder.on_message(tp.Log(level="warning", message=text))
+            self.inner.on_message(tp.Log(level="warning", message=text))
 
 
 class ColdWarmRun:
@@ -121,17 +116,15 @@ class ColdWarmRun:
     def __init__(
         self,
         request: tp.RunRequest,
-        resolved: ResolvedConfig,
         recorder: RunRecorder,
         *,
-        log_dir: Path,
         cache_dir: Path,
         between: Callable[[], None] | None = None,
     ) -> None:
         self._request = derive(request, jax_cache_dir=str(cache_dir))
-        self._resolved = resolved
+        self._resolved = recorder.setup.resolved
         self._recorder = recorder
-        self._log_dir = log_dir
+        self._log_dir = recorder.run_dir / "logs"
         self._between = between
         self._numbering = LaunchCounter()
         self._lock = threading.Lock()

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from enum import IntEnum
+from pathlib import Path
 
-__all__ = ["CliError", "ExitCode", "no_cases", "stopped_code"]
+__all__ = ["CliError", "ExitCode", "no_cases", "os_failure", "stopped_code", "write_atomically"]
 
 
 class ExitCode(IntEnum):
@@ -47,3 +48,19 @@ def no_cases(filtered: bool) -> CliError:
         hint="add `[project] modules = [...]` or `paths = [...]` to tile.toml, or run "
         "`tile init NAME` to start a project",
     )
+
+
+def os_failure(what: str, exc: OSError, *, hint: str, code: ExitCode = ExitCode.INFRA) -> CliError:
+    """The error of an operating-system call that failed: `cannot <what>: <the OS's reason>`."""
+    return CliError(f"cannot {what}: {exc.strerror or exc}", hint=hint, code=code)
+
+
+def write_atomically(path: Path, data: str | bytes, *, hint: str, code: ExitCode) -> None:
+    """Write a whole file through a temp file and a rename, so no reader sees half of it."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_bytes(data.encode() if isinstance(data, str) else data)
+        tmp.replace(path)
+    except OSError as exc:
+        raise os_failure(f"write `{path}`", exc, hint=hint, code=code) from None

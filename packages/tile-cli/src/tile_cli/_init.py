@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from tile_cli._errors import CliError, ExitCode
+from tile_cli._errors import CliError, ExitCode, os_failure
 from tile_cli._tile_source import TileSource, find_tile_source
 
 __all__ = ["ProjectName", "init_project", "project_name", "run_init"]
@@ -143,11 +143,9 @@ def init_project(
             path.write_text(text, encoding="utf-8")
             written.append(path)
     except OSError as exc:
-        raise CliError(
-            f"cannot write `{exc.filename or dest}`: {exc.strerror or exc}",
-            hint="check that the directory is writable",
-            code=ExitCode.USAGE,
-        ) from exc
+        where = f"write `{exc.filename or dest}`"
+        hint = "check that the directory is writable"
+        raise os_failure(where, exc, hint=hint, code=ExitCode.USAGE) from exc
     return written
 
 

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from tile_cli._errors import CliError, ExitCode
+from tile_cli._errors import CliError, ExitCode, os_failure
 from tile_cli._format import fmt_bytes
 from tile_cli._settings import CacheLocation, compile_cache_location, load
 
@@ -67,11 +67,8 @@ def snapshot(directory: Path) -> ta.CacheSnapshot:
     try:
         children = list(directory.iterdir())
     except OSError as exc:
-        raise CliError(
-            f"cannot list the compilation cache `{directory}`: {exc.strerror or exc}",
-            hint="check its permissions (tile creates it 0700 for you)",
-            code=ExitCode.INFRA,
-        ) from None
+        hint = "check its permissions (tile creates it 0700 for you)"
+        raise os_failure(f"list the compilation cache `{directory}`", exc, hint=hint) from None
     for child in children:
         if not _ENTRY.match(child.name):
             continue

@@ -22,10 +22,10 @@ if TYPE_CHECKING:
 __all__ = [
     "AXES",
     "CACHE",
-    "CASES",
     "COMPARE",
     "CONFIG_KEYS",
     "DB",
+    "EXACT",
     "FILTERS",
     "HISTORY",
     "JSON",
@@ -38,9 +38,10 @@ __all__ = [
     "SAMPLING",
     "SEED",
     "SELECT",
-    "SETTINGS",
     "TRACEBACKS",
+    "SNAPSHOTS",
     "TUNABLE",
+    "TUNING",
     "VERBOSE",
     "Flags",
     "compare_flags",
@@ -125,155 +126,137 @@ def with_flags(*groups: tuple[inspect.Parameter, ...]) -> Callable[[_Command], _
     return apply
 
 
-def _flag(name: str, annotation: object, default: object = None) -> inspect.Parameter:
+def _option(
+    name: str,
+    kind: Any,
+    *spelt: str,
+    default: Any = None,
+    help: str | None = None,
+    count: bool = False,
+) -> inspect.Parameter:
+    """One flag: the parameter `name` of type `kind`, spelt `spelt` on the command line."""
+    annotation = Annotated[kind, typer.Option(*spelt, help=help, count=count)]
     return inspect.Parameter(
         name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default
     )
 
 
-Filter = Annotated[
-    list[str] | None,
-    typer.Option("-k", "--filter", help="Substring or glob on case ids; repeat to widen."),
-]
-Kernel = Annotated[
-    list[str] | None, typer.Option("--kernel", help="Kernel name or glob; repeatable.")
-]
-Axis = Annotated[
-    list[str] | None,
-    typer.Option("-a", "--axis", help="Override an axis: `-a dtype=float32,bfloat16`."),
-]
-Plugin = Annotated[
-    list[str] | None,
-    typer.Option("--plugin", help="Include a kernel plugin (entry point in `tile.kernels`)."),
-]
-Profile = Annotated[
-    str | None, typer.Option("--profile", help="Apply `[profiles.NAME]` from tile.toml.")
-]
-OutputDir = Annotated[
-    Path | None,
-    typer.Option("--output-dir", "-o", help="Run directory (default `.tile/runs/<run_id>`)."),
-]
-Json = Annotated[bool, typer.Option("--json", help="Stream machine-readable JSON Lines.")]
-Basis = Annotated[
-    str | None,
-    typer.Option(
-        "--basis",
-        help="auto | absolute | relative: judge times, or times relative to the reference "
-        "timed interleaved (auto: relative where both runs have it). Default `[compare] basis`.",
-    ),
-]
-Verbose = Annotated[
-    int,
-    typer.Option(
-        "-v",
-        "--verbose",
-        count=True,
-        help="-v samples, stop reason and where each case's time went; -vv more.",
-    ),
-]
-ShowTracebacks = Annotated[
-    int, typer.Option("-v", "--verbose", count=True, help="Show the traceback of each failure.")
-]
-CaseTimeout = Annotated[
-    float | None,
-    typer.Option("--case-timeout", help="Seconds of runner silence before a case is timed out."),
-]
-Isolate = Annotated[
-    bool | None, typer.Option("--isolate/--no-isolate", help="One runner process per case.")
-]
-CompileCache = Annotated[
-    bool | None,
-    typer.Option(
-        "--compile-cache/--no-compile-cache",
-        help="Use JAX's persistent compilation cache (`[runner] compile_cache`, on by default).",
-    ),
-]
-Tunable = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--tunable",
-        help="Run with this tunable value instead of the tuned or default one: "
-        "`--tunable block_rows=4`; repeatable.",
-    ),
-]
-Launcher = Annotated[
-    str | None,
-    typer.Option("--launcher", help="Where runners start: local | slurm (`[launcher] kind`)."),
-]
-Shards = Annotated[
-    int | None,
-    typer.Option("--shards", help="Split the cases over N runners, one GPU each."),
-]
-SlurmArgs = Annotated[
-    list[str] | None,
-    typer.Option("--slurm-arg", help="Extra srun argument, e.g. `--slurm-arg=--qos=high`."),
-]
-CaseIds = Annotated[
-    list[str] | None,
-    typer.Option("--case", help="Run exactly this case id (repeatable), as `tile list` prints it."),
-]
-Settings = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--set",
-        help="Set any config key for this run: `--set bench.batch=20`, "
-        "`--set runner.env.XLA_FLAGS=...` (repeatable; the other flags win).",
-    ),
-]
-Db = Annotated[
-    Path | None,
-    typer.Option("--db", help="History database (default `[history] path`)."),
-]
-Timer = Annotated[str | None, typer.Option("--timer", help="auto | cupti | wall | batched.")]
-Cold = Annotated[bool | None, typer.Option("--cold/--warm", help="Flush L2 before every sample.")]
-Warmup = Annotated[int | None, typer.Option("--warmup", help="Warm-up calls.")]
-MinRuns = Annotated[int | None, typer.Option("--min-runs")]
-MaxRuns = Annotated[int | None, typer.Option("--max-runs")]
-MaxTime = Annotated[
-    float | None, typer.Option("--max-time", help="Sampling budget per case, seconds.")
-]
-TargetPrecision = Annotated[
-    float | None,
-    typer.Option(
-        "--target-precision",
-        help="Stop when the 95% CI half-width of the median is below this fraction (0.01 = 1%).",
-    ),
-]
-Rounds = Annotated[
-    int | None,
-    typer.Option(
-        "--rounds",
-        help="Time every case in N rounds over the whole run, fresh inputs each round; "
-        "compare then judges the spread between rounds (use 5+ to gate on a noisy CPU).",
-    ),
-]
-CacheReport = Annotated[
-    bool,
-    typer.Option(
-        "--cache-report",
-        help="Record JAX's compilation cache before and after the run, and why each "
-        "compile missed it, in diagnostics/jax_cache.json.",
-    ),
-]
-ColdProcess = Annotated[
-    bool,
-    typer.Option(
-        "--cold-process",
-        help="With --cache-report: run the cases in two fresh runners, first on an empty "
-        "cache, then on the filled one; report time to first result and compile saved.",
-    ),
-]
-Seed = Annotated[int | None, typer.Option("--seed", help="Seed for the random inputs.")]
-Compare = Annotated[
-    Path | None,
-    typer.Option("--compare", help="Compare with a baseline (file, or directory of baselines)."),
-]
-Device = Annotated[str | None, typer.Option("--device", help="Only this device kind.")]
-Branch = Annotated[str | None, typer.Option("--branch", help="Only runs on this git branch.")]
-Last = Annotated[int | None, typer.Option("--last", help="Only the latest N commits per case.")]
-Dirty = Annotated[
-    bool, typer.Option("--include-dirty", help="Count runs of uncommitted changes too.")
-]
+FILTERS = (
+    _option("filters", list[str] | None, "-k", "--filter",
+            help="Substring or glob on case ids; repeat to widen."),
+    _option("kernels", list[str] | None, "--kernel", help="Kernel name or glob; repeatable."),
+)  # fmt: skip
+AXES = (
+    _option("axes", list[str] | None, "-a", "--axis",
+            help="Override an axis: `-a dtype=float32,bfloat16`."),
+)  # fmt: skip
+PLUGINS = (
+    _option("plugins", list[str] | None, "--plugin",
+            help="Include a kernel plugin (entry point in `tile.kernels`)."),
+)  # fmt: skip
+SELECT = (*FILTERS, *AXES, *PLUGINS)
+"""Which cases: `-k`, `--kernel`, `-a`, `--plugin`."""
+PROFILE = (
+    _option("profile", str | None, "--profile", help="Apply `[profiles.NAME]` from tile.toml."),
+)
+OUTPUT_DIR = (
+    _option("output_dir", Path | None, "--output-dir", "-o",
+            help="Run directory (default `.tile/runs/<run_id>`)."),
+)  # fmt: skip
+JSON = (_option("json", bool, "--json", default=False, help="Stream machine-readable JSON Lines."),)
+OUTPUT = (*OUTPUT_DIR, *JSON)
+VERBOSE = (
+    _option("verbose", int, "-v", "--verbose", default=0, count=True,
+            help="-v samples, stop reason and where each case's time went; -vv more."),
+)  # fmt: skip
+TRACEBACKS = (
+    _option("verbose", int, "-v", "--verbose", default=0, count=True,
+            help="Show the traceback of each failure."),
+)  # fmt: skip
+RUNNER = (
+    _option("case_timeout", float | None, "--case-timeout",
+            help="Seconds of runner silence before a case is timed out."),
+    _option("isolate", bool | None, "--isolate/--no-isolate", help="One runner process per case."),
+    _option("compile_cache", bool | None, "--compile-cache/--no-compile-cache",
+            help="Use JAX's persistent compilation cache (`[runner] compile_cache`, on by "
+            "default)."),
+)  # fmt: skip
+"""How runners run: `--case-timeout`, `--isolate`, `--compile-cache`."""
+TUNABLE = (
+    _option("tunable", list[str] | None, "--tunable",
+            help="Run with this tunable value instead of the tuned or default one: "
+            "`--tunable block_rows=4`; repeatable."),
+)  # fmt: skip
+LAUNCH = (
+    _option("launcher", str | None, "--launcher",
+            help="Where runners start: local | slurm (`[launcher] kind`)."),
+    _option("shards", int | None, "--shards", help="Split the cases over N runners, one GPU each."),
+    _option("slurm_args", list[str] | None, "--slurm-arg",
+            help="Extra srun argument, e.g. `--slurm-arg=--qos=high`."),
+)  # fmt: skip
+"""Where runners start: `--launcher`, `--shards`, `--slurm-arg`."""
+SAMPLING = (
+    _option("timer", str | None, "--timer", help="auto | cupti | wall | batched."),
+    _option("cold", bool | None, "--cold/--warm", help="Flush L2 before every sample."),
+    _option("warmup", int | None, "--warmup", help="Warm-up calls."),
+    _option("min_runs", int | None, "--min-runs"),
+    _option("max_runs", int | None, "--max-runs"),
+    _option("max_time", float | None, "--max-time", help="Sampling budget per case, seconds."),
+    _option("target_precision", float | None, "--target-precision",
+            help="Stop when the 95% CI half-width of the median is below this fraction "
+            "(0.01 = 1%)."),
+    _option("rounds", int | None, "--rounds",
+            help="Time every case in N rounds over the whole run, fresh inputs each round; "
+            "compare then judges the spread between rounds (use 5+ to gate on a noisy CPU)."),
+)  # fmt: skip
+"""How a case is timed (`[bench]`)."""
+SEED = (_option("seed", int | None, "--seed", help="Seed for the random inputs."),)
+COMPARE = (
+    _option("compare", Path | None, "--compare",
+            help="Compare with a baseline (file, or directory of baselines)."),
+)  # fmt: skip
+CACHE = (
+    _option("cache_report", bool, "--cache-report", default=False,
+            help="Record JAX's compilation cache before and after the run, and why each "
+            "compile missed it, in diagnostics/jax_cache.json."),
+    _option("cold_process", bool, "--cold-process", default=False,
+            help="With --cache-report: run the cases in two fresh runners, first on an empty "
+            "cache, then on the filled one; report time to first result and compile saved."),
+)  # fmt: skip
+EXACT = (
+    _option("case_ids", list[str] | None, "--case",
+            help="Run exactly this case id (repeatable), as `tile list` prints it."),
+    _option("settings", list[str] | None, "--set",
+            help="Set any config key for this run: `--set bench.batch=20`, "
+            "`--set runner.env.XLA_FLAGS=...` (repeatable; the other flags win)."),
+)  # fmt: skip
+"""Exact case ids (`--case`) and any configuration key (`--set`)."""
+HISTORY = (
+    _option("device", str | None, "--device", help="Only this device kind."),
+    _option("branch", str | None, "--branch", help="Only runs on this git branch."),
+    _option("last", int | None, "--last", help="Only the latest N commits per case."),
+    _option("include_dirty", bool, "--include-dirty", default=False,
+            help="Count runs of uncommitted changes too."),
+)  # fmt: skip
+"""Which runs of the history: `--device`, `--branch`, `--last`, `--include-dirty`."""
+TUNING = (
+    _option("dry_run", bool, "--dry-run", default=False,
+            help="Print the configurations and the estimated time only."),
+    _option("budget", float | None, "--budget",
+            help="Seconds the tune may take; rungs get shorter to fit."),
+    _option("eta", int | None, "--eta", help="Each rung keeps the fastest 1/ETA (default 3)."),
+)  # fmt: skip
+"""How `tile tune` prunes and how long it may take."""
+SNAPSHOTS = (
+    _option("check", bool, "--check", default=False,
+            help="Write nothing; exit 1 with a diff if any lowering changed."),
+    _option("update", bool, "--update", default=False,
+            help="Accept: rewrite changed, add new, drop stale."),
+    _option("directory", Path | None, "--dir",
+            help="Snapshot directory (default `snapshots/` in the project)."),
+)  # fmt: skip
+"""What `tile snap` does with the snapshots: record, `--check` or `--update`, and where."""
+DB = (_option("db", Path | None, "--db", help="History database (default `[history] path`)."),)
 
 
 def compare_flags(*, after_run: bool) -> tuple[inspect.Parameter, ...]:
@@ -285,66 +268,15 @@ def compare_flags(*, after_run: bool) -> tuple[inspect.Parameter, ...]:
     def say(text: str) -> str:
         return f"With --compare: {text}" if after_run else text[0].upper() + text[1:]
 
-    noise_floor = say("changes within ±this percent are neutral (default 2).")
-    alpha = say("significance level (default 0.05).")
-    inconclusive = say("exit 4 when a case is inconclusive.")
     return (
-        _flag(
-            "noise_floor", Annotated[float | None, typer.Option("--noise-floor", help=noise_floor)]
-        ),
-        _flag("alpha", Annotated[float | None, typer.Option("--alpha", help=alpha)]),
-        _flag(
-            "fail_on_inconclusive",
-            Annotated[
-                bool | None,
-                typer.Option("--fail-on-inconclusive/--no-fail-on-inconclusive", help=inconclusive),
-            ],
-        ),
-        _flag("basis", Basis),
-    )
-
-
-FILTERS = (_flag("filters", Filter), _flag("kernels", Kernel))
-AXES = (_flag("axes", Axis),)
-PLUGINS = (_flag("plugins", Plugin),)
-SELECT = (*FILTERS, *AXES, *PLUGINS)
-"""Which cases: `-k`, `--kernel`, `-a`, `--plugin`."""
-PROFILE = (_flag("profile", Profile),)
-OUTPUT_DIR = (_flag("output_dir", OutputDir),)
-JSON = (_flag("json", Json, False),)
-OUTPUT = (*OUTPUT_DIR, *JSON)
-VERBOSE = (_flag("verbose", Verbose, 0),)
-TRACEBACKS = (_flag("verbose", ShowTracebacks, 0),)
-RUNNER = (
-    _flag("case_timeout", CaseTimeout),
-    _flag("isolate", Isolate),
-    _flag("compile_cache", CompileCache),
-)
-"""How runners run: `--case-timeout`, `--isolate`, `--compile-cache`."""
-TUNABLE = (_flag("tunable", Tunable),)
-LAUNCH = (_flag("launcher", Launcher), _flag("shards", Shards), _flag("slurm_args", SlurmArgs))
-"""Where runners start: `--launcher`, `--shards`, `--slurm-arg`."""
-SAMPLING = (
-    _flag("timer", Timer),
-    _flag("cold", Cold),
-    _flag("warmup", Warmup),
-    _flag("min_runs", MinRuns),
-    _flag("max_runs", MaxRuns),
-    _flag("max_time", MaxTime),
-    _flag("target_precision", TargetPrecision),
-    _flag("rounds", Rounds),
-)
-"""How a case is timed (`[bench]`)."""
-SEED = (_flag("seed", Seed),)
-COMPARE = (_flag("compare", Compare),)
-CACHE = (_flag("cache_report", CacheReport, False), _flag("cold_process", ColdProcess, False))
-CASES = (_flag("case_ids", CaseIds),)
-SETTINGS = (_flag("settings", Settings),)
-HISTORY = (
-    _flag("device", Device),
-    _flag("branch", Branch),
-    _flag("last", Last),
-    _flag("include_dirty", Dirty, False),
-)
-"""Which runs of the history: `--device`, `--branch`, `--last`, `--include-dirty`."""
-DB = (_flag("db", Db),)
+        _option("noise_floor", float | None, "--noise-floor",
+                help=say("changes within ±this percent are neutral (default 2).")),
+        _option("alpha", float | None, "--alpha", help=say("significance level (default 0.05).")),
+        _option("fail_on_inconclusive", bool | None,
+                "--fail-on-inconclusive/--no-fail-on-inconclusive",
+                help=say("exit 4 when a case is inconclusive.")),
+        _option("basis", str | None, "--basis",
+                help="auto | absolute | relative: judge times, or times relative to the "
+                "reference timed interleaved (auto: relative where both runs have it). "
+                "Default `[compare] basis`."),
+    )  # fmt: skip

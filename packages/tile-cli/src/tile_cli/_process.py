@@ -17,7 +17,7 @@ from datetime import datetime
 from pathlib import Path
 
 import tile_protocol as tp
-from tile_cli._errors import CliError, ExitCode
+from tile_cli._errors import ExitCode, os_failure
 
 __all__ = [
     "EOF",
@@ -111,14 +111,14 @@ def spawn(launch: Launch, env: dict[str, str], *, launcher: bool) -> subprocess.
                 start_new_session=True,
             )
         except OSError as exc:
-            raise CliError(
-                f"cannot start the runner `{launch.args[0]}`: {exc.strerror or exc}",
-                hint="check that the launcher's command exists and can be run"
+            hint = (
+                "check that the launcher's command exists and can be run"
                 if launcher
                 else "set `[runner] python` in tile.toml (or TILE_RUNNER_PYTHON) to an "
-                "interpreter that has tile-runner installed",
-                code=ExitCode.USAGE,
-            ) from None
+                "interpreter that has tile-runner installed"
+            )
+            where = f"start the runner `{launch.args[0]}`"
+            raise os_failure(where, exc, hint=hint, code=ExitCode.USAGE) from None
 
 
 def stream_events(proc: subprocess.Popen[bytes], request: bytes) -> queue.Queue[object]:

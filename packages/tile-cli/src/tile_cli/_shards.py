@@ -13,23 +13,12 @@ import queue
 import sys
 import threading
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import tile_protocol as tp
+from tile_cli import _launchers as launchers
 from tile_cli._errors import CliError, ExitCode
-from tile_cli._launchers import (
-    LauncherError,
-    find_srun,
-    local_env,
-    shard_cases,
-    slurm_job_id,
-    squeue_job_id,
-    srun_argv,
-    srun_env,
-    srun_task_signal,
-    visible_gpus,
-)
+from tile_cli._launchers import LauncherError
 from tile_cli._process import LaunchCounter
 from tile_cli._requests import derive
 from tile_cli._runners import HERE, Via, make_session, runner_python
@@ -76,7 +65,7 @@ def previous_costs(resolved: ResolvedConfig) -> dict[str, float] | None:
 def check_slurm(resolved: ResolvedConfig, slurm_args: Sequence[str]) -> str:
     """srun's path, once the srun command line is known to be valid (before any run starts)."""
     try:
-        srun = find_srun()
+        srun = launchers.find_srun()
         _srun_prefix(resolved, [sys.executable], index=0, job_name="tile-check",
                      slurm_args=slurm_args, srun=srun)  # fmt: skip
     except LauncherError as exc:
@@ -95,7 +84,7 @@ def _srun_prefix(
 ) -> list[str]:
     """The srun argument vector up to and including `--`, for one runner of one shard."""
     launcher = resolved.config.launcher
-    full = srun_argv(
+    full = launchers.srun_argv(
         runner_argv,
         shard_index=index,
         job_name=job_name,
@@ -103,7 +92,7 @@ def _srun_prefix(
         time_limit=launcher.time_limit,
         gres=launcher.gres,
         extra_args=[*launcher.extra_args, *slurm_args],
-        inside_allocation=slurm_job_id(os.environ) is not None,
+        inside_allocation=launchers.slurm_job_id(os.environ) is not None,
         srun=srun,
     )
     return full[: len(full) - len(runner_argv)]
@@ -177,7 +166,7 @@ class _ShardSink(Relay):
         launch = self._launch
         if self._job_name is None or self._job_found or launch is None:
             return
-        job_id = squeue_job_id(self._job_name)
+        job_id = launchers.squeue_job_id(self._job_name)
         if job_id is None:
             return
         self._job_found = True
@@ -198,18 +187,17 @@ class ShardedRun:
     def __init__(
         self,
         request: tp.RunRequest,
-        resolved: ResolvedConfig,
         recorder: RunRecorder,
         *,
-        log_dir: Path,
         costs: Mapping[str, float] | None = None,
         srun: str | None = None,
         slurm_args: Sequence[str] = (),
     ) -> None:
+        resolved = recorder.setup.resolved
         self._request = request
         self._resolved = resolved
         self._recorder = recorder
-        self._log_dir = log_dir
+        self._log_dir = recorder.run_dir / "logs"
         self._costs = costs
         self._slurm = resolved.config.launcher.kind == "slurm"
         self._srun = srun
@@ -221,7 +209,7 @@ class ShardedRun:
         self._stopping = False
         self._lock = threading.Lock()
         self._job_name = f"tile-{recorder.run_id}"
-        self._allocation = slurm_job_id(os.environ)
+        self._allocation = launchers.slurm_job_id(os.environ)
 
     def run(self) -> bool:
         """List, split, run every shard to its end; True when no runner died or hung."""
@@ -250,7 +238,7 @@ class ShardedRun:
         if plan is None or not plan.cases or self._stopping:
             return clean
         wanted = self._resolved.config.launcher.shards
-        shards = shard_cases([c.case_id for c in plan.cases], wanted, self._costs)
+        shards = launchers.shard_cases([c.case_id for c in plan.cases], wanted, self._costs)
         devices = self._devices(plan_sink.hello)
         sessions: list[RunnerSession] = []
         for index, case_ids in enumerate(shards):
@@ -278,7 +266,7 @@ class ShardedRun:
         gpus = [d for d in hello.devices if d.platform.lower() in _GPU_PLATFORMS]
         if not gpus:
             return []
-        return visible_gpus({**os.environ, **self._resolved.config.runner.env}, len(gpus))
+        return launchers.visible_gpus({**os.environ, **self._resolved.config.runner.env}, len(gpus))
 
     def _via(self, shard: tp.Shard | None, gpus: Sequence[str]) -> Via:
         """Through srun, or here with the shard's own GPU."""
@@ -289,12 +277,12 @@ class ShardedRun:
             prefix = _srun_prefix(self._resolved, runner, index=index, job_name=name,
                                   slurm_args=self._slurm_args, srun=self._srun)  # fmt: skip
             # A SLURM job may wait in the queue for any time before its runner says hello.
-            return Via(tuple(prefix), srun_env(os.environ), queued=True,
-                       exit_signal=srun_task_signal)  # fmt: skip
+            return Via(tuple(prefix), launchers.srun_env(os.environ), queued=True,
+                       exit_signal=launchers.srun_task_signal)  # fmt: skip
         if shard is None:
             return HERE
         try:
-            return Via(env=local_env(shard.index, shard.count, gpus))
+            return Via(env=launchers.local_env(shard.index, shard.count, gpus))
         except LauncherError as exc:
             raise CliError(exc.message, hint=exc.hint, code=ExitCode.USAGE) from None
 

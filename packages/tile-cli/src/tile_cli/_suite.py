@@ -126,12 +126,11 @@ class _Suite:
         if watch is not None:
             recorder.before_final.append(lambda report: watch.write(recorder, report))
             if watch.cold_process:
-                return watch.cold_warm(request, recorder, log_dir)
+                return watch.cold_warm(request, recorder)
         if launching.sharded:
             from tile_cli._shards import ShardedRun
 
-            return ShardedRun(request, resolved, recorder, log_dir=log_dir,
-                              costs=launching.costs, srun=launching.srun,
+            return ShardedRun(request, recorder, costs=launching.costs, srun=launching.srun,
                               slurm_args=self.flags.slurm_args)  # fmt: skip
         isolate = resolved.config.runner.isolate
         return make_session(request, resolved, recorder, log_dir=log_dir, isolate=isolate)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import tile_protocol as tp
 from tile_cli._compare import device_slug
-from tile_cli._errors import CliError, ExitCode
+from tile_cli._errors import CliError, ExitCode, write_atomically
 
 if TYPE_CHECKING:
     import tile_artifacts as ta
@@ -104,14 +104,5 @@ def _merge_into(path: Path, device_kind: str, entries: list[tp.TuningEntry]) -> 
     new_ids = {e.case_id for e in entries}
     merged = [e for e in old if e.case_id not in new_ids] + entries
     doc = tp.TuningFile(device_kind=device_kind, entries=merged)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.tmp")
-        tmp.write_bytes(tp.encode_tuning(doc))
-        tmp.replace(path)
-    except OSError as exc:
-        raise CliError(
-            f"cannot write the tuning file `{path}`: {exc.strerror or exc}",
-            hint="check that the directory is writable (`[tune] dir` in tile.toml)",
-            code=ExitCode.INFRA,
-        ) from None
+    hint = "check that the directory is writable (`[tune] dir` in tile.toml)"
+    write_atomically(path, tp.encode_tuning(doc), hint=hint, code=ExitCode.INFRA)
