@@ -81,6 +81,60 @@ def _device_line(report: Report) -> str:
     return " ".join(parts)
 
 
+def _cases_markdown(report: Report) -> list[str]:
+    """The headline table, one row per case, and the timers and modes it was measured with."""
+    if not report.cases:
+        return []
+    lines = [
+        "",
+        "## Cases",
+        "",
+        "| case | status | time | ±CI | GB/s | TFLOP/s | ref time | speedup | ok |",
+        "|---|---|---:|---:|---:|---:|---:|---:|:---:|",
+    ]
+    for case in report.cases:
+        ref = case.reference
+        ref_time = ref.stats.median if ref is not None and ref.stats is not None else None
+        median = case.stats.median if case.stats is not None else None
+        cells = [
+            f"`{case.case_id}`",
+            case.status,
+            format_seconds(median),
+            _ci_pct(case),
+            _number(case.throughput.gbps, ".1f"),
+            _number(case.throughput.tflops, ".2f"),
+            format_seconds(ref_time),
+            _speedup(case),
+            _ok(case),
+        ]
+        lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+    timers = sorted({c.timer for c in report.cases if c.timer is not None})
+    modes = sorted({"cold" if c.cold else "warm" for c in report.cases if c.cold is not None})
+    if timers or modes:
+        lines += [
+            "",
+            f"Median times; timer: {', '.join(timers) or _DASH}; "
+            f"mode: {', '.join(modes) or _DASH}.",
+        ]
+    return lines
+
+
+def _failures_markdown(report: Report) -> list[str]:
+    """One line per failure: where, what phase, the exception, and its stderr log."""
+    if not report.failures:
+        return []
+    lines = ["", "## Failures", ""]
+    for failure in report.failures:
+        where = f" `{failure.case_id}`" if failure.case_id else ""
+        kind = f" {failure.exception_type}:" if failure.exception_type else ""
+        log = f" (stderr: `{failure.stderr_log}`)" if failure.stderr_log else ""
+        lines.append(
+            f"- **{failure.failure_id}**{where} — {failure.status} in {failure.phase}:"
+            f"{kind} {_cell(failure.message)}{log}"
+        )
+    return lines
+
+
 def render_summary_markdown(report: Report, manifest_paths: Sequence[str]) -> str:
     """Render `summary.md`: status, device, headline table, failures and the artifact map."""
     run, summary = report.run, report.summary
@@ -101,48 +155,8 @@ def render_summary_markdown(report: Report, manifest_paths: Sequence[str]) -> st
         f"- Cases: {counts.cases} ({counts.passed} passed, {counts.failed} failed, "
         f"{counts.skipped} skipped)",
     ]
-    if report.cases:
-        lines += [
-            "",
-            "## Cases",
-            "",
-            "| case | status | time | ±CI | GB/s | TFLOP/s | ref time | speedup | ok |",
-            "|---|---|---:|---:|---:|---:|---:|---:|:---:|",
-        ]
-        for case in report.cases:
-            ref = case.reference
-            ref_time = ref.stats.median if ref is not None and ref.stats is not None else None
-            median = case.stats.median if case.stats is not None else None
-            cells = [
-                f"`{case.case_id}`",
-                case.status,
-                format_seconds(median),
-                _ci_pct(case),
-                _number(case.throughput.gbps, ".1f"),
-                _number(case.throughput.tflops, ".2f"),
-                format_seconds(ref_time),
-                _speedup(case),
-                _ok(case),
-            ]
-            lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
-        timers = sorted({c.timer for c in report.cases if c.timer is not None})
-        modes = sorted({"cold" if c.cold else "warm" for c in report.cases if c.cold is not None})
-        if timers or modes:
-            lines += [
-                "",
-                f"Median times; timer: {', '.join(timers) or _DASH}; "
-                f"mode: {', '.join(modes) or _DASH}.",
-            ]
-    if report.failures:
-        lines += ["", "## Failures", ""]
-        for failure in report.failures:
-            where = f" `{failure.case_id}`" if failure.case_id else ""
-            kind = f" {failure.exception_type}:" if failure.exception_type else ""
-            log = f" (stderr: `{failure.stderr_log}`)" if failure.stderr_log else ""
-            lines.append(
-                f"- **{failure.failure_id}**{where} — {failure.status} in {failure.phase}:"
-                f"{kind} {_cell(failure.message)}{log}"
-            )
+    lines += _cases_markdown(report)
+    lines += _failures_markdown(report)
     if report.findings:
         lines += ["", "## Findings", ""]
         lines += [f"- **{f.severity}** {f.title}" for f in report.findings]
