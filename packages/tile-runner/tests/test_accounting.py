@@ -12,8 +12,10 @@ import pytest
 import tile_protocol as proto
 import tile_runner as tile
 from tile_protocol import BenchSettings, Message
-from tile_runner._case import BenchRounds, CaseContext, next_round, run_case
+from tile_runner._case import next_round, run_case
 from tile_runner._clock import Stopwatch
+from tile_runner._context import CaseContext
+from tile_runner._rounds import BenchRounds
 
 
 @tile.kernel(

@@ -32,7 +32,8 @@ from tile_runner._build import (
     memory_dict,
     view_text,
 )
-from tile_runner._case import CaseContext, run_case
+from tile_runner._case import run_case
+from tile_runner._context import CaseContext
 
 FIXTURES = Path(__file__).parent / "fixtures"
 HAVE_FLATBUFFERS = importlib.util.find_spec("flatbuffers") is not None

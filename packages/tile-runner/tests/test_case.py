@@ -10,7 +10,8 @@ import pytest
 import tile_protocol as proto
 import tile_runner as tile
 from tile_protocol import BenchSettings, BuildResult, Failure, Inspect, Message
-from tile_runner._case import CaseContext, run_case
+from tile_runner._case import run_case
+from tile_runner._context import CaseContext
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -100,7 +101,8 @@ def test_failures_and_skips_in_process() -> None:
 
 
 def test_rounds_time_with_fresh_inputs_and_send_one_result() -> None:
-    from tile_runner._case import BenchRounds, next_round, round_settings
+    from tile_runner._case import next_round
+    from tile_runner._rounds import BenchRounds, round_settings
 
     settings = BenchSettings(min_runs=10, max_runs=1000, max_time=2.0, rounds=4)
     share = round_settings(settings)

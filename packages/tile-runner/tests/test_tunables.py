@@ -9,7 +9,8 @@ import pytest
 import tile_protocol as proto
 import tile_runner as tile
 from tile_protocol import BenchSettings, Message
-from tile_runner._case import CaseContext, run_case
+from tile_runner._case import run_case
+from tile_runner._context import CaseContext
 from tile_runner._tuning import Tunables, TuningIndex, choose, unit_id
 
 AXES = tile.axes(block=[1, 2, 4], warps=[4, 8])

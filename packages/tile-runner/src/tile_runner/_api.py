@@ -194,69 +194,94 @@ def kernel(
         tunables: `tile.axes(block_rows=[1, 2, 4], ...)`: parameters `tile tune` chooses
             among; the function receives them as keyword arguments.
         constraint: `(case, config) -> reason or None`: rules a configuration out for a case.
-        default: the configuration used until one is tuned (each tunable's first value where
-            not given).
+        default: the configuration until one is tuned (else each tunable's first value).
     """
+    _check_arguments(name, inputs, {"reference": reference, "bytes": bytes, "flops": flops})
+    _check_axes_spec(name, "bench", bench)
+    _check_axes_spec(name, "test", test)
+    _check_tol(name, tol)
+    declared = _declare_tunables(name, tunables, constraint, default)
+    caller_module, caller_file = _caller()
+
+    def register(fn: F) -> F:
+        if not callable(fn):
+            raise DefinitionError(f"kernel `{name}`: @tile.kernel must decorate a function")
+        _add(
+            KernelDef(
+                name=name,
+                fn=fn,
+                inputs=inputs,
+                reference=reference,
+                bench=bench,
+                test=test,
+                bytes=bytes,
+                flops=flops,
+                tol=tol,
+                description=description if description is not None else _first_doc_line(fn),
+                module=caller_module or getattr(fn, "__module__", None) or "<unknown>",
+                file=caller_file if caller_file is not None else _source_file(fn),
+                tunables=declared,
+            )
+        )
+        return fn
+
+    return register
+
+
+def _check_arguments(name: str, inputs: object, optional: Mapping[str, object]) -> None:
+    """`inputs` and every optional function given are callables."""
     _check_name(name)
     if not callable(inputs):
         raise DefinitionError(
             f"kernel `{name}`: `inputs` must be a callable `(case, key) -> tuple`"
         )
-    for label, fn in (("reference", reference), ("bytes", bytes), ("flops", flops)):
+    for label, fn in optional.items():
         if fn is not None and not callable(fn):
             raise DefinitionError(f"kernel `{name}`: `{label}` must be callable")
-    for label, spec in (("bench", bench), ("test", test)):
-        _check_axes_spec(name, label, spec)
-    _check_tol(name, tol)
-    if tunables is None and (constraint is not None or default is not None):
-        raise DefinitionError(f"kernel `{name}`: `constraint` and `default` need `tunables`")
-    declared = (
-        Tunables.declare(name, tunables, constraint, default) if tunables is not None else None
-    )
 
-    # The registering module (where `tile.kernel(...)` is called) is the one blamed for
-    # duplicates; the function itself may live elsewhere.
-    caller = sys._getframe(1).f_globals  # pyright: ignore[reportPrivateUsage]
-    caller_module: str | None = caller.get("__name__")
-    caller_file: str | None = caller.get("__file__")
 
-    def register(fn: F) -> F:
-        if not callable(fn):
-            raise DefinitionError(f"kernel `{name}`: @tile.kernel must decorate a function")
-        module = caller_module or getattr(fn, "__module__", None) or "<unknown>"
-        file = caller_file
-        if file is None:
-            try:
-                file = inspect.getsourcefile(fn)
-            except TypeError:
-                file = None
-        definition = KernelDef(
-            name=name,
-            fn=fn,
-            inputs=inputs,
-            reference=reference,
-            bench=bench,
-            test=test,
-            bytes=bytes,
-            flops=flops,
-            tol=tol,
-            description=description if description is not None else _first_doc_line(fn),
-            module=module,
-            file=file,
-            tunables=declared,
+def _declare_tunables(
+    name: str,
+    tunables: Axes | None,
+    constraint: Constraint | None,
+    default: Mapping[str, Any] | None,
+) -> Tunables | None:
+    if tunables is None:
+        if constraint is not None or default is not None:
+            raise DefinitionError(f"kernel `{name}`: `constraint` and `default` need `tunables`")
+        return None
+    return Tunables.declare(name, tunables, constraint, default)
+
+
+def _caller() -> tuple[str | None, str | None]:
+    """Module name and file of the code calling `kernel(...)`.
+
+    The registering module is the one blamed for duplicates; the function itself may live
+    elsewhere.
+    """
+    caller = sys._getframe(2).f_globals  # pyright: ignore[reportPrivateUsage]
+    return caller.get("__name__"), caller.get("__file__")
+
+
+def _add(definition: KernelDef) -> None:
+    """Put `definition` in the registry; a second module registering its name is refused."""
+    name = definition.name
+    existing = _REGISTRY.get(name)
+    if existing is not None and not _same_source(existing, definition):
+        raise DefinitionError(
+            f"kernel `{name}` is registered twice: by module `{existing.module}` "
+            f"({existing.file}) and by module `{definition.module}` ({definition.file})",
+            hint="kernel names are global; prefix them with your library, e.g. `mylib/softmax`",
         )
-        existing = _REGISTRY.get(name)
-        if existing is not None and not _same_source(existing, definition):
-            raise DefinitionError(
-                f"kernel `{name}` is registered twice: by module `{existing.module}` "
-                f"({existing.file}) and by module `{module}` ({file})",
-                hint="kernel names are global; prefix them with your library, e.g. `mylib/softmax`",
-            )
-        # Re-registering from the same source (a module imported again) replaces the entry.
-        _REGISTRY[name] = definition
-        return fn
+    # Re-registering from the same source (a module imported again) replaces the entry.
+    _REGISTRY[name] = definition
 
-    return register
+
+def _source_file(fn: Callable[..., Any]) -> str | None:
+    try:
+        return inspect.getsourcefile(fn)
+    except TypeError:
+        return None
 
 
 def _same_source(a: KernelDef, b: KernelDef) -> bool:

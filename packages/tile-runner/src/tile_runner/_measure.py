@@ -20,7 +20,6 @@ from tile_runner._timers import (
     Sampler,
     TimerName,
     WallSampler,
-    available_timers,
     get_flush,
 )
 
@@ -28,6 +27,7 @@ __all__ = [
     "Measurement",
     "SamplingTime",
     "Timing",
+    "available_timers",
     "measure",
     "resolve_timer",
     "sample",
@@ -91,6 +91,16 @@ def _fmt(seconds: float) -> str:
         if seconds >= scale:
             return f"{seconds / scale:.4g} {unit}"
     return f"{seconds / 1e-9:.4g} ns"
+
+
+def available_timers(backend: str) -> list[TimerName]:
+    """Timers usable in this process, best first."""
+    from tile_runner import _cupti  # loads CUPTI's bindings: only when asked
+
+    timers: list[TimerName] = ["wall", "batched"]
+    if backend == "gpu" and _cupti.available():
+        timers.insert(0, "cupti")
+    return timers
 
 
 def resolve_timer(requested: str, backend: str, warn: Warn | None) -> TimerName:

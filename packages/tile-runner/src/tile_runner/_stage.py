@@ -14,7 +14,7 @@ from tile_runner._clock import Stopwatch
 from tile_runner._compile import Compiled, aot_compile, bind_static
 
 if TYPE_CHECKING:
-    from tile_runner._case import CaseContext
+    from tile_runner._context import CaseContext
 
 __all__ = ["Built", "compile_all"]
 

@@ -1,4 +1,7 @@
-"""Timers (`wall`, `batched`; `cupti` lives in _cupti.py) and the cache-flush buffer."""
+"""Timers (`wall`, `batched`; `cupti` lives in _cupti.py) and the cache-flush buffer.
+
+`_measure.available_timers` says which a process can use: it, not this module, loads _cupti.
+"""
 
 from __future__ import annotations
 
@@ -18,7 +21,6 @@ __all__ = [
     "Sampler",
     "TimerName",
     "WallSampler",
-    "available_timers",
     "get_flush",
     "output_bytes",
 ]
@@ -231,13 +233,3 @@ class InterleavedSampler:
             self._kernel.close()
         finally:
             self._reference.close()
-
-
-def available_timers(backend: str) -> list[TimerName]:
-    """Timers usable in this process, best first."""
-    from tile_runner import _cupti
-
-    timers: list[TimerName] = ["wall", "batched"]
-    if backend == "gpu" and _cupti.available():
-        timers.insert(0, "cupti")
-    return timers

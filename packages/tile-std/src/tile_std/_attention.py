@@ -45,6 +45,71 @@ _INTERPRET_TILING = AttentionTiling(128, 128, 4, 1)
 _MASKED = -0.7 * float(jnp.finfo(jnp.float32).max)
 
 
+@dataclass(frozen=True)
+class _Rows:
+    """What every key block of one query block's loop reads: its queries and the masks."""
+
+    q: jax.Array
+    q_rows: jax.Array
+    d_mask: jax.Array | None
+    seq: int
+    block_k: int
+    causal: bool
+    qk_scale: float
+
+
+def _step(
+    j: jax.Array,
+    carry: tuple[jax.Array, ...],
+    *,
+    rows: _Rows,
+    k_ref: jax.Array,
+    v_ref: jax.Array,
+    masked: bool,
+) -> tuple[jax.Array, ...]:
+    """One key block of the online softmax: update the running max, sum and output."""
+    acc, m_prev, l_prev = carry
+    seq, block_k = rows.seq, rows.block_k
+    ks = pl.ds(pl.multiple_of(j * block_k, block_k), block_k)
+    kv_mask = rows.d_mask
+    if seq % block_k:
+        in_seq = span(j, block_k, 0, 2) < seq
+        kv_mask = in_seq if rows.d_mask is None else in_seq & rows.d_mask
+    k = load(k_ref.at[ks, :], kv_mask)
+    v = load(v_ref.at[ks, :], kv_mask)
+    s = lax.dot_general(rows.q, k, (((1,), (1,)), ((), ())), preferred_element_type=jnp.float32)
+    s = s * rows.qk_scale
+    if masked:
+        k_cols = span(j, block_k, 1, 2)
+        keep = k_cols < seq
+        if rows.causal:
+            keep = keep & (rows.q_rows >= k_cols)
+        s = jnp.where(keep, s, _MASKED)
+    m_next = jnp.maximum(m_prev, jnp.max(s, axis=1))
+    p = jnp.exp2(s - m_next[:, None])
+    alpha = jnp.exp2(m_prev - m_next)
+    l_next = l_prev * alpha + jnp.sum(p, axis=1)
+    pv = jnp.dot(p.astype(v.dtype), v, preferred_element_type=jnp.float32)
+    return acc * alpha[:, None] + pv, m_next, l_next
+
+
+def _key_blocks(
+    q_block: jax.Array, block_q: int, block_k: int, seq: int, causal: bool
+) -> tuple[jax.Array | int, jax.Array | int]:
+    """The key blocks [0, unmasked) seen in full by every query, and the end of the rest.
+
+    Key blocks every query of this block sees in full need no mask; the rest (the diagonal
+    under causal, the ragged tail otherwise) go through the masked loop.
+    """
+    num_k_blocks = pl.cdiv(seq, block_k)
+    if not causal:
+        return seq // block_k, num_k_blocks
+    # lax.div: the program id is a traced int32 and `//` lowers to more than a division.
+    unmasked = jnp.minimum(lax.div(q_block * block_q, block_k), seq // block_k)
+    end = jnp.minimum(lax.div((q_block + 1) * block_q + block_k - 1, block_k), num_k_blocks)
+    return unmasked, end
+
+
 def _attention_kernel(
     q_ref: jax.Array,
     k_ref: jax.Array,
@@ -67,49 +132,17 @@ def _attention_kernel(
     q_mask = d_mask
     if seq % block_q:
         q_mask = (q_rows < seq) if d_mask is None else (q_rows < seq) & d_mask
-    q = load(q_ref, q_mask)
     # exp2 is the fast instruction; fold log2(e) into the score scale.
-    qk_scale = scale * math.log2(math.e)
-
-    def step(j: jax.Array, carry: tuple[jax.Array, ...], *, masked: bool) -> tuple[jax.Array, ...]:
-        acc, m_prev, l_prev = carry
-        ks = pl.ds(pl.multiple_of(j * block_k, block_k), block_k)
-        kv_mask = d_mask
-        if seq % block_k:
-            in_seq = span(j, block_k, 0, 2) < seq
-            kv_mask = in_seq if d_mask is None else in_seq & d_mask
-        k = load(k_ref.at[ks, :], kv_mask)
-        v = load(v_ref.at[ks, :], kv_mask)
-        s = lax.dot_general(q, k, (((1,), (1,)), ((), ())), preferred_element_type=jnp.float32)
-        s = s * qk_scale
-        if masked:
-            k_cols = span(j, block_k, 1, 2)
-            keep = k_cols < seq
-            if causal:
-                keep = keep & (q_rows >= k_cols)
-            s = jnp.where(keep, s, _MASKED)
-        m_next = jnp.maximum(m_prev, jnp.max(s, axis=1))
-        p = jnp.exp2(s - m_next[:, None])
-        alpha = jnp.exp2(m_prev - m_next)
-        l_next = l_prev * alpha + jnp.sum(p, axis=1)
-        pv = jnp.dot(p.astype(v.dtype), v, preferred_element_type=jnp.float32)
-        return acc * alpha[:, None] + pv, m_next, l_next
-
+    rows = _Rows(
+        load(q_ref, q_mask), q_rows, d_mask, seq, block_k, causal, scale * math.log2(math.e)
+    )
+    step = functools.partial(_step, rows=rows, k_ref=k_ref, v_ref=v_ref)
     carry = (
         jnp.zeros((block_q, d_pad), jnp.float32),
         jnp.full((block_q,), -jnp.inf, jnp.float32),
         jnp.zeros((block_q,), jnp.float32),
     )
-    num_k_blocks = pl.cdiv(seq, block_k)
-    # Key blocks every query of this block sees in full need no mask; the rest (the diagonal
-    # under causal, the ragged tail otherwise) go through the masked loop.
-    if causal:
-        # lax.div: the program id is a traced int32 and `//` lowers to more than a division.
-        unmasked = jnp.minimum(lax.div(q_block * block_q, block_k), seq // block_k)
-        end = jnp.minimum(lax.div((q_block + 1) * block_q + block_k - 1, block_k), num_k_blocks)
-    else:
-        unmasked = seq // block_k
-        end = num_k_blocks
+    unmasked, end = _key_blocks(q_block, block_q, block_k, seq, causal)
     carry = lax.fori_loop(0, unmasked, functools.partial(step, masked=False), carry)
     carry = lax.fori_loop(unmasked, end, functools.partial(step, masked=True), carry)
     acc, _, l_sum = carry
@@ -120,15 +153,7 @@ def _attention_kernel(
     store(o_ref, out.astype(o_ref.dtype), o_mask)
 
 
-def attention(
-    q: jax.Array,
-    k: jax.Array,
-    v: jax.Array,
-    causal: bool = False,
-    *,
-    tiling: AttentionTiling | None = None,
-) -> jax.Array:
-    """softmax(q k^T / sqrt(d)) v per (batch, head): one program per query block, loop over keys."""
+def _check_inputs(q: jax.Array, k: jax.Array, v: jax.Array, causal: object) -> None:
     if q.ndim != 4 or q.shape != k.shape or q.shape != v.shape:
         raise KernelInputError(
             "std/attention",
@@ -143,20 +168,35 @@ def attention(
             hint="cast q, k and v to one dtype",
         )
     # Callers outside the type checker may pass a traced array, which cannot pick a kernel.
-    if not isinstance(causal, bool):  # pyright: ignore[reportUnnecessaryIsInstance]
+    if not isinstance(causal, bool):
         raise KernelInputError(
             "std/attention",
             f"causal must be a Python bool known at trace time, got {type(causal).__name__}",
             hint="pass causal=True or causal=False (it selects a different kernel)",
         )
+
+
+def _pick_tiling(q: jax.Array, tiling: AttentionTiling | None, interpret: bool) -> AttentionTiling:
+    if tiling is not None:
+        return tiling
+    if interpret:
+        return _INTERPRET_TILING
+    return _GPU_TILING if q.dtype.itemsize <= 2 else _GPU_TILING_WIDE
+
+
+def attention(
+    q: jax.Array,
+    k: jax.Array,
+    v: jax.Array,
+    causal: bool = False,
+    *,
+    tiling: AttentionTiling | None = None,
+) -> jax.Array:
+    """softmax(q k^T / sqrt(d)) v per (batch, head): one program per query block, loop over keys."""
+    _check_inputs(q, k, v, causal)
     batch, heads, seq, head_dim = q.shape
     interpret = interpret_mode()
-    if tiling is not None:
-        t = tiling
-    elif interpret:
-        t = _INTERPRET_TILING
-    else:
-        t = _GPU_TILING if q.dtype.itemsize <= 2 else _GPU_TILING_WIDE
+    t = _pick_tiling(q, tiling, interpret)
     block_q = min(t.block_q, max(16, next_pow2(seq)))
     block_k = min(t.block_k, max(16, next_pow2(seq)))
     d_pad = max(16, next_pow2(head_dim))

@@ -1,0 +1,48 @@
+"""What every case of one run shares, and how a case gets its inputs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from tile_protocol import BenchSettings, InspectKind, Message, Peaks
+from tile_runner._api import Case, KernelDef
+from tile_runner._inputs import case_key
+from tile_runner._timers import TimerName
+from tile_runner._tuning import TuningIndex
+
+__all__ = ["CaseContext", "Outcome", "case_inputs"]
+
+Outcome = Literal["passed", "failed", "skipped"]
+
+
+@dataclass
+class CaseContext:
+    """What every case of one run shares."""
+
+    command: str
+    seed: int
+    bench: BenchSettings
+    tolerances: dict[str, float]
+    timer: TimerName
+    peaks: Peaks | None
+    send: Callable[[Message], None]
+    warn: Callable[[str, str | None], None]
+    inspect_kind: InspectKind | Literal["all"] | None = None
+    output_dir: str | None = None
+    tuning: TuningIndex = field(default_factory=TuningIndex)
+    tunables: dict[str, str] = field(default_factory=dict[str, str])
+    """Request overrides of tunable values (`--tunable NAME=VALUE`)."""
+
+
+def _as_args(value: Any) -> tuple[Any, ...]:
+    """An inputs factory returns a tuple of arguments; a single value is one argument."""
+    return value if isinstance(value, tuple) else (value,)
+
+
+def case_inputs(ctx: CaseContext, kernel: KernelDef, case: Case) -> tuple[Any, ...]:
+    """The case's inputs, made from its key and ready on the device."""
+    import jax
+
+    return jax.block_until_ready(_as_args(kernel.inputs(case, case_key(ctx.seed, case.id))))

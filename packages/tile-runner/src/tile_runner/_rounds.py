@@ -1,0 +1,146 @@
+"""A bench case timed in rounds, and the BenchResult its rounds add up to."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from tile_protocol import BenchResult, BenchSettings, Check, ConfigInfo, Reference, Work
+from tile_runner._api import Case, KernelDef
+from tile_runner._clock import Stopwatch
+from tile_runner._compile import Compiled, bind_static, cost_estimate, memory_estimate
+from tile_runner._context import CaseContext, Outcome
+from tile_runner._measure import Timing, time_compiled
+from tile_runner._roofline import roofline, throughput
+from tile_runner._stats import summarize, widen_to_rounds
+
+__all__ = ["BenchRounds", "case_work", "round_settings", "send_bench", "time_round"]
+
+
+@dataclass
+class BenchRounds:
+    """A bench case timed in rounds (one, by default): compiled, checked and costed once,
+    then timed once a round.
+
+    Each round after the first makes the inputs anew (same seed, same values, new buffers).
+    On a shared CPU, 8 rounds that reused their buffers left the process-to-process spread of
+    a case's time where one long measurement had it; with fresh buffers it shrank (kernel /
+    reference ratio: SD 6.2% -> 3.7%; docs/measurement.md, "Runs in rounds"). `compare`
+    judges the scatter between rounds.
+    """
+
+    kernel: KernelDef
+    case: Case
+    rid: str  # the id results carry: the case's, or its unit's under `tile tune`
+    config: ConfigInfo | None
+    compiled: Compiled
+    reference: Any | None  # the compiled reference timed with the kernel
+    check: Check | None
+    work: Work
+    watch: Stopwatch
+    timings: list[Timing] = field(default_factory=list[Timing])
+
+
+def round_settings(bench: BenchSettings) -> BenchSettings:
+    """One round's share of the sampling budget (at least 5 samples a round when allowed)."""
+    rounds = max(1, bench.rounds)
+    max_runs = max(1, bench.max_runs // rounds)
+    min_runs = min(max_runs, max(5, math.ceil(bench.min_runs / rounds)))
+    return msgspec.structs.replace(
+        bench,
+        min_runs=min_runs,
+        max_runs=max_runs,
+        min_time=bench.min_time / rounds,
+        max_time=bench.max_time / rounds,
+    )
+
+
+def time_round(ctx: CaseContext, rounds: BenchRounds, args: tuple[Any, ...]) -> None:
+    """Time the kernel (and its reference, interleaved) once with `args`; keep the timing."""
+    kernel = rounds.kernel
+    ref_call = None
+    if rounds.reference is not None and kernel.reference is not None:
+        ref_call = (rounds.reference, bind_static(kernel.reference, args)[1])
+    settings = round_settings(ctx.bench) if ctx.bench.rounds > 1 else ctx.bench
+    # With a reference, both are timed turn about (see time_compiled): a comparison of two runs
+    # can then judge kernel/reference ratios, which machine speed swings do not move.
+    rounds.watch.mark()
+    timing = time_compiled(
+        rounds.compiled.compiled,
+        bind_static(kernel.fn, args)[1],
+        settings,
+        timer=ctx.timer,
+        warn=lambda message: ctx.warn(message, rounds.rid),
+        reference=ref_call,
+    )
+    rounds.watch.add("warmup", timing.warmup_s)
+    rounds.watch.add("sample", timing.sample_s)
+    rounds.watch.add("reference_sample", timing.reference_sample_s)
+    rounds.watch.mark()
+    if ref_call is not None and timing.reference is None:
+        rounds.reference = None  # it failed while timed (warned): no round has it from now on
+    rounds.timings.append(timing)
+
+
+def send_bench(ctx: CaseContext, rounds: BenchRounds) -> Outcome:
+    """The BenchResult of all rounds' samples, in the order they were taken."""
+    case, timings, last = rounds.case, rounds.timings, rounds.timings[-1]
+    samples = [x for t in timings for x in t.samples]
+    stats = summarize(samples, last.stats.stop_reason)
+    stats = widen_to_rounds(stats, [t.stats.median for t in timings])
+    reference = None
+    if all(t.reference is not None for t in timings):  # a reference that failed once is dropped
+        ref_samples = [x for t in timings if t.reference is not None for x in t.reference.samples]
+        ref_stats = summarize(ref_samples, last.stats.stop_reason)
+        reference = Reference(
+            samples=ref_samples,
+            stats=ref_stats,
+            speedup=ref_stats.median / stats.median if stats.median > 0 else None,
+            interleaved=True,
+        )
+    dtype = case.get("dtype")
+    ctx.send(
+        BenchResult(
+            case_id=rounds.rid,
+            kernel=case.kernel,
+            params=case.str_params,
+            timer=last.timer,
+            cold=last.cold,
+            samples=samples,
+            stats=stats,
+            phases=rounds.compiled.phases,
+            work=rounds.work,
+            throughput=throughput(rounds.work, stats.median),
+            roofline=roofline(
+                rounds.work, stats.median, ctx.peaks, dtype if isinstance(dtype, str) else None
+            ),
+            reference=reference,
+            check=rounds.check,
+            seed=ctx.seed,
+            peak_memory_bytes=memory_estimate(rounds.compiled.compiled),
+            round_sizes=[len(t.samples) for t in timings] if len(timings) > 1 else None,
+            accounting=rounds.watch.accounting(),
+            config=rounds.config,
+        )
+    )
+    return "passed" if rounds.check is None or rounds.check.passed else "failed"
+
+
+def case_work(kernel: KernelDef, case: Case, compiled: Any) -> Work:
+    """Declared bytes/flops first; XLA's cost analysis fills what was not declared."""
+    declared_bytes = None if kernel.bytes is None else float(kernel.bytes(case))
+    declared_flops = None if kernel.flops is None else float(kernel.flops(case))
+    if declared_bytes is not None and declared_flops is not None:
+        return Work(bytes=declared_bytes, flops=declared_flops, source="declared")
+    est_bytes, est_flops = cost_estimate(compiled)
+    nbytes = declared_bytes if declared_bytes is not None else est_bytes
+    flops = declared_flops if declared_flops is not None else est_flops
+    if nbytes is None and flops is None:
+        return Work()
+    estimated = (declared_bytes is None and est_bytes is not None) or (
+        declared_flops is None and est_flops is not None
+    )
+    return Work(bytes=nbytes, flops=flops, source="cost_analysis" if estimated else "declared")

@@ -1,0 +1,206 @@
+"""The body of one run after Hello: discovery, the plan, and every case in order."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from tile_protocol import CaseInfo as ProtoCaseInfo
+from tile_protocol import CaseStart as ProtoCaseStart
+from tile_protocol import InputFile, Log, Plan, RunRequest
+from tile_runner._stdout import ProtocolWriter
+
+if TYPE_CHECKING:  # imported lazily: JAX comes with them
+    from tile_runner._context import CaseContext
+    from tile_runner._plan import Plan as RunnerPlan
+    from tile_runner._plan import Unit
+
+__all__ = ["Session"]
+
+
+def _ruled_out(kernel: Any, case: Any, unit: dict[str, str] | None) -> str | None:
+    """Why the kernel's constraint rules out the unit's configuration, or None."""
+    if unit is None or kernel.tunables is None:
+        return None
+    from tile_runner._axes import format_value
+
+    for config, reason in kernel.tunables.configs(case):
+        if {k: format_value(v) for k, v in config.items()} == unit:
+            return reason
+    return None
+
+
+def _is_default(kernel: Any, unit: dict[str, str] | None) -> bool:
+    """Whether the unit's configuration is the kernel's default one."""
+    if unit is None or kernel.tunables is None:
+        return False
+    from tile_runner._axes import format_value
+
+    return {k: format_value(v) for k, v in kernel.tunables.default.items()} == unit
+
+
+class Session:
+    """The body of one run after Hello: discovery, plan, cases."""
+
+    def __init__(
+        self, writer: ProtocolWriter, request: RunRequest, backend: str, devices: list[Any]
+    ) -> None:
+        self.writer = writer
+        self.request = request
+        self.backend = backend
+        self.devices = devices
+        self.counts = {"cases": 0, "passed": 0, "failed": 0, "skipped": 0}
+        self.current: str | None = None
+
+    def log(self, level: Any, message: str, case_id: str | None = None) -> None:
+        self.writer.send(Log(level=level, message=message, case_id=case_id))
+
+    def run(self) -> bool:
+        from tile_runner._discover import discover
+
+        request = self.request
+        self._prepare_process()
+        ok = True
+        failures = discover(request.modules, request.paths, request.plugins, request.project_root)
+        for failure in failures:
+            self.writer.send(failure)
+            ok = False
+        plan = self._send_plan()
+        for failure in plan.failures:
+            self.writer.send(failure)
+            ok = False
+        if request.command == "list":
+            self.counts["cases"] = len(plan.units)
+            return ok
+        ctx = self._case_context()
+        self.counts["cases"] = len(plan.units)
+        rounds = request.bench.rounds if request.command == "bench" else 1
+        self._run_cases(ctx, plan.units, rounds)
+        if self.counts["failed"]:
+            ok = False
+        return ok
+
+    def _prepare_process(self) -> None:
+        """The compile cache (and its log, when explained) and the data context's downloads."""
+        from tile_runner._cache_log import explain_requested, watch_cache_log
+        from tile_runner._compile import enable_persistent_cache
+        from tile_runner._inputs import data_context
+
+        request = self.request
+        if request.jax_cache_dir:
+            refused = enable_persistent_cache(request.jax_cache_dir)
+            if refused:
+                self.log("warning", refused)
+            elif explain_requested():
+                watch_cache_log(request.jax_cache_dir, lambda t: self.log("debug", t, self.current))
+        context = data_context()
+        context.downloads = dict(request.downloads)
+        context.on_use = lambda name, path: self.writer.send(
+            InputFile(name=name, path=str(path), case_id=self.current)
+        )
+
+    def _send_plan(self) -> RunnerPlan:
+        """Plan the cases the request selects and send the Plan message (and its warnings)."""
+        from tile_runner._plan import make_plan
+
+        request = self.request
+        suite = "test" if request.command == "test" else "bench"
+        plan = make_plan(
+            suite,
+            self.backend,
+            kernels=request.kernels,
+            filters=request.filters,
+            case_ids=request.case_ids,
+            axes=request.axes,
+            units=request.command == "tune" or request.units,
+        )
+        for warning in plan.warnings:
+            self.log("warning", warning)
+        self.writer.send(
+            Plan(
+                command=request.command,
+                cases=[
+                    ProtoCaseInfo(
+                        case_id=rid,
+                        kernel=c.kernel,
+                        params=c.str_params,
+                        skip=_ruled_out(k, c, u),
+                        default=_is_default(k, u),
+                    )
+                    for k, c, u, rid in plan.units
+                ],
+            )
+        )
+        return plan
+
+    def _case_context(self) -> CaseContext:
+        """What every case shares: the timer, the device's peaks, the tuned configurations."""
+        from tile_runner._context import CaseContext
+        from tile_runner._measure import resolve_timer
+        from tile_runner._peaks import builtin_peaks
+        from tile_runner._tuning import TuningIndex
+
+        request = self.request
+        device = self.devices[0] if self.devices else None
+        peaks = request.peaks
+        if peaks is None and device is not None:
+            from tile_runner._device import calibrated_peaks
+
+            builtin = builtin_peaks(device.device_kind) if device.platform != "cpu" else None
+            peaks = calibrated_peaks(device.device_kind, builtin) or builtin
+        timer = resolve_timer(request.bench.timer, self.backend, lambda m: self.log("warning", m))
+        return CaseContext(
+            command=request.command,
+            seed=request.test.seed,
+            bench=request.bench,
+            tolerances=dict(request.test.tolerances),
+            timer=timer,
+            peaks=peaks,
+            send=self.writer.send,
+            warn=lambda message, case_id: self.log("warning", message, case_id),
+            inspect_kind=request.inspect_kind,
+            output_dir=request.output_dir if request.command == "build" else None,
+            tuning=TuningIndex.load(
+                request.tuning_files,
+                device_kind=device.device_kind if device is not None else "unknown",
+                jax_version=self._jax_version(),
+                warn=lambda message: self.log("warning", message),
+            ),
+            tunables=dict(request.tunables),
+        )
+
+    @staticmethod
+    def _jax_version() -> str | None:
+        import jax
+
+        return jax.__version__
+
+    def _run_cases(self, ctx: CaseContext, cases: list[Unit], rounds: int) -> None:
+        """Every case once; a bench in rounds goes over all cases `rounds` times, in order.
+
+        A case's result is sent after its last round, so a runner that dies in round k loses
+        only the rounds of cases not yet finished; the CLI blames the case in flight and
+        restarts the others from their first round.
+        """
+        from tile_runner._case import next_round, run_case
+        from tile_runner._rounds import BenchRounds
+
+        total = len(cases)
+        pending: dict[str, BenchRounds] = {}
+        for round_ in range(1, rounds + 1):
+            for index, (kernel, case, unit, rid) in enumerate(cases):
+                if round_ > 1 and rid not in pending:
+                    continue  # failed or skipped in an earlier round
+                self.current = rid
+                start = ProtoCaseStart(
+                    case_id=rid, index=index, total=total, round=round_ if rounds > 1 else None
+                )
+                self.writer.send(start)
+                if round_ == 1:
+                    outcome = run_case(ctx, kernel, case, unit)
+                else:
+                    outcome = next_round(ctx, pending.pop(rid), last=round_ == rounds)
+                if isinstance(outcome, BenchRounds):
+                    pending[rid] = outcome
+                else:
+                    self.counts[outcome] += 1
+                self.current = None
