@@ -109,6 +109,8 @@ _DESCRIPTIONS: Final = {
     COMPARISONS_JSON: "comparison against a baseline",
     JAX_CACHE_JSON: "JAX compilation cache before/after the run, misses with their reasons",
     "config/resolved_tool.json": "resolved configuration with every value's origin",
+    "config/environment.json": "the environment variables `[telemetry] env` records, redacted",
+    "telemetry/clocks.json": "GPU clocks, temperature and throttle reasons sampled during the run",
     CAMPAIGN_JSON: "campaign report: units, attempts, estimated vs actual time, variants",
     CAMPAIGN_PLAN_JSON: "campaign plan: every unit, its cases and estimated time",
     RESOLVED_CAMPAIGN_JSON: "the campaign as checked, with every unit's resolved settings",

@@ -130,6 +130,10 @@ class Redactor:
         values += _argv_secrets(argv)
         return cls(values, keys=keys)
 
+    def __or__(self, other: Redactor) -> Redactor:
+        """The secrets of both (a campaign's and its project's)."""
+        return Redactor([*self.secrets, *other.secrets], keys=self.keys | other.keys)
+
     def __bool__(self) -> bool:
         return bool(self.secrets or self.keys)
 
