@@ -25,8 +25,7 @@ import tile_protocol as tp
 from tile_cli._checkpoint import Checkpoints
 from tile_cli._errors import CliError, ExitCode
 from tile_cli._session import Launch
-from tile_cli._settings import describe_origin
-from tile_cli._telemetry import record_environment
+from tile_cli._telemetry import write_snapshots
 
 if TYPE_CHECKING:
     import tile_artifacts as ta
@@ -145,7 +144,7 @@ class RunRecorder:
         self.checkpoints = Checkpoints(self)
         """The report-in-progress, rewritten after every case (SIGKILL leaves it valid)."""
         self._event("info", "run", "run_started", f"tile {command} started", argv=argv)
-        self._snapshot_config()
+        write_snapshots(writer, resolved)
         self.checkpoints.write()
         self.clocks.start()
 
@@ -395,25 +394,6 @@ class RunRecorder:
             fields=json.loads(json.dumps(fields, default=str)),
         )
 
-    def _snapshot_config(self) -> None:
-        from tile_config import flatten
-
-        values = flatten(self.resolved.config)
-        doc = {
-            key: {
-                "value": _redact_value(key, value),
-                "origin": describe_origin(self.resolved.origins.get(key)),
-            }
-            for key, value in values.items()
-        }
-        self.writer.write_text(
-            "config/resolved_tool.json", json.dumps(doc, indent=2, default=str) + "\n"
-        )
-        if self.resolved.raw_text is not None:
-            toml = self.writer.redactor.toml(self.resolved.raw_text)
-            self.writer.write_text("config/tile.toml", toml)
-        record_environment(self.writer, self.telemetry)
-
     def finalize(
         self,
         *,
@@ -446,17 +426,3 @@ def _signal_name(sig: int | None) -> str | None:
         return signal.Signals(sig).name
     except ValueError:
         return str(sig)
-
-
-def _is_secret(name: str) -> bool:
-    import tile_artifacts as ta
-
-    return ta.is_secret_name(name)
-
-
-def _redact_value(key: str, value: object) -> object:
-    if key.startswith("runner.env.") and _is_secret(key.removeprefix("runner.env.")):
-        return "<redacted>"
-    if key == "runner.env" and isinstance(value, dict):
-        return {k: "<redacted>" if _is_secret(str(k)) else v for k, v in value.items()}
-    return value

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
     import tile_artifacts as ta
-    from tile_config import TelemetryConfig
+    from tile_config import ResolvedConfig, TelemetryConfig
 
 __all__ = [
     "CLOCKS_JSON",
@@ -31,9 +31,9 @@ __all__ = [
     "ClockSample",
     "ClockWatch",
     "parse_clocks",
-    "record_environment",
     "recorded_environment",
     "throttle_reasons",
+    "write_snapshots",
 ]
 
 ENVIRONMENT_JSON: Final = "config/environment.json"
@@ -213,10 +213,28 @@ class ClockWatch:
             )
 
 
-def record_environment(writer: ta.ArtifactWriter, config: TelemetryConfig) -> None:
-    """`config/environment.json`: the `[telemetry] env` variables of this process, redacted."""
-    if not config.env:
-        return
-    chosen = recorded_environment(os.environ, config.env)
-    doc = {"patterns": list(config.env), "variables": chosen}
-    writer.write_text(ENVIRONMENT_JSON, json.dumps(doc, indent=2) + "\n")
+def write_snapshots(writer: ta.ArtifactWriter, resolved: ResolvedConfig) -> None:
+    """What the run was configured with: `config/resolved_tool.json` (every value and its
+    origin), `config/tile.toml` (the file as read) and `config/environment.json` (the
+    `[telemetry] env` variables); secret-named values hidden, and the writer hides the rest."""
+    import tile_artifacts as ta
+    from tile_cli._settings import describe_origin
+    from tile_config import flatten
+
+    def shown(key: str, value: object) -> object:
+        if key.startswith("runner.env.") and ta.is_secret_name(key.removeprefix("runner.env.")):
+            return ta.REDACTED
+        return value
+
+    doc = {
+        key: {"value": shown(key, value), "origin": describe_origin(resolved.origins.get(key))}
+        for key, value in flatten(resolved.config).items()
+    }
+    writer.write_text("config/resolved_tool.json", json.dumps(doc, indent=2, default=str) + "\n")
+    if resolved.raw_text is not None:
+        writer.write_text("config/tile.toml", writer.redactor.toml(resolved.raw_text))
+    telemetry = resolved.config.telemetry
+    if telemetry.env:
+        chosen = recorded_environment(os.environ, telemetry.env)
+        env_doc = {"patterns": list(telemetry.env), "variables": chosen}
+        writer.write_text(ENVIRONMENT_JSON, json.dumps(env_doc, indent=2) + "\n")
