@@ -148,8 +148,8 @@ class CacheLogWatcher(logging.Handler):
         self._send = send
         self._index_path = cache_dir / INDEX_NAME
         self._index = _read_index(self._index_path)
-        # Per thread: the kernel and its references compile at once (`_stage.py`), and each
-        # thread logs the parts of its own key in order, interleaved with the others'.
+        # By thread: a case compiles its kernel and references side by side, and each
+        # compilation's log lines come from its own thread, interleaved with the others'.
         self._parts: dict[int | None, dict[str, str]] = {}
         self._pending: dict[str, dict[str, str]] = {}  # missed keys -> their parts, until written
         self._last_miss: dict[int | None, tuple[str, str]] = {}
