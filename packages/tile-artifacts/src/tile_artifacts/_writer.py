@@ -37,6 +37,7 @@ from tile_artifacts._documents import (
     Manifest,
     PrimaryArtifacts,
 )
+from tile_artifacts._entries import Digests, artifact_entries
 from tile_artifacts._errors import ArtifactError, ArtifactWriteError
 from tile_artifacts._metrics import STANDARD_METRICS, MetricSpec
 from tile_artifacts._models import Report
@@ -48,12 +49,8 @@ from tile_artifacts._paths import (
     METRICS_JSONL,
     REPORT_JSON,
     SUMMARY_MD,
-    default_description,
-    kind_for,
-    media_type_for,
     relative_path_problem,
     run_files,
-    sha256_file,
 )
 from tile_artifacts._records import CommandRecord, EventRecord, MetricRecord, MetricSource
 from tile_artifacts._redact import Redactor, redact_environment
@@ -112,6 +109,8 @@ class ArtifactWriter:
         # Reentrant: a checkpoint lists the files and writes the manifest as one step.
         self._lock = threading.RLock()
         self._descriptions: dict[str, str] = {}
+        # Checkpoints hash only what changed since the last one.
+        self._digests: Digests = {}
         self._finalized = False
         self._create_directory(allow_existing)
         # The two JSONL streams exist from the start so that even an early crash leaves them.
@@ -425,34 +424,23 @@ class ArtifactWriter:
                     run=self.run_info("incomplete", INCOMPLETE_REASON),
                     context=context or Context(),
                     primary_artifacts=PrimaryArtifacts(report_json=report_path),
-                    artifacts=self._entries(()),
+                    artifacts=self._entries((), reuse=True),
                     config_snapshots=list(config_snapshots),
                     notes=[INCOMPLETE_REASON],
                 )
             )
 
-    def _entries(self, nested: Sequence[str]) -> list[ArtifactEntry]:
-        entries: list[ArtifactEntry] = []
-        for relpath in self.files():
-            if relpath == MANIFEST_JSON or relpath.split("/", 1)[0] in nested:
-                continue
-            try:
-                size, digest = sha256_file(self.run_dir / relpath)
-            except FileNotFoundError:
-                continue  # a file another process removed while we listed (a temp file)
-            except OSError as e:
-                raise self._error(self.run_dir / relpath, e) from None
-            entries.append(
-                ArtifactEntry(
-                    path=relpath,
-                    kind=kind_for(relpath),
-                    media_type=media_type_for(relpath),
-                    size_bytes=size,
-                    sha256=digest,
-                    description=self._descriptions.get(relpath) or default_description(relpath),
-                )
+    def _entries(self, nested: Sequence[str], *, reuse: bool = False) -> list[ArtifactEntry]:
+        try:
+            return artifact_entries(
+                self.run_dir,
+                self.files(),
+                self._descriptions,
+                nested=nested,
+                digests=self._digests if reuse else None,
             )
-        return entries
+        except OSError as e:
+            raise self._error(Path(e.filename or self.run_dir), e) from None
 
     def _write_manifest(self, manifest: Manifest) -> Manifest:
         self.write_json(MANIFEST_JSON, manifest)
