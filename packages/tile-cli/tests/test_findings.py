@@ -75,6 +75,7 @@ def test_failures_are_grouped_by_kind_with_evidence_and_an_action() -> None:
             _failure(3, "k/e[n=1]", "ValueError"),
             _failure(4, None, "ImportError"),
             _failure(5, "k/f[n=1]", "RunnerError", "skipped"),
+            _failure(6, "k/g[n=1]", "Skip", "skipped"),  # the kernel's own reason: no finding
         ],
     )
     found = notice(RunFacts(report=report, comparison=None, case_timeout=30.0))
@@ -87,6 +88,9 @@ def test_failures_are_grouped_by_kind_with_evidence_and_an_action() -> None:
     ]
     assert by["crash"].evidence == [
         "k/c[n=1]: RunnerCrash on purpose (stderr: `logs/runner-2.stderr.log`)"
+    ]
+    assert by["not_run"].evidence == [
+        "k/f[n=1]: RunnerError on purpose (stderr: `logs/runner-2.stderr.log`)"
     ]
     assert by["crash"].action and "--isolate -k k/c[n=1]" in by["crash"].action
     assert by["timeout"].action and "runner.case_timeout=120" in by["timeout"].action

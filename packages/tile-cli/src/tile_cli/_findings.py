@@ -50,6 +50,7 @@ class RunFacts:
     clock_problem: str | None = None
     target_precision: float = 0.01
     case_timeout: float = 300.0
+    command: str = "bench"
 
 
 def _plural(n: int, word: str) -> str:
@@ -87,6 +88,8 @@ def _failed_checks(x: RunFacts) -> Iterable[Noticed]:
 def _failures(x: RunFacts) -> Iterable[Noticed]:
     groups: dict[str, list[ta.FailureRecord]] = {}
     for f in x.report.failures:
+        if f.exception_type == "Skip":
+            continue  # the kernel said why it does not apply: nothing went wrong
         if f.exception_type == "RunnerCrash":
             key = "crash"
         elif f.exception_type == "RunnerTimeout" or f.status == "timed_out":
@@ -171,6 +174,8 @@ def _failure_finding(key: str, found: list[ta.FailureRecord], x: RunFacts) -> No
 
 
 def _noise(x: RunFacts) -> Iterable[Noticed]:
+    if x.command == "tune":
+        return  # its pruned configurations were timed briefly on purpose
     target = x.target_precision
     evidence: list[str] = []
     for c in x.report.cases:
@@ -335,6 +340,7 @@ def add_findings(
         clock_problem=rec.clocks.problem,
         target_precision=cfg.bench.target_precision,
         case_timeout=cfg.runner.case_timeout,
+        command=rec.command,
     )
     noticed = notice(inputs)
     start = len(report.findings)
