@@ -78,6 +78,17 @@ def _summary_status(counts: Counter[str], rows: int) -> Status:
     return "success"
 
 
+def _summary(counts: Counter[str], status: Status) -> ComparisonSummary:
+    return ComparisonSummary(
+        status=status,
+        regression_count=counts["regression"],
+        improvement_count=counts["improvement"],
+        neutral_count=counts["neutral"],
+        inconclusive_count=counts["inconclusive"],
+        not_comparable_count=counts["not_comparable"],
+    )
+
+
 def _check_settings(metric: str, noise_floor_pct: float, alpha: float, basis: BasisSetting) -> None:
     if metric not in COMPARABLE_METRICS:
         raise ArtifactError(
@@ -167,12 +178,5 @@ def compare_runs(
             noise_floor_pct=noise_floor_pct, alpha=alpha, metric=metric, basis=basis
         ),
         rows=rows,
-        summary=ComparisonSummary(
-            status=status,
-            regression_count=counts["regression"],
-            improvement_count=counts["improvement"],
-            neutral_count=counts["neutral"],
-            inconclusive_count=counts["inconclusive"],
-            not_comparable_count=counts["not_comparable"],
-        ),
+        summary=_summary(counts, status),
     )

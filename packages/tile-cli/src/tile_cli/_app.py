@@ -4,12 +4,14 @@ its work in the modules that command imports when it runs."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Annotated
 
 import typer
 
 from tile_cli import _cmd_results as results
 from tile_cli import _cmd_setup as setup
 from tile_cli import _cmd_suite as suite
+from tile_cli._errors import ExitCode
 
 __all__ = ["app"]
 
@@ -24,6 +26,29 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
+
+
+def _print_versions(value: bool) -> None:
+    if value:
+        from tile_cli._versions import version_lines
+
+        typer.echo("\n".join(version_lines()))
+        raise typer.Exit(ExitCode.OK)
+
+
+@app.callback()
+def _tile(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=_print_versions,
+            is_eager=True,
+            help="Print the version of every tile package, the protocol and Python; exit.",
+        ),
+    ] = False,
+) -> None:
+    """Benchmark, test and inspect JAX kernels (jax.numpy and Pallas)."""
 
 
 def _group(name: str, help_text: str, commands: dict[str, Callable[..., None]]) -> None:

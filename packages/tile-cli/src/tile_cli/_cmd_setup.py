@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from tile_cli._errors import ExitCode
-from tile_cli._options import JSON, PROFILE, with_flags
+from tile_cli._options import ASSIGNMENTS, JSON, PROFILE, config_overrides, with_flags
 
 __all__ = [
     "cache_clear_cmd",
@@ -39,12 +39,15 @@ OverBudget = Annotated[
 ]
 
 
-@with_flags(PROFILE, JSON)
+@with_flags(ASSIGNMENTS, PROFILE, JSON)
 def config_cmd(**flags: Any) -> None:
     """Show the resolved configuration and where every value comes from."""
     from tile_cli._show_config import show_config
 
-    raise typer.Exit(show_config(profile=flags["profile"], as_json=flags["json"]))
+    overrides = config_overrides(flags)
+    raise typer.Exit(
+        show_config(profile=flags["profile"], as_json=flags["json"], overrides=overrides)
+    )
 
 
 def protocol_schema_cmd() -> None:

@@ -13,6 +13,7 @@ import typer
 
 from tile_cli._errors import CliError, ExitCode
 from tile_cli._options import (
+    ASSIGNMENTS,
     AXES,
     CACHE,
     COMPARE,
@@ -71,16 +72,17 @@ def _run_suite(command: tp.Command, flags: Flags, more: Mapping[str, object]) ->
     raise typer.Exit(run_suite(command, sel, _suite_flags(flags)))
 
 
-@with_flags(SELECT, PROFILE, JSON)
+@with_flags(ASSIGNMENTS, SELECT, PROFILE, JSON)
 def list_cmd(**flags: Any) -> None:
     """List the kernels and cases tile can see, without running them."""
     from tile_cli._views import list_cases
 
-    code = list_cases(selection(flags, {}), profile=flags["profile"], as_json=flags["json"])
+    sel = selection(flags, config_overrides(flags))
+    code = list_cases(sel, profile=flags["profile"], as_json=flags["json"])
     raise typer.Exit(code)
 
 
-@with_flags(SELECT, PROFILE, OUTPUT, VERBOSE, SAMPLING, RUNNER, TUNABLE, LAUNCH, COMPARE,
+@with_flags(ASSIGNMENTS, SELECT, PROFILE, OUTPUT, VERBOSE, SAMPLING, RUNNER, TUNABLE, LAUNCH, COMPARE,
             compare_flags(after_run=True), CACHE, EXACT)  # fmt: skip
 def bench_cmd(**flags: Any) -> None:
     """Benchmark kernels against their references; write a run directory."""
@@ -90,13 +92,13 @@ def bench_cmd(**flags: Any) -> None:
     _run_suite("bench", flags, EXPLAIN_OVERRIDES if explain else {})
 
 
-@with_flags(SELECT, PROFILE, OUTPUT, VERBOSE, SEED, RUNNER, TUNABLE, LAUNCH)
+@with_flags(ASSIGNMENTS, SELECT, PROFILE, OUTPUT, VERBOSE, SEED, RUNNER, TUNABLE, LAUNCH)
 def test_cmd(**flags: Any) -> None:
     """Check kernels against their references on fresh random inputs."""
     _run_suite("test", flags, {})
 
 
-@with_flags(SELECT, PROFILE, OUTPUT_DIR, VERBOSE, TUNING)
+@with_flags(ASSIGNMENTS, SELECT, PROFILE, OUTPUT_DIR, VERBOSE, TUNING)
 def tune_cmd(**flags: Any) -> None:
     """Find each case's fastest tunable configuration and keep it in `tuning/<device>.json`.
 
@@ -114,7 +116,7 @@ def tune_cmd(**flags: Any) -> None:
     raise typer.Exit(code)
 
 
-@with_flags(SELECT, PROFILE, OUTPUT, TRACEBACKS, RUNNER)
+@with_flags(ASSIGNMENTS, SELECT, PROFILE, OUTPUT, TRACEBACKS, RUNNER)
 def build_cmd(**flags: Any) -> None:
     """Lower and compile every case (no execution); store what the compiler made in a run dir."""
     _run_suite("build", flags, {})

@@ -2,10 +2,27 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import IntEnum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-__all__ = ["CliError", "ExitCode", "no_cases", "os_failure", "stopped_code", "write_atomically"]
+if TYPE_CHECKING:
+    import tile_protocol as tp
+
+__all__ = [
+    "USAGE_ERRORS",
+    "CliError",
+    "ExitCode",
+    "no_cases",
+    "os_failure",
+    "stopped_code",
+    "usage_failure",
+    "write_atomically",
+]
+
+USAGE_ERRORS = frozenset({"UnknownAxis"})
+"""Runner failures that mean the command line asked for something that does not exist."""
 
 
 class ExitCode(IntEnum):
@@ -64,3 +81,16 @@ def write_atomically(path: Path, data: str | bytes, *, hint: str, code: ExitCode
         tmp.replace(path)
     except OSError as exc:
         raise os_failure(f"write `{path}`", exc, hint=hint, code=code) from None
+
+
+def usage_failure(failures: Sequence[tp.Failure]) -> CliError | None:
+    """Exit 2 for a selection the runner refused (`-a` naming an axis no kernel has)."""
+    refused = next((f for f in failures if f.error_type in USAGE_ERRORS), None)
+    if refused is None:
+        return None
+    return CliError(
+        refused.message,
+        hint="override one of those axes (`-a dtype=float32`), or select kernels that have "
+        "it (`--kernel NAME`); `tile list` shows every case id with its axes",
+        code=ExitCode.USAGE,
+    )

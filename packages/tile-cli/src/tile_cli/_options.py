@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from tile_cli._settings import Selection
 
 __all__ = [
+    "ASSIGNMENTS",
     "AXES",
     "CACHE",
     "COMPARE",
@@ -80,10 +81,12 @@ CONFIG_KEYS: Final[Mapping[str, str]] = {
 
 
 def config_overrides(flags: Flags) -> dict[str, object]:
-    """The configuration a command's flags set: `--set KEY=VALUE`, then every named flag given."""
-    from tile_cli._settings import parse_sets
+    """The configuration a command's flags set: `--set KEY=VALUE`, then positional `KEY=VALUE`
+    assignments, then every named flag given (later ones win)."""
+    from tile_cli._settings import parse_assignments, parse_sets
 
     overrides = parse_sets(flags.get("settings") or [])
+    overrides |= parse_assignments(flags.get("assignments"))
     for name, key in CONFIG_KEYS.items():
         if flags.get(name) is not None:
             overrides[key] = flags[name]
@@ -141,6 +144,23 @@ def _option(
     )
 
 
+ASSIGNMENTS = (
+    inspect.Parameter(
+        "assignments",
+        inspect.Parameter.KEYWORD_ONLY,
+        annotation=Annotated[
+            list[str] | None,
+            typer.Argument(
+                help="Config overrides `SECTION.KEY=VALUE`, read like TILE_* variables: "
+                "`bench.max_time=0.2 runner.pin_cpu=true`.",
+                show_default=False,
+                metavar="[KEY=VALUE]...",
+            ),
+        ],
+        default=None,
+    ),
+)
+"""Positional `SECTION.KEY=VALUE` configuration overrides (Hydra-style)."""
 FILTERS = (
     _option("filters", list[str] | None, "-k", "--filter",
             help="Substring or glob on case ids; repeat to widen."),
@@ -157,8 +177,10 @@ PLUGINS = (
 SELECT = (*FILTERS, *AXES, *PLUGINS)
 """Which cases: `-k`, `--kernel`, `-a`, `--plugin`."""
 PROFILE = (
-    _option("profile", str | None, "--profile", help="Apply `[profiles.NAME]` from tile.toml."),
-)
+    _option("profile", str | None, "--profile",
+            help="Apply `[profiles.NAME]` from tile.toml; repeat (or `A,B`) to lay several on in "
+            "order, later ones winning."),
+)  # fmt: skip
 OUTPUT_DIR = (
     _option("output_dir", Path | None, "--output-dir", "-o",
             help="Run directory (default `.tile/runs/<run_id>`)."),

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
-from tile_cli._errors import ExitCode, no_cases, stopped_code
+from tile_cli._errors import ExitCode, no_cases, stopped_code, usage_failure
 
 if TYPE_CHECKING:
     import tile_protocol as tp
@@ -39,9 +39,13 @@ def split_failures(failures: Sequence[tp.Failure]) -> tuple[list[tp.Failure], li
 
 
 def suite_exit_code(results: RunResults, interrupted: str | None) -> int:
-    """bench and test: 0 all passed, 1 a check failed, 3 any failure, 130/143 stopped."""
+    """bench and test: 0 all passed, 1 a check failed, 2 a refused selection, 3 any failure,
+    130/143 stopped."""
     if interrupted is not None:
         return stopped_code(interrupted)
+    refused = usage_failure(results.failures)
+    if refused is not None:
+        raise refused
     if results.failures:
         return int(ExitCode.INFRA)
     if results.failed_checks:
@@ -55,6 +59,9 @@ def build_exit_code(results: RunResults, interrupted: str | None) -> int:
     """0 all built, 1 a case failed to build, 3 crash/timeout/import error, 130/143 stopped."""
     if interrupted is not None:
         return stopped_code(interrupted)
+    refused = usage_failure(results.failures)
+    if refused is not None:
+        raise refused
     broken, other = split_failures(results.failures)
     if other:
         return int(ExitCode.INFRA)

@@ -14,13 +14,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tile_cli._errors import USAGE_ERRORS
+
 if TYPE_CHECKING:
     import tile_artifacts as ta
     from tile_cli._compare import CompareSettings
     from tile_cli._results import RunResults
+    from tile_cli._telemetry import ClockWatch
     from tile_config import ResolvedConfig
 
-__all__ = ["RunSetup", "build_report", "case_records", "write_final"]
+__all__ = ["RunSetup", "build_report", "case_records", "config_snapshots", "write_final"]
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,9 @@ def _run_status(
         return "interrupted", interrupted
     if error is not None:
         return "failed", error
+    refused = next((f for f in results.failures if f.error_type in USAGE_ERRORS), None)
+    if refused is not None:
+        return "invalid", refused.message
     if not cases:
         return ("failed", "no case ran") if results.failures else ("skipped", "no case selected")
     good = sum(c.status == "success" for c in cases)
@@ -129,12 +135,19 @@ def _device(setup: RunSetup, results: RunResults) -> ta.DeviceRecord:
 
 
 def build_report(
-    setup: RunSetup, results: RunResults, *, interrupted: str | None, error: str | None
+    setup: RunSetup,
+    results: RunResults,
+    *,
+    interrupted: str | None,
+    error: str | None,
+    cases: list[ta.CaseRecord] | None = None,
 ) -> ta.Report:
-    """Everything the run measured, as a `tile.report` document."""
+    """Everything the run measured, as a `tile.report` document (`cases`: records already
+    built, one per planned case, as a checkpoint keeps them)."""
     import tile_artifacts as ta
 
-    cases = case_records(results, interrupted=interrupted is not None)
+    if cases is None:
+        cases = case_records(results, interrupted=interrupted is not None)
     status, reason = _run_status(results, cases, interrupted, error)
     counts = ta.Counts(
         cases=len(cases),
@@ -177,7 +190,7 @@ def build_report(
 
 
 def _compare(setup: RunSetup, report: ta.Report, settings: CompareSettings) -> ta.ComparisonDoc:
-    """The run against its baseline, written to comparisons.json."""
+    """The run against its baseline (for comparisons.json)."""
     import tile_artifacts as ta
     from tile_cli._compare import load_side, pick_baseline
 
@@ -194,8 +207,18 @@ def _compare(setup: RunSetup, report: ta.Report, settings: CompareSettings) -> t
         baseline_path=str(base_path.absolute()),
         current_path="report.json",
     )
-    setup.writer.write_json("comparisons.json", comparison)
     return comparison
+
+
+def config_snapshots(resolved: ResolvedConfig) -> list[ta.ConfigSnapshot]:
+    """The configuration files a run directory holds (`_telemetry.write_snapshots` writes them)."""
+    import tile_artifacts as ta
+
+    snapshots = [ta.ConfigSnapshot(path="config/resolved_tool.json", kind="resolved_config")]
+    if resolved.config_file is not None and resolved.raw_text is not None:
+        snapshots.append(ta.ConfigSnapshot(path="config/tile.toml", kind="config_source",
+                                           source_path=str(resolved.config_file)))  # fmt: skip
+    return snapshots
 
 
 def write_final(
@@ -203,17 +226,18 @@ def write_final(
     results: RunResults,
     report: ta.Report,
     compare_with: CompareSettings | None,
+    clocks: ClockWatch | None = None,
 ) -> ta.ComparisonDoc | None:
-    """report.json, summary.md, comparisons.json when asked, then the manifest last.
+    """comparisons.json when asked, report.json with tile's findings, summary.md, then the
+    manifest last.
 
     A baseline that cannot be used is raised only after the run directory is complete.
     """
     import tile_artifacts as ta
     from tile_cli._errors import CliError
+    from tile_cli._findings import add_findings
 
     w = setup.writer
-    w.write_json("report.json", report)
-    w.write_summary(report)
     comparison: ta.ComparisonDoc | None = None
     problem: CliError | None = None
     if compare_with is not None:
@@ -221,20 +245,23 @@ def write_final(
             comparison = _compare(setup, report, compare_with)
         except CliError as exc:
             problem = exc
+    # The comparison first: a regression is one of the findings.
+    report = add_findings(report, comparison, resolved=setup.resolved, command=setup.command,
+                          clocks=clocks)  # fmt: skip
+    if comparison is not None:
+        w.write_json("comparisons.json", comparison)
+    w.write_json("report.json", report)
+    w.write_summary(report)
     resolved = setup.resolved
-    snapshots = [ta.ConfigSnapshot(path="config/resolved_tool.json", kind="resolved_config")]
     inputs = [ta.fingerprint_input(path, "download") for path in results.input_files.values()]
     if resolved.config_file is not None:
         inputs.append(ta.fingerprint_input(resolved.config_file, "config"))
-        if resolved.raw_text is not None:
-            snapshots.append(ta.ConfigSnapshot(path="config/tile.toml", kind="config_source",
-                                               source_path=str(resolved.config_file)))  # fmt: skip
     w.finalize(
         status=report.run.status,
         status_reason=report.run.status_reason,
         context=report.context,
         input_files=inputs,
-        config_snapshots=snapshots,
+        config_snapshots=config_snapshots(resolved),
     )
     if problem is not None:
         raise problem

@@ -7,6 +7,7 @@ finalize the directory, show the results and choose the exit code.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import sys
 from collections.abc import Sequence
@@ -73,6 +74,8 @@ def run_suite(command: tp.Command, sel: Selection, flags: SuiteFlags) -> int:
     from tile_cli._compare import CompareSettings
 
     resolved = load(flags.profile, sel.overrides)
+    # `-v` wins over TILE_VERBOSE (`[output] verbose`).
+    flags = dataclasses.replace(flags, verbose=flags.verbose or resolved.config.output.verbose)
     compare_with = (
         CompareSettings.from_config(flags.compare, resolved.config.compare)
         if flags.compare is not None

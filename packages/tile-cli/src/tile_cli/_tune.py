@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 import tile_protocol as tp
-from tile_cli._errors import CliError, ExitCode
+from tile_cli._errors import CliError, ExitCode, usage_failure
 from tile_cli._process import LaunchCounter
 from tile_cli._requests import bench_settings, build_request, derive
 from tile_cli._runners import make_session
@@ -147,9 +147,13 @@ def run_tune(
 
     _, err = make_consoles()
     resolved = load(profile, sel.overrides)
+    verbose = verbose or resolved.config.output.verbose
     budget = budget if budget is not None else resolved.config.tune.budget
     answer, clean = ask("list", resolved, sel, units=True)
     plan = answer.cases
+    refused = usage_failure(answer.failures)
+    if refused is not None:
+        raise refused
     for failure in answer.failures:
         err.print(f"error: {failure.phase}: {failure.message}", markup=False)
     if not clean or answer.failures:
@@ -325,10 +329,11 @@ def _finish(resolved: ResolvedConfig, recorder: RunRecorder, state: _Tune) -> in
     from tile_cli._render import display_path
     from tile_cli._tune_files import tune_findings, write_tuning
 
-    for info in state.plan.cases if state.plan else []:
-        result = state.latest.get(info.case_id)
-        if result is not None:
-            recorder.on_message(result)
+    with recorder.checkpoints.held():  # one checkpoint for the batch, not one per unit
+        for info in state.plan.cases if state.plan else []:
+            result = state.latest.get(info.case_id)
+            if result is not None:
+                recorder.on_message(result)
     decisions: dict[str, Decision] = {}
     cfg = resolved.config.compare
     for case_id, measured in _measured(state, state.finalists).items():
