@@ -12,7 +12,8 @@ from __future__ import annotations
 from pathlib import Path, PurePosixPath
 
 from tile_artifacts._campaign import AttemptRecord, CampaignPlan, CampaignReport
-from tile_artifacts._check import Problem, _check_run_dir
+from tile_artifacts._check_docs import Problem
+from tile_artifacts._check_run import check_run_dir
 from tile_artifacts._errors import ArtifactError
 from tile_artifacts._paths import (
     CAMPAIGN_JSON,
@@ -64,7 +65,7 @@ def _check_attempt(camp: Path, attempt: AttemptRecord, where: str) -> list[Probl
             ]
         return []  # killed before it was finalized, as campaign.json says
     try:
-        problems = _nested(attempt.path, _check_run_dir(directory))
+        problems = _nested(attempt.path, check_run_dir(directory))
     except ArtifactError as exc:
         return [Problem(attempt.path, None, exc.message)]
     if attempt.complete and attempt.manifest_sha256 is not None:
@@ -171,7 +172,7 @@ def _check_consistency(report: CampaignReport, plan: CampaignPlan | None) -> lis
 
 def check_campaign_dir(camp: Path) -> list[Problem]:
     """Every problem of a campaign directory and of the unit run directories in it."""
-    problems = _check_run_dir(camp, CAMPAIGN_LAYOUT)
+    problems = check_run_dir(camp, CAMPAIGN_LAYOUT)
     report = _decode(camp / CAMPAIGN_JSON)
     plan = _decode(camp / CAMPAIGN_PLAN_JSON)
     if isinstance(report, CampaignReport):
@@ -188,7 +189,7 @@ def _check_unrecorded_units(camp: Path) -> list[Problem]:
     for manifest in sorted((camp / UNITS_DIR).glob(f"*/*/{MANIFEST_JSON}")):
         rel = manifest.parent.relative_to(camp).as_posix()
         try:
-            problems += _nested(rel, _check_run_dir(manifest.parent))
+            problems += _nested(rel, check_run_dir(manifest.parent))
         except ArtifactError as exc:
             problems.append(Problem(rel, None, exc.message))
     return problems

@@ -6,11 +6,9 @@ can hold a secret value the run knew about.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import shlex
-import tempfile
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
@@ -37,6 +35,12 @@ from tile_artifacts._documents import (
     Manifest,
     PrimaryArtifacts,
 )
+from tile_artifacts._durable import (
+    append_lines,
+    create_run_directory,
+    write_atomically,
+    write_error,
+)
 from tile_artifacts._entries import Digests, artifact_entries
 from tile_artifacts._errors import ArtifactError, ArtifactWriteError
 from tile_artifacts._metrics import STANDARD_METRICS, MetricSpec
@@ -58,18 +62,7 @@ from tile_artifacts._summary import render_summary_markdown
 
 __all__ = ["ArtifactWriter"]
 
-_FILE_MODE = 0o644
 _TEMP = re.compile(r"(^|/)\.[^/]+\.tmp$")
-
-
-def _fsync_dir(directory: Path) -> None:
-    # Makes the rename itself durable; some filesystems refuse fsync on directories.
-    with contextlib.suppress(OSError):
-        fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
 
 
 class ArtifactWriter:
@@ -112,40 +105,10 @@ class ArtifactWriter:
         # Checkpoints hash only what changed since the last one.
         self._digests: Digests = {}
         self._finalized = False
-        self._create_directory(allow_existing)
+        create_run_directory(self.run_dir, allow_existing)
         # The two JSONL streams exist from the start so that even an early crash leaves them.
         for relpath in (EVENTS_JSONL, METRICS_JSONL):
             self._append(relpath, b"")
-
-    def _create_directory(self, allow_existing: bool) -> None:
-        where = f"`{self.run_dir}`"
-        try:
-            self.run_dir.mkdir(parents=True, exist_ok=True)
-            leftovers = any(self.run_dir.iterdir())
-        except FileExistsError:
-            raise ArtifactWriteError(
-                f"cannot create run directory {where}: a file is in the way",
-                path=str(self.run_dir),
-                hint="remove that file or choose another `--output-dir`",
-            ) from None
-        except NotADirectoryError:
-            raise ArtifactWriteError(
-                f"cannot create run directory {where}: a parent is a file, not a directory",
-                path=str(self.run_dir),
-                hint="choose another `--output-dir`",
-            ) from None
-        except OSError as e:
-            raise ArtifactWriteError(
-                f"cannot create run directory {where}: {e.strerror}",
-                path=str(self.run_dir),
-                hint="check permissions and free space, or choose another `--output-dir`",
-            ) from None
-        if leftovers and not allow_existing:
-            raise ArtifactWriteError(
-                f"run directory {where} already exists and is not empty",
-                path=str(self.run_dir),
-                hint="choose another `--output-dir` or remove the old run",
-            )
 
     def run_info(self, status: Status, status_reason: str | None = None) -> RunInfo:
         """The `run` block of this run's envelopes."""
@@ -177,7 +140,7 @@ class ArtifactWriter:
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
         except OSError as e:
-            raise self._error(target, e) from None
+            raise write_error(target, e) from None
         if description is not None:
             self._descriptions[clean] = description
         return target
@@ -186,33 +149,10 @@ class ArtifactWriter:
         """Absolute path for a log the caller writes itself (e.g. `logs/runner-1.stderr.log`)."""
         return self.path(relpath, description=description)
 
-    def _error(self, target: Path, error: OSError) -> ArtifactWriteError:
-        return ArtifactWriteError(
-            f"cannot write `{target}`: {error.strerror}",
-            path=str(target),
-            hint="check free space and permissions of the run directory",
-        )
-
     def _atomic(self, relpath: str, data: bytes, description: str | None) -> Path:
         with self._lock:
             target = self.path(relpath, description=description)
-            fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-            try:
-                with os.fdopen(fd, "wb") as f:
-                    f.write(data)
-                    f.flush()
-                    if self.durable:
-                        os.fsync(f.fileno())
-                Path(tmp).chmod(_FILE_MODE)
-                Path(tmp).replace(target)
-            except OSError as e:
-                Path(tmp).unlink(missing_ok=True)
-                raise self._error(target, e) from None
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
-            if self.durable:
-                _fsync_dir(target.parent)
+            write_atomically(target, data, durable=self.durable)
             return target
 
     def write_json(self, relpath: str, model: BaseModel, *, description: str | None = None) -> Path:
@@ -226,20 +166,7 @@ class ArtifactWriter:
 
     def _append(self, relpath: str, data: bytes) -> None:
         with self._lock:
-            target = self.path(relpath)
-            try:
-                fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, _FILE_MODE)
-                try:
-                    # One write(2) per batch of whole lines: a kill lands before or after it.
-                    view = memoryview(data)
-                    while view:
-                        view = view[os.write(fd, view) :]
-                    if self.durable and data:
-                        os.fsync(fd)
-                finally:
-                    os.close(fd)
-            except OSError as e:
-                raise self._error(target, e) from None
+            append_lines(self.path(relpath), data, durable=self.durable)
 
     def append_jsonl(self, relpath: str, *models: BaseModel) -> None:
         """Append each model as one compact JSON line, flushed and fsynced before returning."""
@@ -440,7 +367,7 @@ class ArtifactWriter:
                 digests=self._digests if reuse else None,
             )
         except OSError as e:
-            raise self._error(Path(e.filename or self.run_dir), e) from None
+            raise write_error(Path(e.filename or self.run_dir), e) from None
 
     def _write_manifest(self, manifest: Manifest) -> Manifest:
         self.write_json(MANIFEST_JSON, manifest)

@@ -6,7 +6,7 @@ import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, get_args, get_origin
+from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
@@ -17,18 +17,14 @@ from tile_config._models import (
     TileConfig,
     annotation_at,
     is_mapping,
-    is_optional,
     known_keys,
-    strip_annotation,
 )
+from tile_config._text import coerce, parse_text
 
 __all__ = ["Origin", "OriginKind", "ResolvedConfig", "flatten", "load_config", "profile_names"]
 
 OriginKind = Literal["default", "file", "profile", "env", "cli"]
 
-_TRUE = frozenset({"true", "1", "yes", "on"})
-_FALSE = frozenset({"false", "0", "no", "off"})
-_NONE = frozenset({"", "none", "null"})
 _NOT_FROM_ENV = ("downloads", "profiles", "campaigns")
 # Whole tables of their own, not settings: left out of `flatten` and of `tile config`.
 _NOT_SETTINGS = ("profiles", "campaigns")
@@ -102,61 +98,6 @@ def flatten(config: TileConfig) -> dict[str, object]:
     """Dotted leaf keys to values (`bench.max_runs`, `runner.env.XLA_FLAGS`); profiles and
     campaigns left out."""
     return {".".join(path): value for path, value in _walk(config, ())}
-
-
-def _parse_text(text: str, annotation: Any) -> object:
-    """Read an env or CLI string as the declared type; ValueError says which type was expected."""
-    if is_optional(annotation) and text.strip().lower() in _NONE:
-        return None
-    bare = strip_annotation(annotation)
-    word = text.strip()
-    if bare is bool:
-        if word.lower() in _TRUE | _FALSE:
-            return word.lower() in _TRUE
-        raise ValueError("a boolean (true/false, yes/no, on/off, 1/0)")
-    if bare is int:
-        try:
-            return int(word)
-        except ValueError:
-            raise ValueError("an integer") from None
-    if bare is float:
-        try:
-            return float(word)
-        except ValueError:
-            raise ValueError("a number") from None
-    if get_origin(bare) is list:
-        item = get_args(bare)[0]
-        return [_parse_text(part.strip(), item) for part in text.split(",") if part.strip()]
-    if get_origin(bare) is Literal:
-        return word
-    if bare is str:
-        return text
-    raise ValueError("a table, which cannot be written as text")
-
-
-def _coerce(value: object, annotation: Any) -> object:
-    """CLI override values: strings parsed like env values, containers converted to TOML's."""
-    if isinstance(value, os.PathLike):
-        value = os.fspath(value)  # pyright: ignore[reportUnknownArgumentType]
-    if isinstance(value, str):
-        return _parse_text(value, annotation)
-    bare = strip_annotation(annotation)
-    if isinstance(value, list | tuple):
-        item = get_args(bare)[0] if get_origin(bare) is list else Any
-        return [_coerce(v, item) for v in value]  # pyright: ignore[reportUnknownVariableType]
-    if isinstance(value, Mapping):
-        out: dict[str, object] = {}
-        for key, item in value.items():  # pyright: ignore[reportUnknownVariableType]
-            if get_origin(bare) is dict:
-                inner = get_args(bare)[1]
-            elif isinstance(bare, type) and issubclass(bare, BaseModel):
-                field = bare.model_fields.get(str(key))
-                inner = field.annotation if field is not None else Any
-            else:
-                inner = Any
-            out[str(key)] = _coerce(item, inner)
-        return out
-    return value
 
 
 def _apply(
@@ -248,7 +189,7 @@ def _env_layer(
             continue
         origin = Origin("env", f"env {name}")
         try:
-            value = _parse_text(environ[name], annotation_at((section, key)))
+            value = parse_text(environ[name], annotation_at((section, key)))
         except ValueError as exc:
             got = environ[name]
             problems.append(
@@ -276,7 +217,7 @@ def _cli_layer(
             problems.append((f"cli: unknown key `{key}`", hint))
             continue
         try:
-            coerced = _coerce(value, annotation)
+            coerced = coerce(value, annotation)
         except ValueError as exc:
             problems.append((f"cli: `{key}` expected {exc}, got {shown(value)}", origin.hint))
             continue
@@ -322,11 +263,7 @@ def load_config(
     """
     here = (cwd if cwd is not None else Path.cwd()).resolve()
     env = os.environ if environ is None else environ
-    if config_file is not None:
-        path: Path | None = (here / Path(config_file).expanduser()).resolve()
-    else:
-        path = find_config(here)
-    source = read_config(path, here) if path is not None else None
+    source = _source(here, config_file)
 
     tree: dict[str, Any] = {}
     origins: dict[_Key, Origin] = {}
@@ -336,18 +273,7 @@ def load_config(
         _validate(source.data, lambda p: _file_place(source, p))
         _apply(tree, source.data, (), lambda p: Origin("file", source.where(p)), origins)
 
-    names = profile_names(profile)
-    from_env = not names
-    if from_env:
-        names = profile_names(env.get("TILE_PROFILE"))
-    for name in names:
-        _apply(
-            tree,
-            _profile_data(name, source, from_env=from_env),
-            (),
-            _profile_origin(name, source),
-            origins,
-        )
+    names = _apply_profiles(tree, origins, source, profile, env)
 
     problems: list[tuple[str, str]] = []
     layers = [*_env_layer(env, problems), *_cli_layer(overrides or {}, problems)]
@@ -373,6 +299,33 @@ def load_config(
         profile=",".join(names) or None,
         profiles=names,
     )
+
+
+def _source(here: Path, config_file: Path | None) -> ConfigSource | None:
+    """The tile.toml asked for (relative to `here`), else the one found upwards from `here`."""
+    if config_file is not None:
+        path: Path | None = (here / Path(config_file).expanduser()).resolve()
+    else:
+        path = find_config(here)
+    return read_config(path, here) if path is not None else None
+
+
+def _apply_profiles(
+    tree: dict[str, Any],
+    origins: dict[_Key, Origin],
+    source: ConfigSource | None,
+    profile: str | Sequence[str] | None,
+    env: Mapping[str, str],
+) -> tuple[str, ...]:
+    """Lay the profiles named (else `TILE_PROFILE`'s) over `tree` in order; their names."""
+    names = profile_names(profile)
+    from_env = not names
+    if from_env:
+        names = profile_names(env.get("TILE_PROFILE"))
+    for name in names:
+        data = _profile_data(name, source, from_env=from_env)
+        _apply(tree, data, (), _profile_origin(name, source), origins)
+    return names
 
 
 def _profile_data(name: str, source: ConfigSource | None, *, from_env: bool) -> dict[str, Any]:

@@ -97,21 +97,27 @@ def make_plan(
         plan.cases = []
     plan.units = _units(plan.cases) if units else [(d, c, None, c.id) for d, c in plan.cases]
     if case_ids is not None:
-        wanted = set(case_ids)
-        wanted_cases = {split_unit(i)[0] for i in case_ids}
-        plan.cases = [(d, c) for d, c in plan.cases if c.id in wanted_cases]
-        plan.units = [u for u in plan.units if u[3] in wanted]
-        found = {u[3] for u in plan.units}
-        for missing in dict.fromkeys(i for i in case_ids if i not in found):
-            plan.failures.append(
-                Failure(
-                    case_id=missing,
-                    phase="plan",
-                    error_type="UnknownCase",
-                    message=f"no case `{missing}` among the selected kernels on this backend",
-                )
-            )
+        _keep_only(plan, case_ids)
     return plan
+
+
+def _keep_only(plan: Plan, case_ids: Sequence[str]) -> None:
+    """Narrow the plan to exactly `case_ids` (cases or units); a plan failure for each id
+    that is not there."""
+    wanted = set(case_ids)
+    wanted_cases = {split_unit(i)[0] for i in case_ids}
+    plan.cases = [(d, c) for d, c in plan.cases if c.id in wanted_cases]
+    plan.units = [u for u in plan.units if u[3] in wanted]
+    found = {u[3] for u in plan.units}
+    for missing in dict.fromkeys(i for i in case_ids if i not in found):
+        plan.failures.append(
+            Failure(
+                case_id=missing,
+                phase="plan",
+                error_type="UnknownCase",
+                message=f"no case `{missing}` among the selected kernels on this backend",
+            )
+        )
 
 
 UNKNOWN_AXIS = "UnknownAxis"

@@ -1,0 +1,236 @@
+"""What one artifact file must say: decoding it, and the checks within one document.
+
+The run-directory check (`_check_run`) and the one-file check (`_check`) share these; the
+checks across files (manifest against disk, report against manifest) are `_check_run`'s.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Final
+
+from tile_artifacts._base import Status
+from tile_artifacts._documents import ComparisonDoc, Document, JsonlRecord
+from tile_artifacts._models import Report
+from tile_artifacts._paths import (
+    COMMANDS_JSONL,
+    EVENTS_JSONL,
+    METRICS_JSONL,
+    REPORT_JSON,
+    RUN_LAYOUT,
+    Layout,
+    relative_path_problem,
+)
+from tile_artifacts._read import DecodeIssue, decode_document, decode_record, parse_json
+from tile_artifacts._records import CommandRecord, EventRecord, MetricRecord
+
+__all__ = [
+    "EXPECTED_DOCUMENT",
+    "EXPECTED_RECORD",
+    "Found",
+    "Problem",
+    "check_comparison",
+    "check_json",
+    "check_jsonl",
+    "check_records",
+    "check_relative",
+    "check_report",
+    "check_text",
+    "issue_problems",
+    "read_text",
+]
+
+EXPECTED_DOCUMENT: Final = RUN_LAYOUT.documents
+# By file name, so that `commands/commands.jsonl` is recognised when checked on its own too.
+EXPECTED_RECORD: Final = {
+    EVENTS_JSONL: "tile.event",
+    METRICS_JSONL: "tile.metric",
+    PurePosixPath(COMMANDS_JSONL).name: "tile.command",
+}
+# A run with any of these among its cases did not do all its required work.
+_FAILED_STATUSES: Final[frozenset[Status]] = frozenset(
+    {"failed", "timed_out", "invalid", "interrupted"}
+)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One validation problem; `str()` gives `<file>[:<line>]: <message>`."""
+
+    file: str
+    line: int | None
+    message: str
+
+    def __str__(self) -> str:
+        where = self.file if self.line is None else f"{self.file}:{self.line}"
+        return f"{where}: {self.message}"
+
+
+@dataclass
+class Found:
+    """What the run-directory check decoded, for the cross-file checks."""
+
+    documents: dict[str, Document] = field(default_factory=dict)
+    records: dict[str, list[tuple[int, JsonlRecord]]] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+
+    def add(self, file: str, message: str, line: int | None = None) -> None:
+        self.problems.append(Problem(file, line, message))
+
+
+def issue_problems(found: Found, file: str, issue: DecodeIssue, line: int | None) -> None:
+    for message in issue.messages:
+        found.add(file, message, issue.line if line is None else line)
+
+
+def check_json(found: Found, file: str, text: str, expected: str | None) -> None:
+    try:
+        if expected is None:
+            data = parse_json(text)
+            is_tile = isinstance(data, dict) and str(data.get("schema_name", "")).startswith(
+                "tile."
+            )
+            if not is_tile:
+                return  # Plain JSON (resolved config, cost analysis): parsing is all we check.
+        found.documents[file] = decode_document(text, expected=expected, mode="check")
+    except DecodeIssue as issue:
+        issue_problems(found, file, issue, None)
+
+
+def check_jsonl(found: Found, file: str, text: str, expected: str | None) -> None:
+    records = found.records.setdefault(file, [])
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    elif text:
+        found.add(file, "last line has no newline: the writer was cut off mid-line", len(lines))
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            found.add(file, "blank line", number)
+            continue
+        try:
+            if expected is None:
+                data = parse_json(line)
+                if not (isinstance(data, dict) and "schema_name" in data):
+                    continue
+            records.append((number, decode_record(line, expected=expected, mode="check")))
+        except DecodeIssue as issue:
+            issue_problems(found, file, issue, number)
+
+
+def check_text(
+    found: Found, file: str, text: str, suffix: str, layout: Layout = RUN_LAYOUT
+) -> None:
+    if suffix == ".jsonl":
+        check_jsonl(found, file, text, EXPECTED_RECORD.get(PurePosixPath(file).name))
+    else:
+        check_json(found, file, text, layout.documents.get(file))
+
+
+def read_text(found: Found, path: Path, file: str) -> str | None:
+    try:
+        return path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as e:
+        found.add(file, f"not UTF-8 text (byte {e.start})")
+    except OSError as e:
+        found.add(file, f"cannot read: {e.strerror}")
+    return None
+
+
+def check_relative(
+    found: Found,
+    file: str,
+    where: str,
+    path: str | None,
+    *,
+    line: int | None = None,
+    on_disk: set[str] | None = None,
+) -> None:
+    if path is None:
+        return
+    problem = relative_path_problem(path)
+    if problem is not None:
+        found.add(file, f"{where}: {problem}", line)
+    elif on_disk is not None and PurePosixPath(path).as_posix() not in on_disk:
+        found.add(file, f"{where}: `{path}` does not exist in the run directory", line)
+
+
+def check_report(found: Found, report: Report, on_disk: set[str] | None) -> None:
+    run_status = report.run.status
+    if report.summary.status != run_status:
+        found.add(
+            REPORT_JSON,
+            f"summary.status `{report.summary.status}` differs from run.status `{run_status}`",
+        )
+    if report.summary.counts.cases != len(report.cases):
+        found.add(
+            REPORT_JSON,
+            f"summary.counts.cases is {report.summary.counts.cases} but the "
+            f"report has {len(report.cases)} case(s)",
+        )
+    failed = [c.case_id for c in report.cases if c.status in _FAILED_STATUSES]
+    if run_status == "success" and (report.failures or failed):
+        what = [f"{len(report.failures)} failure(s)"] if report.failures else []
+        what += [f"{len(failed)} failed case(s)"] if failed else []
+        found.add(
+            REPORT_JSON,
+            f"run status is `success` but the run has {' and '.join(what)}; "
+            "it should be `partial` or `failed`",
+        )
+    for i, case in enumerate(report.cases):
+        if case.status == "success" and case.check is not None and not case.check.passed:
+            found.add(
+                REPORT_JSON,
+                f"cases[{i}] `{case.case_id}`: status is `success` but its check failed",
+            )
+    seen: set[str] = set()
+    for i, failure in enumerate(report.failures):
+        if failure.failure_id in seen:
+            found.add(REPORT_JSON, f"failures[{i}]: failure_id `{failure.failure_id}` is repeated")
+        seen.add(failure.failure_id)
+        check_relative(
+            found, REPORT_JSON, f"failures[{i}].stderr_log", failure.stderr_log, on_disk=on_disk
+        )
+    for i, metric in enumerate(report.metrics):
+        check_relative(
+            found, REPORT_JSON, f"metrics[{i}].source.artifact_path", metric.source.artifact_path
+        )
+
+
+def check_records(found: Found, run_id: str | None, on_disk: set[str] | None) -> None:
+    for file, records in found.records.items():
+        for line, record in records:
+            if (
+                isinstance(record, EventRecord | MetricRecord)
+                and run_id
+                and record.run_id != run_id
+            ):
+                found.add(file, f"run_id `{record.run_id}` differs from the run's `{run_id}`", line)
+            if isinstance(record, MetricRecord):
+                check_relative(
+                    found, file, "source.artifact_path", record.source.artifact_path, line=line
+                )
+            elif isinstance(record, CommandRecord):
+                check_relative(
+                    found, file, "stdout_log", record.stdout_log, line=line, on_disk=on_disk
+                )
+                check_relative(
+                    found, file, "stderr_log", record.stderr_log, line=line, on_disk=on_disk
+                )
+
+
+def check_comparison(found: Found, file: str, doc: ComparisonDoc) -> None:
+    counted = {
+        "regression": doc.summary.regression_count,
+        "improvement": doc.summary.improvement_count,
+        "neutral": doc.summary.neutral_count,
+        "inconclusive": doc.summary.inconclusive_count,
+        "not_comparable": doc.summary.not_comparable_count,
+    }
+    for judgement, count in counted.items():
+        actual = sum(1 for row in doc.rows if row.judgement == judgement)
+        if actual != count:
+            found.add(
+                file, f"summary.{judgement}_count is {count} but {actual} row(s) say `{judgement}`"
+            )

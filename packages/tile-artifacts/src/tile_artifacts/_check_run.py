@@ -1,0 +1,175 @@
+"""A run directory as a whole: every file decoded, the manifest against the disk, the report
+against the manifest, and the records against the run."""
+
+from __future__ import annotations
+
+from pathlib import Path, PurePosixPath, PureWindowsPath
+from typing import Final
+
+from tile_artifacts._check_docs import (
+    Found,
+    Problem,
+    check_comparison,
+    check_records,
+    check_relative,
+    check_report,
+    check_text,
+    read_text,
+)
+from tile_artifacts._documents import ArtifactEntry, ComparisonDoc, Manifest
+from tile_artifacts._errors import ArtifactError
+from tile_artifacts._models import Report
+from tile_artifacts._paths import (
+    MANIFEST_JSON,
+    RUN_LAYOUT,
+    Layout,
+    relative_path_problem,
+    run_files,
+    sha256_file,
+)
+
+__all__ = ["check_run_dir"]
+
+# What the writer only appends to: a checkpoint's record of it stays a prefix of the file.
+# (Runner logs are not among them: they are redacted in place when their runner ends.)
+_APPEND_ONLY: Final = frozenset({".jsonl"})
+
+
+def _check_entry(found: Found, run_dir: Path, path: str, entry: ArtifactEntry, grow: bool) -> None:
+    """Size and sha256 of one listed file; with `grow` (an incomplete run's checkpoint), an
+    append-only file may have grown since, and any other file may have been rewritten."""
+    appendable = PurePosixPath(path).suffix in _APPEND_ONLY
+    if grow and not appendable:
+        return
+    try:
+        size, digest = sha256_file(run_dir / path)
+        if grow and size > entry.size_bytes:
+            size, digest = sha256_file(run_dir / path, entry.size_bytes)
+    except OSError as e:
+        found.add(path, f"cannot read: {e.strerror}")
+        return
+    if size != entry.size_bytes:
+        found.add(path, f"size is {size} bytes, artifact_manifest.json records {entry.size_bytes}")
+    if digest != entry.sha256:
+        found.add(
+            path,
+            "its first bytes differ from what the checkpoint recorded: an append-only file "
+            "was rewritten"
+            if grow
+            else "sha256 differs from artifact_manifest.json: the file changed "
+            "after the run was finalized",
+        )
+
+
+def _check_manifest(found: Found, manifest: Manifest, run_dir: Path, regular: list[str]) -> None:
+    on_disk = set(regular)
+    listed: set[str] = set()
+    incomplete = manifest.run.status == "incomplete"
+    for i, entry in enumerate(manifest.artifacts):
+        where = f"artifacts[{i}]"
+        if entry.path_type != "artifact_relative":
+            found.add(
+                MANIFEST_JSON,
+                f"{where}: path_type must be `artifact_relative` "
+                "(files outside the run directory belong in input_files)",
+            )
+        problem = relative_path_problem(entry.path)
+        if problem is not None:
+            found.add(MANIFEST_JSON, f"{where}: {problem}")
+            continue
+        path = PurePosixPath(entry.path).as_posix()
+        if path in listed:
+            found.add(MANIFEST_JSON, f"{where}: `{path}` is listed twice")
+        listed.add(path)
+        if path == MANIFEST_JSON:
+            found.add(MANIFEST_JSON, f"{where}: the manifest must not list itself")
+        elif path not in on_disk:
+            found.add(path, "listed in artifact_manifest.json but missing")
+        else:
+            _check_entry(found, run_dir, path, entry, incomplete)
+    # A checkpoint lists what was there when it was written; the run went on after it.
+    unlisted = set[str]() if incomplete else on_disk - listed - {MANIFEST_JSON}
+    for path in sorted(unlisted):
+        found.add(path, "not listed in artifact_manifest.json")
+    for name, path in manifest.primary_artifacts.model_dump().items():
+        check_relative(found, MANIFEST_JSON, f"primary_artifacts.{name}", path, on_disk=listed)
+    for i, snap in enumerate(manifest.config_snapshots):
+        if snap.path_type == "artifact_relative":
+            check_relative(
+                found, MANIFEST_JSON, f"config_snapshots[{i}].path", snap.path, on_disk=listed
+            )
+    for i, item in enumerate(manifest.input_files):
+        where = f"input_files[{i}].path"
+        if item.path_type == "artifact_relative":
+            check_relative(found, MANIFEST_JSON, where, item.path, on_disk=on_disk)
+        elif not (
+            PurePosixPath(item.path).is_absolute() or PureWindowsPath(item.path).is_absolute()
+        ):
+            found.add(
+                MANIFEST_JSON, f"{where}: `{item.path}` is claimed `absolute_input` but is relative"
+            )
+
+
+def _outside(paths: list[str], nested: tuple[str, ...]) -> list[str]:
+    """The paths not under one of the `nested` directories (whose runs check themselves)."""
+    return [p for p in paths if p.split("/", 1)[0] not in nested]
+
+
+def check_run_dir(run_dir: Path, layout: Layout = RUN_LAYOUT) -> list[Problem]:
+    """Every problem of the run directory (or campaign unit) at `run_dir`, by file and line."""
+    regular, other = (_outside(paths, layout.nested) for paths in run_files(run_dir))
+    if not set(layout.required) & set(regular):
+        raise ArtifactError(
+            f"`{run_dir}` is not a run directory: none of {', '.join(layout.required)} is in it",
+            path=str(run_dir),
+            hint="pass a run directory such as `.tile/runs/<run_id>` or one artifact file",
+        )
+    found = Found()
+    for rel in other:
+        found.add(
+            rel,
+            "not a regular file (link or special file); a run directory holds regular files only",
+        )
+    for rel in layout.required:
+        if rel not in regular:
+            found.add(rel, "required file is missing")
+    for rel in regular:
+        suffix = PurePosixPath(rel).suffix
+        if suffix in (".json", ".jsonl"):
+            text = read_text(found, run_dir / rel, rel)
+            if text is not None:
+                check_text(found, rel, text, suffix, layout)
+    on_disk = set(regular)
+    manifest = found.documents.get(MANIFEST_JSON)
+    report = found.documents.get(layout.primary)
+    if isinstance(manifest, Manifest):
+        _check_manifest(found, manifest, run_dir, regular)
+    if isinstance(report, Report):
+        check_report(found, report, on_disk)
+    if report is not None and isinstance(manifest, Manifest):
+        # After an incomplete checkpoint the final report may be written before a kill
+        # stops the final manifest.
+        if manifest.run.status not in (report.run.status, "incomplete"):
+            found.add(
+                MANIFEST_JSON,
+                f"run status `{manifest.run.status}` differs from "
+                f"{layout.primary}'s `{report.run.status}`",
+            )
+        if manifest.run.run_id != report.run.run_id:
+            found.add(
+                MANIFEST_JSON,
+                f"run_id `{manifest.run.run_id}` differs from "
+                f"{layout.primary}'s `{report.run.run_id}`",
+            )
+    run_id = (
+        report.run.run_id
+        if report is not None
+        else manifest.run.run_id
+        if isinstance(manifest, Manifest)
+        else None
+    )
+    check_records(found, run_id, on_disk)
+    for rel, doc in found.documents.items():
+        if isinstance(doc, ComparisonDoc):
+            check_comparison(found, rel, doc)
+    return sorted(found.problems, key=lambda p: (p.file, p.line or 0))

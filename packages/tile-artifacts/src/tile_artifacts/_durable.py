@@ -1,0 +1,108 @@
+"""How bytes reach the disk so that a kill never leaves a torn file.
+
+A whole file goes to a temp file beside it, is fsynced and renamed over the target (then the
+directory is fsynced, so the rename lasts too); lines are appended with one `write(2)` of
+whole lines, then fsynced. A SIGKILL lands before or after each, never inside.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+
+from tile_artifacts._errors import ArtifactWriteError
+
+__all__ = ["append_lines", "create_run_directory", "write_atomically", "write_error"]
+
+_FILE_MODE = 0o644
+
+
+def _fsync_dir(directory: Path) -> None:
+    # Makes the rename itself durable; some filesystems refuse fsync on directories.
+    with contextlib.suppress(OSError):
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def write_error(target: Path, error: OSError) -> ArtifactWriteError:
+    """The error of a write into the run directory that the OS refused."""
+    return ArtifactWriteError(
+        f"cannot write `{target}`: {error.strerror}",
+        path=str(target),
+        hint="check free space and permissions of the run directory",
+    )
+
+
+def create_run_directory(run_dir: Path, allow_existing: bool) -> None:
+    """Make `run_dir`; refuse a file in the way, or (unless allowed) an earlier run's files."""
+    where = f"`{run_dir}`"
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        leftovers = any(run_dir.iterdir())
+    except FileExistsError:
+        raise ArtifactWriteError(
+            f"cannot create run directory {where}: a file is in the way",
+            path=str(run_dir),
+            hint="remove that file or choose another `--output-dir`",
+        ) from None
+    except NotADirectoryError:
+        raise ArtifactWriteError(
+            f"cannot create run directory {where}: a parent is a file, not a directory",
+            path=str(run_dir),
+            hint="choose another `--output-dir`",
+        ) from None
+    except OSError as e:
+        raise ArtifactWriteError(
+            f"cannot create run directory {where}: {e.strerror}",
+            path=str(run_dir),
+            hint="check permissions and free space, or choose another `--output-dir`",
+        ) from None
+    if leftovers and not allow_existing:
+        raise ArtifactWriteError(
+            f"run directory {where} already exists and is not empty",
+            path=str(run_dir),
+            hint="choose another `--output-dir` or remove the old run",
+        )
+
+
+def write_atomically(target: Path, data: bytes, *, durable: bool) -> None:
+    """Replace `target` with `data` through a temp file and a rename: old or new, never torn."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            if durable:
+                os.fsync(f.fileno())
+        Path(tmp).chmod(_FILE_MODE)
+        Path(tmp).replace(target)
+    except OSError as e:
+        Path(tmp).unlink(missing_ok=True)
+        raise write_error(target, e) from None
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    if durable:
+        _fsync_dir(target.parent)
+
+
+def append_lines(target: Path, data: bytes, *, durable: bool) -> None:
+    """Append whole lines to `target` in one `write(2)` (created if missing), then fsync."""
+    try:
+        fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, _FILE_MODE)
+        try:
+            # One write(2) per batch of whole lines: a kill lands before or after it.
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            if durable and data:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError as e:
+        raise write_error(target, e) from None

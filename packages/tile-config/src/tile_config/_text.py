@@ -1,0 +1,73 @@
+"""Config values written as text (TILE_* variables, `--set`, `KEY=VALUE`), read as the type
+the key declares; values from Python callers converted the way TOML would have them."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any, Literal, get_args, get_origin
+
+from pydantic import BaseModel
+
+from tile_config._models import is_optional, strip_annotation
+
+__all__ = ["coerce", "parse_text"]
+
+_TRUE = frozenset({"true", "1", "yes", "on"})
+_FALSE = frozenset({"false", "0", "no", "off"})
+_NONE = frozenset({"", "none", "null"})
+
+
+def parse_text(text: str, annotation: Any) -> object:
+    """Read an env or CLI string as the declared type; ValueError says which type was expected."""
+    if is_optional(annotation) and text.strip().lower() in _NONE:
+        return None
+    bare = strip_annotation(annotation)
+    word = text.strip()
+    if bare is bool:
+        if word.lower() in _TRUE | _FALSE:
+            return word.lower() in _TRUE
+        raise ValueError("a boolean (true/false, yes/no, on/off, 1/0)")
+    if bare is int:
+        try:
+            return int(word)
+        except ValueError:
+            raise ValueError("an integer") from None
+    if bare is float:
+        try:
+            return float(word)
+        except ValueError:
+            raise ValueError("a number") from None
+    if get_origin(bare) is list:
+        item = get_args(bare)[0]
+        return [parse_text(part.strip(), item) for part in text.split(",") if part.strip()]
+    if get_origin(bare) is Literal:
+        return word
+    if bare is str:
+        return text
+    raise ValueError("a table, which cannot be written as text")
+
+
+def coerce(value: object, annotation: Any) -> object:
+    """CLI override values: strings parsed like env values, containers converted to TOML's."""
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)  # pyright: ignore[reportUnknownArgumentType]
+    if isinstance(value, str):
+        return parse_text(value, annotation)
+    bare = strip_annotation(annotation)
+    if isinstance(value, list | tuple):
+        item = get_args(bare)[0] if get_origin(bare) is list else Any
+        return [coerce(v, item) for v in value]  # pyright: ignore[reportUnknownVariableType]
+    if isinstance(value, Mapping):
+        out: dict[str, object] = {}
+        for key, item in value.items():  # pyright: ignore[reportUnknownVariableType]
+            if get_origin(bare) is dict:
+                inner = get_args(bare)[1]
+            elif isinstance(bare, type) and issubclass(bare, BaseModel):
+                field = bare.model_fields.get(str(key))
+                inner = field.annotation if field is not None else Any
+            else:
+                inner = Any
+            out[str(key)] = coerce(item, inner)
+        return out
+    return value
