@@ -77,16 +77,24 @@ class ReportSummary(ArtifactModel):
     agent_summary: AgentSummary = Field(default_factory=AgentSummary)
 
 
-class Phases(ArtifactModel):
-    """Build phase timings (seconds) and JAX compilation cache behaviour of one case."""
+_Seconds = Annotated[float, Field(ge=0)]
+_Count = Annotated[int, Field(ge=0)]
 
-    trace_s: float | None = None
-    lower_s: float | None = None
-    compile_s: float | None = None
+
+class Phases(ArtifactModel):
+    """Build phase timings (seconds) and JAX compilation cache behaviour of one case.
+
+    The runner's `Phases` message carries the same numbers; here they are validated as what
+    they are (no negative time or count), as a record read back from disk must be.
+    """
+
+    trace_s: _Seconds | None = None
+    lower_s: _Seconds | None = None
+    compile_s: _Seconds | None = None
     cache_hit: bool | None = None
-    compile_count: int | None = None
-    cache_hit_count: int | None = None
-    cache_miss_count: int | None = None
+    compile_count: _Count | None = None
+    cache_hit_count: _Count | None = None
+    cache_miss_count: _Count | None = None
 
 
 class SummaryLike(Protocol):
@@ -203,9 +211,6 @@ class CheckRecord(ArtifactModel):
     tol: float | None = None
     worst_index: list[int] | None = None
     message: str | None = None
-
-
-_Seconds = Annotated[float, Field(ge=0)]
 
 
 class ConfigRecord(ArtifactModel):

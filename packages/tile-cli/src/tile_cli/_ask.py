@@ -12,11 +12,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Unpack
 
 import tile_protocol as tp
+from tile_cli._errors import usage_failure
 from tile_cli._requests import RequestChanges, build_request, derive
 from tile_cli._runners import make_session
 from tile_cli._sinks import NullSink
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from tile_cli._settings import Selection
     from tile_config import ResolvedConfig
 
@@ -49,6 +52,19 @@ class Answer(NullSink):
             self.device = message
         elif isinstance(message, tp.Log) and message.level in ("warning", "error"):
             self.warnings.append(message)
+
+    def unusable(self, err: Console, *, clean: bool) -> bool:
+        """Whether a listing cannot be used: its failures printed (and True) if it cannot.
+
+        A selection the runner refused (`-a` naming an axis no kernel has) raises the usage
+        error (exit 2) instead.
+        """
+        refused = usage_failure(self.failures)
+        if refused is not None:
+            raise refused
+        for failure in self.failures:
+            err.print(f"error: {failure.phase}: {failure.message}", markup=False)
+        return not clean or bool(self.failures)
 
     @property
     def cases(self) -> list[tp.CaseInfo]:

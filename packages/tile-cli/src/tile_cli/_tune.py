@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 import tile_protocol as tp
-from tile_cli._errors import CliError, ExitCode, usage_failure
+from tile_cli._errors import CliError, ExitCode
 from tile_cli._process import LaunchCounter
 from tile_cli._requests import bench_settings, build_request, derive
 from tile_cli._runners import make_session
@@ -151,12 +151,7 @@ def run_tune(
     budget = budget if budget is not None else resolved.config.tune.budget
     answer, clean = ask("list", resolved, sel, units=True)
     plan = answer.cases
-    refused = usage_failure(answer.failures)
-    if refused is not None:
-        raise refused
-    for failure in answer.failures:
-        err.print(f"error: {failure.phase}: {failure.message}", markup=False)
-    if not clean or answer.failures:
+    if answer.unusable(err, clean=clean):
         return int(ExitCode.INFRA)
     allowed = _allowed_counts(plan)
     if not allowed:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import tile_protocol as tp
 from tile_cli._ask import ask
-from tile_cli._errors import CliError, ExitCode, no_cases, usage_failure
+from tile_cli._errors import CliError, ExitCode, no_cases
 from tile_cli._outcome import split_failures
 from tile_cli._render import print_failures
 from tile_cli._settings import Selection, load
@@ -38,12 +38,7 @@ def list_cases(sel: Selection, *, profile: str | None, as_json: bool) -> int:
                 out.print(case.kernel, style="bold", markup=False)
             out.print(f"  {case.case_id}", markup=False)
         err.print(f"{len(cases)} cases", style="dim")
-    refused = usage_failure(answer.failures)
-    if refused is not None:
-        raise refused
-    for failure in answer.failures:
-        err.print(f"error: {failure.phase}: {failure.message}", markup=False)
-    if not clean or answer.failures:
+    if answer.unusable(err, clean=clean):
         return int(ExitCode.INFRA)
     if not cases and (sel.filters or sel.kernels):
         raise no_cases(filtered=True)
