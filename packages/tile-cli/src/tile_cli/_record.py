@@ -147,10 +147,13 @@ class RunRecorder:
         parts = [f"{len(self.planned)} cases", f"{done - bad} ok"]
         if bad:
             parts.append(f"{bad} failed check{'s' if bad != 1 else ''}")
-        if self.failures:
-            parts.append(f"{len(self.failures)} failure{'s' if len(self.failures) != 1 else ''}")
-        blamed = {f.case_id for f in self.failures if f.case_id is not None}
-        not_run = len(self.planned) - done - len(blamed)
+        # Cases no runner reached are counted as not run, not as failures (_undone.py).
+        failures = [f for f in self.failures if f.error_type != "NotRun"]
+        if failures:
+            parts.append(f"{len(failures)} failure{'s' if len(failures) != 1 else ''}")
+        blamed = {f.case_id for f in failures if f.case_id is not None}
+        ran = {r.case_id for r in (*self.bench_results, *self.test_results, *self.build_results)}
+        not_run = sum(c.case_id not in ran and c.case_id not in blamed for c in self.planned)
         if not_run > 0:
             parts.append(f"{not_run} not run")
         elapsed = time.monotonic() - self.started
@@ -275,6 +278,8 @@ class RunRecorder:
     def _noise(self, event: tp.BadLine | tp.UnknownMessage) -> None:
         if isinstance(event, tp.UnknownMessage):
             msg = f"ignored a protocol message of unknown type `{event.type}` (newer runner?)"
+        elif isinstance(event, tp.ForgedLine):
+            msg = event.error
         else:
             msg = f"ignored a line that is not a protocol message: {event.error}"
         self._event("warning", "protocol", "protocol_noise", msg, line_no=event.line_no,
@@ -299,6 +304,14 @@ class RunRecorder:
             self.artifacts.append(message)
         elif isinstance(message, tp.Log):
             self._log(message)
+        elif isinstance(message, tp.StateChange):
+            from tile_cli._leaks import state_finding, state_warning
+
+            self.findings.append(state_finding(message, 1 + sum(
+                f.category == "isolation" for f in self.findings)))  # fmt: skip
+            self._event("warning", "case", "state_change", message.case_id,
+                        **msgspec.to_builtins(message))  # fmt: skip
+            self._log(state_warning(message))
         elif isinstance(message, tp.Done):
             self._event("info", "run", "runner_done", "runner finished",
                         **msgspec.to_builtins(message))  # fmt: skip

@@ -22,7 +22,8 @@ __all__ = ["build_report", "case_record", "write_final"]
 
 # A protocol failure status as a case status in the report.
 _CASE_STATUS = {"failed": "failed", "timed_out": "timed_out", "skipped": "skipped",
-                "unsupported": "unsupported", "success": "failed"}  # fmt: skip
+                "unsupported": "unsupported", "success": "failed",
+                "invalid": "invalid"}  # fmt: skip
 _TIMERS = ("cupti", "wall", "batched")
 _PEAK_SOURCES = ("config", "builtin", "calibrated")
 
@@ -41,7 +42,18 @@ def _bench_case(result: tp.BenchResult) -> dict[str, Any]:
 
 
 def case_record(info: tp.CaseInfo, rec: RunRecorder, *, interrupted: bool) -> ta.CaseRecord:
-    """The report's record of one planned case, from whatever the runner said about it."""
+    """The report's record of one planned case, from whatever the runner said about it.
+
+    A case the runner sent an invalid message about (tile_cli/_boundary.py) is `invalid`,
+    with whatever valid result it had kept beside that status.
+    """
+    record = _case_record(info, rec, interrupted=interrupted)
+    if any(f.case_id == info.case_id and f.status == "invalid" for f in rec.failures):
+        return record.model_copy(update={"status": "invalid"})
+    return record
+
+
+def _case_record(info: tp.CaseInfo, rec: RunRecorder, *, interrupted: bool) -> ta.CaseRecord:
     import tile_artifacts as ta
 
     case_id = info.case_id
@@ -82,6 +94,9 @@ def _run_status(
         return "interrupted", interrupted
     if error is not None:
         return "failed", error
+    broken = [f for f in rec.failures if f.case_id is None and f.status == "invalid"]
+    if broken:  # the runner's stream itself broke the protocol: nothing in it is certain
+        return "invalid", broken[0].message
     if not cases:
         return ("failed", "no case ran") if rec.failures else ("skipped", "no case selected")
     good = sum(c.status == "success" for c in cases)
@@ -165,7 +180,7 @@ def build_report(rec: RunRecorder, *, interrupted: str | None, error: str | None
     counts = ta.Counts(
         cases=len(cases),
         passed=sum(c.status == "success" for c in cases),
-        failed=sum(c.status in ("failed", "timed_out") for c in cases),
+        failed=sum(c.status in ("failed", "timed_out", "invalid") for c in cases),
         skipped=sum(c.status in ("skipped", "interrupted", "unsupported") for c in cases),
     )
     metrics = [
