@@ -30,7 +30,7 @@ _PEAK_SOURCES = ("config", "builtin", "calibrated")
 
 def _bench_case(result: tp.BenchResult) -> dict[str, Any]:
     data: dict[str, Any] = msgspec.to_builtins(result)
-    for key in ("type", "seed", "peak_memory_bytes"):
+    for key in ("type", "seed", "peak_memory_bytes", "pid", "seq", "token"):
         data.pop(key, None)
     # The runner says which table row it used (`builtin:NVIDIA H200`); the format keeps the kind.
     source = (data["roofline"].get("peak_source") or "").split(":")[0]
