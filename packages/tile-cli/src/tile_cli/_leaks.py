@@ -16,10 +16,25 @@ if TYPE_CHECKING:
 
 __all__ = ["describe_diff", "state_finding", "state_warning"]
 
+_LABELS: dict[str, str] = {
+    "jax_config": "JAX flag",
+    "default_device": "default device",
+    "cwd": "working directory",
+    "environment": "environment variable",
+    "sys_path": "sys.path",
+    "signal_handlers": "signal handler",
+    "threads": "thread",
+}
+
+
+def _label(diff: tp.StateDiff) -> str:
+    kind = _LABELS.get(diff.kind, diff.kind)
+    return f"{kind} `{diff.name}`" if diff.name else kind
+
 
 def describe_diff(diff: tp.StateDiff) -> str:
-    """One change as `kind name: before -> after (restored)`."""
-    what = f"{diff.kind} {diff.name}".strip()
+    """One change as `what: before -> after (restored)`."""
+    what = _label(diff)
     before = "unset" if diff.before is None else diff.before
     after = "unset" if diff.after is None else diff.after
     fate = "restored" if diff.restored else "cannot be restored"
@@ -29,7 +44,7 @@ def describe_diff(diff: tp.StateDiff) -> str:
 def _kinds(change: tp.StateChange) -> str:
     names: list[str] = []
     for diff in change.changes:
-        label = f"{diff.kind} `{diff.name}`" if diff.name else diff.kind
+        label = _label(diff)
         if label not in names:
             names.append(label)
     shown = ", ".join(names[:5])

@@ -305,16 +305,25 @@ class RunRecorder:
         elif isinstance(message, tp.Log):
             self._log(message)
         elif isinstance(message, tp.StateChange):
-            from tile_cli._leaks import state_finding, state_warning
-
-            self.findings.append(state_finding(message, 1 + sum(
-                f.category == "isolation" for f in self.findings)))  # fmt: skip
-            self._event("warning", "case", "state_change", message.case_id,
-                        **msgspec.to_builtins(message))  # fmt: skip
-            self._log(state_warning(message))
+            self._state_change(message)
         elif isinstance(message, tp.Done):
             self._event("info", "run", "runner_done", "runner finished",
                         **msgspec.to_builtins(message))  # fmt: skip
+
+    def _state_change(self, change: tp.StateChange) -> None:
+        """A case left the runner's process changed: a finding against it (once per change)."""
+        from tile_cli._leaks import state_finding, state_warning
+
+        self._event("warning", "case", "state_change", change.case_id,
+                    **msgspec.to_builtins(change))  # fmt: skip
+        number = 1 + sum(f.category == "isolation" for f in self.findings)
+        finding = state_finding(change, number)
+        # A case timed in rounds makes the same change in every round: say it once.
+        if not any(
+            (f.title, f.evidence) == (finding.title, finding.evidence) for f in self.findings
+        ):
+            self.findings.append(finding)
+            self._log(state_warning(change))
 
     def _failure(self, failure: tp.Failure) -> None:
         self.failures.append(failure)
