@@ -25,6 +25,7 @@ import json
 import logging
 import os
 import re
+import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Final
@@ -148,9 +149,11 @@ class CacheLogWatcher(logging.Handler):
         self._send = send
         self._index_path = cache_dir / INDEX_NAME
         self._index = _read_index(self._index_path)
-        self._parts: dict[str, str] = {}
+        # Per compiling thread: the kernel and its reference compile at once (tile_runner/
+        # _stage.py), and each thread logs its own key's parts before its own miss line.
+        self._parts: dict[int, dict[str, str]] = {}
         self._pending: dict[str, dict[str, str]] = {}  # missed keys -> their parts, until written
-        self._last_miss: tuple[str, str] | None = None
+        self._last_miss: dict[int, tuple[str, str]] = {}
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
@@ -163,23 +166,25 @@ class CacheLogWatcher(logging.Handler):
         self._send(LOG_PREFIX + json.dumps(payload, sort_keys=True))
 
     def _handle(self, message: str) -> None:
+        thread = threading.get_ident()
         if m := _PART.match(message):
-            if m["part"] in self._parts:  # a new key begins
-                self._parts = {}
-            self._parts[m["part"]] = m["hash"]
+            parts = self._parts.setdefault(thread, {})
+            if m["part"] in parts:  # a new key begins
+                parts.clear()
+            parts[m["part"]] = m["hash"]
         elif m := _MISS.match(message):
-            parts, self._parts = self._parts, {}
+            parts = self._parts.pop(thread, {})
             self._pending[m["key"]] = parts
-            self._last_miss = (m["module"], m["key"])
+            self._last_miss[thread] = (m["module"], m["key"])
             why = explain_miss(self._dir, m["module"], m["key"], parts, self._index)
             self._event("miss", m["module"], m["key"], **why)
         elif m := _HIT.match(message):
-            self._parts = {}
+            self._parts.pop(thread, None)
             self._event("hit", m["module"], m["key"])
         elif m := _WRITE.match(message):
             self._remember(m["key"], self._pending.pop(m["key"], {}))
-        elif (m := _NOT_WRITTEN.match(message)) and self._last_miss is not None:
-            module, key = self._last_miss
+        elif (m := _NOT_WRITTEN.match(message)) and thread in self._last_miss:
+            module, key = self._last_miss[thread]
             self._pending.pop(key, None)
             self._event("not_stored", m["module"] or module, key, reason=m["why"].strip())
 
