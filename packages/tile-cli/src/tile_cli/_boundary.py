@@ -25,7 +25,7 @@ INVALID = "InvalidMessage"
 """The error type of a failure made from a message that broke the protocol's rules."""
 
 MAX_LISTED = 20
-"""Run-level violations listed one by one per runner; the rest are counted in one more."""
+"""Distinct run-level violations listed one by one per runner; the rest are counted in one."""
 
 
 def new_token() -> str:
@@ -44,7 +44,7 @@ class Boundary:
         self._sink = sink
         self._validator = tp.StreamValidator(token=token, requested=requested)
         self._line_no = 0
-        self._listed = 0
+        self._listed: set[str] = set()  # reasons of the run-level violations listed
         self._unlisted = 0
 
     def admit(self, event: object) -> tp.Violation | None:
@@ -61,12 +61,14 @@ class Boundary:
         if violation.forged:
             raw = tp.encode(violation.message)[:200]
             self._sink.on_noise(tp.ForgedLine(raw, violation.describe(), self._line_no))
-        elif violation.case_id is None and self._listed >= MAX_LISTED:
-            self._unlisted += 1  # a runner that sends only garbage must not flood the report
-        else:
-            if violation.case_id is None:
-                self._listed += 1
+        elif violation.case_id is not None:
             self._report(violation.case_id, violation.describe())
+        elif violation.reason in self._listed or len(self._listed) >= MAX_LISTED:
+            # A stream without `hello` breaks the same rule with every line: say it once.
+            self._unlisted += 1
+        else:
+            self._listed.add(violation.reason)
+            self._report(None, violation.describe())
         return violation
 
     def close(self) -> None:
@@ -74,8 +76,8 @@ class Boundary:
         if self._unlisted:
             self._report(
                 None,
-                f"runner sent {self._unlisted} more invalid messages (only the first "
-                f"{MAX_LISTED} are listed)",
+                f"runner sent {self._unlisted} more invalid message"
+                f"{'s' if self._unlisted != 1 else ''} like those above (not listed one by one)",
             )
             self._unlisted = 0
 

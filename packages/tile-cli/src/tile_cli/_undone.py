@@ -72,10 +72,8 @@ def undone_lines(planned: int, failures: Sequence[tp.Failure]) -> list[str]:
             "about them that break the protocol"
         )
     if stream:
-        lines.append(
-            f"error: the runner's stream broke the protocol ({len(stream)} time"
-            f"{'s' if len(stream) != 1 else ''}): {stream[0].message}"
-        )
+        more = f" (and {len(stream) - 1} more, above)" if len(stream) > 1 else ""
+        lines.append(f"error: the runner's stream broke the protocol: {stream[0].message}{more}")
     if lines:
         lines.append(
             "hint: the failures above say what the runner sent; its stderr is under `logs/` in "
