@@ -25,7 +25,6 @@ import json
 import logging
 import os
 import re
-import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Final
@@ -149,15 +148,15 @@ class CacheLogWatcher(logging.Handler):
         self._send = send
         self._index_path = cache_dir / INDEX_NAME
         self._index = _read_index(self._index_path)
-        # Per compiling thread: the kernel and its reference compile at once (tile_runner/
-        # _stage.py), and each thread logs its own key's parts before its own miss line.
-        self._parts: dict[int, dict[str, str]] = {}
+        # By thread: a case compiles its kernel and references side by side, and each
+        # compilation's log lines come from its own thread, interleaved with the others'.
+        self._parts: dict[int | None, dict[str, str]] = {}
         self._pending: dict[str, dict[str, str]] = {}  # missed keys -> their parts, until written
-        self._last_miss: dict[int, tuple[str, str]] = {}
+        self._last_miss: dict[int | None, tuple[str, str]] = {}
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
-            self._handle(record.getMessage())
+            self._handle(record.getMessage(), record.thread)
         except Exception:  # diagnostics must never break a compile
             self.handleError(record)
 
@@ -165,12 +164,11 @@ class CacheLogWatcher(logging.Handler):
         payload = {"event": event, "module": module, "key": key, **fields}
         self._send(LOG_PREFIX + json.dumps(payload, sort_keys=True))
 
-    def _handle(self, message: str) -> None:
-        thread = threading.get_ident()
+    def _handle(self, message: str, thread: int | None = None) -> None:
         if m := _PART.match(message):
             parts = self._parts.setdefault(thread, {})
             if m["part"] in parts:  # a new key begins
-                parts.clear()
+                parts = self._parts[thread] = {}
             parts[m["part"]] = m["hash"]
         elif m := _MISS.match(message):
             parts = self._parts.pop(thread, {})
