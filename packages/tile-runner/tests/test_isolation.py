@@ -131,3 +131,22 @@ def test_a_state_change_reaches_the_stream_and_ends_the_runner(
     validator = tp.StreamValidator(token="t0")
     assert [v for v in map(validator.check, run.messages) if v is not None] == []
     assert validator.undone == ["l/c_after[n=4]"]
+
+
+def test_a_daemon_thread_is_named_once_and_lived_with() -> None:
+    guard = StateGuard()
+    stop = threading.Event()
+    thread = threading.Thread(target=stop.wait, name="guard-test-daemon", daemon=True)
+    thread.start()
+    try:
+        first = guard.check()
+        second = guard.check()
+    finally:
+        stop.set()
+        thread.join()
+    diffs, restart = first
+    assert not restart
+    assert [(d.kind, d.name, d.after) for d in diffs] == [
+        ("threads", "guard-test-daemon", "daemon thread running")
+    ]
+    assert second == ([], False)

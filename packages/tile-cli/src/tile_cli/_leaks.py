@@ -57,7 +57,14 @@ def _consequence(change: tp.StateChange) -> str:
             "it could not all be put back, so the runner was restarted before the next case; "
             "later cases ran in a fresh process"
         )
-    return "it was put back before the next case; later cases ran in the state the run began with"
+    if all(d.restored for d in change.changes):
+        return (
+            "it was put back before the next case; later cases ran in the state the run began with"
+        )
+    return (
+        "a daemon thread it started is still running (a new runner for every case that starts "
+        "one would cost more than it saves); later cases ran beside it, the rest was put back"
+    )
 
 
 def state_warning(change: tp.StateChange) -> tp.Log:

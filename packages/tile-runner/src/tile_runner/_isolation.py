@@ -6,7 +6,8 @@ that changes the working directory breaks every later relative path. Those later
 fail, or measure something else, and be blamed for it. `StateGuard` takes the state a kernel
 can change before the first case; after each case it compares, puts back what can safely be
 put back (flags, directory, environment, sys.path, Python signal handlers), and asks for a
-fresh runner when something cannot (a thread still running, a handler Python did not set).
+fresh runner when something cannot (a non-daemon thread still running, a handler Python did
+not set). A daemon thread is named once and then lived with.
 The case that changed it is named in a `StateChange` message.
 """
 
@@ -27,6 +28,8 @@ __all__ = ["StateGuard"]
 _SHOWN = 160  # characters of a value shown in a finding
 _SECRET = re.compile(r"TOKEN|SECRET|PASSW|KEY|CREDENTIAL|AUTH|COOKIE|SESSION", re.IGNORECASE)
 _DEFAULT_DEVICE = "jax_default_device"
+_RUNNING = "thread running"
+_DAEMON = "daemon thread running"
 
 
 def _same(a: object, b: object) -> bool:
@@ -134,6 +137,7 @@ class StateGuard:
 
     def __init__(self) -> None:
         self._base = _State.now()
+        self._adopted: set[threading.Thread] = set()
 
     def check(self) -> tuple[list[StateDiff], bool]:
         """What changed since the start, restored where safe; True when a restart is needed."""
@@ -146,7 +150,9 @@ class StateGuard:
             *self._handlers(now),
             *self._threads(now),
         ]
-        return diffs, any(not d.restored for d in diffs)
+        # A daemon thread is reported once and then lived with: libraries start such helpers
+        # on first use, and a runner restarted for each would restart for every case.
+        return diffs, any(not d.restored and d.after != _DAEMON for d in diffs)
 
     # ---------------------------------------------------------------- one kind each
 
@@ -233,16 +239,17 @@ class StateGuard:
         return diffs
 
     def _threads(self, now: _State) -> list[StateDiff]:
-        # A running thread cannot be stopped from outside: it goes on competing with the next
-        # case's timings (and a non-daemon one keeps the process alive), so only a new runner
-        # gets rid of it.
-        started = sorted(now.threads - self._base.threads, key=lambda t: t.name)
+        # A running thread cannot be stopped from outside: a non-daemon one keeps competing
+        # with the next case's timings and keeps the process alive, so only a new runner gets
+        # rid of it. A daemon thread is named once, then taken as part of the process.
+        started = sorted(now.threads - self._base.threads - self._adopted, key=lambda t: t.name)
         running = [t for t in started if t.is_alive()]
+        self._adopted.update(t for t in running if t.daemon)
         return [
             StateDiff(
                 kind="threads",
                 name=t.name,
-                after="daemon thread running" if t.daemon else "thread running",
+                after=_DAEMON if t.daemon else _RUNNING,
                 restored=False,
             )
             for t in running
