@@ -82,6 +82,8 @@ def test_a_case_that_changes_the_process_is_named_and_the_next_is_not_blamed(
     assert proc.returncode == 0, proc.stderr
     assert "14 cases, 14 ok" in proc.stderr  # every probe ran in the state the run began with
     run, report = _latest(root)
+    assert report["run"]["status"] == "success" and report["failures"] == []
+    assert [c["status"] for c in report["cases"]] == ["success"] * 14  # every result kept
     findings = {f["title"].split("[")[0]: f for f in report["findings"]}
     assert set(findings) == {f"leak/{chr(ord('a') + 2 * i)}_{what}" for i, what in
                              enumerate(LEAKS)}  # fmt: skip
@@ -113,7 +115,7 @@ def test_a_leak_in_a_round_ends_that_case_early_and_restarts_the_rest(
     root = project(["leaky.py"], FAST.replace("[bench]\n", "[bench]\nrounds = 3\n"))
     proc = tile("bench", "-k", "thread", "-k", "leak/a_x64", cwd=root)
     assert proc.returncode == 0, proc.stderr
-    _, report = _latest(root)
+    run, report = _latest(root)
     cases = {c["kernel"]: c for c in report["cases"]}
     leaked = cases["leak/m_thread"]
     assert leaked["status"] == "success" and leaked["samples"]
@@ -124,3 +126,4 @@ def test_a_leak_in_a_round_ends_that_case_early_and_restarts_the_rest(
     # x64 was set (and put back) in every round of both runners: one finding says so.
     titles = sorted(f["title"].split("[")[0] for f in report["findings"])
     assert titles == ["leak/a_x64", "leak/m_thread"]
+    assert tile("schema-check", str(run), cwd=root).returncode == 0

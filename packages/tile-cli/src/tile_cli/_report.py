@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 import tile_protocol as tp
+from tile_cli._undone import undone_reason
 
 if TYPE_CHECKING:
     import tile_artifacts as ta
@@ -94,6 +95,13 @@ def _run_status(
         return "interrupted", interrupted
     if error is not None:
         return "failed", error
+    status, reason = _outcome(rec, cases)
+    # Work left undone is said with how much and why, whatever else the status says.
+    undone = undone_reason(len(rec.planned), rec.failures)
+    return status, "; ".join(r for r in (reason, undone) if r) or None
+
+
+def _outcome(rec: RunRecorder, cases: list[ta.CaseRecord]) -> tuple[str, str | None]:
     broken = [f for f in rec.failures if f.case_id is None and f.status == "invalid"]
     if broken:  # the runner's stream itself broke the protocol: nothing in it is certain
         return "invalid", broken[0].message

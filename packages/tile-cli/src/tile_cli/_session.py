@@ -104,6 +104,8 @@ class _State:
     hello_seen: bool = False
     restart: str | None = None
     """Why the current runner ended before its remaining cases (`Done.restart`)."""
+    ended: str | None = None
+    """How the last runner ended when no case was to blame (said in the not-run failures)."""
     seen: set[tuple[str, str, str]] = field(default_factory=set[tuple[str, str, str]])
 
 
@@ -172,7 +174,7 @@ class RunnerSession:
                 if case_id not in self._state.finished:
                     clean = self._launch(self._subset([case_id])) and clean
                 if case_id not in self._state.finished and not self._stopping:
-                    self._abandon([case_id], "its runner ended before reaching it")
+                    self._abandon([case_id], self._why("its runner ended before reaching it"))
             return clean and not self._stopping
         clean = self._launch(self._request)
         all_clean = clean
@@ -188,7 +190,7 @@ class RunnerSession:
             clean = self._launch(self._subset(remaining))
             all_clean = all_clean and clean
             if len(self._state.finished) == before:
-                self._abandon(self._remaining(), "the restarted runner made no progress")
+                self._abandon(self._remaining(), self._why("the restarted runner made no progress"))
                 break
         if self._request.command != "list" and not self._stopping and (left := self._remaining()):
             self._abandon(left, "no runner reported it")  # never a case silently left out
@@ -229,6 +231,10 @@ class RunnerSession:
                     message=f"not run: {why}",
                 )
             )
+
+    def _why(self, what: str) -> str:
+        """`what` happened to the cases left, with how the last runner ended when known."""
+        return f"{what}: {self._state.ended}" if self._state.ended else what
 
     def _finish(self, case_id: str) -> None:
         self._state.finished.add(case_id)
@@ -296,6 +302,7 @@ class RunnerSession:
         self._state.done_seen = False
         self._state.hello_seen = False
         self._state.restart = None
+        self._state.ended = None
         try:
             while True:
                 limit = self._silence_limit(in_flight)
@@ -362,6 +369,11 @@ class RunnerSession:
     def _dispatch(self, event: object, in_flight: str | None) -> str | None:
         sink = self._sink
         if self._boundary is not None and (rejected := self._boundary.admit(event)) is not None:
+            if not rejected.forged and isinstance(rejected.message, tp.Done):
+                # Even a `done` that came too early says the runner left the case it was on:
+                # the cases it never reached are not run, none of them crashed it.
+                self._state.ended = "it sent an invalid `done`"
+                return None
             if rejected.case_id is None:
                 return in_flight
             self._finish(rejected.case_id)  # the runner is done with it; never run it again
@@ -444,6 +456,7 @@ class RunnerSession:
         launch.reason = what
         tail = launch.stderr_tail().strip() or None
         message = what
+        self._state.ended = self._state.ended or what
         if in_flight is not None:
             self._finish(in_flight)
             self._sink.on_message(

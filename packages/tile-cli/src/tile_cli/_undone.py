@@ -19,7 +19,7 @@ from tile_cli._boundary import INVALID
 if TYPE_CHECKING:
     from tile_cli._record import RunRecorder
 
-__all__ = ["NOT_RUN", "is_undone", "settle", "undone_lines"]
+__all__ = ["NOT_RUN", "is_undone", "settle", "undone_lines", "undone_reason"]
 
 NOT_RUN = "NotRun"
 """The error type of a planned case that no runner reported on."""
@@ -55,29 +55,45 @@ def _reasons(messages: Iterable[str]) -> str:
     return "; ".join(f"{n}: {why}" if len(counts) > 1 else why for why, n in counts.most_common())
 
 
-def undone_lines(planned: int, failures: Sequence[tp.Failure]) -> list[str]:
-    """`error:` lines saying how many planned cases were left undone and why, plus a hint."""
+def _counted(planned: int, failures: Sequence[tp.Failure]) -> list[str]:
+    """How many planned cases were not run (and why), how many are invalid; one part each."""
     not_run = {f.case_id: f.message for f in failures if f.case_id and f.error_type == NOT_RUN}
     invalid = {f.case_id for f in failures if f.case_id and f.status == "invalid"}
-    stream = [f for f in failures if f.case_id is None and f.status == "invalid"]
-    lines: list[str] = []
+    parts: list[str] = []
     if not_run:
-        lines.append(
-            f"error: {len(not_run)} of {planned} planned cases were not run "
-            f"({_reasons(not_run.values())})"
+        parts.append(
+            f"{len(not_run)} of {planned} planned cases were not run ({_reasons(not_run.values())})"
         )
     if invalid:
-        lines.append(
-            f"error: {len(invalid)} of {planned} cases are invalid: the runner sent messages "
-            "about them that break the protocol"
+        parts.append(
+            f"{len(invalid)} of {planned} cases are invalid: the runner sent messages about them "
+            "that break the protocol"
         )
+    return parts
+
+
+def undone_reason(planned: int, failures: Sequence[tp.Failure]) -> str | None:
+    """The work left undone, for a run's status_reason; None when there is none."""
+    return "; ".join(_counted(planned, failures)) or None
+
+
+def undone_lines(planned: int, failures: Sequence[tp.Failure]) -> list[str]:
+    """`error:` lines saying how many planned cases were left undone and why, plus a hint."""
+    lines = [f"error: {part}" for part in _counted(planned, failures)]
+    invalid = any(f.case_id and f.status == "invalid" for f in failures)
+    stream = [f for f in failures if f.case_id is None and f.status == "invalid"]
     if stream:
         more = f" (and {len(stream) - 1} more, above)" if len(stream) > 1 else ""
         lines.append(f"error: the runner's stream broke the protocol: {stream[0].message}{more}")
-    if lines:
+    if invalid or stream:
         lines.append(
             "hint: the failures above say what the runner sent; its stderr is under `logs/` in "
             "the run directory. A kernel that forks or writes to inherited descriptors, or a "
             "runner of another tile version, can cause this"
+        )
+    elif lines:
+        lines.append(
+            "hint: the runners' stderr is under `logs/` in the run directory; run the cases "
+            "left with `-k CASE_ID --isolate` to give each a runner of its own"
         )
     return lines
