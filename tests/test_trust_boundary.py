@@ -173,6 +173,24 @@ def test_work_left_undone_never_exits_0(
 ) -> None:
     root = fake_project(tmp_path, "early_done")
     proc = tile(command, *args, cwd=root)
+    assert_undone(proc, command, tile, root)
+
+
+@pytest.mark.slow
+def test_work_left_undone_through_srun_exits_3(
+    tile: TileRun, tmp_path: Path, slurm_gres: str
+) -> None:
+    root = fake_project(tmp_path, "early_done")
+    with (root / "tile.toml").open("a") as toml:
+        toml.write(f'[launcher]\ngres = "{slurm_gres}"\ntime_limit = "10"\n')
+    # A busy or broken queue fails the test instead of hanging it.
+    args = ("--launcher", "slurm", "--shards", "2", "--slurm-arg=--immediate=120")
+    proc = tile("bench", *args, cwd=root, timeout=600)
+    assert_undone(proc, "bench", tile, root)
+
+
+def assert_undone(proc: Any, command: str, tile: TileRun, root: Path) -> None:
+    """Case a was run, cases b and c were not: exit 3, and the run says how many and why."""
     assert_clean_exit(proc, 3, tile, root)
     # How many and why, on stderr and in the run directory.
     assert "error: 2 of 3 planned cases were not run (" in proc.stderr
