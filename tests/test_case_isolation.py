@@ -39,6 +39,7 @@ def test_a_forked_child_cannot_forge_the_runners_messages(
     proc = tile(command, cwd=root)
     assert proc.returncode == 0, proc.stderr
     assert "6 cases, 6 ok" in proc.stderr  # every case ran: no forged `done` ended the run
+    assert "warning: lines the runner did not send reached its pipe" in proc.stderr
     run, report = _latest(root)
     assert report["run"]["status"] == "success"
     assert {c["status"] for c in report["cases"]} == {"success"}

@@ -148,6 +148,8 @@ def test_forged_lines_are_noise_and_older_runners_are_still_read(
         for line in (root / ".tile" / "latest" / "events.jsonl").read_text().splitlines()
     ]
     noise = [e["message"] for e in events if e["event"] == "protocol_noise"]
+    warned = "warning: lines the runner did not send reached its pipe" in proc.stderr
+    assert warned is (scenario == "forged")
     if scenario != "forged":
         assert noise == []
         return

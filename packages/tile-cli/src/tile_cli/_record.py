@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 
 __all__ = ["RunRecorder", "open_run_directory", "tool_version"]
 
+_FORGED = "lines the runner did not send reached its pipe"
+
 TOOL = "tile"
 
 
@@ -280,12 +282,25 @@ class RunRecorder:
             msg = f"ignored a protocol message of unknown type `{event.type}` (newer runner?)"
         elif isinstance(event, tp.ForgedLine):
             msg = event.error
+            self._forged()
         else:
             msg = f"ignored a line that is not a protocol message: {event.error}"
         self._event("warning", "protocol", "protocol_noise", msg, line_no=event.line_no,
                     raw=event.raw[:200].decode("utf-8", "replace"))  # fmt: skip
         if self.ui.verbose:
             self.ui.notice(f"warning: {msg}")
+
+    def _forged(self) -> None:
+        """Say once per run, also without `-v`, that another process wrote into the pipe."""
+        if any(d.message.startswith(_FORGED) for d in self.diagnostics):
+            return
+        log = tp.Log(
+            level="warning",
+            message=f"{_FORGED} (a kernel's forked child?); they were dropped, each is a "
+            "`protocol_noise` event in events.jsonl",
+        )
+        self.diagnostics.append(log)
+        self.ui.notice(f"warning: {log.message}")
 
     def _message(self, message: tp.Message) -> None:
         self._echo(message)
