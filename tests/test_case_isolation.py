@@ -78,7 +78,7 @@ LEAKS = {
 def test_a_case_that_changes_the_process_is_named_and_the_next_is_not_blamed(
     tile: TileRun, project: MakeProject
 ) -> None:
-    root = project(["leaky.py"], FAST)
+    root = project(["state_leaks.py"], FAST)
     proc = tile("test", cwd=root)
     assert proc.returncode == 0, proc.stderr
     assert "14 cases, 14 ok" in proc.stderr  # every probe ran in the state the run began with
@@ -113,7 +113,7 @@ def test_a_case_that_changes_the_process_is_named_and_the_next_is_not_blamed(
 def test_a_leak_in_a_round_ends_that_case_early_and_restarts_the_rest(
     tile: TileRun, project: MakeProject
 ) -> None:
-    root = project(["leaky.py"], FAST.replace("[bench]\n", "[bench]\nrounds = 3\n"))
+    root = project(["state_leaks.py"], FAST.replace("[bench]\n", "[bench]\nrounds = 3\n"))
     proc = tile("bench", "-k", "thread", "-k", "leak/a_x64", cwd=root)
     assert proc.returncode == 0, proc.stderr
     run, report = _latest(root)
