@@ -160,8 +160,13 @@ class RunRecorder:
 
     def headline(self) -> str:
         """One sentence: how many cases, how many ok, what went wrong, how long."""
-        done = len(self.bench_results) + len(self.test_results) + len(self.build_results)
-        bad = len(self.failed_checks) + sum(not r.ok for r in self.build_results)
+        # A case the runner sent an invalid message about is not ok, even with a valid result.
+        invalid = {f.case_id for f in self.failures if f.status == "invalid"}
+        checked = [r for r in self.failed_checks if r.case_id not in invalid]
+        built = [r for r in self.build_results if r.case_id not in invalid]
+        done = sum(r.case_id not in invalid for r in (*self.bench_results, *self.test_results))
+        done += len(built)
+        bad = len(checked) + sum(not r.ok for r in built)
         parts = [f"{len(self.planned)} cases", f"{done - bad} ok"]
         if bad:
             parts.append(f"{bad} failed check{'s' if bad != 1 else ''}")
