@@ -43,8 +43,13 @@ class Checkpoints:
         from tile_cli._convert import case_record
 
         results = self._results
+        case_id = info.case_id
         record = case_record(
-            info, results.outcome(info.case_id), results.failure_of(info.case_id), interrupted=False
+            info,
+            results.outcome(case_id),
+            results.failure_of(case_id),
+            interrupted=False,
+            invalid=case_id in results.invalid_cases,
         )
         self._records[info.case_id] = record
         return record

@@ -41,6 +41,7 @@ _CASE_STATUS: dict[tp.CaseStatus, ta.Status] = {
     "skipped": "skipped",
     "unsupported": "unsupported",
     "success": "failed",
+    "invalid": "invalid",
 }
 
 
@@ -143,9 +144,25 @@ def case_record(
     failure: tp.Failure | None,
     *,
     interrupted: bool,
+    invalid: bool = False,
 ) -> ta.CaseRecord:
     """One planned case from whatever the runner said about it: its result, else its failure,
-    else nothing (`interrupted` when the run was stopped, else `skipped`)."""
+    else nothing (`interrupted` when the run was stopped, else `skipped`).
+
+    `invalid`: the runner sent a message about the case that broke the protocol's rules
+    (tile_cli/_boundary.py); the case is `invalid`, with whatever valid result it had kept.
+    """
+    record = _record_of(info, result, failure, interrupted=interrupted)
+    return record.model_copy(update={"status": "invalid"}) if invalid else record
+
+
+def _record_of(
+    info: tp.CaseInfo,
+    result: tp.BenchResult | tp.TestResult | tp.BuildResult | None,
+    failure: tp.Failure | None,
+    *,
+    interrupted: bool,
+) -> ta.CaseRecord:
     if isinstance(result, tp.BenchResult):
         return case_from_bench(result)
     if isinstance(result, tp.TestResult):

@@ -12,6 +12,7 @@ import queue
 import signal
 import subprocess
 import threading
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -20,6 +21,8 @@ import tile_protocol as tp
 from tile_cli._errors import ExitCode, os_failure
 
 __all__ = [
+    "STARTUP_TIMEOUT_S",
+    "RunnerSpec",
     "EOF",
     "STOP_GRACE_S",
     "Launch",
@@ -36,8 +39,36 @@ STDERR_TAIL_BYTES = 4000
 STOP_GRACE_S = 3.0
 REAP_WAIT_S = 10.0
 
+STARTUP_TIMEOUT_S = 120.0
+"""How long a runner may take to say hello (importing JAX on a loaded machine)."""
 EOF = object()
 """What `stream_events` puts on its queue after the runner's last message."""
+
+
+@dataclass(frozen=True)
+class RunnerSpec:
+    """How the runners of a session start and how long they may stay silent.
+
+    Each runner is `PYTHON -m tile_runner`, started with this process's environment plus
+    `env_overrides`. A launcher changes that: `argv_prefix` goes in front (`srun ... --`),
+    `environ` replaces the inherited environment, `startup_timeout=None` waits for `hello`
+    however long a queued job takes, and `exit_signal` reads a signal out of the exit status
+    (srun: 128+N).
+    """
+
+    python: str
+    cwd: Path
+    env_overrides: Mapping[str, str]
+    case_timeout: float
+    isolate: bool = False
+    argv_prefix: tuple[str, ...] = ()
+    environ: Mapping[str, str] | None = None
+    startup_timeout: float | None = STARTUP_TIMEOUT_S
+    exit_signal: Callable[[int], int | None] | None = None
+
+    def argv(self) -> list[str]:
+        """The argument vector of one runner."""
+        return [*self.argv_prefix, self.python, "-m", "tile_runner"]
 
 
 @dataclass

@@ -36,6 +36,8 @@ if TYPE_CHECKING:
 
 __all__ = ["RunRecorder", "launch_id", "open_run", "tool_version"]
 
+_FORGED = "lines the runner did not send reached its pipe"
+
 TOOL = "tile"
 
 
@@ -245,12 +247,27 @@ class RunRecorder:
     def _noise(self, event: tp.BadLine | tp.UnknownMessage) -> None:
         if isinstance(event, tp.UnknownMessage):
             msg = f"ignored a protocol message of unknown type `{event.type}` (newer runner?)"
+        elif isinstance(event, tp.ForgedLine):
+            msg = event.error
+            self._forged()
         else:
             msg = f"ignored a line that is not a protocol message: {event.error}"
         self._event("warning", "protocol", "protocol_noise", msg, line_no=event.line_no,
                     raw=event.raw[:200].decode("utf-8", "replace"))  # fmt: skip
         if self.ui.verbose:
             self.ui.notice(f"warning: {msg}")
+
+    def _forged(self) -> None:
+        """Say once per run, also without `-v`, that another process wrote into the pipe."""
+        if any(d.message.startswith(_FORGED) for d in self.results.diagnostics):
+            return
+        log = tp.Log(
+            level="warning",
+            message=f"{_FORGED} (a kernel's forked child?); they were dropped, each is a "
+            "`protocol_noise` event in events.jsonl",
+        )
+        self.results.diagnostics.append(log)
+        self.ui.notice(f"warning: {log.message}")
 
     def _message(self, message: tp.Message) -> None:
         self._echo(message)
@@ -267,9 +284,25 @@ class RunRecorder:
                         case_id=message.case_id)  # fmt: skip
         elif isinstance(message, tp.Log):
             self._log(message)
+        elif isinstance(message, tp.StateChange):
+            self._state_change(message)
         elif isinstance(message, tp.Done):
             self._event("info", "run", "runner_done", "runner finished",
                         **msgspec.to_builtins(message))  # fmt: skip
+
+    def _state_change(self, change: tp.StateChange) -> None:
+        """A case left the runner's process changed: a finding against it (once per change)."""
+        from tile_cli._leaks import state_finding, state_warning
+
+        self._event("warning", "case", "state_change", change.case_id,
+                    **msgspec.to_builtins(change))  # fmt: skip
+        findings = self.results.findings
+        number = 1 + sum(f.category == "isolation" for f in findings)
+        finding = state_finding(change, number)
+        # A case timed in rounds makes the same change in every round: say it once.
+        if not any((f.title, f.evidence) == (finding.title, finding.evidence) for f in findings):
+            findings.append(finding)
+            self._log(state_warning(change))
 
     def _failure(self, failure: tp.Failure) -> None:
         self.results.add_failure(failure, self._current.get(threading.get_ident()))

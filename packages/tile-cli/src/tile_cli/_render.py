@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tile_cli._outcome import split_failures
+from tile_cli._undone import undone_lines
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -23,6 +24,7 @@ __all__ = [
     "render_build",
     "render_suite",
     "render_timing",
+    "render_undone",
 ]
 
 
@@ -163,3 +165,9 @@ def _build_table(results: RunResults, *, plain: bool) -> Table:
             fmt_time(p.compile_s), cache, export, str(counts.get(r.case_id, 0)),
         )  # fmt: skip
     return table
+
+
+def render_undone(err: Console, results: RunResults) -> None:
+    """How many planned cases were left undone and why (stderr, also with `--json`)."""
+    for line in undone_lines(len(results.planned), results.failures):
+        err.print(line, markup=False, style="red" if line.startswith("error") else None)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tile_cli._errors import USAGE_ERRORS
+from tile_cli._undone import undone_reason
 
 if TYPE_CHECKING:
     import tile_artifacts as ta
@@ -51,6 +52,7 @@ def case_records(results: RunResults, *, interrupted: bool) -> list[ta.CaseRecor
             results.outcome(info.case_id),
             results.failure_of(info.case_id),
             interrupted=interrupted,
+            invalid=info.case_id in results.invalid_cases,
         )
         for info in results.planned
     ]
@@ -63,9 +65,19 @@ def _run_status(
         return "interrupted", interrupted
     if error is not None:
         return "failed", error
+    status, reason = _outcome(results, cases)
+    # Work left undone is said with how much and why, whatever else the status says.
+    undone = undone_reason(len(results.planned), results.failures)
+    return status, "; ".join(r for r in (reason, undone) if r) or None
+
+
+def _outcome(results: RunResults, cases: list[ta.CaseRecord]) -> tuple[ta.Status, str | None]:
     refused = next((f for f in results.failures if f.error_type in USAGE_ERRORS), None)
     if refused is not None:
         return "invalid", refused.message
+    broken = [f for f in results.failures if f.case_id is None and f.status == "invalid"]
+    if broken:  # the runner's stream itself broke the protocol: nothing in it is certain
+        return "invalid", broken[0].message
     if not cases:
         return ("failed", "no case ran") if results.failures else ("skipped", "no case selected")
     good = sum(c.status == "success" for c in cases)
@@ -152,7 +164,7 @@ def build_report(
     counts = ta.Counts(
         cases=len(cases),
         passed=sum(c.status == "success" for c in cases),
-        failed=sum(c.status in ("failed", "timed_out") for c in cases),
+        failed=sum(c.status in ("failed", "timed_out", "invalid") for c in cases),
         skipped=sum(c.status in ("skipped", "interrupted", "unsupported") for c in cases),
     )
     metrics = [

@@ -32,6 +32,7 @@ class RequestChanges(TypedDict, total=False):
     calibrate: bool
     units: bool
     shard: tp.Shard | None
+    token: str | None
 
 
 def derive(request: tp.RunRequest, **changes: Unpack[RequestChanges]) -> tp.RunRequest:

@@ -51,6 +51,8 @@ class RunResults:
     """The cases were selected by filters, kernels or ids (an empty plan is then no error)."""
     slurm_job_id: str | None = None
     """For the report context: the allocation's job id or the shards' ids, comma-separated."""
+    invalid_cases: set[str] = field(default_factory=set[str])
+    """Cases the runner sent a message about that broke the protocol's rules (`invalid`)."""
     _outcome: dict[str, CaseResult] = field(default_factory=dict[str, CaseResult], init=False)
     _failure_of: dict[str, tp.Failure] = field(default_factory=dict[str, tp.Failure], init=False)
     _position: dict[str, int] = field(default_factory=dict[str, int], init=False)
@@ -79,6 +81,8 @@ class RunResults:
             self.failure_launch[len(self.failures)] = launch
         if failure.case_id is not None:
             self._failure_of.setdefault(failure.case_id, failure)
+            if failure.status == "invalid":
+                self.invalid_cases.add(failure.case_id)
 
     # ---------------------------------------------------------------- lookups
 
@@ -109,15 +113,23 @@ class RunResults:
 
     def headline(self) -> str:
         """One sentence: how many cases, how many ok, what went wrong, how long."""
-        done = len(self.bench_results) + len(self.test_results) + len(self.build_results)
-        bad = len(self.failed_checks) + sum(not r.ok for r in self.build_results)
+        # A case the runner sent an invalid message about is not ok, even with a valid result.
+        invalid = self.invalid_cases
+        checked = [r for r in self.failed_checks if r.case_id not in invalid]
+        built = [r for r in self.build_results if r.case_id not in invalid]
+        done = sum(r.case_id not in invalid for r in (*self.bench_results, *self.test_results))
+        done += len(built)
+        bad = len(checked) + sum(not r.ok for r in built)
         parts = [f"{len(self.planned)} cases", f"{done - bad} ok"]
         if bad:
             parts.append(f"{bad} failed check{'s' if bad != 1 else ''}")
-        if self.failures:
-            parts.append(f"{len(self.failures)} failure{'s' if len(self.failures) != 1 else ''}")
-        blamed = {f.case_id for f in self.failures if f.case_id is not None}
-        not_run = len(self.planned) - done - len(blamed)
+        # Cases no runner reached are counted as not run, not as failures (_undone.py).
+        failures = [f for f in self.failures if f.error_type != "NotRun"]
+        if failures:
+            parts.append(f"{len(failures)} failure{'s' if len(failures) != 1 else ''}")
+        blamed = {f.case_id for f in failures if f.case_id is not None}
+        not_run = sum(self.outcome(c.case_id) is None and c.case_id not in blamed
+                      for c in self.planned)  # fmt: skip
         if not_run > 0:
             parts.append(f"{not_run} not run")
         elapsed = time.monotonic() - self.started

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tile_cli._session import STARTUP_TIMEOUT_S, RunnerSession, RunnerSpec
+from tile_cli._process import STARTUP_TIMEOUT_S, RunnerSpec
+from tile_cli._session import RunnerSession
 
 if TYPE_CHECKING:
     import tile_protocol as tp

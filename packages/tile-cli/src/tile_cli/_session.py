@@ -12,17 +12,21 @@ import queue
 import signal
 import subprocess
 import threading
-from collections.abc import Callable, Mapping
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
 import tile_protocol as tp
+from tile_cli._boundary import Boundary, new_token
 from tile_cli._errors import CliError, ExitCode
 from tile_cli._process import (
     EOF,
+    STARTUP_TIMEOUT_S,
     Launch,
     LaunchCounter,
+    RunnerSpec,
     describe_exit,
     kill_group,
     reap,
@@ -32,36 +36,12 @@ from tile_cli._process import (
 )
 from tile_cli._requests import derive
 from tile_cli._sinks import Sink
+from tile_cli._undone import not_run
 
-__all__ = ["STARTUP_TIMEOUT_S", "RunnerSession", "RunnerSpec"]
+__all__ = ["RunnerSession"]
 
-STARTUP_TIMEOUT_S = 120.0
-
-
-@dataclass(frozen=True)
-class RunnerSpec:
-    """How the runners of a session start and how long they may stay silent.
-
-    Each runner is `PYTHON -m tile_runner`, started with this process's environment plus
-    `env_overrides`. A launcher changes that: `argv_prefix` goes in front (`srun ... --`),
-    `environ` replaces the inherited environment, `startup_timeout=None` waits for `hello`
-    however long a queued job takes, and `exit_signal` reads a signal out of the exit status
-    (srun: 128+N).
-    """
-
-    python: str
-    cwd: Path
-    env_overrides: Mapping[str, str]
-    case_timeout: float
-    isolate: bool = False
-    argv_prefix: tuple[str, ...] = ()
-    environ: Mapping[str, str] | None = None
-    startup_timeout: float | None = STARTUP_TIMEOUT_S
-    exit_signal: Callable[[int], int | None] | None = None
-
-    def argv(self) -> list[str]:
-        """The argument vector of one runner."""
-        return [*self.argv_prefix, self.python, "-m", "tile_runner"]
+DRAIN_S = 5.0
+"""After `done`, how long to wait for the rest of the stream (anything there breaks the rules)."""
 
 
 @dataclass
@@ -72,6 +52,10 @@ class _State:
     hello_seen: bool = False
     minor: int = tp.PROTOCOL_MINOR
     """The protocol minor version the current runner speaks (from its hello)."""
+    restart: str | None = None
+    """Why the current runner ended before its remaining cases (`Done.restart`)."""
+    ended: str | None = None
+    """How the last runner ended when no case was to blame (said in the not-run failures)."""
     seen: set[tuple[str, str, str]] = field(default_factory=set[tuple[str, str, str]])
 
 
@@ -98,6 +82,7 @@ class RunnerSession:
         self._log_dir = log_dir
         self._numbering = numbering or LaunchCounter()
         self._state = _State()
+        self._boundary: Boundary | None = None
         self._proc: subprocess.Popen[bytes] | None = None
         self._proc_lock = threading.Lock()
         self._stopping = False
@@ -110,14 +95,22 @@ class RunnerSession:
             return self._run_isolated()
         clean = self._launch(self._request)
         all_clean = clean
-        # A runner that ended with `done` went through every case; only a crash or a hang
-        # leaves cases behind, and those get a fresh runner.
-        while not clean and not self._stopping and (remaining := self._remaining()):
+        # A runner that ended with a believed `done` went through every case, or asked for a
+        # fresh runner (a case changed process state it could not restore); a crash or a hang
+        # leaves cases behind too. The cases left get a fresh runner.
+        while (
+            (not clean or self._state.restart is not None)
+            and not self._stopping
+            and (remaining := self._remaining())
+        ):
             before = len(self._state.finished)
             clean = self._launch(derive(self._request, case_ids=remaining))
+            all_clean = all_clean and clean
             if len(self._state.finished) == before:
-                self._abandon(self._remaining(), "the restarted runner made no progress")
+                self._abandon(self._remaining(), self._why("the restarted runner made no progress"))
                 break
+        if self._request.command != "list" and not self._stopping and (left := self._remaining()):
+            self._abandon(left, "no runner reported it")  # never a case silently left out
         return all_clean
 
     def stop(self) -> None:
@@ -142,7 +135,7 @@ class RunnerSession:
             if case_id not in self._state.finished:
                 clean = self._launch(derive(self._request, case_ids=[case_id])) and clean
             if case_id not in self._state.finished and not self._stopping:
-                self._abandon([case_id], "its runner ended before reaching it")
+                self._abandon([case_id], self._why("its runner ended before reaching it"))
         return clean and not self._stopping
 
     def _remaining(self) -> list[str]:
@@ -152,24 +145,24 @@ class RunnerSession:
     def _abandon(self, case_ids: list[str], why: str) -> None:
         for case_id in case_ids:
             self._state.finished.add(case_id)
-            self._sink.on_message(
-                tp.Failure(
-                    case_id=case_id,
-                    phase="runner",
-                    status="skipped",
-                    error_type="RunnerError",
-                    message=f"not run: {why}",
-                )
-            )
+            self._sink.on_message(not_run(case_id, why))
+
+    def _why(self, what: str) -> str:
+        """`what` happened to the cases left, with how the last runner ended when known."""
+        return f"{what}: {self._state.ended}" if self._state.ended else what
 
     def _launch(self, request: tp.RunRequest) -> bool:
         """Run one runner process to its end; return True if it ended with `done`."""
         if self._stopping:
             return False
+        token = new_token()
+        request = derive(request, token=token)
+        self._boundary = Boundary(self._sink, token=token, requested=request.case_ids)
         launch = self._new_launch(request)
         proc = self._start(launch)
         events = stream_events(proc, tp.encode(request))
         self._state.done_seen = self._state.hello_seen = False
+        self._state.restart = self._state.ended = None
         try:
             in_flight, timed_out = self._pump(events)
         except BaseException:
@@ -177,7 +170,7 @@ class RunnerSession:
             launch.status = "interrupted"
             self._close(proc, launch)
             raise
-        return self._conclude(proc, launch, in_flight, timed_out=timed_out)
+        return self._conclude(proc, launch, in_flight, timed_out=timed_out, events=events)
 
     def _new_launch(self, request: tp.RunRequest) -> Launch:
         index = self._numbering()
@@ -226,6 +219,7 @@ class RunnerSession:
         in_flight: str | None,
         *,
         timed_out: bool,
+        events: queue.Queue[object],
     ) -> bool:
         """Close the runner's process and blame its death, if it died, on the right case."""
         if timed_out:
@@ -241,9 +235,26 @@ class RunnerSession:
             return False
         self._close(proc, launch)
         if self._state.done_seen and not timed_out:
+            self._drain(events)
             return True
+        if self._boundary is not None:
+            self._boundary.close()
         self._blame(launch, in_flight, timed_out=timed_out)
         return False
+
+    def _drain(self, events: queue.Queue[object]) -> None:
+        """Check what the runner wrote after `done` (nothing may follow it); then close."""
+        until = time.monotonic() + DRAIN_S
+        while True:
+            try:
+                event = events.get(timeout=max(0.0, until - time.monotonic()))
+            except queue.Empty:
+                break
+            if event is EOF:
+                break
+            self._dispatch(event, None)
+        if self._boundary is not None:
+            self._boundary.close()
 
     def _silence_limit(self, in_flight: str | None) -> float | None:
         """How long the runner may stay silent now; None waits for ever."""
@@ -261,6 +272,8 @@ class RunnerSession:
     def _dispatch(self, event: object, in_flight: str | None) -> str | None:
         """Hand one event to the sink; return the case in flight after it."""
         sink = self._sink
+        if self._boundary is not None and (rejected := self._boundary.admit(event)) is not None:
+            return self._rejected(rejected, in_flight)
         if isinstance(event, (tp.BadLine, tp.UnknownMessage)):
             sink.on_noise(event)
         elif isinstance(event, tp.Hello):
@@ -276,12 +289,29 @@ class RunnerSession:
             self._state.finished.add(event.case_id)
             sink.on_message(event)
             return None
+        elif isinstance(event, tp.Inspect):
+            self._state.finished.add(event.case_id)  # an inspect case's views are its result
+            sink.on_message(event)
         elif isinstance(event, tp.Failure):
             return self._failure(event, in_flight)
         elif isinstance(event, tp.Message):
-            self._state.done_seen = self._state.done_seen or isinstance(event, tp.Done)
+            if isinstance(event, tp.Done):
+                self._state.done_seen = True
+                self._state.restart = event.restart
             sink.on_message(tp.upgrade(event, self._state.minor))
         return in_flight
+
+    def _rejected(self, rejected: tp.Violation, in_flight: str | None) -> str | None:
+        """A message the boundary refused (already reported): what it means for the cases."""
+        if not rejected.forged and isinstance(rejected.message, tp.Done):
+            # Even a `done` that came too early says the runner left the case it was on:
+            # the cases it never reached are not run, none of them crashed it.
+            self._state.ended = "it sent an invalid `done`"
+            return None
+        if rejected.case_id is None:
+            return in_flight
+        self._state.finished.add(rejected.case_id)  # the runner is done with it; never again
+        return None if rejected.case_id == in_flight else in_flight
 
     def _hello(self, hello: tp.Hello) -> None:
         self._state.hello_seen = True
@@ -327,6 +357,7 @@ class RunnerSession:
             )
         else:
             launch.reason = describe_exit(launch)
+        self._state.ended = self._state.ended or launch.reason
         if in_flight is None and self._state.plan is not None:
             return  # between cases: the restart goes on with the rest
         if in_flight is not None:

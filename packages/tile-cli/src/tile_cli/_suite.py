@@ -18,12 +18,19 @@ from typing import TYPE_CHECKING, Protocol
 from tile_cli._errors import CliError, ExitCode
 from tile_cli._outcome import build_exit_code, suite_exit_code
 from tile_cli._record import RunRecorder, open_run
-from tile_cli._render import display_path, render_build, render_suite, render_timing
+from tile_cli._render import (
+    display_path,
+    render_build,
+    render_suite,
+    render_timing,
+    render_undone,
+)
 from tile_cli._report import RunSetup
 from tile_cli._requests import build_request
 from tile_cli._runners import make_session
 from tile_cli._settings import Selection, load
 from tile_cli._ui import Ui, make_consoles
+from tile_cli._undone import settle
 
 if TYPE_CHECKING:
     import tile_artifacts as ta
@@ -92,6 +99,8 @@ def run_suite(command: tp.Command, sel: Selection, flags: SuiteFlags) -> int:
     suite = _Suite(setup, flags, watch)
     suite.recorder.results.filtered = bool(sel.filters or sel.kernels or sel.case_ids)
     interrupted = _drive(suite.session(request, launching), suite.recorder, suite.ui)
+    if interrupted is None:
+        settle(suite.recorder.results, suite.recorder)  # no planned case goes unaccounted for
     if command == "build":
         return suite.finish_build(interrupted)
     return suite.finish(interrupted, compare_with)
@@ -145,6 +154,8 @@ class _Suite:
         if not self.flags.as_json:
             render_build(self.out, self.err, self.recorder.results, problems,
                          verbose=self.flags.verbose)  # fmt: skip
+        render_undone(self.err, self.recorder.results)
+        if not self.flags.as_json:
             self._where()
         return build_exit_code(self.recorder.results, interrupted)
 
@@ -162,6 +173,8 @@ class _Suite:
         if not flags.as_json:
             render_suite(self.out, self.err, results, command=setup.command,
                          verbose=flags.verbose)  # fmt: skip
+        render_undone(self.err, results)
+        if not flags.as_json:
             if flags.verbose >= 1:
                 render_timing(self.out, self.err, results, report.timing)
             if self.watch is not None:

@@ -29,6 +29,7 @@ from tile_cli._runners import make_session
 from tile_cli._settings import Selection, load
 from tile_cli._sinks import Relay
 from tile_cli._tune_pick import Decision, Measured, keep_fastest, pick
+from tile_cli._undone import is_undone, undone_lines
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -346,7 +347,12 @@ def _finish(resolved: ResolvedConfig, recorder: RunRecorder, state: _Tune) -> in
     for path in written:
         print(f"tuning file: {display_path(path)}", file=sys.stderr)
     print(f"run directory: {display_path(recorder.run_dir)}", file=sys.stderr)
-    if recorder.results.failures and not decisions:
+    failures = recorder.results.failures
+    for line in undone_lines(len(recorder.results.planned), failures):
+        print(line, file=sys.stderr)
+    # A configuration that crashes or raises is dropped like a slow one; a unit that was never
+    # run, or whose messages were invalid, is work undone.
+    if (failures and not decisions) or any(is_undone(f) for f in failures):
         return int(ExitCode.INFRA)
     missing = set(_allowed_counts(state.plan.cases if state.plan else [])) - set(decisions)
     return int(ExitCode.FAILED) if missing else int(ExitCode.OK)

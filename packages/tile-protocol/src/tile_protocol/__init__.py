@@ -1,8 +1,9 @@
 """tile-protocol: the versioned JSON-Lines protocol between the tile CLI and its runner.
 
 One message per line, tagged by `type`. `encode`/`decode` handle single messages;
-`StreamDecoder` turns a byte stream (torn lines, stray output, newer peers) into events and
-`upgrade` turns an older runner's message into today's form. Every contract the two sides
+`StreamDecoder` turns a byte stream (torn lines, stray output, newer peers) into events,
+`StreamValidator` says which of the decoded messages to believe (order, provenance, content)
+and `upgrade` turns an older runner's message into today's form. Every contract the two sides
 share lives here: the messages, their closed sets, the tuning files and `case_dirname`.
 """
 
@@ -37,6 +38,7 @@ from tile_protocol._messages import (
     Message,
     Plan,
     RunRequest,
+    StateChange,
     TestResult,
 )
 from tile_protocol._naming import case_dirname
@@ -54,6 +56,7 @@ from tile_protocol._parts import (
     Reference,
     Roofline,
     Shard,
+    StateDiff,
     Stats,
     TestSettings,
     Throughput,
@@ -72,6 +75,7 @@ from tile_protocol._sets import (
     LogLevel,
     MeasuredTimer,
     Phase,
+    StateKind,
     StopReason,
     Timer,
     WorkSource,
@@ -85,6 +89,7 @@ from tile_protocol._tuning import (
     split_unit,
     unit_id,
 )
+from tile_protocol._validate import ForgedLine, StreamValidator, Violation, result_problem
 
 __all__ = [
     # versions
@@ -105,6 +110,7 @@ __all__ = [
     "Message",
     "Plan",
     "RunRequest",
+    "StateChange",
     "TestResult",
     # parts of messages
     "Accounting",
@@ -120,6 +126,7 @@ __all__ = [
     "Reference",
     "Roofline",
     "Shard",
+    "StateDiff",
     "Stats",
     "TestSettings",
     "Throughput",
@@ -137,6 +144,7 @@ __all__ = [
     "LogLevel",
     "MeasuredTimer",
     "Phase",
+    "StateKind",
     "StopReason",
     "Timer",
     "WorkSource",
@@ -150,6 +158,11 @@ __all__ = [
     "encode",
     "json_schema",
     "upgrade",
+    # the stream's rules
+    "ForgedLine",
+    "StreamValidator",
+    "Violation",
+    "result_problem",
     # names both sides derive
     "case_dirname",
     # tuning files

@@ -54,7 +54,7 @@ def check_version(hello: Hello) -> None:
 
 
 _LEGACY_INPUT_FILE = "input_file "
-"""How runners before minor 5 reported a data file: a `log` line `input_file NAME PATH`."""
+"""How runners before minor 6 reported a data file: a `log` line `input_file NAME PATH`."""
 
 
 def upgrade(message: Message, minor: int) -> Message:
@@ -62,7 +62,7 @@ def upgrade(message: Message, minor: int) -> Message:
 
     A reader passes every message through this, so that the rest of it knows one form only.
     """
-    if minor < 5 and isinstance(message, Log) and message.message.startswith(_LEGACY_INPUT_FILE):
+    if minor < 6 and isinstance(message, Log) and message.message.startswith(_LEGACY_INPUT_FILE):
         _, name, path = [*message.message.split(" ", 2), "", ""][:3]
         if name and path:
             return InputFile(name=name, path=path, case_id=message.case_id)

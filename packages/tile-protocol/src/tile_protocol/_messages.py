@@ -24,6 +24,7 @@ from tile_protocol._parts import (
     Reference,
     Roofline,
     Shard,
+    StateDiff,
     Stats,
     TestSettings,
     Throughput,
@@ -55,12 +56,13 @@ __all__ = [
     "Message",
     "Plan",
     "RunRequest",
+    "StateChange",
     "TestResult",
 ]
 
 PROTOCOL_VERSION = 1
 """Major version: a reader refuses a stream whose major version is newer than its own."""
-PROTOCOL_MINOR = 5
+PROTOCOL_MINOR = 6
 """Minor version: grows when optional fields or message types are added.
 
 1: `Reference.interleaved`, `RunRequest.pin_cpu`, `Hello.pinned_cpu`.
@@ -69,7 +71,10 @@ PROTOCOL_MINOR = 5
 4: command `tune`; `RunRequest.tuning_files`, `RunRequest.tunables`, `RunRequest.units`;
    `CaseInfo.skip`, `CaseInfo.default`; `BenchResult.config`, `TestResult.config` (which
    tunable values ran, and from where).
-5: message `input_file` (a data file a case used; before, a `log` line `input_file NAME PATH`,
+5: provenance on every runner message (`pid`, `seq`, `token`) and `RunRequest.token`; message
+   `state_change` (`StateChange`, `StateDiff`); `Done.restart`; failure status `invalid`
+   (set by the CLI for a message that broke the protocol's rules, never sent by a runner).
+6: message `input_file` (a data file a case used; before, a `log` line `input_file NAME PATH`,
    which `upgrade` still reads); `RunRequest.shard` (before, the `TILE_SHARD` environment
    variable). `BenchResult.timer`, `Calibration.timer`, `Failure.phase` and
    `RunRequest.inspect_kind` are typed with the closed sets every runner already kept to.
@@ -78,6 +83,21 @@ PROTOCOL_MINOR = 5
 
 class _Message(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
     """Common options of every message: immutable, keyword-only, tagged by its `type` field."""
+
+
+class _Sent(_Message, frozen=True, kw_only=True):
+    """A message the runner sends, stamped with where it comes from (protocol 1.5).
+
+    `pid` is the process that wrote it, `seq` grows with every message of one runner's
+    stream, and `token` repeats `RunRequest.token`. A line that another process put into the
+    pipe (a kernel's forked child writing into every inherited descriptor) fails one of the
+    three, and the CLI drops it instead of believing it (`StreamValidator`). All None from
+    older runners, whose streams are read without that check.
+    """
+
+    pid: int | None = None
+    seq: int | None = None
+    token: str | None = None
 
 
 # ---------------------------------------------------------------- request (CLI -> runner)
@@ -115,12 +135,14 @@ class RunRequest(_Message, frozen=True, kw_only=True, tag="run_request"):
     """Plan one unit per configuration of each case's tunables (`tune` always does)."""
     shard: Shard | None = None
     """The part of a sharded run this runner serves; None when it serves the whole run."""
+    token: str | None = None
+    """A fresh random string per runner process; every message of its stream repeats it."""
 
 
 # ---------------------------------------------------------------- stream (runner -> CLI)
 
 
-class Hello(_Message, frozen=True, kw_only=True, tag="hello"):
+class Hello(_Sent, frozen=True, kw_only=True, tag="hello"):
     """First message of every stream: who is talking and what it can do.
 
     `timers` stays free text: a hello must decode from any runner, newer ones included, for
@@ -136,18 +158,17 @@ class Hello(_Message, frozen=True, kw_only=True, tag="hello"):
     backend: str | None = None
     devices: list[DeviceInfo] = []
     timers: list[str] = []
-    pid: int | None = None
     pinned_cpu: int | None = None  # the one core the runner runs on, when pinned
 
 
-class Plan(_Message, frozen=True, kw_only=True, tag="plan"):
+class Plan(_Sent, frozen=True, kw_only=True, tag="plan"):
     """The cases the runner will go through, in order."""
 
     command: Command
     cases: list[CaseInfo] = []
 
 
-class CaseStart(_Message, frozen=True, kw_only=True, tag="case_start"):
+class CaseStart(_Sent, frozen=True, kw_only=True, tag="case_start"):
     """The runner begins a case; the CLI blames this case if the runner dies now."""
 
     case_id: str
@@ -157,7 +178,7 @@ class CaseStart(_Message, frozen=True, kw_only=True, tag="case_start"):
     """1-based round when the bench runs in rounds (`BenchSettings.rounds` > 1), else None."""
 
 
-class BenchResult(_Message, frozen=True, kw_only=True, tag="bench_result"):
+class BenchResult(_Sent, frozen=True, kw_only=True, tag="bench_result"):
     """A measured case."""
 
     case_id: str
@@ -181,7 +202,7 @@ class BenchResult(_Message, frozen=True, kw_only=True, tag="bench_result"):
     config: ConfigInfo | None = None
 
 
-class TestResult(_Message, frozen=True, kw_only=True, tag="test_result"):
+class TestResult(_Sent, frozen=True, kw_only=True, tag="test_result"):
     """A checked case."""
 
     __test__: ClassVar[bool] = False  # not a pytest test class despite the name
@@ -195,7 +216,7 @@ class TestResult(_Message, frozen=True, kw_only=True, tag="test_result"):
     config: ConfigInfo | None = None
 
 
-class BuildResult(_Message, frozen=True, kw_only=True, tag="build_result"):
+class BuildResult(_Sent, frozen=True, kw_only=True, tag="build_result"):
     """A case lowered and compiled without running it."""
 
     case_id: str
@@ -206,7 +227,7 @@ class BuildResult(_Message, frozen=True, kw_only=True, tag="build_result"):
     error: str | None = None
 
 
-class Artifact(_Message, frozen=True, kw_only=True, tag="artifact"):
+class Artifact(_Sent, frozen=True, kw_only=True, tag="artifact"):
     """A file the runner wrote under the run directory."""
 
     path: str
@@ -216,7 +237,7 @@ class Artifact(_Message, frozen=True, kw_only=True, tag="artifact"):
     case_id: str | None = None
 
 
-class InputFile(_Message, frozen=True, kw_only=True, tag="input_file"):
+class InputFile(_Sent, frozen=True, kw_only=True, tag="input_file"):
     """A data file a case read (`tile.data(NAME)`): the manifest fingerprints it."""
 
     name: str
@@ -224,7 +245,7 @@ class InputFile(_Message, frozen=True, kw_only=True, tag="input_file"):
     case_id: str | None = None
 
 
-class Inspect(_Message, frozen=True, kw_only=True, tag="inspect"):
+class Inspect(_Sent, frozen=True, kw_only=True, tag="inspect"):
     """A textual view of a compiled case (jaxpr, StableHLO, HLO, cost, memory)."""
 
     case_id: str
@@ -232,7 +253,7 @@ class Inspect(_Message, frozen=True, kw_only=True, tag="inspect"):
     text: str
 
 
-class Log(_Message, frozen=True, kw_only=True, tag="log"):
+class Log(_Sent, frozen=True, kw_only=True, tag="log"):
     """A diagnostic line from the runner."""
 
     level: LogLevel = "info"
@@ -240,7 +261,7 @@ class Log(_Message, frozen=True, kw_only=True, tag="log"):
     case_id: str | None = None
 
 
-class Failure(_Message, frozen=True, kw_only=True, tag="failure"):
+class Failure(_Sent, frozen=True, kw_only=True, tag="failure"):
     """Something went wrong; `case_id` is None when no single case is to blame."""
 
     case_id: str | None = None
@@ -251,7 +272,7 @@ class Failure(_Message, frozen=True, kw_only=True, tag="failure"):
     traceback: str | None = None
 
 
-class DeviceReport(_Message, frozen=True, kw_only=True, tag="device_report"):
+class DeviceReport(_Sent, frozen=True, kw_only=True, tag="device_report"):
     """What `tile device` shows: the devices, their built-in peaks, and any calibration."""
 
     backend: str
@@ -260,12 +281,28 @@ class DeviceReport(_Message, frozen=True, kw_only=True, tag="device_report"):
     calibration: Calibration | None = None
 
 
-class Done(_Message, frozen=True, kw_only=True, tag="done"):
+class Done(_Sent, frozen=True, kw_only=True, tag="done"):
     """Last message of a stream that ended normally."""
 
     ok: bool
     counts: dict[str, int] = {}
     elapsed_s: float
+    restart: str | None = None
+    """Why the runner stopped before the rest of its plan (a case changed process state that
+    cannot be put back); the CLI starts a fresh runner for the cases left."""
+
+
+class StateChange(_Sent, frozen=True, kw_only=True, tag="state_change"):
+    """A case left process state behind that the next case would inherit (protocol 1.5).
+
+    Sent after the case's result. `restart`: some of it could not be put back, so the runner
+    ends after this case and the CLI starts a fresh one for the rest; the later cases are not
+    run in (or blamed for) a changed process.
+    """
+
+    case_id: str
+    changes: list[StateDiff] = []
+    restart: bool = False
 
 
 Message = (
@@ -282,6 +319,7 @@ Message = (
     | Log
     | Failure
     | DeviceReport
+    | StateChange
     | Done
 )
 """Any protocol message, tagged by its `type` field."""

@@ -10,7 +10,15 @@ from typing import ClassVar
 
 import msgspec
 
-from tile_protocol._sets import Bound, ConfigSource, MeasuredTimer, StopReason, Timer, WorkSource
+from tile_protocol._sets import (
+    Bound,
+    ConfigSource,
+    MeasuredTimer,
+    StateKind,
+    StopReason,
+    Timer,
+    WorkSource,
+)
 
 __all__ = [
     "Accounting",
@@ -26,6 +34,7 @@ __all__ = [
     "Reference",
     "Roofline",
     "Shard",
+    "StateDiff",
     "Stats",
     "TestSettings",
     "Throughput",
@@ -241,3 +250,17 @@ class Calibration(_Base, frozen=True, kw_only=True):
     matmul_dtype: str
     matmul_shape: list[int]
     timer: MeasuredTimer
+
+
+class StateDiff(_Base, frozen=True, kw_only=True):
+    """One thing a case changed in the runner's process: what it was, what it became.
+
+    `name` is the flag, variable, signal or thread (empty for the working directory and
+    sys.path); `restored`: the runner put it back before the next case.
+    """
+
+    kind: StateKind
+    name: str = ""
+    before: str | None = None
+    after: str | None = None
+    restored: bool = False

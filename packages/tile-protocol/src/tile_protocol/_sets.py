@@ -22,6 +22,7 @@ __all__ = [
     "LogLevel",
     "MeasuredTimer",
     "Phase",
+    "StateKind",
     "StopReason",
     "Timer",
     "WorkSource",
@@ -39,8 +40,9 @@ Timer = Literal["auto", "cupti", "wall", "batched"]
 StopReason = Literal["precision", "max_time", "max_runs"]
 """Why sampling stopped: the CI was narrow enough, or a budget ran out."""
 
-CaseStatus = Literal["success", "failed", "skipped", "timed_out", "unsupported"]
-"""What a `Failure` made of its case (a subset of the artifact format's run statuses)."""
+CaseStatus = Literal["success", "failed", "skipped", "timed_out", "unsupported", "invalid"]
+"""What a `Failure` made of its case (a subset of the artifact format's run statuses);
+`invalid` is set by the CLI for a message that broke the protocol's rules, never by a runner."""
 
 Phase = Literal[
     "request",
@@ -58,10 +60,12 @@ Phase = Literal[
     "check",
     "runner",
     "startup",
+    "protocol",
 ]
 """Where a `Failure` happened. The runner names its own steps, from reading the request to
 choosing a case's tunable values and checking its output; the CLI adds `run` (the runner died on a case), `runner` (a case its runner
-never reached) and `startup` (the runner died before its plan)."""
+never reached) `startup` (the runner died before its plan) and `protocol` (a message that broke the stream's
+rules, `StreamValidator`)."""
 
 ConfigSource = Literal["default", "tuned", "override", "tune"]
 """Where a case's tunable values came from: the kernel's default, a tuning file, a request
@@ -74,6 +78,11 @@ WorkSource = Literal["declared", "cost_analysis"]
 """Where bytes and FLOPs came from: the kernel's declaration, or XLA's estimate."""
 
 LogLevel = Literal["debug", "info", "warning", "error"]
+
+StateKind = Literal[
+    "jax_config", "default_device", "cwd", "environment", "sys_path", "signal_handlers", "threads"
+]
+"""The parts of a runner's process state a case can change and the next case would inherit."""
 
 InspectKind = Literal["jaxpr", "stablehlo", "hlo", "cost", "memory"]
 """The views `inspect` shows of a compiled case, in the order `all` shows them."""

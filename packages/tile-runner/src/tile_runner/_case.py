@@ -29,7 +29,7 @@ from tile_runner._rounds import BenchRounds, case_work, send_bench, time_round
 from tile_runner._stage import Built, compile_all
 from tile_runner._tuning import Config, bind_config, choose, unit_id
 
-__all__ = ["next_round", "run_case"]
+__all__ = ["finish_rounds", "next_round", "run_case"]
 
 
 def run_case(
@@ -135,6 +135,14 @@ def next_round(ctx: CaseContext, rounds: BenchRounds, *, last: bool) -> Outcome 
         return rounds
     except (Exception, SystemExit) as exc:
         return _failed(ctx, rounds.rid, phase, exc)
+
+
+def finish_rounds(ctx: CaseContext, rounds: BenchRounds) -> Outcome:
+    """Send the result of the rounds timed so far (the runner stops before the others)."""
+    try:
+        return send_bench(ctx, rounds)
+    except (Exception, SystemExit) as exc:
+        return _failed(ctx, rounds.rid, "run", exc)
 
 
 def _build(

@@ -9,7 +9,7 @@ import signal
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tile_protocol import (
     PROTOCOL_MINOR,
@@ -24,9 +24,6 @@ from tile_protocol import (
     decode,
 )
 from tile_runner._stdout import ProtocolWriter, protect_stdout
-
-if TYPE_CHECKING:  # the session imports these lazily: JAX comes with them
-    pass
 
 __all__ = ["main", "runner_version"]
 
@@ -162,6 +159,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         writer.send(Done(ok=False, elapsed_s=time.perf_counter() - start))
         return EXIT_BAD_REQUEST
+    writer.bind(request.token)
     if request.protocol_version > PROTOCOL_VERSION:
         writer.send(_bare_hello())
         writer.send(
@@ -217,5 +215,7 @@ def _run(writer: ProtocolWriter, request: RunRequest, start: float) -> int:
     session = Session(writer, request, backend, devices)
     ok = session.run()
     counts = session.counts
-    writer.send(Done(ok=ok, counts=counts, elapsed_s=time.perf_counter() - start))
+    writer.send(
+        Done(ok=ok, counts=counts, elapsed_s=time.perf_counter() - start, restart=session.restart)
+    )
     return EXIT_OK if ok else EXIT_FAILED
