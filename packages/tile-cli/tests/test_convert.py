@@ -59,7 +59,8 @@ BENCH = tp.BenchResult(
 )
 
 # What a record leaves out of its message, on purpose.
-DROPPED = {"type", "seed", "peak_memory_bytes"}
+# Provenance (`pid`, `seq`, `token`) is the stream's business, checked at the boundary.
+DROPPED = {"type", "seed", "peak_memory_bytes", "pid", "seq", "token"}
 
 
 def _wire(struct: msgspec.Struct) -> dict[str, Any]:
