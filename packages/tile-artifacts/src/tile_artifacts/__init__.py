@@ -155,8 +155,22 @@ from tile_artifacts._records import (
     MetricRecord,
     MetricSource,
 )
-from tile_artifacts._summary import (
+from tile_artifacts._format import (
+    MISSING,
+    format_bytes,
+    format_change,
+    format_change_ci,
+    format_ci_pct,
+    format_duration,
+    format_percent,
+    format_rate,
+    format_ratio,
     format_seconds,
+    check_failure_reason,
+    missed_precision,
+    PRECISION_HINT,
+)
+from tile_artifacts._summary import (
     render_comparison_markdown,
     render_summary_markdown,
 )
@@ -317,9 +331,22 @@ __all__ = [
     "COMPARABLE_METRICS",
     "MIN_SAMPLES",
     "compare_runs",
-    "format_seconds",
     "judge",
     "judge_samples",
     "render_comparison_markdown",
     "render_summary_markdown",
+    # formatting for people
+    "MISSING",
+    "format_bytes",
+    "format_change",
+    "format_change_ci",
+    "format_ci_pct",
+    "format_duration",
+    "format_percent",
+    "format_rate",
+    "format_ratio",
+    "format_seconds",
+    "check_failure_reason",
+    "missed_precision",
+    "PRECISION_HINT",
 ]

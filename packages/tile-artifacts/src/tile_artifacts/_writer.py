@@ -28,6 +28,7 @@ from tile_artifacts._base import (
 )
 from tile_artifacts._documents import (
     ArtifactEntry,
+    ComparisonDoc,
     ConfigSnapshot,
     InputFile,
     Manifest,
@@ -341,10 +342,11 @@ class ArtifactWriter:
         """Run-relative paths of the regular files written so far, sorted."""
         return run_files(self.run_dir)[0]
 
-    def write_summary(self, report: Report) -> Path:
-        """Render `summary.md` from the report, with the artifact map of the files so far."""
+    def write_summary(self, report: Report, comparison: ComparisonDoc | None = None) -> Path:
+        """Render `summary.md` from the report (and its comparison, if it was compared), with
+        the artifact map of the files so far."""
         paths = sorted({*self.files(), SUMMARY_MD, MANIFEST_JSON})
-        return self.write_text(SUMMARY_MD, render_summary_markdown(report, paths))
+        return self.write_text(SUMMARY_MD, render_summary_markdown(report, paths, comparison))
 
     def finalize(
         self,
