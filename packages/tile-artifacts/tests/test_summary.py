@@ -133,9 +133,7 @@ def test_comparison_section_comes_with_the_comparison(
     case_factory: Callable[..., CaseRecord],
 ) -> None:
     report = _report(case_factory, exit_code=1, exit_reason="1 regression")
-    slower = report.model_copy(
-        update={"cases": [case_factory("k[x=1]", 2e-3)], "run": report.run}
-    )
+    slower = report.model_copy(update={"cases": [case_factory("k[x=1]", 2e-3)], "run": report.run})
     doc = compare_runs(report, slower, baseline_label="baselines/cpu.json")
     text = render_summary_markdown(slower, [], doc)
     assert "## Comparison" in text and text.index("## Comparison") < text.index("## Cases")

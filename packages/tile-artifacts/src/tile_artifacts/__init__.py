@@ -89,6 +89,21 @@ from tile_artifacts._errors import (
     ArtifactWriteError,
     SchemaVersionError,
 )
+from tile_artifacts._format import (
+    MISSING,
+    PRECISION_HINT,
+    check_failure_reason,
+    format_bytes,
+    format_change,
+    format_change_ci,
+    format_ci_pct,
+    format_duration,
+    format_percent,
+    format_rate,
+    format_ratio,
+    format_seconds,
+    missed_precision,
+)
 from tile_artifacts._metrics import STANDARD_METRICS, MetricSpec, case_metrics
 from tile_artifacts._models import (
     Accounting,
@@ -139,6 +154,7 @@ from tile_artifacts._provenance import (
     redact_environment,
 )
 from tile_artifacts._read import (
+    complete_lines,
     load_document,
     read_baseline,
     read_campaign,
@@ -154,21 +170,6 @@ from tile_artifacts._records import (
     EventRecord,
     MetricRecord,
     MetricSource,
-)
-from tile_artifacts._format import (
-    MISSING,
-    format_bytes,
-    format_change,
-    format_change_ci,
-    format_ci_pct,
-    format_duration,
-    format_percent,
-    format_rate,
-    format_ratio,
-    format_seconds,
-    check_failure_reason,
-    missed_precision,
-    PRECISION_HINT,
 )
 from tile_artifacts._summary import (
     render_comparison_markdown,
@@ -321,6 +322,7 @@ __all__ = [
     # reading and checking
     "Problem",
     "check_path",
+    "complete_lines",
     "load_document",
     "read_baseline",
     "read_comparison",
