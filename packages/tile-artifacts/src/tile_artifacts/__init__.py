@@ -98,12 +98,14 @@ from tile_artifacts._format import (
     format_change_ci,
     format_ci_pct,
     format_duration,
+    format_p,
     format_percent,
     format_rate,
     format_ratio,
     format_seconds,
     missed_precision,
 )
+from tile_artifacts._gate import GateResult, GateVerdict, gate_comparison
 from tile_artifacts._metrics import STANDARD_METRICS, MetricSpec, case_metrics
 from tile_artifacts._models import (
     Accounting,
@@ -333,6 +335,9 @@ __all__ = [
     "COMPARABLE_METRICS",
     "MIN_SAMPLES",
     "compare_runs",
+    "GateResult",
+    "GateVerdict",
+    "gate_comparison",
     "judge",
     "judge_samples",
     "render_comparison_markdown",
@@ -344,6 +349,7 @@ __all__ = [
     "format_change_ci",
     "format_ci_pct",
     "format_duration",
+    "format_p",
     "format_percent",
     "format_rate",
     "format_ratio",

@@ -22,6 +22,7 @@ __all__ = [
     "format_change_ci",
     "format_ci_pct",
     "format_duration",
+    "format_p",
     "format_percent",
     "format_rate",
     "format_ratio",
@@ -144,16 +145,22 @@ class CheckLike(Protocol):
 
 
 def check_failure_reason(check: CheckLike) -> str:
-    """Why a kernel's output was judged wrong, in one line a reviewer can act on."""
-    parts: list[str] = []
+    """Why a kernel's output was judged wrong, in one line a reviewer can act on: the check's
+    own message when it has one (it names the worst element), else the error against tol."""
     if check.message:
-        parts.append(check.message)
+        return check.message
+    parts: list[str] = []
     if check.rel_l2_err is not None and check.tol is not None:
         parts.append(f"rel L2 error {check.rel_l2_err:.3g} > tol {check.tol:.3g}")
     if check.max_abs_err is not None:
         where = "" if check.worst_index is None else f" at {tuple(check.worst_index)}"
         parts.append(f"max abs error {check.max_abs_err:.3g}{where}")
     return "; ".join(parts) or "output does not match the reference"
+
+
+def format_p(value: float | None) -> str:
+    """A p-value to 2 significant digits: `0.069`, `3e-11`."""
+    return MISSING if value is None or not _known(value) else f"{value:.2g}"
 
 
 PRECISION_HINT: Final = (

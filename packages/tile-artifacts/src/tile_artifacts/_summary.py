@@ -17,6 +17,7 @@ from tile_artifacts._format import (
     check_failure_reason,
     format_change_ci,
     format_ci_pct,
+    format_p,
     format_percent,
     format_rate,
     format_ratio,
@@ -277,7 +278,7 @@ def render_comparison_markdown(doc: ComparisonDoc) -> str:
             value(row.current_value),
             format_percent(row.percent_change, signed=True),
             format_change_ci(row.ratio_ci_low, row.ratio_ci_high),
-            _number(row.p_value),
+            format_p(row.p_value),
             row.basis or MISSING,
             judgement,
         ]

@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 import tile_artifacts as ta
+from tile_artifacts import format_duration as fmt_duration
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -26,19 +27,6 @@ __all__ = [
 ]
 
 _TOP = 5
-
-
-def fmt_duration(seconds: float | None) -> str:
-    """`42.1 s`, `3m 05s`, `1h 02m`: campaign-sized durations."""
-    if seconds is None:
-        return "-"
-    if seconds < 60:
-        return f"{seconds:.1f} s"
-    minutes, secs = divmod(round(seconds), 60)
-    if minutes < 60:
-        return f"{minutes}m {secs:02d}s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h {minutes:02d}m"
 
 
 def _table(title: str | None, columns: list[str], plain: bool) -> Table:

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import IntEnum
+from typing import TYPE_CHECKING
 
-__all__ = ["CliError", "ExitCode", "no_cases", "stopped_code"]
+if TYPE_CHECKING:
+    import tile_protocol as tp
+
+__all__ = ["CliError", "ExitCode", "axis_usage_error", "no_cases", "stopped_code"]
 
 
 class ExitCode(IntEnum):
@@ -46,4 +51,20 @@ def no_cases(filtered: bool) -> CliError:
         "no kernels found",
         hint="add `[project] modules = [...]` or `paths = [...]` to tile.toml, or run "
         "`tile init NAME` to start a project",
+    )
+
+
+def axis_usage_error(failures: Sequence[tp.Failure]) -> CliError | None:
+    """One usage error for an `-a axis=value` the runner could not read, however many kernels
+    refused it (the runner then planned no case); None when there is no such failure."""
+    bad = [f for f in failures if f.error_type == "AxisValueError"]
+    if not bad:
+        return None
+    kernels = len(bad)
+    more = f" (and {kernels - 1} other kernel{'s' * (kernels > 2)})" if kernels > 1 else ""
+    return CliError(
+        f"bad `-a` value: {bad[0].message}{more}",
+        hint="write the value as the case ids show it (`tile list`), e.g. `-a shape=256x1024` "
+        "or `-a dtype=bfloat16`; several values are separated by commas",
+        code=ExitCode.USAGE,
     )
