@@ -98,10 +98,10 @@ def format_change(ratio: float | None) -> str:
 
 
 def format_change_ci(low: float | None, high: float | None) -> str:
-    """A CI of a ratio as percent changes, in the unit of the change it bounds: `+1.2% … +5.0%`."""
+    """A CI of a ratio as percent changes, in the unit of the change it bounds: `[+1.2%, +5.0%]`."""
     if low is None or high is None:
         return MISSING
-    return f"{format_change(low)} … {format_change(high)}"
+    return f"[{format_change(low)}, {format_change(high)}]"
 
 
 def format_ci_pct(low: float | None, high: float | None, center: float | None) -> str:

@@ -173,17 +173,15 @@ def render_comparison(doc: ta.ComparisonDoc, out: Console, *, plain: bool) -> No
                 Text(row.reason or ""),
             ]
         )
-    emit(out, *fit_tables(None, columns, rows, width=out.width, plain=plain))
     s = doc.summary
-    out.print(
+    line = Text(
         f"{s.regression_count} regressions, {s.improvement_count} improvements, "
         f"{s.neutral_count} neutral, {s.inconclusive_count} inconclusive, "
         f"{s.not_comparable_count} not comparable "
         f"(noise floor ±{doc.thresholds.noise_floor_pct:g}%, alpha {doc.thresholds.alpha:g}, "
-        f"basis {doc.thresholds.basis or 'absolute'})",
-        markup=False,
-        soft_wrap=True,
+        f"basis {doc.thresholds.basis or 'absolute'})"
     )
+    emit(out, *fit_tables(None, columns, rows, width=out.width, plain=plain), line)
 
 
 def _describe_run(run: Path, report: ta.Report) -> str:

@@ -124,19 +124,22 @@ def _table(
 
 def _stacked(
     title: str | None, columns: Sequence[Column], rows: Sequence[Sequence[Cell]], key: int
-) -> Table:
-    """One block per row: the key whole on its own line, then `header: value` lines."""
-    grid = Table.grid(padding=(0, 1))
-    grid.add_column(no_wrap=True)
-    grid.add_column(overflow="fold")
-    if title:
-        grid.add_row(Text(title, style="bold"), "")
+) -> list[RenderableType]:
+    """One block per row: the key whole on its own line (longer than the console if it must
+    be: `emit` never wraps a Text marked no_wrap), then one `header: value` line per column."""
+    blocks: list[RenderableType] = [Text(title, style="bold")] if title else []
     for row in rows:
-        grid.add_row(_text(row[key]), "")
+        whole = _text(row[key]).copy()
+        whole.no_wrap = True  # `emit` prints it unwrapped, however long
+        blocks.append(whole)
+        grid = Table.grid(padding=(0, 1))
+        grid.add_column(no_wrap=True)
+        grid.add_column(overflow="fold")
         for i, col in enumerate(columns):
             if i != key:
                 grid.add_row(Text(f"  {col.header}:"), _text(row[i]))
-    return grid
+        blocks.append(grid)
+    return blocks
 
 
 def fit_tables(
@@ -147,28 +150,32 @@ def fit_tables(
     width: int,
     plain: bool,
     key: int = 0,
-) -> list[Table]:
+) -> list[RenderableType]:
     """The table as one or more tables no wider than `width`, the key column never cut."""
     natural = _natural(columns, rows)
     groups = _groups(columns, natural, width, plain, key)
     if groups is None:
-        return [_stacked(title, columns, rows, key)]
-    tables: list[Table] = []
+        return _stacked(title, columns, rows, key)
+    tables: list[RenderableType] = []
     for n, indices in enumerate(groups):
         name = title if n == 0 else (f"{title} (continued)" if title else None)
         tables.append(_table(name, columns, rows, indices, plain))
     return tables
 
 
+def _unwrapped(renderable: RenderableType) -> bool:
+    return isinstance(renderable, Text) and bool(renderable.no_wrap)
+
+
 def emit(console: Console, *renderables: RenderableType) -> None:
     """Print to the console; when it is not a terminal, without trailing spaces on any line."""
     if console.is_terminal:
         for renderable in renderables:
-            console.print(renderable)
+            console.print(renderable, soft_wrap=_unwrapped(renderable))
         return
     with console.capture() as capture:
         for renderable in renderables:
-            console.print(renderable)
+            console.print(renderable, soft_wrap=_unwrapped(renderable))
     text = "\n".join(line.rstrip() for line in capture.get().split("\n"))
     console.file.write(text)
     console.file.flush()

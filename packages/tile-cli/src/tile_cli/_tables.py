@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import groupby
 
-from rich.table import Table
+from rich.console import RenderableType
 from rich.text import Text
 
 import tile_protocol as tp
@@ -113,7 +113,7 @@ def _failed_row(
     return [cells.get(c.header, "-") for c in columns]
 
 
-def bench_tables(rows: BenchRows, *, verbose: int, plain: bool, width: int) -> list[Table]:
+def bench_tables(rows: BenchRows, *, verbose: int, plain: bool, width: int) -> list[RenderableType]:
     """One table per kernel (folded to `width`): a row per planned case, failed ones too."""
     by_id = {r.case_id: r for r in rows.results}
     failed = {f.case_id: f for f in rows.failures if f.case_id is not None}
@@ -121,7 +121,7 @@ def bench_tables(rows: BenchRows, *, verbose: int, plain: bool, width: int) -> l
         tp.CaseInfo(case_id=r.case_id, kernel=r.kernel) for r in rows.results
     ]
     columns = _bench_columns(verbose)
-    tables: list[Table] = []
+    tables: list[RenderableType] = []
     for kernel, infos in groupby(sorted(planned, key=lambda c: c.kernel), key=lambda c: c.kernel):
         cells: list[list[str | Text]] = []
         for info in infos:
@@ -148,7 +148,9 @@ def precision_notice(rows: BenchRows) -> str | None:
     )
 
 
-def test_tables(results: Iterable[tp.TestResult], *, plain: bool, width: int) -> list[Table]:
+def test_tables(
+    results: Iterable[tp.TestResult], *, plain: bool, width: int
+) -> list[RenderableType]:
     """One row per checked case: errors against the tolerance."""
     columns = [Column("case", "left"), *(Column(n) for n in
                ("max abs err", "rel L2 err", "tol", "ok"))]  # fmt: skip
@@ -181,7 +183,7 @@ _PARTS = (
 
 def accounting_tables(
     results: Iterable[tp.BenchResult | tp.TestResult], *, plain: bool, width: int
-) -> list[Table]:
+) -> list[RenderableType]:
     """Where each case's wall time went in the runner (`-v`); none when no result says."""
     cells: list[Sequence[str | Text]] = []
     for r in results:
