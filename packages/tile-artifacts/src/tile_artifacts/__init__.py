@@ -105,7 +105,7 @@ from tile_artifacts._format import (
     format_seconds,
     missed_precision,
 )
-from tile_artifacts._gate import GateResult, GateVerdict, gate_comparison
+from tile_artifacts._gate import ONE_SIDED, GateResult, GateVerdict, gate_comparison
 from tile_artifacts._metrics import STANDARD_METRICS, MetricSpec, case_metrics
 from tile_artifacts._models import (
     Accounting,
@@ -335,6 +335,7 @@ __all__ = [
     "COMPARABLE_METRICS",
     "MIN_SAMPLES",
     "compare_runs",
+    "ONE_SIDED",
     "GateResult",
     "GateVerdict",
     "gate_comparison",

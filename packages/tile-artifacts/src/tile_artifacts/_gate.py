@@ -17,7 +17,7 @@ from typing import Final, Literal
 from tile_artifacts._documents import ComparisonDoc
 from tile_artifacts._records import ComparisonRow
 
-__all__ = ["GateResult", "GateVerdict", "gate_comparison"]
+__all__ = ["ONE_SIDED", "GateResult", "GateVerdict", "gate_comparison"]
 
 GateVerdict = Literal["pass", "regression", "unjudged"]
 ONE_SIDED: Final = frozenset({"added", "removed"})
