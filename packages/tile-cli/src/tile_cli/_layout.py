@@ -20,7 +20,7 @@ from rich.console import Console, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-__all__ = ["Column", "emit", "fit_tables"]
+__all__ = ["Column", "emit", "fit_tables", "refit"]
 
 Cell = str | Text
 WRAP_MIN = 24
@@ -161,6 +161,34 @@ def fit_tables(
         name = title if n == 0 else (f"{title} (continued)" if title else None)
         tables.append(_table(name, columns, rows, indices, plain))
     return tables
+
+
+PROSE_HEADERS = frozenset({"reason", "error", "why", "message"})
+"""Columns `refit` lets wrap: sentences, not values."""
+
+
+def refit(table: Table, console: Console) -> list[RenderableType]:
+    """An already built rich table, laid out again by `fit_tables` for the console's width:
+    its first column is the key, columns headed like PROSE_HEADERS may wrap."""
+    columns = [
+        Column(
+            str(col.header),
+            "left" if col.justify == "left" else "right",
+            wrap=i > 0 and str(col.header) in PROSE_HEADERS,
+        )
+        for i, col in enumerate(table.columns)
+    ]
+    cells = [list(col.cells) for col in table.columns]
+    rows: list[list[Cell]] = []
+    for r in range(table.row_count):
+        row: list[Cell] = []
+        for column in cells:
+            cell = column[r]
+            row.append(cell if isinstance(cell, str | Text) else str(cell))
+        rows.append(row)
+    title = table.title if isinstance(table.title, str) else None
+    plain = table.box is None or table.box in (box.SIMPLE, box.SIMPLE_HEAD)
+    return fit_tables(title, columns, rows, width=console.width, plain=plain)
 
 
 def _unwrapped(renderable: RenderableType) -> bool:
