@@ -136,6 +136,7 @@ from tile_artifacts._paths import (
     COMMANDS_JSONL,
     COMPARISONS_JSON,
     EVENTS_JSONL,
+    INCOMPLETE_REASON,
     JAX_CACHE_JSON,
     MANIFEST_JSON,
     METRICS_JSONL,
@@ -147,14 +148,7 @@ from tile_artifacts._paths import (
     UNITS_DIR,
     Layout,
 )
-from tile_artifacts._provenance import (
-    REDACT_PATTERNS,
-    REDACTED,
-    fingerprint_input,
-    new_run_id,
-    producer_info,
-    redact_environment,
-)
+from tile_artifacts._provenance import fingerprint_input, new_run_id, producer_info
 from tile_artifacts._read import (
     complete_lines,
     load_document,
@@ -172,6 +166,13 @@ from tile_artifacts._records import (
     EventRecord,
     MetricRecord,
     MetricSource,
+)
+from tile_artifacts._redact import (
+    REDACT_PATTERNS,
+    REDACTED,
+    Redactor,
+    is_secret_name,
+    redact_environment,
 )
 from tile_artifacts._summary import (
     render_comparison_markdown,
@@ -305,6 +306,7 @@ __all__ = [
     "COMMANDS_JSONL",
     "COMPARISONS_JSON",
     "EVENTS_JSONL",
+    "INCOMPLETE_REASON",
     "JAX_CACHE_JSON",
     "MANIFEST_JSON",
     "METRICS_JSONL",
@@ -315,6 +317,8 @@ __all__ = [
     "REDACTED",
     "REDACT_PATTERNS",
     "ArtifactWriter",
+    "Redactor",
+    "is_secret_name",
     "failure_id",
     "fingerprint_input",
     "new_run_id",

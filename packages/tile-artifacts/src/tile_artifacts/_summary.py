@@ -26,6 +26,7 @@ from tile_artifacts._format import (
 )
 from tile_artifacts._models import CaseRecord, Report
 from tile_artifacts._paths import default_description
+from tile_artifacts._summary_findings import findings_markdown
 
 __all__ = ["render_comparison_markdown", "render_summary_markdown"]
 
@@ -235,12 +236,7 @@ def render_summary_markdown(
         lines += ["", "## Comparison", "", render_comparison_markdown(comparison).rstrip("\n")]
     lines += _cases_section(report)
     lines += _failures_section(report)
-    if report.findings:
-        lines += ["", "## Findings", ""]
-        lines += [f"- **{f.severity}** {f.title}" for f in report.findings]
-    if report.recommended_actions:
-        lines += ["", "## Next steps", ""]
-        lines += [f"- ({a.priority}) {a.description}" for a in report.recommended_actions]
+    lines += findings_markdown(report)
     lines += ["", "## Artifacts", ""]
     for path in manifest_paths:
         description = default_description(path)

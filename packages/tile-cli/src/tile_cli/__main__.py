@@ -23,7 +23,7 @@ def main(argv: list[str] | None = None) -> None:
     from tile_cli._app import app
     from tile_cli._errors import CliError, ExitCode
 
-    args = sys.argv[1:] if argv is None else argv
+    args = _compose_profiles(sys.argv[1:] if argv is None else argv)
     debug = "-vv" in args or "-vvv" in args or os.environ.get("TILE_DEBUG") == "1"
     signal.signal(signal.SIGTERM, _on_sigterm)
     try:
@@ -61,6 +61,39 @@ def main(argv: list[str] | None = None) -> None:
             traceback.print_exc()
         sys.exit(int(ExitCode.INFRA))
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _compose_profiles(args: list[str]) -> list[str]:
+    """`--profile ci --profile h200` as one `--profile ci,h200`, where the first one was.
+
+    Click keeps only the last value of an option given twice, which silently dropped every
+    profile but one; repeating `--profile` means laying the profiles on in order.
+    """
+    out: list[str] = []
+    names: list[str] = []
+    slot: int | None = None
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--":
+            out += args[i:]
+            break
+        if arg == "--profile" and i + 1 < len(args):
+            names.append(args[i + 1])
+            i += 2
+        elif arg.startswith("--profile="):
+            names.append(arg.partition("=")[2])
+            i += 1
+        else:
+            out.append(arg)
+            i += 1
+            continue
+        if slot is None:
+            slot = len(out)
+            out += ["--profile", ""]
+    if slot is not None:
+        out[slot + 1] = ",".join(names)
+    return out
 
 
 def _print_error(message: str, hint: str | None) -> None:

@@ -9,7 +9,11 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import tile_protocol as tp
 
-__all__ = ["CliError", "ExitCode", "axis_usage_error", "no_cases", "stopped_code"]
+__all__ = ["USAGE_ERRORS", "CliError", "ExitCode", "no_cases", "stopped_code", "usage_failure"]
+
+USAGE_ERRORS = frozenset({"UnknownAxis", "AxisValueError"})
+"""Runner failures that mean the command line asked for something that does not exist: an
+axis no selected kernel has, or an `-a` value no kernel can read."""
 
 
 class ExitCode(IntEnum):
@@ -54,9 +58,17 @@ def no_cases(filtered: bool) -> CliError:
     )
 
 
-def axis_usage_error(failures: Sequence[tp.Failure]) -> CliError | None:
-    """One usage error for an `-a axis=value` the runner could not read, however many kernels
+def usage_failure(failures: Sequence[tp.Failure]) -> CliError | None:
+    """One usage error (exit 2) for a selection the runner refused, however many kernels
     refused it (the runner then planned no case); None when there is no such failure."""
+    unknown = next((f for f in failures if f.error_type == "UnknownAxis"), None)
+    if unknown is not None:
+        return CliError(
+            unknown.message,
+            hint="override one of those axes (`-a dtype=float32`), or select kernels that have "
+            "it (`--kernel NAME`); `tile list` shows every case id with its axes",
+            code=ExitCode.USAGE,
+        )
     bad = [f for f in failures if f.error_type == "AxisValueError"]
     if not bad:
         return None

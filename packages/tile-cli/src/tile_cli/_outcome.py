@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import tile_protocol as tp
-from tile_cli._errors import ExitCode, axis_usage_error, stopped_code
+from tile_cli._errors import ExitCode, stopped_code, usage_failure
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -74,7 +74,7 @@ def run_outcome(
     """Stopped (130/143), infrastructure (3), wrong output (1), no case (2), then the gate."""
     if interrupted is not None:
         return Outcome(stopped_code(interrupted), interrupted)
-    if (usage := axis_usage_error(rec.failures)) is not None:
+    if (usage := usage_failure(rec.failures)) is not None:
         return Outcome(int(ExitCode.USAGE), usage.message)
     if rec.command == "build":
         return _build_outcome(rec)

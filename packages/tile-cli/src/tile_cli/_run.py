@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 import tile_protocol as tp
-from tile_cli._errors import CliError, ExitCode, axis_usage_error, no_cases
+from tile_cli._errors import CliError, ExitCode, no_cases, usage_failure
 from tile_cli._launchers import (
     LauncherError,
     find_srun,
@@ -104,7 +104,7 @@ def list_cases(sel: Selection, *, profile: str | None, as_json: bool) -> int:
     out, err = make_consoles()
     sink, clean = ask_runner("list", sel, profile)
     cases = sink.plan.cases if sink.plan else []
-    if (usage := axis_usage_error(sink.failures)) is not None:
+    if (usage := usage_failure(sink.failures)) is not None:
         raise usage
     if as_json:
         for case in cases:
@@ -160,6 +160,7 @@ def run_suite(
 
     out, err = make_consoles()
     resolved = load(profile, sel.overrides)
+    verbose = verbose or resolved.config.output.verbose  # `-v` wins over TILE_VERBOSE
     compare_with = (
         CompareSettings.from_config(compare, resolved.config.compare)
         if compare is not None
@@ -247,7 +248,7 @@ def run_suite(
 
         record_run(resolved, report, run_dir, err)
     # A bad `-a` value is one usage error (raised by _finish), not a failure per kernel.
-    if not as_json and axis_usage_error(recorder.failures) is None:
+    if not as_json and usage_failure(recorder.failures) is None:
         render_results(out, err, recorder, command, verbose=verbose)
     if verbose >= 1 and not as_json:
         render_timing(out, err, recorder, report.timing)
@@ -278,7 +279,7 @@ def _finish(
             say_outcome(err, outcome)
     if not as_json:
         err.print(f"run directory: {_display(run_dir)}", markup=False, style="dim")
-    if (usage := axis_usage_error(recorder.failures)) is not None:
+    if (usage := usage_failure(recorder.failures)) is not None:
         raise usage
     if outcome.code == ExitCode.USAGE and not recorder.planned:
         raise no_cases(recorder.filtered)

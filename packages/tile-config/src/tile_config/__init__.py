@@ -29,6 +29,7 @@ from tile_config._loader import (
     ResolvedConfig,
     flatten,
     load_config,
+    profile_names,
 )
 from tile_config._models import (
     SECTIONS,
@@ -45,6 +46,7 @@ from tile_config._models import (
     ProfileConfig,
     ProjectConfig,
     RunnerConfig,
+    TelemetryConfig,
     TestConfig,
     TileConfig,
     Timer,
@@ -58,6 +60,7 @@ __all__ = [
     "ResolvedConfig",
     "flatten",
     "load_config",
+    "profile_names",
     # models
     "SECTIONS",
     "ArchiveKind",
@@ -74,6 +77,7 @@ __all__ = [
     "ProfileConfig",
     "ProjectConfig",
     "RunnerConfig",
+    "TelemetryConfig",
     "TestConfig",
     "TileConfig",
     "Timer",
