@@ -103,6 +103,11 @@ def test_o_runs_become_latest_and_baseline_save_refuses_a_run_without_samples(
     assert "error: run `build-" in refused.stderr and "has no bench samples" in refused.stderr
     assert "runs/built" in refused.stderr and "hint:" in refused.stderr
     assert not (proj.root / "trap").exists()
+    # The CI step after it does not pass either: there is no baseline to compare against.
+    gate = proj.tile("bench", "-k", "n=512", "--compare", "trap", "-o", "runs/gate")
+    assert gate.returncode == 2, gate.stdout + gate.stderr
+    assert "trap" in gate.stderr and "hint:" in gate.stderr
+    assert proj.tile("schema-check", "runs/gate").returncode == 0  # what it measured is kept
 
 
 def _doctored_baseline(proj: Project, name: str, change: dict[str, object]) -> str:
