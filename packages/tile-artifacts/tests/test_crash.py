@@ -102,10 +102,14 @@ from tile_artifacts import *
 
 signal.signal(signal.SIGXFSZ, signal.SIG_DFL)  # Python ignores it; the kernel's kill, please
 
-run_dir, limit = sys.argv[1], int(sys.argv[2])
-writer = ArtifactWriter(run_dir, run_id=new_run_id("bench"), producer=Producer(
-    tool_name="tile", tool_version="0.1.0"))
+run_dir, limit, checkpoint = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "checkpoint"
+producer = Producer(tool_name="tile", tool_version="0.1.0")
+writer = ArtifactWriter(run_dir, run_id=new_run_id("bench"), producer=producer)
 writer.event("small", "x" * 100)
+if checkpoint:
+    writer.checkpoint(Report(producer=producer, run=writer.run_info("incomplete"),
+                             summary=ReportSummary(title="t", status="incomplete", headline="h")),
+                      summary="# t\n")
 resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 writer.event("large", "y" * 20_000)
 print("not reached", flush=True)
@@ -118,7 +122,7 @@ def test_a_line_cut_mid_write_is_skipped_by_readers_and_cut_by_the_next_writer(
     run_dir = tmp_path / "run"
     events = run_dir / "events.jsonl"
     child = subprocess.run(
-        [sys.executable, "-c", CUT_CHILD, str(run_dir), "9000"],
+        [sys.executable, "-c", CUT_CHILD, str(run_dir), "9000", "-"],
         capture_output=True,
         text=True,
         timeout=60,
@@ -146,3 +150,21 @@ def test_a_line_cut_mid_write_is_skipped_by_readers_and_cut_by_the_next_writer(
         "resumed",
     ]
     assert events.read_text().endswith("\n") and "yyyy" not in events.read_text()
+
+
+def test_a_line_cut_after_a_checkpoint_leaves_a_directory_that_validates(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    child = subprocess.run(
+        [sys.executable, "-c", CUT_CHILD, str(run_dir), "20000", "checkpoint"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert child.returncode == -signal.SIGXFSZ, child.stderr
+    assert not (run_dir / "events.jsonl").read_text().endswith("\n")  # torn after the checkpoint
+    assert [
+        r.event for r in read_jsonl(run_dir / "events.jsonl") if isinstance(r, EventRecord)
+    ] == ["small"]
+    # What a kill after a checkpoint leaves validates, the torn tail included.
+    assert [str(p) for p in check_path(run_dir)] == []
