@@ -110,6 +110,26 @@ def test_o_runs_become_latest_and_baseline_save_refuses_a_run_without_samples(
     assert proj.tile("schema-check", "runs/gate").returncode == 0  # what it measured is kept
 
 
+def test_baseline_saves_at_once_each_leave_a_whole_file(proj: Project) -> None:
+    # Two CI jobs saving one device's baseline at the same moment: each writes a temp file of
+    # its own and renames it, so the survivor is whole and no temp file is left.
+    argv = tile_argv("baseline", "save", "runs/main", "--dir", "together")
+    env = tile_env({"COLUMNS": "240"})
+    jobs = [
+        subprocess.Popen(argv, cwd=proj.root, env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+        for _ in range(4)
+    ]  # fmt: skip
+    for job in jobs:
+        out, err = job.communicate(timeout=300)
+        assert job.returncode == 0, out + err
+    assert sorted(p.name for p in (proj.root / "together").iterdir()) == ["cpu.json"]
+    saved = proj.json("together/cpu.json")
+    assert [c["case_id"] for c in saved["cases"]] == [
+        c["case_id"] for c in proj.json("baselines/cpu.json")["cases"]
+    ]
+
+
 def _doctored_baseline(proj: Project, name: str, change: dict[str, object]) -> str:
     doc = proj.json("baselines/cpu.json")
     for key, value in change.items():

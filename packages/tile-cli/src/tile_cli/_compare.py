@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -231,11 +233,11 @@ def save_baseline(
     """Write `<directory>/<device-slug>.json` from one run or several pooled; return its path.
 
     Each run is named on `err`; a run without bench samples is refused (a baseline that
-    cannot be compared against makes every later gate fail). The file is replaced under a
-    lock, so two jobs saving the same device's baseline do not interleave.
+    cannot be compared against makes every later gate fail). The file is written to a temp
+    file of its own and renamed over the target, so two jobs saving the same device's
+    baseline at once each leave a whole file (the last rename wins); nothing is read and
+    modified, so there is nothing for a lock to order.
     """
-    from filelock import FileLock
-
     import tile_artifacts as ta
 
     reports = _measured_reports(runs, err)
@@ -251,8 +253,17 @@ def save_baseline(
             hint="pass another `--dir`",
         ) from None
     target = directory / f"{device_slug(baseline.device.device_kind)}.json"
-    with FileLock(directory / f".{target.name}.lock"):
-        tmp = target.with_suffix(".json.tmp")
-        tmp.write_text(baseline.model_dump_json(indent=2) + "\n")
-        tmp.replace(target)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(baseline.model_dump_json(indent=2) + "\n")
+            Path(tmp).replace(target)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError as exc:
+        raise CliError(
+            f"cannot write the baseline `{target}`: {exc.strerror}", hint="pass another `--dir`"
+        ) from None
     return target
