@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 __all__ = ["Outcome", "apply_outcome", "comparison_outcome", "run_outcome", "say_outcome"]
 
 _NAMED = 3
-_WORD = {"RunnerCrash": "crashed the runner", "RunnerTimeout": "hung"}
+_WORD = {"RunnerCrash": "crashed the runner", "RunnerTimeout": "hung", "NotRun": "was not run"}
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from tile_cli._results import render_results, render_timing
 from tile_cli._session import STARTUP_TIMEOUT_S, Launch, LaunchCounter, RunnerSession, Sink
 from tile_cli._settings import Selection, build_request, load, runner_python
 from tile_cli._ui import Ui, make_consoles
+from tile_cli._undone import settle, undone_lines
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -229,6 +230,8 @@ def run_suite(
             raise
     finally:
         ui.stop()
+    if interrupted is None:
+        settle(recorder)  # no planned case goes unaccounted for
     if command == "build":
         from tile_cli._build import build_exit_code, claim_outputs, render_build
 
@@ -236,6 +239,8 @@ def run_suite(
         recorder.finalize(interrupted=interrupted, judge=True)
         if not as_json:
             render_build(out, err, recorder, problems, verbose=verbose)
+        _render_undone(err, recorder)
+        if not as_json:
             err.print(f"run directory: {_display(run_dir)}", markup=False, style="dim")
         return build_exit_code(recorder, interrupted)
     report, comparison = recorder.finalize(
@@ -250,6 +255,7 @@ def run_suite(
     # A bad `-a` value is one usage error (raised by _finish), not a failure per kernel.
     if not as_json and usage_failure(recorder.failures) is None:
         render_results(out, err, recorder, command, verbose=verbose)
+    _render_undone(err, recorder)
     if verbose >= 1 and not as_json:
         render_timing(out, err, recorder, report.timing)
     if watch is not None and not as_json:
@@ -291,6 +297,12 @@ def _display(path: Path) -> str:
         return str(path.relative_to(Path.cwd()))
     except ValueError:
         return str(path)
+
+
+def _render_undone(err: Console, recorder: RunRecorder) -> None:
+    """How many planned cases were left undone and why (stderr, also with `--json`)."""
+    for line in undone_lines(len(recorder.planned), recorder.failures):
+        err.print(line, markup=False, style="red" if line.startswith("error") else None)
 
 
 # ---------------------------------------------------------------- sharded runs
