@@ -30,6 +30,7 @@ from tile_cli._telemetry import write_snapshots
 if TYPE_CHECKING:
     import tile_artifacts as ta
     from tile_cli._compare import CompareSettings
+    from tile_cli._outcome import Outcome
     from tile_cli._ui import Ui
     from tile_config import ResolvedConfig
 
@@ -70,17 +71,19 @@ def open_run_directory(
         writer = ta.ArtifactWriter(run_dir, run_id=run_id, producer=producer, redactor=redactor)
     except ta.ArtifactError as exc:
         raise CliError(exc.message, hint=exc.hint, code=ExitCode.USAGE) from None
-    if output_dir is None:
-        _point_latest(run_dir)
+    # `-o DIR` runs too: `tile baseline save` (and --compare's users) take `.tile/latest`
+    # for the run just made; pointing it elsewhere saved an unrelated run as the baseline.
+    runs = resolved.resolve_path(resolved.config.output.dir).absolute()
+    _point_latest(run_dir, runs.parent if runs.name == "runs" else runs)
     return run_dir, writer
 
 
-def _point_latest(run_dir: Path) -> None:
+def _point_latest(run_dir: Path, tile_dir: Path) -> None:
     """`.tile/latest` -> the newest run, replaced atomically; best effort."""
-    tile_dir = run_dir.parent.parent if run_dir.parent.name == "runs" else run_dir.parent
     link = tile_dir / "latest"
     tmp = tile_dir / f".latest-{os.getpid()}"
     try:
+        tile_dir.mkdir(parents=True, exist_ok=True)
         tmp.unlink(missing_ok=True)
         tmp.symlink_to(os.path.relpath(run_dir, tile_dir))
         tmp.replace(link)
@@ -134,6 +137,9 @@ class RunRecorder:
         self.runner_start_s = 0.0
         """Seconds from spawning each runner to its `hello`, summed over runners."""
         self.filtered = False
+        """Whether filters, `--case` or `-a` chose the cases (not every case of every kernel)."""
+        self.outcome: Outcome | None = None
+        """The exit code and why, once `finalize(judge=True)` decided it."""
         self.slurm_job_id: str | None = None
         """For the report context: the allocation's job id or the shards' ids, comma-separated."""
         self._lock = threading.RLock()
@@ -442,8 +448,13 @@ class RunRecorder:
         interrupted: str | None = None,
         error: str | None = None,
         compare_with: CompareSettings | None = None,
+        judge: bool = False,
     ) -> tuple[ta.Report, ta.ComparisonDoc | None]:
-        """Write report.json, summary.md, comparisons.json if asked, the manifest last."""
+        """Write report.json, summary.md, comparisons.json if asked, the manifest last.
+
+        With `judge`, the run's exit code is decided first (`self.outcome`) and stated in
+        the report and summary.
+        """
         from tile_cli._report import build_report, write_final
 
         self.clocks.stop()
@@ -451,7 +462,7 @@ class RunRecorder:
             report = build_report(self, interrupted=interrupted, error=error)
             for hook in self.before_final:
                 hook(report)
-            return report, write_final(self, report, compare_with)
+            return write_final(self, report, compare_with, interrupted=interrupted, judge=judge)
 
 
 def launch_id(launch: Launch) -> str:

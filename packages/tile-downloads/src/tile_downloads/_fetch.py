@@ -18,6 +18,7 @@ from ._records import sha256_file
 from ._registry import DownloadEntry, Registry, lookup
 
 __all__ = [
+    "DEFAULT_RETRIES",
     "DEFAULT_TIMEOUT",
     "CacheInfo",
     "ProgressCallback",
@@ -29,6 +30,10 @@ __all__ = [
 
 DEFAULT_TIMEOUT = 30.0
 """Seconds to wait for the server to connect or to send the next bytes."""
+
+DEFAULT_RETRIES = 2
+"""Attempts after the first for a transfer that failed on the way (a dropped connection, a
+timeout, an HTTP 5xx or 429), through pooch's `retry_if_failed` (it waits 1 s, then 2 s)."""
 
 _CHUNK = 64 * 1024
 _TRUE = ("1", "true", "yes")
@@ -129,8 +134,10 @@ def fetch(
     offline: bool | None = None,
     progress: ProgressCallback | None = None,
     timeout: float = DEFAULT_TIMEOUT,
+    retries: int = DEFAULT_RETRIES,
 ) -> Path:
-    """Return the local path of `name` (file, or extracted directory), downloading if needed."""
+    """Return the local path of `name` (file, or extracted directory), downloading if needed;
+    a transfer that fails on the way is tried `retries` more times."""
     entry = lookup(name, registry)
     layout = _Layout.of(entry, resolve_cache_dir(cache_dir))
     offline = resolve_offline(offline)
@@ -139,7 +146,7 @@ def fetch(
     if offline:
         _check_cached(entry, layout)
     else:
-        _download(entry, layout, progress, timeout)
+        _download(entry, layout, progress, timeout, retries)
     if entry.archive is None:
         return layout.file
     try:
@@ -192,25 +199,36 @@ def _check_cached(entry: DownloadEntry, layout: _Layout) -> None:
 
 
 def _download(
-    entry: DownloadEntry, layout: _Layout, progress: ProgressCallback | None, timeout: float
+    entry: DownloadEntry,
+    layout: _Layout,
+    progress: ProgressCallback | None,
+    timeout: float,
+    retries: int,
 ) -> None:
     import pooch
+    import requests
 
     downloader = _Downloader(entry, progress, timeout)
     try:
         with _quiet_pooch():
             # pooch skips the network when the file is there with the right hash, and otherwise
-            # streams into a temp file beside it that it renames only after the hash matched.
-            pooch.retrieve(
-                entry.url,
-                known_hash=f"sha256:{entry.sha256}",
-                fname=layout.file.name,
+            # streams into a temp file beside it that it renames only after the hash matched;
+            # a requests error (what the downloader lets through) is retried, ours are not.
+            # A one-file Pooch rather than `pooch.retrieve`, which has no `retry_if_failed`.
+            store = pooch.Pooch(
                 path=layout.file.parent,
-                downloader=downloader,
+                base_url="",
+                registry={layout.file.name: f"sha256:{entry.sha256}"},
+                urls={layout.file.name: entry.url},
+                retry_if_failed=retries,
             )
+            store.fetch(layout.file.name, downloader=downloader)
     except DownloadError:
         _prune(layout.file.parent, layout.top)
         raise
+    except requests.RequestException as exc:  # before OSError: it is one
+        _prune(layout.file.parent, layout.top)
+        raise _transfer_error(entry, exc, timeout, retries) from exc
     except ValueError as exc:  # pooch's own hash check, should ours ever be bypassed
         _prune(layout.file.parent, layout.top)
         raise ChecksumError(
@@ -233,8 +251,55 @@ def _download(
         progress(entry.name, size, size)
 
 
+def _http_error(entry: DownloadEntry, exc: Any, tries: str = "") -> TransferError:
+    response = exc.response
+    code = response.status_code if response is not None else None
+    reason = f" {response.reason}" if response is not None and response.reason else ""
+    if response is not None:
+        response.close()
+    return TransferError(
+        f"download `{entry.name}` failed: HTTP {code}{reason} from {entry.url}{tries}",
+        entry=entry.name,
+        url=entry.url,
+        hint=(
+            "the server failed; try again later or pin a mirror URL"
+            if code is None or code >= 500 or code == 429
+            else f"check the `url` of `{entry.name}`; the server refused it"
+        ),
+        status_code=code,
+    )
+
+
+def _transfer_error(
+    entry: DownloadEntry, exc: BaseException, timeout: float, retries: int
+) -> TransferError:
+    """A requests error that outlasted pooch's retries, in tile's words."""
+    import requests
+
+    tries = f" ({retries + 1} attempts)" if retries else ""
+    if isinstance(exc, requests.HTTPError):
+        return _http_error(entry, exc, tries)
+    if isinstance(exc, requests.Timeout):
+        what = f"timed out after {timeout} s"
+    elif isinstance(exc, requests.ConnectionError):
+        what = "could not connect or the connection dropped"
+    else:
+        what = "the transfer was cut short"
+    return TransferError(
+        f"download `{entry.name}` from {entry.url} failed: {what} ({type(exc).__name__}){tries}",
+        entry=entry.name,
+        url=entry.url,
+        hint=f"check the network and retry `tile fetch {entry.name}`",
+    )
+
+
 class _Downloader:
-    """pooch downloader: HTTP through pooch, then our own sha256 check and error translation."""
+    """pooch downloader: HTTP through pooch, then our own sha256 check.
+
+    A failure that may pass (a dropped or timed-out transfer, HTTP 5xx or 429) leaves as the
+    requests error, which pooch's `retry_if_failed` retries; a refusal (other 4xx) and a
+    complete file with the wrong sha256 leave as tile errors, which it does not.
+    """
 
     def __init__(
         self, entry: DownloadEntry, progress: ProgressCallback | None, timeout: float
@@ -266,26 +331,9 @@ class _Downloader:
         except requests.HTTPError as exc:
             response = exc.response
             code = response.status_code if response is not None else None
-            reason = f" {response.reason}" if response is not None and response.reason else ""
-            if response is not None:
-                response.close()
-            raise TransferError(
-                f"download `{entry.name}` failed: HTTP {code}{reason} from {url}",
-                entry=entry.name,
-                url=url,
-                hint=(
-                    "the server failed; try again later or pin a mirror URL"
-                    if code is not None and code >= 500
-                    else f"check the `url` of `{entry.name}`; the server refused it"
-                ),
-                status_code=code,
-            ) from exc
-        except requests.Timeout as exc:
-            raise self._transfer(f"timed out after {self.http.kwargs['timeout']} s", exc) from exc
-        except requests.ConnectionError as exc:
-            raise self._transfer("could not connect or the connection dropped", exc) from exc
-        except requests.RequestException as exc:
-            raise self._transfer("the transfer was cut short", exc) from exc
+            if code is not None and code < 500 and code != 429:
+                raise _http_error(entry, exc) from exc
+            raise
         actual = sha256_file(Path(output_file))
         if actual != entry.sha256:
             raise ChecksumError(
@@ -298,15 +346,6 @@ class _Downloader:
                 actual=actual,
             )
         self.downloaded = True
-
-    def _transfer(self, what: str, exc: BaseException) -> TransferError:
-        return TransferError(
-            f"download `{self.entry.name}` from {self.entry.url} failed: {what} "
-            f"({type(exc).__name__})",
-            entry=self.entry.name,
-            url=self.entry.url,
-            hint=f"check the network and retry `tile fetch {self.entry.name}`",
-        )
 
 
 class _ProgressBar:
