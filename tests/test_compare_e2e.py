@@ -144,9 +144,11 @@ def test_compare_writes_a_file_only_when_asked(proj: Project) -> None:
     assert "hint:" in nowhere.stderr
 
 
-def test_a_baseline_from_another_device_is_not_comparable(proj: Project) -> None:
+def test_a_baseline_from_another_device_is_not_comparable_and_exits_4(proj: Project) -> None:
     proc = proj.tile("compare", "baselines/nvidia-h200.json", "runs/a2", "-o", "dev.json")
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    # Nothing could be judged: a gate that checked nothing must not pass.
+    assert proc.returncode == 4, proc.stdout + proc.stderr
+    assert "exit 4: no case could be compared against `baselines/nvidia-h200.json`" in proc.stderr
     row = _rows(proj.root / "dev.json")[CASE]
     assert row["judgement"] == "not_comparable"
     assert row["reason"] == "device kind differs: `NVIDIA H200` vs `cpu`"
@@ -250,7 +252,7 @@ def test_a_baseline_from_before_interleaving(proj: Project) -> None:
     strict = proj.tile(
         "compare", "old-baseline.json", "runs/b", "--basis", "relative", "-o", "old-rel.json"
     )
-    assert strict.returncode == 0, strict.stdout + strict.stderr
+    assert strict.returncode == 4, strict.stdout + strict.stderr  # nothing could be judged
     row = _rows(proj.root / "old-rel.json")[CASE]
     assert row["judgement"] == "not_comparable" and row["basis"] is None
     assert "no reference samples timed interleaved in baseline" in row["reason"]

@@ -20,6 +20,7 @@ class Route:
     body: bytes
     status: int = 200
     cut: bool = False  # declare the full Content-Length, send half, close
+    flaky: int = 0  # the first `flaky` requests are cut like `cut`, the later ones served
 
 
 class Server:
@@ -31,8 +32,10 @@ class Server:
         self.lock = threading.Lock()
         self.base = ""
 
-    def add(self, path: str, body: bytes, *, status: int = 200, cut: bool = False) -> str:
-        self.routes[path] = Route(body, status, cut)
+    def add(
+        self, path: str, body: bytes, *, status: int = 200, cut: bool = False, flaky: int = 0
+    ) -> str:
+        self.routes[path] = Route(body, status, cut, flaky)
         return self.base + path
 
     def entry(
@@ -43,12 +46,13 @@ class Server:
         path: str | None = None,
         status: int = 200,
         cut: bool = False,
+        flaky: int = 0,
         sha256: str | None = None,
         archive: ArchiveKind | None = None,
         members: tuple[str, ...] | None = None,
     ) -> Registry:
         """Serve `body` and return a registry of one entry, pinned to its sha256 by default."""
-        url = self.add(path or f"/{name}.bin", body, status=status, cut=cut)
+        url = self.add(path or f"/{name}.bin", body, status=status, cut=cut, flaky=flaky)
         sha = sha256 or hashlib.sha256(body).hexdigest()
         return {name: DownloadEntry(name, url, sha, archive=archive, members=members)}
 
@@ -58,6 +62,7 @@ def _handler(server: Server) -> type[BaseHTTPRequestHandler]:
         def do_GET(self) -> None:
             with server.lock:
                 server.counts[self.path] += 1
+                count = server.counts[self.path]
             route = server.routes.get(self.path, Route(b"not found", 404))
             if route.status != 200:
                 self.send_response(route.status)
@@ -69,7 +74,7 @@ def _handler(server: Server) -> type[BaseHTTPRequestHandler]:
             self.send_header("Content-Type", "application/octet-stream")
             self.send_header("Content-Length", str(len(route.body)))
             self.end_headers()
-            if route.cut:
+            if route.cut or count <= route.flaky:
                 self.wfile.write(route.body[: len(route.body) // 2])
                 self.wfile.flush()
                 self.close_connection = True

@@ -22,13 +22,20 @@ from tile_artifacts._paths import (
     Layout,
     relative_path_problem,
 )
-from tile_artifacts._read import DecodeIssue, decode_document, decode_record, parse_json
+from tile_artifacts._read import (
+    DecodeIssue,
+    complete_lines,
+    decode_document,
+    decode_record,
+    parse_json,
+)
 from tile_artifacts._records import CommandRecord, EventRecord, MetricRecord
 
 __all__ = [
     "EXPECTED_DOCUMENT",
     "EXPECTED_RECORD",
     "Found",
+    "TORN",
     "Problem",
     "check_comparison",
     "check_json",
@@ -67,6 +74,9 @@ class Problem:
         return f"{where}: {self.message}"
 
 
+TORN: Final = "last line has no newline: the writer was killed mid-line (readers skip it)"
+
+
 @dataclass
 class Found:
     """What the run-directory check decoded, for the cross-file checks."""
@@ -100,11 +110,10 @@ def check_json(found: Found, file: str, text: str, expected: str | None) -> None
 
 def check_jsonl(found: Found, file: str, text: str, expected: str | None) -> None:
     records = found.records.setdefault(file, [])
-    lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    elif text:
-        found.add(file, "last line has no newline: the writer was cut off mid-line", len(lines))
+    lines = complete_lines(text)
+    if not text.endswith("\n") and text:
+        # Readers skip it; the run itself was killed, which the missing manifest says too.
+        found.add(file, TORN, len(lines) + 1)
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             found.add(file, "blank line", number)

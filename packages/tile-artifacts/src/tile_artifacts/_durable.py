@@ -91,11 +91,38 @@ def write_atomically(target: Path, data: bytes, *, durable: bool) -> None:
         _fsync_dir(target.parent)
 
 
-def append_lines(target: Path, data: bytes, *, durable: bool) -> None:
-    """Append whole lines to `target` in one `write(2)` (created if missing), then fsync."""
+def _drop_torn_tail(fd: int) -> None:
+    """Cut a half line that a killed writer left at the end of a JSONL file.
+
+    A line is appended with one write(2), but the kernel may stop a write of more than a page
+    part way when the process is killed, leaving a line without its newline. Readers skip
+    such a tail (`read_jsonl`); a writer that appends to the file again (a resumed campaign)
+    removes it first, so that its own first line does not get glued onto the torn one.
+    """
+    size = os.fstat(fd).st_size
+    if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
+        return
+    keep = 0
+    step = 1 << 16
+    end = size
+    while end > 0:
+        start = max(0, end - step)
+        at = os.pread(fd, end - start, start).rfind(b"\n")
+        if at >= 0:
+            keep = start + at + 1
+            break
+        end = start
+    os.ftruncate(fd, keep)
+
+
+def append_lines(target: Path, data: bytes, *, durable: bool, repair: bool = False) -> None:
+    """Append whole lines to `target` in one `write(2)` (created if missing), then fsync;
+    with `repair`, first cut a torn last line a killed writer left."""
     try:
-        fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, _FILE_MODE)
+        fd = os.open(target, os.O_RDWR | os.O_APPEND | os.O_CREAT, _FILE_MODE)
         try:
+            if repair:
+                _drop_torn_tail(fd)
             # One write(2) per batch of whole lines: a kill lands before or after it.
             view = memoryview(data)
             while view:

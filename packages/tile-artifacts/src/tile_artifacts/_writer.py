@@ -30,6 +30,7 @@ from tile_artifacts._base import (
 )
 from tile_artifacts._documents import (
     ArtifactEntry,
+    ComparisonDoc,
     ConfigSnapshot,
     InputFile,
     Manifest,
@@ -70,10 +71,11 @@ class ArtifactWriter:
 
     JSON documents go to a temp file in the same directory, are fsynced and renamed over the
     target. JSONL lines are appended with a single `write(2)` of the whole line (newline
-    included) and fsynced, so a SIGKILL leaves only complete lines. `finalize` writes
-    `artifact_manifest.json` last; nothing may be written after it. `checkpoint` writes an
-    `incomplete` manifest of what is there so far, so that a run killed without warning
-    (SIGKILL, a lost node) still leaves a directory that validates.
+    included) and fsynced; a SIGKILL during the write of a line longer than a page can still
+    leave part of it, without its newline, which readers drop and the next writer of the
+    file cuts off. `finalize` writes `artifact_manifest.json` last; nothing may be written
+    after it. `checkpoint` writes an `incomplete` manifest of what is there so far, so that a
+    run killed without warning (SIGKILL, a lost node) still leaves a directory that validates.
     """
 
     def __init__(
@@ -102,6 +104,7 @@ class ArtifactWriter:
         # Reentrant: a checkpoint lists the files and writes the manifest as one step.
         self._lock = threading.RLock()
         self._descriptions: dict[str, str] = {}
+        self._repaired: set[str] = set()
         # Checkpoints hash only what changed since the last one.
         self._digests: Digests = {}
         self._finalized = False
@@ -166,7 +169,9 @@ class ArtifactWriter:
 
     def _append(self, relpath: str, data: bytes) -> None:
         with self._lock:
-            append_lines(self.path(relpath), data, durable=self.durable)
+            repair = relpath not in self._repaired
+            append_lines(self.path(relpath), data, durable=self.durable, repair=repair)
+            self._repaired.add(relpath)
 
     def append_jsonl(self, relpath: str, *models: BaseModel) -> None:
         """Append each model as one compact JSON line, flushed and fsynced before returning."""
@@ -286,10 +291,11 @@ class ArtifactWriter:
         temp files (`.NAME.*.tmp`, there only while a write is under way) left out."""
         return [p for p in run_files(self.run_dir)[0] if not _TEMP.search(p)]
 
-    def write_summary(self, report: Report) -> Path:
-        """Render `summary.md` from the report, with the artifact map of the files so far."""
+    def write_summary(self, report: Report, comparison: ComparisonDoc | None = None) -> Path:
+        """Render `summary.md` from the report (and its comparison, if it was compared), with
+        the artifact map of the files so far."""
         paths = sorted({*self.files(), SUMMARY_MD, MANIFEST_JSON})
-        return self.write_text(SUMMARY_MD, render_summary_markdown(report, paths))
+        return self.write_text(SUMMARY_MD, render_summary_markdown(report, paths, comparison))
 
     def finalize(
         self,

@@ -58,7 +58,8 @@ def compare_cmd(
     written unless `-o` names a file.
     """
     import tile_artifacts as ta
-    from tile_cli._compare import compare_paths, comparison_exit_code, render_comparison
+    from tile_cli._compare import compare_paths, render_comparison
+    from tile_cli._outcome import comparison_outcome, say_outcome
     from tile_cli._settings import load
     from tile_cli._ui import make_consoles
 
@@ -80,7 +81,11 @@ def compare_cmd(
         render_comparison(doc, out, plain=not out.is_terminal)
         if output is not None:
             err.print(f"wrote {output}", style="dim", markup=False)
-    raise typer.Exit(comparison_exit_code(doc, fail_on_inconclusive=cfg.fail_on_inconclusive))
+    outcome = comparison_outcome(
+        doc, fail_on_inconclusive=cfg.fail_on_inconclusive, allow_missing=cfg.allow_missing
+    )
+    say_outcome(err, outcome)
+    raise typer.Exit(outcome.code)
 
 
 def baseline_save_cmd(
@@ -98,10 +103,16 @@ def baseline_save_cmd(
     ] = Path("baselines"),
     label: Annotated[str | None, typer.Option("--label", help="A name for this baseline.")] = None,
 ) -> None:
-    """Save a run (or pool several) as `baselines/<device>.json` for `tile bench --compare`."""
-    from tile_cli._compare import save_baseline
+    """Save a run (or pool several) as `baselines/<device>.json` for `tile bench --compare`.
 
-    target = save_baseline(runs or [Path(".tile/latest")], directory, label)
+    Says which run it took (`.tile/latest` is the newest run, `-o DIR` runs included) and
+    refuses one without bench samples (a `tile test` or `tile build` run).
+    """
+    from tile_cli._compare import save_baseline
+    from tile_cli._ui import make_consoles
+
+    _, err = make_consoles()
+    target = save_baseline(runs or [Path(".tile/latest")], directory, label, err=err)
     typer.echo(str(target))
     raise typer.Exit(ExitCode.OK)
 

@@ -77,6 +77,7 @@ CONFIG_KEYS: Final[Mapping[str, str]] = {
     "alpha": "compare.alpha",
     "fail_on_inconclusive": "compare.fail_on_inconclusive",
     "basis": "compare.basis",
+    "allow_missing": "compare.allow_missing",
 }
 
 
@@ -297,6 +298,10 @@ def compare_flags(*, after_run: bool) -> tuple[inspect.Parameter, ...]:
         _option("fail_on_inconclusive", bool | None,
                 "--fail-on-inconclusive/--no-fail-on-inconclusive",
                 help=say("exit 4 when a case is inconclusive.")),
+        _option("allow_missing", bool | None, "--allow-missing/--no-allow-missing",
+                help=say("pass although some cases are in one run only (a new kernel, a case "
+                         "left out); by default they exit 4, like every case that could not be "
+                         "judged.")),
         _option("basis", str | None, "--basis",
                 help="auto | absolute | relative: judge times, or times relative to the "
                 "reference timed interleaved (auto: relative where both runs have it). "

@@ -31,6 +31,7 @@ from tile_cli._telemetry import ClockWatch, write_snapshots
 if TYPE_CHECKING:
     import tile_artifacts as ta
     from tile_cli._compare import CompareSettings
+    from tile_cli._outcome import Outcome
     from tile_cli._ui import Ui
     from tile_config import ResolvedConfig
 
@@ -71,17 +72,19 @@ def open_run(
         writer = ta.ArtifactWriter(run_dir, run_id=run_id, producer=producer, redactor=redactor)
     except ta.ArtifactError as exc:
         raise CliError(exc.message, hint=exc.hint, code=ExitCode.USAGE) from None
-    if output_dir is None:
-        _point_latest(run_dir)
+    # `-o DIR` runs too: `tile baseline save` (and --compare's users) take `.tile/latest`
+    # for the run just made; pointing it elsewhere saved an unrelated run as the baseline.
+    runs = resolved.resolve_path(resolved.config.output.dir).absolute()
+    _point_latest(run_dir, runs.parent if runs.name == "runs" else runs)
     return RunSetup(command, resolved, writer, run_dir, argv)
 
 
-def _point_latest(run_dir: Path) -> None:
+def _point_latest(run_dir: Path, tile_dir: Path) -> None:
     """`.tile/latest` -> the newest run, replaced atomically; best effort."""
-    tile_dir = run_dir.parent.parent if run_dir.parent.name == "runs" else run_dir.parent
     link = tile_dir / "latest"
     tmp = tile_dir / f".latest-{os.getpid()}"
     try:
+        tile_dir.mkdir(parents=True, exist_ok=True)
         tmp.unlink(missing_ok=True)
         tmp.symlink_to(os.path.relpath(run_dir, tile_dir))
         tmp.replace(link)
@@ -106,6 +109,8 @@ class RunRecorder:
         self.results = RunResults(setup.command)
         self.before_final: list[Callable[[ta.Report], None]] = []
         """Called with the report just before report.json and the manifest are written."""
+        self.outcome: Outcome | None = None
+        """The exit code and why, once `finalize(judge=True)` decided it."""
         self._lock = threading.RLock()
         # The runner each thread's session is on, to tie its failures to its stderr log.
         self._current: dict[int, Launch] = {}
@@ -198,16 +203,32 @@ class RunRecorder:
         interrupted: str | None = None,
         error: str | None = None,
         compare_with: CompareSettings | None = None,
+        judge: bool = False,
     ) -> tuple[ta.Report, ta.ComparisonDoc | None]:
-        """Write report.json, summary.md, comparisons.json if asked, the manifest last."""
+        """Write report.json, summary.md, comparisons.json if asked, the manifest last.
+
+        With `judge`, the run's exit code is decided first (`self.outcome`) and stated in
+        the report and summary.
+        """
         self.clocks.stop()
+
+        def decide(comparison: ta.ComparisonDoc | None, problem: CliError | None) -> Outcome:
+            from tile_cli._outcome import Outcome, run_outcome
+
+            outcome = run_outcome(self.results, interrupted=interrupted, comparison=comparison,
+                                  settings=compare_with)  # fmt: skip
+            if problem is not None and outcome.code == 0:
+                outcome = Outcome(int(problem.code), problem.message)
+            self.outcome = outcome
+            return outcome
+
         with self._lock:
             report = build_report(self.setup, self.results, interrupted=interrupted, error=error)
             for hook in self.before_final:
                 hook(report)
             self._event("info", "run", "run_finished", f"status {report.run.status}")
-            return report, write_final(self.setup, self.results, report, compare_with,
-                                       clocks=self.clocks)  # fmt: skip
+            return write_final(self.setup, self.results, report, compare_with,
+                               clocks=self.clocks, outcome=decide if judge else None)  # fmt: skip
 
     # ---------------------------------------------------------------- helpers
 

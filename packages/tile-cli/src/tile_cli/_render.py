@@ -1,13 +1,24 @@
 """What a finished run shows: result tables on stdout; failures, hints and the headline on
-stderr. The live progress while it runs is `_ui.Ui`."""
+stderr. The live progress while it runs is `_ui.Ui`.
+
+Each failure gets the hint for what happened to it: a kernel that raised is not a runner
+killed by SIGSEGV (native code), nor one killed by SIGKILL (most often out of memory), nor
+one that hung. `-vv` adds each failure's traceback (a crash's: the runner's stderr tail).
+"""
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tile_artifacts._format import check_failure_reason
+from tile_cli._layout import emit
 from tile_cli._outcome import split_failures
+from tile_cli._tables import BenchRows, accounting_tables, bench_tables, precision_notice
+from tile_cli._tables import test_tables as make_test_tables
 from tile_cli._undone import undone_lines
 
 if TYPE_CHECKING:
@@ -20,12 +31,19 @@ if TYPE_CHECKING:
 
 __all__ = [
     "display_path",
+    "failure_hints",
     "print_failures",
     "render_build",
     "render_suite",
     "render_timing",
     "render_undone",
 ]
+
+
+_RAISED_PHASES = frozenset({"inputs", "compile", "run", "reference", "check", "work"})
+_NATIVE = frozenset({"SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE", "SIGABRT"})
+_RUNNER = frozenset({"RunnerCrash", "RunnerTimeout", "RunnerError"})
+_SIGNAL = re.compile(r"killed by (SIG[A-Z]+)")
 
 
 def display_path(path: Path) -> str:
@@ -36,70 +54,31 @@ def display_path(path: Path) -> str:
         return str(path)
 
 
+def _failure_line(err: Console, failure: tp.Failure) -> None:
+    where = failure.case_id or "(run)"
+    err.print(f"✗ {where} [{failure.phase}, {failure.status}] {failure.error_type}: "
+              f"{failure.message}", markup=False, style="red", soft_wrap=True)  # fmt: skip
+
+
 def print_failures(err: Console, failures: Sequence[tp.Failure], *, verbose: int = 0) -> None:
     """One red line per failure on stderr; `-v` adds the runner's traceback."""
     for failure in failures:
-        where = failure.case_id or "(run)"
-        err.print(
-            f"✗ {where} [{failure.phase}, {failure.status}] {failure.error_type}: "
-            f"{failure.message}",
-            markup=False,
-            style="red",
-        )
+        _failure_line(err, failure)
         if verbose and failure.traceback:
             err.print(failure.traceback.rstrip(), markup=False, style="dim")
 
 
-def render_suite(
-    out: Console, err: Console, results: RunResults, *, command: str, verbose: int
-) -> None:
-    """bench or test: the tables in plan order, then failures, hints and the headline."""
-    from tile_cli._ui import bench_tables, test_table
-
-    plain = not out.is_terminal
-    if command == "bench":
-        bench = results.in_plan_order(results.bench_results)
-        for table in bench_tables(bench, verbose=verbose, plain=plain):
-            out.print(table)
-    elif command == "test" and results.test_results:
-        out.print(test_table(results.in_plan_order(results.test_results), plain=plain))
-    print_failures(err, results.failures)
-    for hint in _failure_hints(results.failures):
-        err.print(f"hint: {hint}", markup=False)
-    for result in results.failed_checks:
-        c = result.check
-        assert c is not None
-        err.print(
-            f"✗ {result.case_id}: check failed: rel L2 error {c.rel_l2_err:.3g} > tol {c.tol:.3g}"
-            f" (max abs err {c.max_abs_err:.3g} at {c.worst_index})"
-            if c.rel_l2_err is not None and c.tol is not None
-            else f"✗ {result.case_id}: check failed: {c.message}",
-            markup=False,
-            style="red",
-        )
-    for log in results.diagnostics:
-        err.print(f"{log.level}: {log.message}", markup=False, style="yellow")
-    err.print(results.headline(), markup=False)
+def _signal_of(failure: tp.Failure) -> str | None:
+    match = _SIGNAL.search(failure.message)
+    return match.group(1) if match else None
 
 
-def render_timing(
-    out: Console, err: Console, results: RunResults, timing: ta.RunTiming | None
-) -> None:
-    """`-v`: each case's time accounting, and the run's wall time against what it needed."""
-    from tile_cli._ui import accounting_table, timing_line
-
-    timed: list[tp.BenchResult | tp.TestResult] = [*results.bench_results, *results.test_results]
-    table = accounting_table(timed, plain=not out.is_terminal)
-    if table is not None:
-        out.print(table)
-    if timing is not None:
-        err.print(timing_line(timing), markup=False)
-
-
-def _failure_hints(failures: Sequence[tp.Failure]) -> list[str]:
+def failure_hints(failures: list[tp.Failure]) -> list[str]:
     """One hint per kind of failure seen, saying what to do next."""
     phases = {f.phase for f in failures}
-    kinds = {f.error_type for f in failures}
+    crashes = [f for f in failures if f.error_type == "RunnerCrash"]
+    signals = {s for f in crashes if (s := _signal_of(f)) is not None}
+    rerun = "rerun it alone with `tile bench --case ID --isolate`"
     hints: list[str] = []
     if "import" in phases:
         hints.append(
@@ -107,14 +86,97 @@ def _failure_hints(failures: Sequence[tp.Failure]) -> list[str]:
             "(modules import with the project root on sys.path; install a packaged project "
             "with `pip install -e .`), or run `tile list` to see what loads"
         )
-    if kinds & {"RunnerCrash", "RunnerTimeout"}:
+    if native := sorted(signals & _NATIVE):
         hints.append(
-            "the runner died or hung on the case shown; its stderr is under `logs/` in the run "
-            "directory; rerun it alone with `tile bench -k CASE_ID --isolate`"
+            f"the runner crashed with {', '.join(native)} in native code: an out-of-bounds "
+            "access in a Pallas kernel, a bad custom call or a jaxlib bug; the native stack "
+            f"is in its stderr under `logs/` of the run directory (`-vv` shows its end); {rerun}"
         )
-    if phases & {"inputs", "compile", "run", "reference", "check", "work"}:
-        hints.append("a kernel raised; `report.json` failures hold the bounded traceback")
+    if "SIGKILL" in signals:
+        hints.append(
+            "the runner was killed by SIGKILL, most often by the out-of-memory killer "
+            f"(`dmesg` says); try a smaller case (`-a shape=...`) or {rerun}"
+        )
+    if any(_signal_of(f) is None for f in crashes):
+        hints.append(
+            "the runner exited in the middle of a case (`sys.exit`/`os._exit` in a kernel or "
+            f"its inputs?); its stderr is under `logs/` of the run directory; {rerun}"
+        )
+    if any(f.error_type == "RunnerTimeout" for f in failures):
+        hints.append(
+            "a case said nothing for `case_timeout` seconds (a hang, or a very long compile): "
+            "raise `--case-timeout` if it is only slow; its stderr is under `logs/`"
+        )
+    if any(f.phase in _RAISED_PHASES and f.error_type not in _RUNNER for f in failures):
+        hints.append(
+            "a kernel raised: `-vv` shows its traceback (the whole one is in the runner's "
+            "stderr log under `logs/`; report.json's failures hold its end)"
+        )
     return hints
+
+
+def _print_run_failures(err: Console, results: RunResults, verbose: int) -> None:
+    for index, failure in enumerate(results.failures, start=1):
+        _failure_line(err, failure)
+        if verbose >= 2 and failure.traceback:
+            launch = results.failure_launch.get(index)
+            log = os.path.relpath(launch.stderr_log) if launch is not None else None
+            cut = failure.traceback.startswith("...")
+            err.print(failure.traceback.rstrip(), markup=False, highlight=False, soft_wrap=True)
+            if cut and log is not None:
+                err.print(f"  (its start is cut here; the whole traceback is in {log})",
+                          markup=False, style="dim")  # fmt: skip
+
+
+def render_suite(
+    out: Console,
+    err: Console,
+    results: RunResults,
+    *,
+    command: str,
+    verbose: int,
+    target_precision: float | None,
+) -> None:
+    """The result tables (every planned case a row), then failures, hints and the headline."""
+    plain = not out.is_terminal
+    # Shards report in whatever order they finish; tables follow the plan.
+    order = {c.case_id: i for i, c in enumerate(results.planned)}
+    bench = sorted(results.bench_results, key=lambda r: order.get(r.case_id, len(order)))
+    tests = sorted(results.test_results, key=lambda r: order.get(r.case_id, len(order)))
+    rows = BenchRows(
+        results=bench,
+        failures=results.failures,
+        planned=results.planned,
+        target_precision=target_precision,
+    )
+    if command == "bench":
+        emit(out, *bench_tables(rows, verbose=verbose, plain=plain, width=out.width))
+    elif command == "test" and tests:
+        emit(out, *make_test_tables(tests, plain=plain, width=out.width))
+    _print_run_failures(err, results, verbose)
+    for hint in failure_hints(results.failures):
+        err.print(f"hint: {hint}", markup=False, soft_wrap=True)
+    for result in results.failed_checks:
+        assert result.check is not None
+        err.print(f"✗ {result.case_id}: wrong output: {check_failure_reason(result.check)}",
+                  markup=False, style="red", soft_wrap=True)  # fmt: skip
+    if command == "bench" and (notice := precision_notice(rows)) is not None:
+        err.print(notice, markup=False, style="yellow", soft_wrap=True)
+    for log in results.diagnostics:
+        err.print(f"{log.level}: {log.message}", markup=False, style="yellow", soft_wrap=True)
+    err.print(results.headline(), markup=False, soft_wrap=True)
+
+
+def render_timing(
+    out: Console, err: Console, results: RunResults, timing: ta.RunTiming | None
+) -> None:
+    """`-v`: each case's time accounting, and the run's wall time against what it needed."""
+    from tile_cli._ui import timing_line
+
+    timed: list[tp.BenchResult | tp.TestResult] = [*results.bench_results, *results.test_results]
+    emit(out, *accounting_tables(timed, plain=not out.is_terminal, width=out.width))
+    if timing is not None:
+        err.print(timing_line(timing), markup=False, soft_wrap=True)
 
 
 def render_build(

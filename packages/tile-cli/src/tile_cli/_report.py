@@ -10,6 +10,7 @@ import os
 import platform
 import socket
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,6 +21,8 @@ from tile_cli._undone import undone_reason
 if TYPE_CHECKING:
     import tile_artifacts as ta
     from tile_cli._compare import CompareSettings
+    from tile_cli._errors import CliError
+    from tile_cli._outcome import Outcome
     from tile_cli._results import RunResults
     from tile_cli._telemetry import ClockWatch
     from tile_config import ResolvedConfig
@@ -180,6 +183,8 @@ def build_report(
             "command": setup.command,
             "config_file": str(config_file) if config_file else None,
             "profile": setup.resolved.profile,
+            # What the precision flags of summary.md are judged against.
+            "target_precision": setup.resolved.config.bench.target_precision,
         },
         device=_device(setup, results),
         summary=ta.ReportSummary(
@@ -201,13 +206,19 @@ def build_report(
     )
 
 
-def _compare(setup: RunSetup, report: ta.Report, settings: CompareSettings) -> ta.ComparisonDoc:
-    """The run against its baseline (for comparisons.json)."""
+def _compare(
+    setup: RunSetup, results: RunResults, report: ta.Report, settings: CompareSettings
+) -> ta.ComparisonDoc:
+    """The run against its baseline (for comparisons.json). A filtered run is compared on the
+    cases it selected: the baseline's others were not asked for, so they are not missing."""
     import tile_artifacts as ta
     from tile_cli._compare import load_side, pick_baseline
 
     base_file = pick_baseline(settings.path, report.device.device_kind)
     base, base_path = load_side(base_file)
+    if results.filtered:
+        planned = {c.case_id for c in results.planned}
+        base = base.model_copy(update={"cases": [c for c in base.cases if c.case_id in planned]})
     comparison = ta.compare_runs(
         base,
         report,
@@ -239,31 +250,39 @@ def write_final(
     report: ta.Report,
     compare_with: CompareSettings | None,
     clocks: ClockWatch | None = None,
-) -> ta.ComparisonDoc | None:
-    """comparisons.json when asked, report.json with tile's findings, summary.md, then the
-    manifest last.
+    *,
+    outcome: Callable[[ta.ComparisonDoc | None, CliError | None], Outcome] | None = None,
+) -> tuple[ta.Report, ta.ComparisonDoc | None]:
+    """Compare if asked, decide the outcome (`outcome`), then write comparisons.json,
+    report.json with tile's findings, summary.md and the manifest last; return the report as
+    written.
 
-    A baseline that cannot be used is raised only after the run directory is complete.
+    The outcome is decided before anything is written so that report.json and summary.md
+    state the exit code the command leaves with. A baseline that cannot be used is raised
+    only after the run directory is complete.
     """
     import tile_artifacts as ta
     from tile_cli._errors import CliError
     from tile_cli._findings import add_findings
+    from tile_cli._outcome import apply_outcome
 
     w = setup.writer
     comparison: ta.ComparisonDoc | None = None
     problem: CliError | None = None
     if compare_with is not None:
         try:
-            comparison = _compare(setup, report, compare_with)
+            comparison = _compare(setup, results, report, compare_with)
         except CliError as exc:
             problem = exc
-    # The comparison first: a regression is one of the findings.
+    if outcome is not None:
+        report = apply_outcome(report, outcome(comparison, problem), comparison)
+    # After the comparison: a regression is one of the findings.
     report = add_findings(report, comparison, resolved=setup.resolved, command=setup.command,
                           clocks=clocks)  # fmt: skip
     if comparison is not None:
         w.write_json("comparisons.json", comparison)
     w.write_json("report.json", report)
-    w.write_summary(report)
+    w.write_summary(report, comparison)
     resolved = setup.resolved
     inputs = [ta.fingerprint_input(path, "download") for path in results.input_files.values()]
     if resolved.config_file is not None:
@@ -277,4 +296,4 @@ def write_final(
     )
     if problem is not None:
         raise problem
-    return comparison
+    return report, comparison

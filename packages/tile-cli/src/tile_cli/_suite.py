@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from tile_cli._errors import CliError, ExitCode
-from tile_cli._outcome import build_exit_code, suite_exit_code
+from tile_cli._errors import CliError, ExitCode, no_cases, usage_failure
+from tile_cli._outcome import build_exit_code
 from tile_cli._record import RunRecorder, open_run
 from tile_cli._render import (
     display_path,
@@ -97,7 +97,7 @@ def run_suite(command: tp.Command, sel: Selection, flags: SuiteFlags) -> int:
     setup = open_run(command, resolved, flags.output_dir, sys.argv)
     request = build_request(command, resolved, sel, setup.run_dir)
     suite = _Suite(setup, flags, watch)
-    suite.recorder.results.filtered = bool(sel.filters or sel.kernels or sel.case_ids)
+    suite.recorder.results.filtered = bool(sel.filters or sel.kernels or sel.case_ids or sel.axes)
     interrupted = _drive(suite.session(request, launching), suite.recorder, suite.ui)
     if interrupted is None:
         settle(suite.recorder.results, suite.recorder)  # no planned case goes unaccounted for
@@ -150,7 +150,7 @@ class _Suite:
     def finish_build(self, interrupted: str | None) -> int:
         """Describe the runner's files, finalize, show the build table; the exit code."""
         problems = claim_outputs(self.recorder)
-        self.recorder.finalize(interrupted=interrupted)
+        self.recorder.finalize(interrupted=interrupted, judge=True)
         if not self.flags.as_json:
             render_build(self.out, self.err, self.recorder.results, problems,
                          verbose=self.flags.verbose)  # fmt: skip
@@ -163,40 +163,46 @@ class _Suite:
         """Finalize a bench or test run, record it in the history, show it; the exit code."""
         setup, results, flags = self.setup, self.recorder.results, self.flags
         report, comparison = self.recorder.finalize(
-            interrupted=interrupted, compare_with=compare_with if interrupted is None else None
+            interrupted=interrupted,
+            compare_with=compare_with if interrupted is None else None,
+            judge=True,
         )
         resolved = setup.resolved
         if setup.command == "bench" and interrupted is None and resolved.config.history.enabled:
             from tile_cli._history import record_run
 
             record_run(resolved, report, setup.run_dir, self.err)
-        if not flags.as_json:
-            render_suite(self.out, self.err, results, command=setup.command,
-                         verbose=flags.verbose)  # fmt: skip
+        # A bad `-a` value is one usage error (raised by _conclude), not a failure per kernel.
+        if not flags.as_json and usage_failure(results.failures) is None:
+            render_suite(self.out, self.err, results, command=setup.command, verbose=flags.verbose,
+                         target_precision=resolved.config.bench.target_precision)  # fmt: skip
         render_undone(self.err, results)
         if not flags.as_json:
             if flags.verbose >= 1:
                 render_timing(self.out, self.err, results, report.timing)
             if self.watch is not None:
                 self.watch.render(self.err, verbose=flags.verbose)
-        code = suite_exit_code(results, interrupted)
-        if comparison is not None:
-            code = self._compared(comparison, code, compare_with)
-        if not flags.as_json:
-            self._where()
-        return code
+        return self._conclude(comparison)
 
-    def _compared(
-        self, comparison: ta.ComparisonDoc, code: int, settings: CompareSettings | None
-    ) -> int:
-        from tile_cli._compare import comparison_exit_code, render_comparison
+    def _conclude(self, comparison: ta.ComparisonDoc | None) -> int:
+        """The comparison's table and verdict, the run directory, and the exit code decided."""
+        from tile_cli._outcome import say_outcome
 
-        if not self.flags.as_json:
+        results, outcome = self.recorder.results, self.recorder.outcome
+        assert outcome is not None
+        if comparison is not None and not self.flags.as_json:
+            from tile_cli._compare import render_comparison
+
             render_comparison(comparison, self.out, plain=not self.out.is_terminal)
-        if code != ExitCode.OK:
-            return code
-        inconclusive = settings is not None and settings.fail_on_inconclusive
-        return comparison_exit_code(comparison, fail_on_inconclusive=inconclusive)
+            if not results.failures and not results.failed_checks:
+                say_outcome(self.err, outcome)
+        if not self.flags.as_json:
+            self._where()
+        if (usage := usage_failure(results.failures)) is not None:
+            raise usage
+        if outcome.code == ExitCode.USAGE and not results.planned:
+            raise no_cases(results.filtered)
+        return outcome.code
 
     def _where(self) -> None:
         where = display_path(self.setup.run_dir)

@@ -23,6 +23,7 @@ import msgspec
 
 import tile_protocol as tp
 from tile_cli._errors import CliError, ExitCode
+from tile_cli._format import fmt_time
 from tile_cli._process import LaunchCounter
 from tile_cli._requests import bench_settings, build_request, derive
 from tile_cli._runners import make_session
@@ -316,8 +317,9 @@ def _progress(
     else:
         text = f"rung {rung}: {timed} configurations timed, {len(survivors)} kept"
     if best is not None:
-        text += f"; fastest so far {best.case_id} {best.stats.median * 1e6:.2f} µs"
-    err.print(text, markup=False)
+        text += f"; fastest so far {best.case_id} {fmt_time(best.stats.median)}"
+    # soft_wrap: a long case id stays on one line, whole, whatever the terminal's width.
+    err.print(text, markup=False, soft_wrap=True)
 
 
 def _finish(resolved: ResolvedConfig, recorder: RunRecorder, state: _Tune) -> int:
@@ -342,7 +344,7 @@ def _finish(resolved: ResolvedConfig, recorder: RunRecorder, state: _Tune) -> in
     written = write_tuning(resolved, decisions, state.latest, hello, recorder.run_id)
     for case_id, d in decisions.items():
         margin = f", {d.margin:.3f}x over the runner-up" if d.margin else ""
-        print(f"{case_id}: {d.winner.unit_id[len(case_id):]} {d.winner.median * 1e6:.2f} µs"
+        print(f"{case_id}: {d.winner.unit_id[len(case_id):]} {fmt_time(d.winner.median)}"
               f" ({d.decided_by}{margin})")  # fmt: skip
     for path in written:
         print(f"tuning file: {display_path(path)}", file=sys.stderr)

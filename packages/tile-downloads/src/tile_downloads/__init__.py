@@ -12,9 +12,9 @@ from ._errors import (
     UnsafeArchiveError,
 )
 from ._fetch import (
+    DEFAULT_RETRIES,
     DEFAULT_TIMEOUT,
     CacheInfo,
-    ProgressCallback,
     cached_info,
     fetch,
     resolve_cache_dir,
@@ -22,6 +22,7 @@ from ._fetch import (
 )
 from ._records import FileRecord, file_records
 from ._registry import ArchiveKind, DownloadEntry, Registry, registry_from_mapping
+from ._transfer import ProgressCallback
 
 __all__ = [
     # registry
@@ -30,6 +31,7 @@ __all__ = [
     "Registry",
     "registry_from_mapping",
     # fetching and the cache
+    "DEFAULT_RETRIES",
     "DEFAULT_TIMEOUT",
     "CacheInfo",
     "ProgressCallback",

@@ -2,25 +2,22 @@
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import logging
 import os
-from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
 from urllib.parse import unquote, urlsplit
 
 from ._archive import extract
-from ._errors import ArchiveError, ChecksumError, DownloadError, OfflineError, TransferError
+from ._errors import ArchiveError, ChecksumError, DownloadError, OfflineError
 from ._records import sha256_file
 from ._registry import DownloadEntry, Registry, lookup
+from ._transfer import Downloader, ProgressCallback, quiet_pooch, transfer_error
 
 __all__ = [
+    "DEFAULT_RETRIES",
     "DEFAULT_TIMEOUT",
     "CacheInfo",
-    "ProgressCallback",
     "cached_info",
     "fetch",
     "resolve_cache_dir",
@@ -30,21 +27,12 @@ __all__ = [
 DEFAULT_TIMEOUT = 30.0
 """Seconds to wait for the server to connect or to send the next bytes."""
 
-_CHUNK = 64 * 1024
+DEFAULT_RETRIES = 2
+"""Attempts after the first for a transfer that failed on the way (a dropped connection, a
+timeout, an HTTP 5xx or 429), through pooch's `retry_if_failed` (it waits 1 s, then 2 s)."""
+
 _TRUE = ("1", "true", "yes")
 _FALSE = ("0", "false", "no", "")
-
-
-class ProgressCallback(Protocol):
-    """Told about a download: `(name, downloaded_bytes, total_bytes_or_None)`.
-
-    Called with 0 bytes when the transfer starts, after every chunk, and a last time with
-    `downloaded == total` once the verified file is in the cache. Never called on cache hits.
-    """
-
-    def __call__(self, name: str, downloaded_bytes: int, total_bytes: int | None, /) -> None:
-        """Report progress of the download of `name`."""
-        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,8 +117,10 @@ def fetch(
     offline: bool | None = None,
     progress: ProgressCallback | None = None,
     timeout: float = DEFAULT_TIMEOUT,
+    retries: int = DEFAULT_RETRIES,
 ) -> Path:
-    """Return the local path of `name` (file, or extracted directory), downloading if needed."""
+    """Return the local path of `name` (file, or extracted directory), downloading if needed;
+    a transfer that fails on the way is tried `retries` more times."""
     entry = lookup(name, registry)
     layout = _Layout.of(entry, resolve_cache_dir(cache_dir))
     offline = resolve_offline(offline)
@@ -139,7 +129,7 @@ def fetch(
     if offline:
         _check_cached(entry, layout)
     else:
-        _download(entry, layout, progress, timeout)
+        _download(entry, layout, progress, timeout, retries)
     if entry.archive is None:
         return layout.file
     try:
@@ -192,25 +182,36 @@ def _check_cached(entry: DownloadEntry, layout: _Layout) -> None:
 
 
 def _download(
-    entry: DownloadEntry, layout: _Layout, progress: ProgressCallback | None, timeout: float
+    entry: DownloadEntry,
+    layout: _Layout,
+    progress: ProgressCallback | None,
+    timeout: float,
+    retries: int,
 ) -> None:
     import pooch
+    import requests
 
-    downloader = _Downloader(entry, progress, timeout)
+    downloader = Downloader(entry, progress, timeout)
     try:
-        with _quiet_pooch():
+        with quiet_pooch():
             # pooch skips the network when the file is there with the right hash, and otherwise
-            # streams into a temp file beside it that it renames only after the hash matched.
-            pooch.retrieve(
-                entry.url,
-                known_hash=f"sha256:{entry.sha256}",
-                fname=layout.file.name,
+            # streams into a temp file beside it that it renames only after the hash matched;
+            # a requests error (what the downloader lets through) is retried, ours are not.
+            # A one-file Pooch rather than `pooch.retrieve`, which has no `retry_if_failed`.
+            store = pooch.Pooch(
                 path=layout.file.parent,
-                downloader=downloader,
+                base_url="",
+                registry={layout.file.name: f"sha256:{entry.sha256}"},
+                urls={layout.file.name: entry.url},
+                retry_if_failed=retries,
             )
+            store.fetch(layout.file.name, downloader=downloader)
     except DownloadError:
         _prune(layout.file.parent, layout.top)
         raise
+    except requests.RequestException as exc:  # before OSError: it is one
+        _prune(layout.file.parent, layout.top)
+        raise transfer_error(entry, exc, timeout, retries) from exc
     except ValueError as exc:  # pooch's own hash check, should ours ever be bypassed
         _prune(layout.file.parent, layout.top)
         raise ChecksumError(
@@ -231,132 +232,6 @@ def _download(
     if downloader.downloaded and progress is not None:
         size = layout.file.stat().st_size
         progress(entry.name, size, size)
-
-
-class _Downloader:
-    """pooch downloader: HTTP through pooch, then our own sha256 check and error translation."""
-
-    def __init__(
-        self, entry: DownloadEntry, progress: ProgressCallback | None, timeout: float
-    ) -> None:
-        self.entry = entry
-        self.downloaded = False
-        # pooch types `progressbar` as bool but takes any object with total/update/reset/close.
-        bar: Any = _ProgressBar(entry.name, progress) if progress is not None else False
-        import pooch
-
-        self.http = pooch.HTTPDownloader(progressbar=bar, chunk_size=_CHUNK, timeout=timeout)
-
-    def __call__(
-        self,
-        fname: str,
-        action: str | os.PathLike[Any] | None,
-        pooch: Any,
-        *,
-        check_only: bool | None = None,
-    ) -> None:
-        # pooch's Downloader protocol names its parameters (url, output_file, pooch) this way.
-        import requests
-
-        url, output_file, entry = fname, action, self.entry
-        if output_file is None or check_only:
-            raise TypeError("tile_downloads only downloads to a file")
-        try:
-            self.http(url, output_file, pooch)
-        except requests.HTTPError as exc:
-            response = exc.response
-            code = response.status_code if response is not None else None
-            reason = f" {response.reason}" if response is not None and response.reason else ""
-            if response is not None:
-                response.close()
-            raise TransferError(
-                f"download `{entry.name}` failed: HTTP {code}{reason} from {url}",
-                entry=entry.name,
-                url=url,
-                hint=(
-                    "the server failed; try again later or pin a mirror URL"
-                    if code is not None and code >= 500
-                    else f"check the `url` of `{entry.name}`; the server refused it"
-                ),
-                status_code=code,
-            ) from exc
-        except requests.Timeout as exc:
-            raise self._transfer(f"timed out after {self.http.kwargs['timeout']} s", exc) from exc
-        except requests.ConnectionError as exc:
-            raise self._transfer("could not connect or the connection dropped", exc) from exc
-        except requests.RequestException as exc:
-            raise self._transfer("the transfer was cut short", exc) from exc
-        actual = sha256_file(Path(output_file))
-        if actual != entry.sha256:
-            raise ChecksumError(
-                f"download `{entry.name}` from {url} has sha256 {actual}, "
-                f"expected {entry.sha256}; the file was discarded",
-                entry=entry.name,
-                url=url,
-                hint=f"if the file changed upstream on purpose, update `sha256` of `{entry.name}`",
-                expected=entry.sha256,
-                actual=actual,
-            )
-        self.downloaded = True
-
-    def _transfer(self, what: str, exc: BaseException) -> TransferError:
-        return TransferError(
-            f"download `{self.entry.name}` from {self.entry.url} failed: {what} "
-            f"({type(exc).__name__})",
-            entry=self.entry.name,
-            url=self.entry.url,
-            hint=f"check the network and retry `tile fetch {self.entry.name}`",
-        )
-
-
-class _ProgressBar:
-    """The progressbar object pooch drives (total/update/reset/close), fed to a callback."""
-
-    def __init__(self, name: str, callback: ProgressCallback) -> None:
-        self.name = name
-        self.callback = callback
-        self._total: int | None = None
-        self._done = 0
-        self._finishing = False
-
-    @property
-    def total(self) -> int | None:
-        return self._total
-
-    @total.setter
-    def total(self, value: int) -> None:
-        self._total = value or None  # pooch sets 0 when there is no Content-Length
-        self._done = 0
-        self.callback(self.name, 0, self._total)
-
-    def update(self, n: int) -> None:
-        # pooch counts whole chunks and, at the end, resets and adds the total; the final
-        # exact report comes from `fetch` once the verified file is in place.
-        if self._finishing:
-            return
-        self._done += n
-        done = min(self._done, self._total) if self._total else self._done
-        self.callback(self.name, done, self._total)
-
-    def reset(self) -> None:
-        self._finishing = True
-
-    def close(self) -> None:
-        pass
-
-
-@contextlib.contextmanager
-def _quiet_pooch() -> Generator[None]:
-    """Keep pooch's INFO lines off stderr: the CLI speaks for us."""
-    import pooch
-
-    logger = pooch.get_logger()
-    level = logger.level
-    logger.setLevel(logging.WARNING)
-    try:
-        yield
-    finally:
-        logger.setLevel(level)
 
 
 def _prune(start: Path, stop: Path) -> None:

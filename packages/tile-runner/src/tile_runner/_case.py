@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -182,6 +184,9 @@ def _failed(ctx: CaseContext, case_id: str, phase: Phase, exc: BaseException) ->
             )
         )
         return "skipped"
+    # The whole traceback goes to the runner's stderr log; the message carries its last part.
+    print(f"tile: {case_id} failed in {phase}:", file=sys.stderr)
+    traceback.print_exception(exc, file=sys.stderr)
     ctx.send(failure_from(exc, phase, case_id))
     return "failed"
 
