@@ -7,6 +7,7 @@ One message per line, tagged by `type`. `encode`/`decode` handle single messages
 from __future__ import annotations
 
 from tile_protocol._codec import (
+    MAX_DEPTH,
     BadLine,
     Event,
     StreamDecoder,
@@ -100,6 +101,7 @@ __all__ = [
     "Throughput",
     "Work",
     # codec
+    "MAX_DEPTH",
     "BadLine",
     "Event",
     "StreamDecoder",
