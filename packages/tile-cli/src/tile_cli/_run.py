@@ -374,7 +374,7 @@ def previous_costs(resolved: ResolvedConfig) -> dict[str, float] | None:
     try:
         report = _json.loads((tile_dir / "latest" / "report.json").read_text())
         cases = report["cases"]
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
         return None
     costs: dict[str, float] = {}
     for case in cases if isinstance(cases, list) else []:
