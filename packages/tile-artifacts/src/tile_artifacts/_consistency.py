@@ -21,6 +21,7 @@ from tile_artifacts._records import MetricRecord
 
 __all__ = [
     "baseline_problems",
+    "case_problems",
     "first_impossible_sample",
     "metrics_file_problems",
     "report_problems",
@@ -80,8 +81,7 @@ def _stats(where: str, stats: StatsRecord, samples: Sequence[float], add: Add) -
                     f"{actual!r}")  # fmt: skip
 
 
-def _case(i: int, case: CaseRecord, add: Add) -> None:
-    where = f"cases[{i}] `{case.case_id}`"
+def _case(where: str, case: CaseRecord, add: Add) -> None:
     _samples(f"{where}: samples", case.samples, add)
     if case.stats is not None:
         _stats(f"{where}: stats", case.stats, case.samples, add)
@@ -155,11 +155,18 @@ def _metrics(report: Report, add: Add) -> None:
         add(f"metrics: `{name}` of `{case_id}` is missing (its case has the value)")
 
 
+def case_problems(case: CaseRecord) -> list[str]:
+    """The impossible timings of one case record (e.g. a runner's result before it is kept)."""
+    problems: list[str] = []
+    _case(f"`{case.case_id}`", case, problems.append)
+    return problems
+
+
 def report_problems(report: Report, add: Add) -> None:
     """Every impossible timing and internal contradiction of a report."""
     _duplicates("cases: case_id", (c.case_id for c in report.cases), add)
     for i, case in enumerate(report.cases):
-        _case(i, case, add)
+        _case(f"cases[{i}] `{case.case_id}`", case, add)
     if report.timing is not None:
         _timing(report.timing, report.cases, add)
     _counts(report, add)

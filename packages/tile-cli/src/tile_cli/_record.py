@@ -7,6 +7,7 @@ by `finalize` (also on Ctrl-C and SIGTERM).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -22,6 +23,8 @@ import msgspec
 
 import tile_protocol as tp
 from tile_cli._errors import CliError, ExitCode
+from tile_cli._invalid import invalid_failure, result_problem
+from tile_cli._runlog import RunLog
 from tile_cli._session import Launch
 from tile_cli._settings import describe_origin
 
@@ -126,9 +129,12 @@ class RunRecorder:
         self.filtered = False
         self.slurm_job_id: str | None = None
         """For the report context: the allocation's job id or the shards' ids, comma-separated."""
+        self.invalid: dict[str, str] = {}
+        """Cases whose result could not be recorded, and why (they are `invalid`)."""
         self._lock = threading.RLock()
         # The runner each thread's session is on, to tie its failures to its stderr log.
         self._current: dict[int, Launch] = {}
+        self.log = RunLog(writer, on_fault=self._on_write_fault)
         self._event("info", "run", "run_started", f"tile {command} started", argv=argv)
         self._snapshot_config()
 
@@ -206,7 +212,7 @@ class RunRecorder:
                         f"{job_id}", command_id=launch_id(launch), job_id=job_id)  # fmt: skip
 
     def _launch_end(self, launch: Launch) -> None:
-        self.writer.command(
+        self.log.command(
             launch_id(launch),
             launch.args,
             cwd=launch.cwd,
@@ -268,7 +274,17 @@ class RunRecorder:
 
     def on_message(self, message: tp.Message) -> None:
         with self._lock:
-            self._message(message)
+            try:
+                self._message(message)
+            except Exception as exc:  # a hostile message must not end the run; say so
+                self._failure(
+                    tp.Failure(
+                        phase="protocol",
+                        error_type=type(exc).__name__,
+                        message=f"a `{message.__struct_config__.tag}` message from the runner "
+                        f"could not be recorded: {exc}",
+                    )
+                )
 
     # ---------------------------------------------------------------- helpers
 
@@ -283,8 +299,17 @@ class RunRecorder:
             self.ui.notice(f"warning: {msg}")
 
     def _message(self, message: tp.Message) -> None:
+        if isinstance(message, (tp.BenchResult, tp.TestResult, tp.BuildResult)):
+            info = next((c for c in self.planned if c.case_id == message.case_id), None)
+            problem = result_problem(info, message)
+            if problem is not None:
+                self.invalid[message.case_id] = problem
+                self._message(invalid_failure(message, problem))
+                return
         self._echo(message)
-        if isinstance(message, tp.BenchResult):
+        if isinstance(message, tp.Log):  # the commonest message first
+            self._log(message)
+        elif isinstance(message, tp.BenchResult):
             self.bench_results.append(message)
             self._case_done(message.case_id, message.check)
         elif isinstance(message, tp.TestResult):
@@ -297,8 +322,6 @@ class RunRecorder:
             self._failure(message)
         elif isinstance(message, tp.Artifact):
             self.artifacts.append(message)
-        elif isinstance(message, tp.Log):
-            self._log(message)
         elif isinstance(message, tp.Done):
             self._event("info", "run", "runner_done", "runner finished",
                         **msgspec.to_builtins(message))  # fmt: skip
@@ -317,12 +340,14 @@ class RunRecorder:
 
     def _log(self, log: tp.Log) -> None:
         # The runner reports each data file a kernel used as `input_file NAME PATH`.
-        if log.message.startswith("input_file "):
+        if log.message.startswith("input_file ") and log.message.count(" ") >= 2:
             _, name, path = log.message.split(" ", 2)
             self.input_files[name] = path
         elif log.message.startswith("jax_cache "):
             self.jax_cache_logs.append(log)
-        self._event(log.level, "runner", "log", log.message, case_id=log.case_id)
+        # The runner's log lines go to disk in batches: it may send 200,000 of them.
+        self.log.event(log.level, "runner", "log", log.message, {"case_id": log.case_id},
+                       chatter=True)  # fmt: skip
         if log.level in ("warning", "error"):
             self.diagnostics.append(log)
             self.ui.notice(f"{log.level}: {log.message}")
@@ -342,17 +367,29 @@ class RunRecorder:
             record = case_record(self.planned[index], self, interrupted=False)
             metrics = ta.case_metrics(record, run_id=self.run_id, index=index)
             if metrics:
-                self.writer.append_jsonl("metrics.jsonl", *metrics)
+                self.log.append(ta.METRICS_JSONL, *metrics)
         self._event("info", "case", "case_done", case_id,
                     passed=None if check is None else check.passed)  # fmt: skip
 
     def _event(self, level: str, phase: str, event: str, message: str, **fields: Any) -> None:
-        self.writer.event(
-            event,
-            message,
-            level=level,  # type: ignore[arg-type]
-            phase=phase,
-            fields=json.loads(json.dumps(fields, default=str)),
+        self.log.event(level, phase, event, message, json.loads(json.dumps(fields, default=str)))
+
+    def _on_write_fault(self, error: ta.ArtifactError) -> None:
+        """Said once, at once: the run goes on and prints its results, which are not saved."""
+        self.ui.notice(f"error: {error.message}; the run goes on, its results are printed but "
+                       "not saved", "red")  # fmt: skip
+
+    def write_fault(self) -> CliError | None:
+        """The error to end the command with when the run directory could not be written."""
+        error = self.log.fault
+        if error is None:
+            return None
+        return CliError(
+            f"the run directory `{self.run_dir}` is incomplete: {error.message}",
+            hint=(error.hint or "check free space and permissions")
+            + "; the results above were not saved: rerun once it is fixed, or choose another "
+            "`--output-dir`",
+            code=ExitCode.INFRA,
         )
 
     def _snapshot_config(self) -> None:
@@ -366,11 +403,11 @@ class RunRecorder:
             }
             for key, value in values.items()
         }
-        self.writer.write_text(
-            "config/resolved_tool.json", json.dumps(doc, indent=2, default=str) + "\n"
-        )
-        if self.resolved.raw_text is not None:
-            self.writer.write_text("config/tile.toml", _redact_toml(self.resolved.raw_text))
+        text = json.dumps(doc, indent=2, default=str) + "\n"
+        self.log.write(lambda: self.writer.write_text("config/resolved_tool.json", text))
+        raw = self.resolved.raw_text
+        if raw is not None:
+            self.log.write(lambda: self.writer.write_text("config/tile.toml", _redact_toml(raw)))
 
     def finalize(
         self,
@@ -379,14 +416,26 @@ class RunRecorder:
         error: str | None = None,
         compare_with: CompareSettings | None = None,
     ) -> tuple[ta.Report, ta.ComparisonDoc | None]:
-        """Write report.json, summary.md, comparisons.json if asked, the manifest last."""
+        """Write report.json, summary.md, comparisons.json if asked, the manifest last.
+
+        After a failed write (a full disk) the manifest is left out, so that the directory
+        reads as incomplete, and only report.json is tried: it holds every measurement.
+        """
+        import tile_artifacts as ta
         from tile_cli._report import build_report, write_final
 
         with self._lock:
             report = build_report(self, interrupted=interrupted, error=error)
-            for hook in self.before_final:
-                hook(report)
-            return report, write_final(self, report, compare_with)
+            if self.log.write(lambda: [hook(report) for hook in self.before_final]):
+                self.log.close()
+                try:
+                    if self.log.fault is None:
+                        return report, write_final(self, report, compare_with)
+                except ta.ArtifactError as exc:
+                    self.log.fail(exc)
+            with contextlib.suppress(ta.ArtifactError):
+                self.writer.write_json(ta.REPORT_JSON, report)
+            return report, None
 
 
 def launch_id(launch: Launch) -> str:

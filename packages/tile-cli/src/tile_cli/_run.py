@@ -27,7 +27,7 @@ from tile_cli._launchers import (
 )
 from tile_cli._session import STARTUP_TIMEOUT_S, Launch, LaunchCounter, RunnerSession, Sink
 from tile_cli._settings import Selection, build_request, load, runner_python
-from tile_cli._ui import Ui, bench_tables, make_consoles, test_table
+from tile_cli._ui import Ui, bench_tables, diagnostic_lines, make_consoles, test_table
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -233,6 +233,8 @@ def run_suite(
         if not as_json:
             render_build(out, err, recorder, problems, verbose=verbose)
             err.print(f"run directory: {_display(run_dir)}", markup=False, style="dim")
+        if (fault := recorder.write_fault()) is not None:
+            raise fault
         return build_exit_code(recorder, interrupted)
     report, comparison = recorder.finalize(
         interrupted=interrupted, compare_with=compare_with if interrupted is None else None
@@ -305,8 +307,8 @@ def _render(
             markup=False,
             style="red",
         )
-    for log in recorder.diagnostics:
-        err.print(f"{log.level}: {log.message}", markup=False, style="yellow")
+    for line in diagnostic_lines(recorder.diagnostics):
+        err.print(line, markup=False, style="yellow")
     err.print(recorder.headline(), markup=False)
 
 
@@ -349,6 +351,9 @@ def _failure_hints(recorder: RunRecorder) -> list[str]:
 
 
 def _exit_code(recorder: RunRecorder, interrupted: str | None) -> int:
+    fault = recorder.write_fault()
+    if fault is not None:
+        raise fault
     if interrupted is not None:
         return stopped_code(interrupted)
     if recorder.failures:

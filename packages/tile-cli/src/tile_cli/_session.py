@@ -263,7 +263,7 @@ class RunnerSession:
         if stopping:  # stop() came while the process was starting
             _terminate(proc)
         self._sink.on_launch(launch)
-        events: queue.Queue[object] = queue.Queue()
+        events: queue.Queue[object] = queue.Queue()  # lists of events, one per chunk read
         reader = threading.Thread(target=_read_stream, args=(proc, events), daemon=True)
         reader.start()
         # On a thread: a launcher may not read its stdin before the job starts (srun waiting
@@ -281,13 +281,17 @@ class RunnerSession:
             while True:
                 limit = self._silence_limit(in_flight)
                 try:
-                    event = events.get(timeout=limit)
+                    batch = events.get(timeout=limit)
                 except queue.Empty:
                     timed_out = True
                     break
-                if event is _EOF:
+                if batch is _EOF:
                     break
-                in_flight = self._dispatch(event, in_flight)
+                assert isinstance(batch, list)
+                for event in batch:  # pyright: ignore[reportUnknownVariableType]
+                    in_flight = self._dispatch(event, in_flight)
+                    if self._state.done_seen:
+                        break
                 if self._state.done_seen:
                     break
         except BaseException:
@@ -327,7 +331,9 @@ class RunnerSession:
 
     def _dispatch(self, event: object, in_flight: str | None) -> str | None:
         sink = self._sink
-        if isinstance(event, (tp.BadLine, tp.UnknownMessage)):
+        if isinstance(event, tp.Log):  # by far the commonest message: straight through
+            sink.on_message(event)
+        elif isinstance(event, (tp.BadLine, tp.UnknownMessage)):
             sink.on_noise(event)
         elif isinstance(event, tp.Hello):
             self._state.hello_seen = True
@@ -458,10 +464,10 @@ def _read_stream(proc: subprocess.Popen[bytes], out: queue.Queue[object]) -> Non
             break
         if not chunk:
             break
-        for event in decoder.feed(chunk):
-            out.put(event)
-    for event in decoder.close():
-        out.put(event)
+        # One queue item per chunk, not per line: a chatty runner sends thousands a chunk.
+        if events := decoder.feed(chunk):
+            out.put(events)
+    out.put(decoder.close())
     out.put(_EOF)
 
 

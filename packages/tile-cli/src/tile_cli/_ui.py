@@ -25,7 +25,15 @@ from rich.text import Text
 import tile_protocol as tp
 from tile_cli._format import fmt_pct, fmt_rate, fmt_ratio, fmt_time
 
-__all__ = ["Ui", "accounting_table", "bench_tables", "make_consoles", "test_table", "timing_line"]
+__all__ = [
+    "Ui",
+    "accounting_table",
+    "bench_tables",
+    "diagnostic_lines",
+    "make_consoles",
+    "test_table",
+    "timing_line",
+]
 
 
 def make_consoles() -> tuple[Console, Console]:
@@ -209,3 +217,21 @@ def timing_line(timing: Any) -> str:
         f"overhead ratio {'-' if ratio is None else f'{ratio:.2f}'} "
         "(wall / (start + compile + sampled))"
     )
+
+
+def diagnostic_lines(logs: Sequence[tp.Log], *, limit: int = 20) -> list[str]:
+    """The runners' warnings and errors for the end of a run: each distinct line once with
+    its count, at most `limit` of them (a runner that warns 200,000 times must not bury the
+    results, nor take a minute to print)."""
+    counts: dict[tuple[str, str], int] = {}
+    for log in logs:
+        key = (log.level, log.message)
+        counts[key] = counts.get(key, 0) + 1
+    lines = [
+        f"{level}: {message}" + (f" (×{count})" if count > 1 else "")
+        for (level, message), count in list(counts.items())[:limit]
+    ]
+    hidden = sum(list(counts.values())[limit:])
+    if hidden:
+        lines.append(f"… and {hidden} more warning(s) or error(s): see events.jsonl")
+    return lines
