@@ -454,6 +454,7 @@ def compare_cmd(
     import tile_artifacts as ta
     from tile_cli._compare import compare_paths, comparison_exit_code, render_comparison
     from tile_cli._errors import CliError
+    from tile_cli._escape import escape_controls
     from tile_cli._settings import given, load
     from tile_cli._ui import make_consoles
 
@@ -478,7 +479,7 @@ def compare_cmd(
     tmp.write_text(doc.model_dump_json(indent=2) + "\n")
     tmp.replace(output)
     if fmt == "markdown":
-        print(ta.render_comparison_markdown(doc))
+        print(escape_controls(ta.render_comparison_markdown(doc)))
     elif fmt == "json":
         print(doc.model_dump_json(indent=2))
     else:
@@ -520,13 +521,14 @@ def schema_check_cmd(
     """Validate a run directory (or one file) against Artifact Format v1."""
     import tile_artifacts as ta
     from tile_cli._errors import CliError
+    from tile_cli._escape import escape_controls
 
     try:
         problems = ta.check_path(path)
     except ta.ArtifactError as exc:
         raise CliError(exc.message, hint=exc.hint, code=ExitCode.USAGE) from None
     for problem in problems:
-        typer.echo(str(problem))
+        typer.echo(escape_controls(str(problem)))
     if problems:
         typer.echo(f"{len(problems)} problem(s) in {path}", err=True)
         raise typer.Exit(ExitCode.FAILED)

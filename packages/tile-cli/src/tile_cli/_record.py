@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 import tile_protocol as tp
+from tile_cli import _signals as signals
 from tile_cli._errors import CliError, ExitCode
 from tile_cli._invalid import invalid_failure, result_problem
 from tile_cli._runlog import RunLog
@@ -424,7 +425,7 @@ class RunRecorder:
         import tile_artifacts as ta
         from tile_cli._report import build_report, write_final
 
-        with self._lock:
+        with signals.shielded(), self._lock:
             report = build_report(self, interrupted=interrupted, error=error)
             if self.log.write(lambda: [hook(report) for hook in self.before_final]):
                 self.log.close()

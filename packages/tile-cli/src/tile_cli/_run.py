@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json as _json
 import os
 import queue
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 import tile_protocol as tp
+from tile_cli import _signals as signals
 from tile_cli._errors import CliError, ExitCode, no_cases, stopped_code
 from tile_cli._launchers import (
     LauncherError,
@@ -176,6 +178,11 @@ def run_suite(
         costs = previous_costs(resolved)
         if launcher.kind == "slurm":
             srun = _check_slurm(resolved, slurm_args)
+    build_request(command, resolved, sel, None)  # bad flags refused before a directory exists
+    # From here a signal waits until the session runs, where it is caught and the run
+    # directory finalized (an error before that ends tile anyway).
+    hold = contextlib.ExitStack()
+    hold.enter_context(signals.held())
     run_dir, writer = open_run_directory(command, resolved, output_dir)
     request = build_request(command, resolved, sel, run_dir)
     ui = Ui(err, verbose=verbose, quiet=as_json)
@@ -211,6 +218,8 @@ def run_suite(
         )
     interrupted: str | None = None
     try:
+        hold.close()
+        signals.raise_pending()
         session.run()
     except KeyboardInterrupt:
         interrupted = "interrupted by Ctrl-C"
@@ -676,7 +685,7 @@ class ShardedRun:
         clean = True
         try:
             for _ in threads:
-                ok, exc = ends.get()
+                ok, exc = _wake_for_signals(ends)
                 if exc is not None:
                     raise exc
                 clean = clean and ok
@@ -688,6 +697,19 @@ class ShardedRun:
         for thread in threads:
             thread.join()
         return clean
+
+
+def _wake_for_signals(
+    ends: queue.Queue[tuple[bool, BaseException | None]],
+) -> tuple[bool, BaseException | None]:
+    """The next shard's end. The wait wakes every so often: a Ctrl-C that Linux hands to a
+    shard's thread (which starts processes, so it cannot block signals) is only acted on
+    when the main thread runs again."""
+    while True:
+        try:
+            return ends.get(timeout=0.25)
+        except queue.Empty:
+            continue
 
 
 def _replace(request: tp.RunRequest, **changes: object) -> tp.RunRequest:

@@ -46,7 +46,7 @@ class RunLog:
         self._envelope: dict[str, object] = {"schema_name": "tile.event", "schema_version": 1}
         self._envelope.update(tool_name=self._tool, run_id=writer.run_id)
         self._lock = threading.Lock()
-        self._timer: threading.Timer | None = None
+        self._timer: threading.Event | None = None  # set: the armed flush is cancelled
         self.fault: ta.ArtifactError | None = None
         """The first write that failed; nothing is appended after it."""
 
@@ -123,7 +123,7 @@ class RunLog:
         """Flush and stop the timer (before the report and manifest are written)."""
         with self._lock:
             if self._timer is not None:
-                self._timer.cancel()
+                self._timer.set()
                 self._timer = None
             self._flush()
 
@@ -136,14 +136,21 @@ class RunLog:
 
     def _arm(self) -> None:
         if self._timer is None:
-            self._timer = threading.Timer(FLUSH_AFTER_S, self._on_timer)
-            self._timer.daemon = True
-            self._timer.start()
+            from tile_cli._signals import quiet
 
-    def _on_timer(self) -> None:
+            self._timer = threading.Event()
+            thread = threading.Thread(target=quiet(self._later), args=(self._timer,))
+            thread.daemon = True
+            thread.start()
+
+    def _later(self, cancelled: threading.Event) -> None:
+        """The flush timer: write the pending chatter FLUSH_AFTER_S after it started."""
+        if cancelled.wait(FLUSH_AFTER_S):
+            return
         with self._lock:
-            self._timer = None
-            self._flush()
+            if self._timer is cancelled:
+                self._timer = None
+                self._flush()
 
     def _flush(self) -> None:
         if not self._pending:

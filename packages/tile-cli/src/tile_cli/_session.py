@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Protocol
 
 import tile_protocol as tp
+from tile_cli import _signals as signals
 from tile_cli._errors import CliError, ExitCode
 
 __all__ = ["Launch", "LaunchCounter", "RunnerSession", "Sink"]
@@ -264,12 +265,14 @@ class RunnerSession:
             _terminate(proc)
         self._sink.on_launch(launch)
         events: queue.Queue[object] = queue.Queue()  # lists of events, one per chunk read
-        reader = threading.Thread(target=_read_stream, args=(proc, events), daemon=True)
+        reader = threading.Thread(
+            target=signals.quiet(_read_stream), args=(proc, events), daemon=True
+        )
         reader.start()
         # On a thread: a launcher may not read its stdin before the job starts (srun waiting
         # in the queue), and a large request must not block the loop that watches the clock.
         writer = threading.Thread(
-            target=_write_request, args=(proc, tp.encode(request)), daemon=True
+            target=signals.quiet(_write_request), args=(proc, tp.encode(request)), daemon=True
         )
         writer.start()
 

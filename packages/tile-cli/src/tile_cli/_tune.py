@@ -25,6 +25,7 @@ import msgspec
 
 import tile_protocol as tp
 from tile_cli._errors import CliError, ExitCode
+from tile_cli._escape import escape_controls
 from tile_cli._session import Launch, LaunchCounter, RunnerSession
 from tile_cli._settings import Selection, build_request, load, runner_python
 from tile_cli._tune_pick import Decision, Measured, keep_fastest, pick
@@ -183,7 +184,7 @@ def run_tune(
     if dry_run:
         print(line)
         for case_id, n in allowed.items():
-            print(f"  {case_id}: {n} configurations")
+            print(escape_controls(f"  {case_id}: {n} configurations"))
         return int(ExitCode.OK)
     err.print(line, markup=False)
     return _tune(sel, resolved, output_dir=output_dir, scale=scale, budget=budget,
@@ -380,8 +381,8 @@ def _finish(resolved: ResolvedConfig, recorder: RunRecorder, state: _Tune, run_d
     written = _write_tuning(resolved, decisions, state, kind, hello, recorder.run_id)
     for case_id, d in decisions.items():
         margin = f", {d.margin:.3f}x over the runner-up" if d.margin else ""
-        print(f"{case_id}: {d.winner.unit_id[len(case_id):]} {d.winner.median * 1e6:.2f} µs"
-              f" ({d.decided_by}{margin})")  # fmt: skip
+        print(escape_controls(f"{case_id}: {d.winner.unit_id[len(case_id):]} "
+              f"{d.winner.median * 1e6:.2f} µs ({d.decided_by}{margin})"))  # fmt: skip
     for path in written:
         print(f"tuning file: {_display(path)}", file=sys.stderr)
     print(f"run directory: {_display(run_dir)}", file=sys.stderr)

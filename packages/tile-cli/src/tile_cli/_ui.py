@@ -23,6 +23,7 @@ from rich.table import Table
 from rich.text import Text
 
 import tile_protocol as tp
+from tile_cli._escape import escape_controls, install_escaping
 from tile_cli._format import fmt_pct, fmt_rate, fmt_ratio, fmt_time
 
 __all__ = [
@@ -44,6 +45,7 @@ def make_consoles() -> tuple[Console, Console]:
     out = Console(file=sys.stdout, no_color=no_color, highlight=False, width=width)
     err_width = None if sys.stderr.isatty() or os.environ.get("COLUMNS") else 240
     err = Console(file=sys.stderr, no_color=no_color, highlight=False, width=err_width)
+    install_escaping((out, err))
     return out, err
 
 
@@ -76,7 +78,8 @@ class Ui:
 
     def case(self, case_id: str) -> None:
         if self._progress is not None and self._task is not None:
-            self._progress.update(self._task, case=case_id)
+            # The live bar is drawn past the consoles' escaping hook: escape the id here.
+            self._progress.update(self._task, case=escape_controls(case_id))
 
     def advance(self) -> None:
         if self._progress is not None and self._task is not None:
