@@ -68,11 +68,14 @@ def fake_runner(directory: Path, body: str, name: str = "fake_runner") -> Path:
     return path
 
 
-def fake_project(directory: Path, body: str, extra_toml: str = "") -> Path:
-    """A project directory whose tile.toml runs the fake runner `body`; returns the directory."""
+def fake_project(directory: Path, body: str, extra_toml: str = "", runner_toml: str = "") -> Path:
+    """A project directory whose tile.toml runs the fake runner `body`; returns the directory.
+
+    `runner_toml` adds lines to `[runner]`, `extra_toml` tables after it.
+    """
     directory.mkdir(parents=True, exist_ok=True)
     runner = fake_runner(directory, body)
     (directory / "tile.toml").write_text(
-        f'[runner]\npython = "{runner}"\n[history]\nenabled = false\n{extra_toml}'
+        f'[runner]\npython = "{runner}"\n{runner_toml}[history]\nenabled = false\n{extra_toml}'
     )
     return directory

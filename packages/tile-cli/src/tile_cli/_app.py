@@ -547,12 +547,20 @@ def fetch_cmd(
     offline: Annotated[
         bool, typer.Option("--offline", help="Use only the cache; fail on anything missing.")
     ] = False,
+    deadline: Annotated[
+        float,
+        typer.Option(
+            "--deadline", help="Seconds one file's whole download may take (default 3600)."
+        ),
+    ] = 3600.0,
     profile: Profile = None,
 ) -> None:
     """Download the pinned data files of `[downloads.<name>]`, verified by sha256."""
     from tile_cli._fetch import fetch
 
-    raise typer.Exit(fetch(names or [], list_only=list_only, offline=offline, profile=profile))
+    raise typer.Exit(
+        fetch(names or [], list_only=list_only, offline=offline, profile=profile, deadline=deadline)
+    )
 
 
 @app.command("init")

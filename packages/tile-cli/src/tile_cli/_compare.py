@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -10,7 +11,7 @@ from typing import TYPE_CHECKING
 from rich.table import Table
 from rich.text import Text
 
-from tile_cli._errors import CliError, ExitCode
+from tile_cli._errors import CliError, ExitCode, os_error
 from tile_cli._format import fmt_time
 
 if TYPE_CHECKING:
@@ -184,9 +185,19 @@ def save_baseline(runs: list[Path], directory: Path, label: str | None) -> Path:
         baseline = ta.baseline_from_reports(reports, label=label)
     except ta.ArtifactError as exc:
         raise CliError(exc.message, hint=exc.hint, code=ExitCode.USAGE) from None
-    directory.mkdir(parents=True, exist_ok=True)
     target = directory / f"{device_slug(baseline.device.device_kind)}.json"
     tmp = target.with_suffix(".json.tmp")
-    tmp.write_text(baseline.model_dump_json(indent=2) + "\n")
-    tmp.replace(target)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(baseline.model_dump_json(indent=2) + "\n")
+        tmp.replace(target)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        error = os_error(exc)
+        raise CliError(
+            f"cannot write the baseline to `{directory}`: {exc.strerror or exc}",
+            hint=f"choose a writable directory with `--dir` ({error.hint})",
+            code=error.code,
+        ) from None
     return target

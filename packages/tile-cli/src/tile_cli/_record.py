@@ -78,8 +78,15 @@ def _point_latest(run_dir: Path) -> None:
         tmp.unlink(missing_ok=True)
         tmp.symlink_to(os.path.relpath(run_dir, tile_dir))
         tmp.replace(link)
-    except OSError:
-        pass
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)  # no stray `.latest-<pid>` left behind
+        what = "is a directory, not a link" if link.is_dir() and not link.is_symlink() else None
+        print(
+            f"warning: `{link}` was not updated ({what or exc.strerror or exc}): it does not "
+            f"show this run; remove it and it will follow the newest run again",
+            file=sys.stderr,
+        )
 
 
 class RunRecorder:

@@ -50,6 +50,7 @@ class _Collect:
     def __init__(self) -> None:
         self.plan: tp.Plan | None = None
         self.failures: list[tp.Failure] = []
+        self.warnings: list[tp.Log] = []
         self.hello: tp.Hello | None = None
         self.device: tp.DeviceReport | None = None
 
@@ -67,6 +68,8 @@ class _Collect:
     def on_message(self, message: tp.Message) -> None:
         if isinstance(message, tp.Failure):
             self.failures.append(message)
+        elif isinstance(message, tp.Log) and message.level in ("warning", "error"):
+            self.warnings.append(message)
         elif isinstance(message, tp.DeviceReport):
             self.device = message
 
@@ -84,6 +87,7 @@ def run_without_directory(request: tp.RunRequest, resolved: ResolvedConfig, sink
             log_dir=Path(tmp),
             sink=sink,
             case_timeout=resolved.config.runner.case_timeout,
+            timeout=resolved.config.runner.timeout,
         )
         return session.run()
 
@@ -120,6 +124,8 @@ def list_cases(sel: Selection, *, profile: str | None, as_json: bool) -> int:
         err.print(f"{len(cases)} cases", style="dim")
     for failure in sink.failures:
         err.print(f"error: {failure.phase}: {failure.message}", markup=False)
+    for hint in _failure_hints(sink.failures):
+        err.print(f"hint: {hint}", markup=False)
     if not clean or sink.failures:
         return int(ExitCode.INFRA)
     if not cases and (sel.filters or sel.kernels):
@@ -214,6 +220,7 @@ def run_suite(
             log_dir=run_dir / "logs",
             sink=recorder,
             case_timeout=resolved.config.runner.case_timeout,
+            timeout=resolved.config.runner.timeout,
             isolate=resolved.config.runner.isolate,
         )
     interrupted: str | None = None
@@ -303,7 +310,7 @@ def _render(
             markup=False,
             style="red",
         )
-    for hint in _failure_hints(recorder):
+    for hint in _failure_hints(recorder.failures):
         err.print(f"hint: {hint}", markup=False)
     for result in recorder.failed_checks:
         c = result.check
@@ -338,10 +345,9 @@ def _render_timing(
         err.print(timing_line(timing), markup=False)
 
 
-def _failure_hints(recorder: RunRecorder) -> list[str]:
+def _failure_hints(failures: Sequence[tp.Failure]) -> list[str]:
     """One hint per kind of failure seen, saying what to do next."""
-    phases = {f.phase for f in recorder.failures}
-    kinds = {f.error_type for f in recorder.failures}
+    phases = {f.phase for f in failures}
     hints: list[str] = []
     if "import" in phases:
         hints.append(
@@ -349,7 +355,13 @@ def _failure_hints(recorder: RunRecorder) -> list[str]:
             "(modules import with the project root on sys.path; install a packaged project "
             "with `pip install -e .`), or run `tile list` to see what loads"
         )
-    if kinds & {"RunnerCrash", "RunnerTimeout"}:
+    if "startup" in phases:
+        hints.append(
+            "the runner did not start: check that `[runner] python` (or TILE_RUNNER_PYTHON) "
+            "has tile-runner installed and that `[runner] env` / XLA_FLAGS are valid; its "
+            "stderr is in `logs/runner-1.stderr.log` of the run directory"
+        )
+    if any(f.case_id and f.error_type in ("RunnerCrash", "RunnerTimeout") for f in failures):
         hints.append(
             "the runner died or hung on the case shown; its stderr is under `logs/` in the run "
             "directory; rerun it alone with `tile bench -k CASE_ID --isolate`"
@@ -651,6 +663,7 @@ class ShardedRun:
             log_dir=self._log_dir,
             sink=sink,
             case_timeout=cfg.runner.case_timeout,
+            timeout=cfg.runner.timeout,
             isolate=cfg.runner.isolate and shard is not None,
             numbering=self._numbering,
             argv_prefix=prefix,

@@ -21,8 +21,9 @@ from typing import Protocol
 import tile_protocol as tp
 from tile_cli import _signals as signals
 from tile_cli._errors import CliError, ExitCode
+from tile_cli._family import Family
 
-__all__ = ["Launch", "LaunchCounter", "RunnerSession", "Sink"]
+__all__ = ["Launch", "LaunchCounter", "RunnerSession", "Sink", "last_words"]
 
 STDERR_TAIL_BYTES = 4000
 STARTUP_TIMEOUT_S = 120.0
@@ -114,6 +115,9 @@ class RunnerSession:
     `startup_timeout=None` waits for `hello` however long a queued job takes, and
     `exit_signal` reads a signal out of the exit status (srun: 128+N). `numbering` shares one
     sequence of runner numbers (and stderr log names) between the sessions of one run.
+    `timeout` (`[runner] timeout`) is how long a runner may stay silent outside a case: while
+    it starts (until `hello`; a queued SLURM job's wait is not counted) and between cases;
+    None allows the larger of `case_timeout` and STARTUP_TIMEOUT_S.
     """
 
     def __init__(
@@ -126,6 +130,7 @@ class RunnerSession:
         log_dir: Path,
         sink: Sink,
         case_timeout: float,
+        timeout: float | None = None,
         isolate: bool = False,
         extra_args: Sequence[str] = (),
         argv_prefix: Sequence[str] = (),
@@ -141,6 +146,7 @@ class RunnerSession:
         self._log_dir = log_dir
         self._sink = sink
         self._case_timeout = case_timeout
+        self._timeout = timeout
         self._isolate = isolate
         self._extra_args = list(extra_args)
         self._argv_prefix = list(argv_prefix)
@@ -150,6 +156,7 @@ class RunnerSession:
         self._numbering = numbering or LaunchCounter()
         self._state = _State()
         self._proc: subprocess.Popen[bytes] | None = None
+        self._family = Family()  # what the current runner started, noted at case ends
         self._proc_lock = threading.Lock()
         self._stopping = False
 
@@ -305,6 +312,7 @@ class RunnerSession:
 
         if timed_out:
             launch.status = "timed_out"  # before _close records it
+            self._note_family()  # what the hung case started goes with it
             if self._argv_prefix:
                 _terminate(proc)  # srun forwards SIGTERM to the task and ends the job step
             else:
@@ -327,10 +335,14 @@ class RunnerSession:
             # queue takes: `startup_timeout=None`) or importing JAX on a loaded machine.
             if self._startup_timeout is None:
                 return None
+            if self._timeout is not None:
+                return self._timeout
             return max(self._case_timeout, self._startup_timeout)
+        if in_flight:
+            return self._case_timeout
         # Between cases the runner may be importing kernel modules or compiling: allow at
-        # least STARTUP_TIMEOUT_S there.
-        return self._case_timeout if in_flight else max(self._case_timeout, STARTUP_TIMEOUT_S)
+        # least STARTUP_TIMEOUT_S there unless `[runner] timeout` says otherwise.
+        return self._timeout or max(self._case_timeout, STARTUP_TIMEOUT_S)
 
     def _dispatch(self, event: object, in_flight: str | None) -> str | None:
         sink = self._sink
@@ -358,11 +370,13 @@ class RunnerSession:
             sink.on_message(event)
         elif isinstance(event, (tp.BenchResult, tp.TestResult, tp.BuildResult)):
             self._finish(event.case_id)
+            self._note_family()
             sink.on_message(event)
             return None
         elif isinstance(event, tp.Failure):
             if event.case_id is not None:
                 self._finish(event.case_id)
+                self._note_family()
             elif (key := (event.phase, event.error_type, event.message)) in self._state.seen:
                 return in_flight  # a restarted runner repeats import errors: report them once
             else:
@@ -373,14 +387,22 @@ class RunnerSession:
             sink.on_message(event)
         return in_flight
 
+    def _note_family(self) -> None:
+        """At a case end: note what the runner's kernels started, to end it with the runner."""
+        proc = self._proc
+        if proc is not None:
+            self._family.note(proc.pid)
+
     def _close(self, proc: subprocess.Popen[bytes], launch: Launch) -> None:
+        self._family.note(proc.pid)
         try:
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             _kill_group(proc, signal.SIGKILL)
             proc.wait()
-        # A runner that exits leaves no orphans behind in its group.
+        # A runner that exits leaves no orphans behind: not in its group, nor outside it.
         _kill_group(proc, signal.SIGKILL)
+        self._family.end()
         with self._proc_lock:
             self._proc = None
         launch.finished_at = datetime.now(UTC)
@@ -400,7 +422,11 @@ class RunnerSession:
         if timed_out:
             limit = self._silence_limit(in_flight) or STARTUP_TIMEOUT_S
             what = f"no message from the runner for {limit:g} s" + (
-                " (case_timeout)" if in_flight else ""
+                " (case_timeout)"
+                if in_flight
+                else " (`[runner] timeout`)"
+                if self._timeout is not None
+                else ""
             )
             status = "timed_out"
             launch.status = "timed_out"
@@ -424,14 +450,16 @@ class RunnerSession:
             )
             return
         if self._state.plan is None:
-            # Died before it could say which cases exist: nothing to restart.
+            # Died before it could say which cases exist: nothing to restart. Its last words
+            # (`No module named tile_runner`, a bad XLA flag) are the cause: say them.
+            cause = last_words(tail)
             self._sink.on_message(
                 tp.Failure(
                     case_id=None,
                     phase="startup",
                     status=status,
                     error_type="RunnerTimeout" if timed_out else "RunnerCrash",
-                    message=message,
+                    message=f"{message}: {cause}" if cause else message,
                     traceback=tail,
                 )
             )
@@ -442,6 +470,18 @@ def _replace(request: tp.RunRequest, **changes: object) -> tp.RunRequest:
     import msgspec
 
     return msgspec.structs.replace(request, **changes)
+
+
+def last_words(stderr_tail: str | None) -> str | None:
+    """The line of a runner's stderr that most likely says why it died: the last one that
+    reads like an error, else the last one (bounded)."""
+    lines = [line.strip() for line in (stderr_tail or "").splitlines() if line.strip()]
+    if not lines:
+        return None
+    markers = ("Error", "error:", "Exception", "No module named", "FATAL", "Fatal")
+    found = next((line for line in reversed(lines) if any(m in line for m in markers)), None)
+    line = found or lines[-1]
+    return line if len(line) <= 300 else line[:300] + "…"
 
 
 def _describe_exit(launch: Launch) -> str:

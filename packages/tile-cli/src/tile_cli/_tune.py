@@ -294,6 +294,7 @@ def _session(
         log_dir=recorder.run_dir / "logs",
         sink=_TuneSink(recorder, state),
         case_timeout=resolved.config.runner.case_timeout,
+        timeout=resolved.config.runner.timeout,
         numbering=numbering,
     )
 

@@ -12,6 +12,7 @@ from ._errors import (
     UnsafeArchiveError,
 )
 from ._fetch import (
+    DEFAULT_DEADLINE,
     DEFAULT_TIMEOUT,
     CacheInfo,
     ProgressCallback,
@@ -30,6 +31,7 @@ __all__ = [
     "Registry",
     "registry_from_mapping",
     # fetching and the cache
+    "DEFAULT_DEADLINE",
     "DEFAULT_TIMEOUT",
     "CacheInfo",
     "ProgressCallback",

@@ -14,10 +14,12 @@ from urllib.parse import unquote, urlsplit
 
 from ._archive import extract
 from ._errors import ArchiveError, ChecksumError, DownloadError, OfflineError, TransferError
+from ._http import DeadlineExceeded, stream_to_file
 from ._records import sha256_file
 from ._registry import DownloadEntry, Registry, lookup
 
 __all__ = [
+    "DEFAULT_DEADLINE",
     "DEFAULT_TIMEOUT",
     "CacheInfo",
     "ProgressCallback",
@@ -29,8 +31,9 @@ __all__ = [
 
 DEFAULT_TIMEOUT = 30.0
 """Seconds to wait for the server to connect or to send the next bytes."""
+DEFAULT_DEADLINE = 3600.0
+"""Seconds one file's whole transfer may take: a server that trickles bytes never times out."""
 
-_CHUNK = 64 * 1024
 _TRUE = ("1", "true", "yes")
 _FALSE = ("0", "false", "no", "")
 
@@ -129,8 +132,12 @@ def fetch(
     offline: bool | None = None,
     progress: ProgressCallback | None = None,
     timeout: float = DEFAULT_TIMEOUT,
+    deadline: float = DEFAULT_DEADLINE,
 ) -> Path:
-    """Return the local path of `name` (file, or extracted directory), downloading if needed."""
+    """Return the local path of `name` (file, or extracted directory), downloading if needed.
+
+    `timeout` bounds each silence of the server, `deadline` the whole transfer (seconds).
+    """
     entry = lookup(name, registry)
     layout = _Layout.of(entry, resolve_cache_dir(cache_dir))
     offline = resolve_offline(offline)
@@ -139,7 +146,7 @@ def fetch(
     if offline:
         _check_cached(entry, layout)
     else:
-        _download(entry, layout, progress, timeout)
+        _download(entry, layout, progress, timeout, deadline)
     if entry.archive is None:
         return layout.file
     try:
@@ -192,11 +199,15 @@ def _check_cached(entry: DownloadEntry, layout: _Layout) -> None:
 
 
 def _download(
-    entry: DownloadEntry, layout: _Layout, progress: ProgressCallback | None, timeout: float
+    entry: DownloadEntry,
+    layout: _Layout,
+    progress: ProgressCallback | None,
+    timeout: float,
+    deadline: float,
 ) -> None:
     import pooch
 
-    downloader = _Downloader(entry, progress, timeout)
+    downloader = _Downloader(entry, progress, timeout, deadline)
     try:
         with _quiet_pooch():
             # pooch skips the network when the file is there with the right hash, and otherwise
@@ -226,7 +237,7 @@ def _download(
             f"download `{entry.name}`: cannot write to the cache {layout.entry_dir}: {exc}",
             entry=entry.name,
             url=entry.url,
-            hint="point TILE_CACHE_DIR (or --cache-dir) at a writable directory with free space",
+            hint="point TILE_CACHE_DIR at a writable directory with free space",
         ) from exc
     if downloader.downloaded and progress is not None:
         size = layout.file.stat().st_size
@@ -237,15 +248,17 @@ class _Downloader:
     """pooch downloader: HTTP through pooch, then our own sha256 check and error translation."""
 
     def __init__(
-        self, entry: DownloadEntry, progress: ProgressCallback | None, timeout: float
+        self,
+        entry: DownloadEntry,
+        progress: ProgressCallback | None,
+        timeout: float,
+        deadline: float,
     ) -> None:
         self.entry = entry
         self.downloaded = False
-        # pooch types `progressbar` as bool but takes any object with total/update/reset/close.
-        bar: Any = _ProgressBar(entry.name, progress) if progress is not None else False
-        import pooch
-
-        self.http = pooch.HTTPDownloader(progressbar=bar, chunk_size=_CHUNK, timeout=timeout)
+        self.bar = _ProgressBar(entry.name, progress) if progress is not None else None
+        self.timeout = timeout
+        self.deadline = deadline
 
     def __call__(
         self,
@@ -262,7 +275,20 @@ class _Downloader:
         if output_file is None or check_only:
             raise TypeError("tile_downloads only downloads to a file")
         try:
-            self.http(url, output_file, pooch)
+            target = str(os.fspath(output_file))
+            stream_to_file(
+                url, target, timeout=self.timeout, deadline_s=self.deadline, bar=self.bar
+            )
+        except DeadlineExceeded as exc:
+            got = f"{exc.received} of {exc.total} bytes" if exc.total else f"{exc.received} bytes"
+            raise TransferError(
+                f"download `{entry.name}` from {url} did not finish within its deadline of "
+                f"{exc.deadline_s:g} s ({got} arrived)",
+                entry=entry.name,
+                url=url,
+                hint="the server is too slow; retry later, pin a faster mirror, or allow more "
+                "time with `tile fetch --deadline SECONDS`",
+            ) from exc
         except requests.HTTPError as exc:
             response = exc.response
             code = response.status_code if response is not None else None
@@ -281,7 +307,7 @@ class _Downloader:
                 status_code=code,
             ) from exc
         except requests.Timeout as exc:
-            raise self._transfer(f"timed out after {self.http.kwargs['timeout']} s", exc) from exc
+            raise self._transfer(f"no data for {self.timeout:g} s", exc) from exc
         except requests.ConnectionError as exc:
             raise self._transfer("could not connect or the connection dropped", exc) from exc
         except requests.RequestException as exc:
@@ -310,39 +336,24 @@ class _Downloader:
 
 
 class _ProgressBar:
-    """The progressbar object pooch drives (total/update/reset/close), fed to a callback."""
+    """Feeds a ProgressCallback from the transfer (`_http.ProgressBar`)."""
 
     def __init__(self, name: str, callback: ProgressCallback) -> None:
         self.name = name
         self.callback = callback
         self._total: int | None = None
         self._done = 0
-        self._finishing = False
 
-    @property
-    def total(self) -> int | None:
-        return self._total
-
-    @total.setter
-    def total(self, value: int) -> None:
-        self._total = value or None  # pooch sets 0 when there is no Content-Length
+    def start(self, total: int | None) -> None:
+        self._total = total
         self._done = 0
-        self.callback(self.name, 0, self._total)
+        self.callback(self.name, 0, total)
 
     def update(self, n: int) -> None:
-        # pooch counts whole chunks and, at the end, resets and adds the total; the final
-        # exact report comes from `fetch` once the verified file is in place.
-        if self._finishing:
-            return
+        # The final exact report comes from `fetch` once the verified file is in place.
         self._done += n
         done = min(self._done, self._total) if self._total else self._done
         self.callback(self.name, done, self._total)
-
-    def reset(self) -> None:
-        self._finishing = True
-
-    def close(self) -> None:
-        pass
 
 
 @contextlib.contextmanager
