@@ -208,3 +208,22 @@ def test_escape_codes_in_case_ids_are_printed_escaped(tile: TileRun, tmp_path: P
     assert b"fake/k[i=\\x1b]0;pwned" in proc.stderr and b"boom \\x1b[31mred" in proc.stderr
     report = json.loads((root / "run" / "report.json").read_text())
     assert report["cases"][0]["case_id"] == "fake/k[i=\x1b]0;pwned\x07\x1b[2J]"  # data kept exact
+
+
+def test_output_keep_prunes_the_oldest_runs_and_nothing_else(
+    tile: TileRun, tmp_path: Path
+) -> None:
+    root = fake_project(tmp_path / "p", GOOD_RUN, extra_toml="[output]\nkeep = 2\n")
+    runs = root / ".tile" / "runs"
+    runs.mkdir(parents=True)
+    (runs / "notes").mkdir()  # not a run directory: never touched
+    old = runs / "bench-20000101T000000Z-00000000"
+    old.mkdir()
+    (old / "events.jsonl").write_text("")
+    for _ in range(3):
+        assert tile("bench", cwd=root).returncode == 0
+    kept = sorted(p.name for p in runs.iterdir())
+    assert "notes" in kept and old.name not in kept
+    assert len(kept) == 3  # notes + the two newest runs
+    latest = (root / ".tile" / "latest").resolve()
+    assert latest.name in kept

@@ -66,6 +66,11 @@ def open_run_directory(
         raise CliError(exc.message, hint=exc.hint, code=ExitCode.USAGE) from None
     if output_dir is None:
         _point_latest(run_dir)
+        keep = resolved.config.output.keep
+        if keep is not None:
+            from tile_cli._keep import prune_runs
+
+            prune_runs(run_dir.parent, keep, run_dir)
     return run_dir, writer
 
 
