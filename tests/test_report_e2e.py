@@ -102,7 +102,7 @@ def test_report_of_a_cpu_run_draws_every_plot(runs: Runs, browser: Browser) -> N
     assert [p["declared"] for p in plots["roofline"]] == [3]  # two axpy sizes and the matmul
     assert [p["declared"] for p in plots["bandwidth"]] == [3]
     assert len(plots["samples"]) == 3
-    assert len(plots["accounting"]) == 3
+    assert len(plots["accounting"]) == 4  # the run's timing and the three cases'
     text = page.read_text()
     assert "config peaks: 50 GB/s, float32 1 TFLOP/s" in text
     # The report is written outside the run directory, whose manifest must stay complete.

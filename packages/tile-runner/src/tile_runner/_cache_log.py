@@ -148,13 +148,15 @@ class CacheLogWatcher(logging.Handler):
         self._send = send
         self._index_path = cache_dir / INDEX_NAME
         self._index = _read_index(self._index_path)
-        self._parts: dict[str, str] = {}
+        # By thread: a case compiles its kernel and references side by side, and each
+        # compilation's log lines come from its own thread, interleaved with the others'.
+        self._parts: dict[int | None, dict[str, str]] = {}
         self._pending: dict[str, dict[str, str]] = {}  # missed keys -> their parts, until written
-        self._last_miss: tuple[str, str] | None = None
+        self._last_miss: dict[int | None, tuple[str, str]] = {}
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
-            self._handle(record.getMessage())
+            self._handle(record.getMessage(), record.thread)
         except Exception:  # diagnostics must never break a compile
             self.handleError(record)
 
@@ -162,24 +164,25 @@ class CacheLogWatcher(logging.Handler):
         payload = {"event": event, "module": module, "key": key, **fields}
         self._send(LOG_PREFIX + json.dumps(payload, sort_keys=True))
 
-    def _handle(self, message: str) -> None:
+    def _handle(self, message: str, thread: int | None = None) -> None:
         if m := _PART.match(message):
-            if m["part"] in self._parts:  # a new key begins
-                self._parts = {}
-            self._parts[m["part"]] = m["hash"]
+            parts = self._parts.setdefault(thread, {})
+            if m["part"] in parts:  # a new key begins
+                parts = self._parts[thread] = {}
+            parts[m["part"]] = m["hash"]
         elif m := _MISS.match(message):
-            parts, self._parts = self._parts, {}
+            parts = self._parts.pop(thread, {})
             self._pending[m["key"]] = parts
-            self._last_miss = (m["module"], m["key"])
+            self._last_miss[thread] = (m["module"], m["key"])
             why = explain_miss(self._dir, m["module"], m["key"], parts, self._index)
             self._event("miss", m["module"], m["key"], **why)
         elif m := _HIT.match(message):
-            self._parts = {}
+            self._parts.pop(thread, None)
             self._event("hit", m["module"], m["key"])
         elif m := _WRITE.match(message):
             self._remember(m["key"], self._pending.pop(m["key"], {}))
-        elif (m := _NOT_WRITTEN.match(message)) and self._last_miss is not None:
-            module, key = self._last_miss
+        elif (m := _NOT_WRITTEN.match(message)) and thread in self._last_miss:
+            module, key = self._last_miss[thread]
             self._pending.pop(key, None)
             self._event("not_stored", m["module"] or module, key, reason=m["why"].strip())
 
