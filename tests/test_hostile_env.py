@@ -210,9 +210,7 @@ def test_escape_codes_in_case_ids_are_printed_escaped(tile: TileRun, tmp_path: P
     assert report["cases"][0]["case_id"] == "fake/k[i=\x1b]0;pwned\x07\x1b[2J]"  # data kept exact
 
 
-def test_output_keep_prunes_the_oldest_runs_and_nothing_else(
-    tile: TileRun, tmp_path: Path
-) -> None:
+def test_output_keep_prunes_the_oldest_runs_and_nothing_else(tile: TileRun, tmp_path: Path) -> None:
     root = fake_project(tmp_path / "p", GOOD_RUN, extra_toml="[output]\nkeep = 2\n")
     runs = root / ".tile" / "runs"
     runs.mkdir(parents=True)

@@ -394,16 +394,7 @@ class RunRecorder:
 
     def write_fault(self) -> CliError | None:
         """The error to end the command with when the run directory could not be written."""
-        error = self.log.fault
-        if error is None:
-            return None
-        return CliError(
-            f"the run directory `{self.run_dir}` is incomplete: {error.message}",
-            hint=(error.hint or "check free space and permissions")
-            + "; the results above were not saved: rerun once it is fixed, or choose another "
-            "`--output-dir`",
-            code=ExitCode.INFRA,
-        )
+        return self.log.fault_error(self.run_dir)
 
     def _snapshot_config(self) -> None:
         from tile_config import flatten

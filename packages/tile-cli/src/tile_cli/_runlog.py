@@ -14,9 +14,12 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import msgspec
+
+from tile_cli._errors import CliError, ExitCode
 
 if TYPE_CHECKING:
     import tile_artifacts as ta
@@ -126,6 +129,19 @@ class RunLog:
                 self._timer.set()
                 self._timer = None
             self._flush()
+
+    def fault_error(self, run_dir: Path) -> CliError | None:
+        """The error a command ends with after a failed write (None: there was none)."""
+        error = self.fault
+        if error is None:
+            return None
+        return CliError(
+            f"the run directory `{run_dir}` is incomplete: {error.message}",
+            hint=(error.hint or "check free space and permissions")
+            + "; the results above were not saved: rerun once it is fixed, or choose another "
+            "`--output-dir`",
+            code=ExitCode.INFRA,
+        )
 
     def fail(self, error: ta.ArtifactError) -> None:
         """Record a write that failed elsewhere (the final documents) as the fault, if first."""
