@@ -343,8 +343,10 @@ def test_smoke_run_compares_variants_and_schema_check_catches_damage(
         assert settings["bench.max_time"] == {"value": 0.05, "origin": "cli"}
         assert settings["bench.cold"]["value"] is (unit["variant"] == "cold")
         # Machine `pair` runs through the local launcher's shards: a plan runner, two shards.
-        commands = (run / "commands" / "commands.jsonl").read_text().splitlines()
-        shards = [json.loads(c)["environment_overrides"].get("TILE_SHARD") for c in commands]
+        lines = (run / "commands" / "commands.jsonl").read_text().splitlines()
+        # Each runner has a line when it starts (`incomplete`) and one when it ends.
+        commands = [c for c in map(json.loads, lines) if c["status"] != "incomplete"]
+        shards = [c["environment_overrides"].get("TILE_SHARD") for c in commands]
         assert sorted(map(str, shards)) == (
             ["0/2", "1/2", "None"] if unit["machine"] == "pair" else ["None"]
         )

@@ -72,8 +72,12 @@ def test_isolate_runs_one_runner_per_case(tile: TileRun, project: MakeProject) -
     proc = tile("test", "--isolate", "-k", "a_good", "-k", "b_segfault", "-k", "c_good", cwd=root)
     assert proc.returncode == 3, proc.stderr
     run = root / ".tile" / "latest"
-    commands = (run / "commands" / "commands.jsonl").read_text().splitlines()
-    assert len(commands) == 4  # the plan, then one runner per case
+    commands = [
+        json.loads(line) for line in (run / "commands" / "commands.jsonl").read_text().splitlines()
+    ]
+    # Each runner is recorded when it starts and when it ends: the plan, one per case.
+    assert [c["status"] for c in commands].count("incomplete") == 4
+    assert len({c["command_id"] for c in commands}) == 4
     statuses = {
         k: c["status"] for k, c in _cases(json.loads((run / "report.json").read_text())).items()
     }

@@ -32,8 +32,9 @@ def _report(run: Path) -> dict[str, Any]:
 
 
 def _commands(run: Path) -> list[dict[str, Any]]:
+    """Each runner's final record (its first line, written when it started, says `incomplete`)."""
     lines = (run / "commands" / "commands.jsonl").read_text().splitlines()
-    return [json.loads(line) for line in lines]
+    return [c for c in map(json.loads, lines) if c["status"] != "incomplete"]
 
 
 def _events(run: Path, name: str) -> list[dict[str, Any]]:

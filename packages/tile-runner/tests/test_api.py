@@ -164,9 +164,15 @@ def test_plan_filters_kernels_and_case_ids() -> None:
     assert [c.id for _, c in plan.cases] == ["t_plan/b[shape=8]"]
     assert plan.failures[0].case_id == "t_plan/zzz"
     assert plan.failures[0].error_type == "UnknownCase"
-    over = make_plan("bench", "cpu", kernels=["t_plan/b"], axes={"shape": ["2x2"], "zz": ["1"]})
+    over = make_plan("bench", "cpu", kernels=["t_plan/b"], axes={"shape": ["2x2"]})
     assert [c.id for _, c in over.cases] == ["t_plan/b[shape=2x2]"]
-    assert "`zz`" in over.warnings[0]
+    # An axis no selected kernel has is refused, naming the axes there are; nothing runs.
+    over = make_plan("bench", "cpu", kernels=["t_plan/*"], axes={"shape": ["2x2"], "zz": ["1"]})
+    assert over.cases == [] and over.units == []
+    (failure,) = over.failures
+    assert failure.error_type == "UnknownAxis" and failure.case_id is None
+    assert "`zz`" in failure.message
+    assert "t_plan/a (shape, dtype); t_plan/b (shape)" in failure.message
 
 
 def test_matches() -> None:

@@ -57,3 +57,33 @@ def test_cached_keys_without_recorded_parts_are_changed_somewhere(tmp_path: Path
     why = explain_miss(_cache(tmp_path, _key("2")), "jit_k", _key("1"), PARTS, {})
     assert why["code"] == "key_changed" and why["differs"] == []
     assert "no parts" in str(why["reason"])
+
+
+def test_keys_logged_by_threads_at_once_keep_their_own_parts(tmp_path: Path) -> None:
+    """The kernel and its reference compile on two threads; their log lines interleave."""
+    import json
+    import logging
+
+    from tile_runner._cache_log import INDEX_NAME, LOG_PREFIX, CacheLogWatcher
+
+    sent: list[dict[str, object]] = []
+    watcher = CacheLogWatcher(
+        tmp_path, lambda text: sent.append(json.loads(text[len(LOG_PREFIX) :]))
+    )
+    other = {**PARTS, "XLA flags": "e" * 64}
+
+    def log(message: str, thread: int) -> None:
+        record = logging.LogRecord("jax", logging.DEBUG, __file__, 1, message, None, None)
+        record.thread = thread
+        watcher.emit(record)
+
+    for (part, mine), theirs in zip(PARTS.items(), other.values(), strict=True):
+        log(f"get_cache_key hash of serialized {part}: {mine}", 1)
+        log(f"get_cache_key hash of serialized {part}: {theirs}", 2)
+    log(f"PERSISTENT COMPILATION CACHE MISS for 'jit_k' with key '{_key('1')}'", 2)
+    log(f"PERSISTENT COMPILATION CACHE MISS for 'jit_r' with key '{_key('2')}'", 1)
+    log(f"Writing jit_k to persistent compilation cache with key '{_key('1')}'", 2)
+    log(f"Writing jit_r to persistent compilation cache with key '{_key('2')}'", 1)
+    index = [json.loads(line) for line in (tmp_path / INDEX_NAME).read_text().splitlines()]
+    assert {r["key"]: r["parts"] for r in index} == {_key("1"): other, _key("2"): PARTS}
+    assert [e["event"] for e in sent] == ["miss", "miss"]

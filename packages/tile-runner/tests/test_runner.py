@@ -222,7 +222,7 @@ def test_list_with_filters_and_overrides(runner: Any) -> None:
             "paths": [str(GOOD)],
             "plugins": [],
             "filters": ["fx/scale", "static[causal=t*"],
-            "axes": {"shape": ["128x256", "7"], "nope": ["1"]},
+            "axes": {"shape": ["128x256", "7"]},
         }
     )
     assert [type(m).__name__ for m in run.messages if not isinstance(m, Log)] == [
@@ -236,10 +236,25 @@ def test_list_with_filters_and_overrides(runner: Any) -> None:
         "fx/scale[shape=7,dtype=float32]",
         "fx/static[causal=true]",
     ]
-    warnings = [m.message for m in run.of(Log) if m.level == "warning"]
-    assert any("`nope`" in w for w in warnings)
     assert run.of(Done)[0].ok is True
     assert run.returncode == 0
+
+
+def test_an_axis_no_kernel_has_plans_nothing(runner: Any) -> None:
+    run = runner(
+        {
+            "command": "list",
+            "paths": [str(GOOD)],
+            "plugins": [],
+            "filters": ["fx/scale"],
+            "axes": {"shape": ["7"], "nope": ["1"]},
+        }
+    )
+    assert run.of(Plan)[0].cases == []
+    (failure,) = run.of(Failure)
+    assert failure.error_type == "UnknownAxis" and "`nope`" in failure.message
+    assert "fx/scale (shape, dtype)" in failure.message
+    assert run.of(Done)[0].ok is False
 
 
 def test_bad_request_is_reported(runner: Any) -> None:

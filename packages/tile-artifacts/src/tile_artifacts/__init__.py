@@ -120,6 +120,7 @@ from tile_artifacts._paths import (
     COMMANDS_JSONL,
     COMPARISONS_JSON,
     EVENTS_JSONL,
+    INCOMPLETE_REASON,
     JAX_CACHE_JSON,
     MANIFEST_JSON,
     METRICS_JSONL,
@@ -131,14 +132,7 @@ from tile_artifacts._paths import (
     UNITS_DIR,
     Layout,
 )
-from tile_artifacts._provenance import (
-    REDACT_PATTERNS,
-    REDACTED,
-    fingerprint_input,
-    new_run_id,
-    producer_info,
-    redact_environment,
-)
+from tile_artifacts._provenance import fingerprint_input, new_run_id, producer_info
 from tile_artifacts._read import (
     load_document,
     read_baseline,
@@ -155,6 +149,13 @@ from tile_artifacts._records import (
     EventRecord,
     MetricRecord,
     MetricSource,
+)
+from tile_artifacts._redact import (
+    REDACT_PATTERNS,
+    REDACTED,
+    Redactor,
+    is_secret_name,
+    redact_environment,
 )
 from tile_artifacts._summary import (
     format_seconds,
@@ -289,6 +290,7 @@ __all__ = [
     "COMMANDS_JSONL",
     "COMPARISONS_JSON",
     "EVENTS_JSONL",
+    "INCOMPLETE_REASON",
     "JAX_CACHE_JSON",
     "MANIFEST_JSON",
     "METRICS_JSONL",
@@ -299,6 +301,8 @@ __all__ = [
     "REDACTED",
     "REDACT_PATTERNS",
     "ArtifactWriter",
+    "Redactor",
+    "is_secret_name",
     "failure_id",
     "fingerprint_input",
     "new_run_id",

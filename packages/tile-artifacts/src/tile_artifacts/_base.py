@@ -63,6 +63,7 @@ Status = Literal[
     "interrupted",
     "timed_out",
     "invalid",
+    "incomplete",
 ]
 STATUSES: Final[tuple[Status, ...]] = get_args(Status)
 MEASURED: Final[frozenset[Status]] = frozenset({"success", "partial"})

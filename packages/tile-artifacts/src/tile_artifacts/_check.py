@@ -9,7 +9,14 @@ from typing import Final
 
 from tile_artifacts._base import Status
 from tile_artifacts._consistency import baseline_problems, metrics_file_problems, report_problems
-from tile_artifacts._documents import Baseline, ComparisonDoc, Document, JsonlRecord, Manifest
+from tile_artifacts._documents import (
+    ArtifactEntry,
+    Baseline,
+    ComparisonDoc,
+    Document,
+    JsonlRecord,
+    Manifest,
+)
 from tile_artifacts._errors import ArtifactError
 from tile_artifacts._models import Report
 from tile_artifacts._paths import (
@@ -36,6 +43,9 @@ _EXPECTED_RECORD: Final = {
     METRICS_JSONL: "tile.metric",
     PurePosixPath(COMMANDS_JSONL).name: "tile.command",
 }
+# What the writer only appends to: a checkpoint's record of it stays a prefix of the file.
+# (Runner logs are not among them: they are redacted in place when their runner ends.)
+_APPEND_ONLY: Final = frozenset({".jsonl"})
 # A run with any of these among its cases did not do all its required work.
 _FAILED_STATUSES: Final[frozenset[Status]] = frozenset(
     {"failed", "timed_out", "invalid", "interrupted"}
@@ -144,9 +154,36 @@ def _check_relative(
         found.add(file, f"{where}: `{path}` does not exist in the run directory", line)
 
 
+def _check_entry(found: _Found, run_dir: Path, path: str, entry: ArtifactEntry, grow: bool) -> None:
+    """Size and sha256 of one listed file; with `grow` (an incomplete run's checkpoint), an
+    append-only file may have grown since, and any other file may have been rewritten."""
+    appendable = PurePosixPath(path).suffix in _APPEND_ONLY
+    if grow and not appendable:
+        return
+    try:
+        size, digest = sha256_file(run_dir / path)
+        if grow and size > entry.size_bytes:
+            size, digest = sha256_file(run_dir / path, entry.size_bytes)
+    except OSError as e:
+        found.add(path, f"cannot read: {e.strerror}")
+        return
+    if size != entry.size_bytes:
+        found.add(path, f"size is {size} bytes, artifact_manifest.json records {entry.size_bytes}")
+    if digest != entry.sha256:
+        found.add(
+            path,
+            "its first bytes differ from what the checkpoint recorded: an append-only file "
+            "was rewritten"
+            if grow
+            else "sha256 differs from artifact_manifest.json: the file changed "
+            "after the run was finalized",
+        )
+
+
 def _check_manifest(found: _Found, manifest: Manifest, run_dir: Path, regular: list[str]) -> None:
     on_disk = set(regular)
     listed: set[str] = set()
+    incomplete = manifest.run.status == "incomplete"
     for i, entry in enumerate(manifest.artifacts):
         where = f"artifacts[{i}]"
         if entry.path_type != "artifact_relative":
@@ -168,22 +205,10 @@ def _check_manifest(found: _Found, manifest: Manifest, run_dir: Path, regular: l
         elif path not in on_disk:
             found.add(path, "listed in artifact_manifest.json but missing")
         else:
-            try:
-                size, digest = sha256_file(run_dir / path)
-            except OSError as e:
-                found.add(path, f"cannot read: {e.strerror}")
-                continue
-            if size != entry.size_bytes:
-                found.add(
-                    path, f"size is {size} bytes, artifact_manifest.json records {entry.size_bytes}"
-                )
-            if digest != entry.sha256:
-                found.add(
-                    path,
-                    "sha256 differs from artifact_manifest.json: the file changed "
-                    "after the run was finalized",
-                )
-    for path in sorted(on_disk - listed - {MANIFEST_JSON}):
+            _check_entry(found, run_dir, path, entry, incomplete)
+    # A checkpoint lists what was there when it was written; the run went on after it.
+    unlisted = set[str]() if incomplete else on_disk - listed - {MANIFEST_JSON}
+    for path in sorted(unlisted):
         found.add(path, "not listed in artifact_manifest.json")
     for name, path in manifest.primary_artifacts.model_dump().items():
         _check_relative(found, MANIFEST_JSON, f"primary_artifacts.{name}", path, on_disk=listed)
@@ -247,7 +272,7 @@ def _check_report(found: _Found, report: Report, on_disk: set[str] | None) -> No
     report_problems(report, lambda message: found.add(REPORT_JSON, message))
 
 
-def _check_metrics_file(found: _Found, report: Report) -> None:
+def _check_metrics_file(found: _Found, report: Report, *, final: bool) -> None:
     """metrics.jsonl must repeat report.json's metrics (the same run, written twice)."""
     lines = [
         (line, record)
@@ -255,7 +280,10 @@ def _check_metrics_file(found: _Found, report: Report) -> None:
         if isinstance(record, MetricRecord)
     ]
     metrics_file_problems(
-        report, lines, lambda message, line: found.add(METRICS_JSONL, message, line or None)
+        report,
+        lines,
+        lambda message, line: found.add(METRICS_JSONL, message, line or None),
+        final=final,
     )
 
 
@@ -332,9 +360,12 @@ def _check_run_dir(run_dir: Path, layout: Layout = RUN_LAYOUT) -> list[Problem]:
         _check_manifest(found, manifest, run_dir, regular)
     if isinstance(report, Report):
         _check_report(found, report, on_disk)
-        _check_metrics_file(found, report)
+        final = isinstance(manifest, Manifest) and manifest.run.status != "incomplete"
+        _check_metrics_file(found, report, final=final)
     if report is not None and isinstance(manifest, Manifest):
-        if manifest.run.status != report.run.status:
+        # After an incomplete checkpoint the final report may be written before a kill
+        # stops the final manifest.
+        if manifest.run.status not in (report.run.status, "incomplete"):
             found.add(
                 MANIFEST_JSON,
                 f"run status `{manifest.run.status}` differs from "

@@ -23,6 +23,7 @@ __all__ = [
     "Layout",
     "COMPARISONS_JSON",
     "EVENTS_JSONL",
+    "INCOMPLETE_REASON",
     "JAX_CACHE_JSON",
     "MANIFEST_JSON",
     "METRICS_JSONL",
@@ -50,6 +51,9 @@ CAMPAIGN_JSON: Final = "campaign.json"
 CAMPAIGN_PLAN_JSON: Final = "plan.json"
 RESOLVED_CAMPAIGN_JSON: Final = "config/resolved_campaign.json"
 UNITS_DIR: Final = "units"
+INCOMPLETE_REASON: Final = (
+    "checkpoint of a run still writing: it was killed (SIGKILL, lost node) or is still running"
+)
 
 
 @dataclass(frozen=True)
@@ -105,6 +109,8 @@ _DESCRIPTIONS: Final = {
     COMPARISONS_JSON: "comparison against a baseline",
     JAX_CACHE_JSON: "JAX compilation cache before/after the run, misses with their reasons",
     "config/resolved_tool.json": "resolved configuration with every value's origin",
+    "config/environment.json": "the environment variables `[telemetry] env` records, redacted",
+    "telemetry/clocks.json": "GPU clocks, temperature and throttle reasons sampled during the run",
     CAMPAIGN_JSON: "campaign report: units, attempts, estimated vs actual time, variants",
     CAMPAIGN_PLAN_JSON: "campaign plan: every unit, its cases and estimated time",
     RESOLVED_CAMPAIGN_JSON: "the campaign as checked, with every unit's resolved settings",
@@ -177,12 +183,12 @@ def default_description(relpath: str) -> str | None:
     return None
 
 
-def sha256_file(path: Path) -> tuple[int, str]:
-    """Size in bytes and sha256 hex digest of a file, read in chunks."""
+def sha256_file(path: Path, limit: int | None = None) -> tuple[int, str]:
+    """Size in bytes and sha256 hex digest of a file (of its first `limit` bytes), in chunks."""
     digest = hashlib.sha256()
     size = 0
     with path.open("rb") as f:
-        while chunk := f.read(1 << 20):
+        while chunk := f.read(1 << 20 if limit is None else min(1 << 20, limit - size)):
             digest.update(chunk)
             size += len(chunk)
     return size, digest.hexdigest()

@@ -1,4 +1,4 @@
-"""Provenance helpers: run ids, the producer block from git, environment redaction, inputs."""
+"""Provenance helpers: run ids, the producer block from git, input fingerprints."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import os
 import re
 import secrets
 import subprocess
-from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final
@@ -17,28 +16,8 @@ from tile_artifacts._documents import FingerprintPolicy, InputFile
 from tile_artifacts._errors import ArtifactError
 from tile_artifacts._paths import sha256_file
 
-__all__ = [
-    "REDACTED",
-    "REDACT_PATTERNS",
-    "fingerprint_input",
-    "new_run_id",
-    "producer_info",
-    "redact_environment",
-]
+__all__ = ["fingerprint_input", "new_run_id", "producer_info"]
 
-REDACTED: Final = "<redacted>"
-REDACT_PATTERNS: Final = (
-    "TOKEN",
-    "SECRET",
-    "PASSWORD",
-    "PASSWD",
-    "KEY",
-    "CREDENTIAL",
-    "AUTH",
-    "COOKIE",
-    "SESSION",
-    "PRIVATE",
-)
 _COMMAND_NAME = re.compile(r"^[a-z][a-z0-9-]*$")
 _GIT_TIMEOUT_S: Final = 10.0
 
@@ -99,20 +78,6 @@ def producer_info(
         dirty=dirty,
         dirty_diff_sha256=diff_sha,
     )
-
-
-def redact_environment(env: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
-    """Replace values whose variable name looks secret; return the copy and the redacted names."""
-    redacted: dict[str, str] = {}
-    keys: list[str] = []
-    for name, value in env.items():
-        upper = name.upper()
-        if any(pattern in upper for pattern in REDACT_PATTERNS):
-            redacted[name] = REDACTED
-            keys.append(name)
-        else:
-            redacted[name] = value
-    return redacted, sorted(keys)
 
 
 def fingerprint_input(

@@ -8,6 +8,7 @@ from typing import Final
 from tile_artifacts._documents import ComparisonDoc
 from tile_artifacts._models import CaseRecord, Report
 from tile_artifacts._paths import default_description
+from tile_artifacts._summary_findings import findings_markdown
 
 __all__ = ["format_seconds", "render_comparison_markdown", "render_summary_markdown"]
 
@@ -143,12 +144,7 @@ def render_summary_markdown(report: Report, manifest_paths: Sequence[str]) -> st
                 f"- **{failure.failure_id}**{where} — {failure.status} in {failure.phase}:"
                 f"{kind} {_cell(failure.message)}{log}"
             )
-    if report.findings:
-        lines += ["", "## Findings", ""]
-        lines += [f"- **{f.severity}** {f.title}" for f in report.findings]
-    if report.recommended_actions:
-        lines += ["", "## Next steps", ""]
-        lines += [f"- ({a.priority}) {a.description}" for a in report.recommended_actions]
+    lines += findings_markdown(report)
     lines += ["", "## Artifacts", ""]
     for path in manifest_paths:
         description = default_description(path)

@@ -1,4 +1,8 @@
-"""Crash-safe writer of a run directory: atomic JSON, line-atomic JSONL, manifest written last."""
+"""Crash-safe writer of a run directory: atomic JSON, line-atomic JSONL, manifest written last.
+
+Every byte goes through the run's `Redactor` on its way to disk, so no file of the directory
+can hold a secret value the run knew about.
+"""
 
 from __future__ import annotations
 
@@ -33,29 +37,29 @@ from tile_artifacts._documents import (
     Manifest,
     PrimaryArtifacts,
 )
+from tile_artifacts._entries import Digests, artifact_entries
 from tile_artifacts._errors import ArtifactError, ArtifactWriteError
 from tile_artifacts._metrics import STANDARD_METRICS, MetricSpec
 from tile_artifacts._models import Report
 from tile_artifacts._paths import (
     COMMANDS_JSONL,
     EVENTS_JSONL,
+    INCOMPLETE_REASON,
     MANIFEST_JSON,
     METRICS_JSONL,
+    REPORT_JSON,
     SUMMARY_MD,
-    default_description,
-    kind_for,
-    media_type_for,
     relative_path_problem,
     run_files,
-    sha256_file,
 )
-from tile_artifacts._provenance import redact_environment
 from tile_artifacts._records import CommandRecord, EventRecord, MetricRecord, MetricSource
+from tile_artifacts._redact import Redactor, redact_environment
 from tile_artifacts._summary import render_summary_markdown
 
 __all__ = ["ArtifactWriter"]
 
 _FILE_MODE = 0o644
+_TEMP = re.compile(r"(^|/)\.[^/]+\.tmp$")
 
 
 def _fsync_dir(directory: Path) -> None:
@@ -74,7 +78,9 @@ class ArtifactWriter:
     JSON documents go to a temp file in the same directory, are fsynced and renamed over the
     target. JSONL lines are appended with a single `write(2)` of the whole line (newline
     included) and fsynced, so a SIGKILL leaves only complete lines. `finalize` writes
-    `artifact_manifest.json` last; nothing may be written after it.
+    `artifact_manifest.json` last; nothing may be written after it. `checkpoint` writes an
+    `incomplete` manifest of what is there so far, so that a run killed without warning
+    (SIGKILL, a lost node) still leaves a directory that validates.
     """
 
     def __init__(
@@ -86,6 +92,7 @@ class ArtifactWriter:
         created_at: datetime | None = None,
         durable: bool = True,
         allow_existing: bool = False,
+        redactor: Redactor | None = None,
     ) -> None:
         if not re.match(RUN_ID_PATTERN, run_id):
             raise ArtifactError(
@@ -97,8 +104,13 @@ class ArtifactWriter:
         self.producer = producer
         self.created_at = utc_now() if created_at is None else created_at
         self.durable = durable
-        self._lock = threading.Lock()
+        self.redactor = Redactor.for_run() if redactor is None else redactor
+        """Hides the run's secret values in everything written (`Redactor.for_run`)."""
+        # Reentrant: a checkpoint lists the files and writes the manifest as one step.
+        self._lock = threading.RLock()
         self._descriptions: dict[str, str] = {}
+        # Checkpoints hash only what changed since the last one.
+        self._digests: Digests = {}
         self._finalized = False
         self._create_directory(allow_existing)
         # The two JSONL streams exist from the start so that even an early crash leaves them.
@@ -205,12 +217,12 @@ class ArtifactWriter:
 
     def write_json(self, relpath: str, model: BaseModel, *, description: str | None = None) -> Path:
         """Write a model as indented JSON (every key present, null when unknown), atomically."""
-        text = model.model_dump_json(indent=2) + "\n"
+        text = self.redactor.json_text(model.model_dump_json(indent=2), indent=2) + "\n"
         return self._atomic(relpath, text.encode("utf-8"), description)
 
     def write_text(self, relpath: str, text: str, *, description: str | None = None) -> Path:
-        """Write UTF-8 text atomically."""
-        return self._atomic(relpath, text.encode("utf-8"), description)
+        """Write UTF-8 text atomically, secrets redacted."""
+        return self._atomic(relpath, self.redactor.text(text).encode("utf-8"), description)
 
     def _append(self, relpath: str, data: bytes) -> None:
         with self._lock:
@@ -218,12 +230,20 @@ class ArtifactWriter:
             try:
                 fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, _FILE_MODE)
                 try:
-                    # One write(2) per batch of whole lines: a kill lands before or after it.
-                    view = memoryview(data)
-                    while view:
-                        view = view[os.write(fd, view) :]
-                    if self.durable and data:
-                        os.fsync(fd)
+                    start = os.fstat(fd).st_size
+                    try:
+                        # One write(2) per batch of whole lines: a kill lands before or after it.
+                        view = memoryview(data)
+                        while view:
+                            view = view[os.write(fd, view) :]
+                        if self.durable and data:
+                            os.fsync(fd)
+                    except OSError:
+                        # A full disk takes part of a batch: cut it off again (truncating
+                        # needs no space), so that the file keeps whole lines only.
+                        with contextlib.suppress(OSError):
+                            os.ftruncate(fd, start)
+                        raise
                 finally:
                     os.close(fd)
             except OSError as e:
@@ -231,16 +251,19 @@ class ArtifactWriter:
 
     def append_jsonl(self, relpath: str, *models: BaseModel) -> None:
         """Append each model as one compact JSON line, flushed and fsynced before returning."""
-        lines = "".join(model.model_dump_json() + "\n" for model in models)
+        redact = self.redactor.json_text
+        lines = "".join(redact(model.model_dump_json()) + "\n" for model in models)
         self._append(relpath, lines.encode("utf-8"))
 
     def append_lines(self, relpath: str, lines: Iterable[str]) -> None:
         """Append JSON lines serialized by the caller (each without its newline) in one write.
 
         For records made in bulk, where building a model per line costs more than the line
-        itself (a runner's 200,000 log lines); the caller answers for their schema.
+        itself (a runner's 200,000 log lines); the caller answers for their schema. The run's
+        secrets are redacted here as in every other line.
         """
-        data = "".join(line + "\n" for line in lines)
+        redact = self.redactor.json_text
+        data = "".join(redact(line) + "\n" for line in lines)
         if data:
             self._append(relpath, data.encode("utf-8"))
 
@@ -347,9 +370,14 @@ class ArtifactWriter:
         self.append_jsonl(COMMANDS_JSONL, record)
         return record
 
+    def scrub(self, relpath: str) -> bool:
+        """Redact a file another process wrote into the run (a runner's stderr log)."""
+        return self.redactor.scrub_file(self.run_dir / relpath)
+
     def files(self) -> list[str]:
-        """Run-relative paths of the regular files written so far, sorted."""
-        return run_files(self.run_dir)[0]
+        """Run-relative paths of the regular files written so far, sorted; the writer's own
+        temp files (`.NAME.*.tmp`, there only while a write is under way) left out."""
+        return [p for p in run_files(self.run_dir)[0] if not _TEMP.search(p)]
 
     def write_summary(self, report: Report) -> Path:
         """Render `summary.md` from the report, with the artifact map of the files so far."""
@@ -373,34 +401,67 @@ class ArtifactWriter:
         Files under a `nested` top-level directory are left out: in a campaign directory,
         `units/` holds run directories with manifests of their own.
         """
-        entries: list[ArtifactEntry] = []
-        for relpath in self.files():
-            if relpath == MANIFEST_JSON or relpath.split("/", 1)[0] in nested:
-                continue
-            try:
-                size, digest = sha256_file(self.run_dir / relpath)
-            except OSError as e:
-                raise self._error(self.run_dir / relpath, e) from None
-            entries.append(
-                ArtifactEntry(
-                    path=relpath,
-                    kind=kind_for(relpath),
-                    media_type=media_type_for(relpath),
-                    size_bytes=size,
-                    sha256=digest,
-                    description=self._descriptions.get(relpath) or default_description(relpath),
+        with self._lock:
+            manifest = self._write_manifest(
+                Manifest(
+                    producer=self.producer,
+                    run=self.run_info(status, status_reason),
+                    context=context or Context(),
+                    primary_artifacts=primary_artifacts or PrimaryArtifacts(),
+                    artifacts=self._entries(nested),
+                    input_files=list(input_files),
+                    config_snapshots=list(config_snapshots),
+                    notes=list(notes),
                 )
             )
-        manifest = Manifest(
-            producer=self.producer,
-            run=self.run_info(status, status_reason),
-            context=context or Context(),
-            primary_artifacts=primary_artifacts or PrimaryArtifacts(),
-            artifacts=entries,
-            input_files=list(input_files),
-            config_snapshots=list(config_snapshots),
-            notes=list(notes),
-        )
+            self._finalized = True
+            return manifest
+
+    def checkpoint(
+        self,
+        report: BaseModel,
+        *,
+        summary: str | None = None,
+        report_path: str = REPORT_JSON,
+        context: Context | None = None,
+        config_snapshots: Iterable[ConfigSnapshot] = (),
+    ) -> Manifest:
+        """Write a report-in-progress, its summary, then an `incomplete` manifest of the files
+        so far; the run goes on writing after it.
+
+        What a kill leaves is this checkpoint plus whatever was appended since: `tile
+        schema-check` accepts that (append-only files may have grown past what the manifest
+        records, later files may be missing from it), so every case finished before the
+        last checkpoint is in a directory that validates.
+        """
+        with self._lock:
+            self.write_json(report_path, report)
+            if summary is not None:
+                self.write_text(SUMMARY_MD, summary)
+            return self._write_manifest(
+                Manifest(
+                    producer=self.producer,
+                    run=self.run_info("incomplete", INCOMPLETE_REASON),
+                    context=context or Context(),
+                    primary_artifacts=PrimaryArtifacts(report_json=report_path),
+                    artifacts=self._entries((), reuse=True),
+                    config_snapshots=list(config_snapshots),
+                    notes=[INCOMPLETE_REASON],
+                )
+            )
+
+    def _entries(self, nested: Sequence[str], *, reuse: bool = False) -> list[ArtifactEntry]:
+        try:
+            return artifact_entries(
+                self.run_dir,
+                self.files(),
+                self._descriptions,
+                nested=nested,
+                digests=self._digests if reuse else None,
+            )
+        except OSError as e:
+            raise self._error(Path(e.filename or self.run_dir), e) from None
+
+    def _write_manifest(self, manifest: Manifest) -> Manifest:
         self.write_json(MANIFEST_JSON, manifest)
-        self._finalized = True
         return manifest

@@ -18,7 +18,7 @@ def main(argv: list[str] | None = None) -> None:
     _signals.install()
     try:
         _tolerant_streams()
-        args = sys.argv[1:] if argv is None else argv
+        args = _compose_profiles(sys.argv[1:] if argv is None else argv)
         debug = "-vv" in args or "-vvv" in args or os.environ.get("TILE_DEBUG") == "1"
         code = _run(args, debug)
     except KeyboardInterrupt:
@@ -80,6 +80,39 @@ def _tolerant_streams() -> None:
         if callable(reconfigure):
             with contextlib.suppress(ValueError, OSError):  # a closed or odd stream: leave it
                 reconfigure(errors="backslashreplace")
+
+
+def _compose_profiles(args: list[str]) -> list[str]:
+    """`--profile ci --profile h200` as one `--profile ci,h200`, where the first one was.
+
+    Click keeps only the last value of an option given twice, which silently dropped every
+    profile but one; repeating `--profile` means laying the profiles on in order.
+    """
+    out: list[str] = []
+    names: list[str] = []
+    slot: int | None = None
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--":
+            out += args[i:]
+            break
+        if arg == "--profile" and i + 1 < len(args):
+            names.append(args[i + 1])
+            i += 2
+        elif arg.startswith("--profile="):
+            names.append(arg.partition("=")[2])
+            i += 1
+        else:
+            out.append(arg)
+            i += 1
+            continue
+        if slot is None:
+            slot = len(out)
+            out += ["--profile", ""]
+    if slot is not None:
+        out[slot + 1] = ",".join(names)
+    return out
 
 
 def _print_error(message: str, hint: str | None) -> None:

@@ -31,6 +31,30 @@ campaign_app = typer.Typer(
 )
 app.add_typer(campaign_app, name="campaign")
 
+
+def _print_versions(value: bool) -> None:
+    if value:
+        from tile_cli._versions import version_lines
+
+        typer.echo("\n".join(version_lines()))
+        raise typer.Exit(ExitCode.OK)
+
+
+@app.callback()
+def _tile(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=_print_versions,
+            is_eager=True,
+            help="Print the version of every tile package, the protocol and Python; exit.",
+        ),
+    ] = False,
+) -> None:
+    """Benchmark, test and inspect JAX kernels (jax.numpy and Pallas)."""
+
+
 # ---------------------------------------------------------------- shared options
 
 Filter = Annotated[
@@ -49,7 +73,12 @@ Plugin = Annotated[
     typer.Option("--plugin", help="Include a kernel plugin (entry point in `tile.kernels`)."),
 ]
 Profile = Annotated[
-    str | None, typer.Option("--profile", help="Apply `[profiles.NAME]` from tile.toml.")
+    str | None,
+    typer.Option(
+        "--profile",
+        help="Apply `[profiles.NAME]` from tile.toml; repeat (or `A,B`) to lay several on in "
+        "order, later ones winning.",
+    ),
 ]
 OutputDir = Annotated[
     Path | None,
@@ -111,6 +140,15 @@ CaseIds = Annotated[
     list[str] | None,
     typer.Option("--case", help="Run exactly this case id (repeatable), as `tile list` prints it."),
 ]
+Assignments = Annotated[
+    list[str] | None,
+    typer.Argument(
+        help="Config overrides `SECTION.KEY=VALUE`, read like TILE_* variables: "
+        "`bench.max_time=0.2 runner.pin_cpu=true`.",
+        show_default=False,
+        metavar="[KEY=VALUE]...",
+    ),
+]
 Settings = Annotated[
     list[str] | None,
     typer.Option(
@@ -146,6 +184,7 @@ def _selection(
 
 @app.command("list")
 def list_cmd(
+    assignments: Assignments = None,
     filters: Filter = None,
     kernels: Kernel = None,
     axes: Axis = None,
@@ -155,13 +194,15 @@ def list_cmd(
 ) -> None:
     """List the kernels and cases tile can see, without running them."""
     from tile_cli._run import list_cases
+    from tile_cli._settings import parse_assignments
 
-    sel = _selection(filters, kernels, axes, plugins, {})
+    sel = _selection(filters, kernels, axes, plugins, parse_assignments(assignments))
     raise typer.Exit(list_cases(sel, profile=profile, as_json=json))
 
 
 @app.command("bench")
 def bench_cmd(
+    assignments: Assignments = None,
     filters: Filter = None,
     kernels: Kernel = None,
     axes: Axis = None,
@@ -253,28 +294,32 @@ def bench_cmd(
     import dataclasses
 
     from tile_cli._run import run_suite
-    from tile_cli._settings import given, parse_sets
+    from tile_cli._settings import given, parse_assignments, parse_sets
 
-    overrides = parse_sets(settings or []) | given(
-        {
-            "bench.timer": timer,
-            "bench.cold": cold,
-            "bench.warmup_runs": warmup,
-            "bench.min_runs": min_runs,
-            "bench.max_runs": max_runs,
-            "bench.max_time": max_time,
-            "bench.target_precision": target_precision,
-            "bench.rounds": rounds,
-            "runner.case_timeout": case_timeout,
-            "runner.isolate": isolate,
-            "runner.compile_cache": compile_cache,
-            "launcher.kind": launcher,
-            "launcher.shards": shards,
-            "compare.noise_floor": noise_floor,
-            "compare.alpha": alpha,
-            "compare.fail_on_inconclusive": fail_on_inconclusive,
-            "compare.basis": basis,
-        }
+    overrides = (
+        parse_sets(settings or [])
+        | parse_assignments(assignments)
+        | given(
+            {
+                "bench.timer": timer,
+                "bench.cold": cold,
+                "bench.warmup_runs": warmup,
+                "bench.min_runs": min_runs,
+                "bench.max_runs": max_runs,
+                "bench.max_time": max_time,
+                "bench.target_precision": target_precision,
+                "bench.rounds": rounds,
+                "runner.case_timeout": case_timeout,
+                "runner.isolate": isolate,
+                "runner.compile_cache": compile_cache,
+                "launcher.kind": launcher,
+                "launcher.shards": shards,
+                "compare.noise_floor": noise_floor,
+                "compare.alpha": alpha,
+                "compare.fail_on_inconclusive": fail_on_inconclusive,
+                "compare.basis": basis,
+            }
+        )
     )
     if cache_report or cold_process:
         from tile_cli._cache_report import EXPLAIN_OVERRIDES
@@ -301,6 +346,7 @@ def bench_cmd(
 
 @app.command("test")
 def test_cmd(
+    assignments: Assignments = None,
     filters: Filter = None,
     kernels: Kernel = None,
     axes: Axis = None,
@@ -320,9 +366,9 @@ def test_cmd(
 ) -> None:
     """Check kernels against their references on fresh random inputs."""
     from tile_cli._run import run_suite
-    from tile_cli._settings import given
+    from tile_cli._settings import given, parse_assignments
 
-    overrides = given(
+    overrides = parse_assignments(assignments) | given(
         {
             "test.seed": seed,
             "runner.case_timeout": case_timeout,
@@ -348,6 +394,7 @@ def test_cmd(
 
 @app.command("tune")
 def tune_cmd(
+    assignments: Assignments = None,
     filters: Filter = None,
     kernels: Kernel = None,
     axes: Axis = None,
@@ -374,10 +421,11 @@ def tune_cmd(
     full measurement, and a winner that cannot be told apart from another finalist gives way
     to the default, then to the simplest. bench, test and library use then run the winner.
     """
-    from tile_cli._settings import given
+    from tile_cli._settings import given, parse_assignments
     from tile_cli._tune import run_tune
 
-    sel = _selection(filters, kernels, axes, plugins, given({"tune.eta": eta}))
+    overrides = parse_assignments(assignments) | given({"tune.eta": eta})
+    sel = _selection(filters, kernels, axes, plugins, overrides)
     raise typer.Exit(
         run_tune(
             sel,
@@ -392,13 +440,16 @@ def tune_cmd(
 
 @app.command("config")
 def config_cmd(
+    assignments: Assignments = None,
     profile: Profile = None,
     json: Json = False,
 ) -> None:
     """Show the resolved configuration and where every value comes from."""
+    from tile_cli._settings import parse_assignments
     from tile_cli._show_config import show_config
 
-    raise typer.Exit(show_config(profile=profile, as_json=json))
+    overrides = parse_assignments(assignments)
+    raise typer.Exit(show_config(profile=profile, as_json=json, overrides=overrides))
 
 
 @protocol_app.command("schema")
@@ -610,6 +661,7 @@ ShowTracebacks = Annotated[
 
 @app.command("build")
 def build_cmd(
+    assignments: Assignments = None,
     filters: Filter = None,
     kernels: Kernel = None,
     axes: Axis = None,
@@ -624,9 +676,9 @@ def build_cmd(
 ) -> None:
     """Lower and compile every case (no execution); store what the compiler made in a run dir."""
     from tile_cli._run import run_suite
-    from tile_cli._settings import given
+    from tile_cli._settings import given, parse_assignments
 
-    overrides = given(
+    overrides = parse_assignments(assignments) | given(
         {
             "runner.case_timeout": case_timeout,
             "runner.isolate": isolate,

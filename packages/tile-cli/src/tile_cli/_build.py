@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import tile_protocol as tp
-from tile_cli._errors import CliError, ExitCode, no_cases, stopped_code
+from tile_cli._errors import CliError, ExitCode, no_cases, stopped_code, usage_failure
 from tile_cli._session import Launch
 from tile_cli._settings import Selection, build_request, load
 from tile_cli._ui import make_consoles
@@ -282,6 +282,9 @@ def build_exit_code(recorder: RunRecorder, interrupted: str | None) -> int:
     """0 all built, 1 a case failed to build, 3 crash/timeout/import error, 130/143 stopped."""
     if interrupted is not None:
         return stopped_code(interrupted)
+    refused = usage_failure(recorder.failures)
+    if refused is not None:
+        raise refused
     broken, other = split_failures(recorder.failures)
     if other:
         return int(ExitCode.INFRA)

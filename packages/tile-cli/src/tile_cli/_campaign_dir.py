@@ -22,7 +22,7 @@ from tile_cli._errors import CliError, ExitCode
 if TYPE_CHECKING:
     from tile_cli._campaign_plan import CampaignSetup
 
-__all__ = ["CampaignDir"]
+__all__ = ["CampaignDir", "campaign_redactor"]
 
 _SOURCE_SNAPSHOT = "config/campaign.toml"
 
@@ -30,10 +30,13 @@ _SOURCE_SNAPSHOT = "config/campaign.toml"
 class CampaignDir:
     """Writes one campaign directory; `locked()` keeps a second `tile campaign run` out."""
 
-    def __init__(self, path: Path, plan: ta.CampaignPlan) -> None:
+    def __init__(
+        self, path: Path, plan: ta.CampaignPlan, redactor: ta.Redactor | None = None
+    ) -> None:
         self.path = path.absolute()
         self.run_id, self.created_at = _identity(self.path, plan)
         self.producer = plan.producer
+        self.redactor = redactor
         self._writer: ta.ArtifactWriter | None = None
 
     @contextlib.contextmanager
@@ -69,6 +72,7 @@ class CampaignDir:
                     producer=self.producer,
                     created_at=self.created_at,
                     allow_existing=True,
+                    redactor=self.redactor,
                 )
             except ta.ArtifactError as exc:
                 raise CliError(exc.message, hint=exc.hint, code=ExitCode.USAGE) from None
@@ -91,7 +95,7 @@ class CampaignDir:
         plan = setup.plan.model_copy(update={"run": self.run_info("dry_run")})
         w.write_json(ta.CAMPAIGN_PLAN_JSON, plan)
         w.write_text(ta.RESOLVED_CAMPAIGN_JSON, _dumps(_resolved(setup)))
-        w.write_text(_SOURCE_SNAPSHOT, setup.campaign.source.text)
+        w.write_text(_SOURCE_SNAPSHOT, w.redactor.toml(setup.campaign.source.text))
 
     def run_info(self, status: ta.Status, reason: str | None = None) -> ta.RunInfo:
         """The `run` block of the campaign's documents."""
@@ -181,3 +185,16 @@ def _resolved(setup: CampaignSetup) -> dict[str, object]:
 
 def _dumps(value: object) -> str:
     return json.dumps(value, indent=2, default=str) + "\n"
+
+
+def campaign_redactor(setup: CampaignSetup) -> ta.Redactor:
+    """The secrets a campaign directory must not hold: its project's and its own file's."""
+    import sys
+
+    project = ta.Redactor.for_run(
+        environ=os.environ,
+        settings=setup.resolved.config.runner.env,
+        config_text=setup.resolved.raw_text,
+        argv=sys.argv,
+    )
+    return project | ta.Redactor.for_run(environ={}, config_text=setup.campaign.source.text)

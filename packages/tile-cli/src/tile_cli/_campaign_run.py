@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import tile_artifacts as ta
-from tile_cli._campaign_dir import CampaignDir
+from tile_cli._campaign_dir import CampaignDir, campaign_redactor
 from tile_cli._campaign_plan import CampaignSetup, make_plan
 from tile_cli._campaign_report import compare_variants, summarize, unit_records
 from tile_cli._campaign_show import (
@@ -81,7 +81,7 @@ def run_campaign(name: str, *, smoke: bool, over_budget: bool, output_dir: Path 
     setup = make_plan(name, smoke=smoke, output_dir=output_dir)
     render_selectors(err, setup.plan)
     _refuse_over_budget(err, setup.plan, over_budget, quiet=False)
-    camp = CampaignDir(Path(setup.plan.run.output_directory), setup.plan)
+    camp = CampaignDir(Path(setup.plan.run.output_directory), setup.plan, campaign_redactor(setup))
     with camp.locked():
         return _Campaign(setup, camp, err, over_budget=over_budget, started=started).run(out)
 

@@ -28,7 +28,7 @@ __all__ = [
 ]
 
 _ATTEMPT_RE: Final = re.compile(r"attempt-([1-9][0-9]*)")
-_NOT_A_RESULT: Final = frozenset({"interrupted", "timed_out", "invalid"})
+_NOT_A_RESULT: Final = frozenset({"interrupted", "timed_out", "invalid", "incomplete"})
 
 
 def attempt_dir(unit_id: str, number: int) -> str:

@@ -3,9 +3,25 @@
 from __future__ import annotations
 
 import errno
+from collections.abc import Sequence
 from enum import IntEnum
+from typing import TYPE_CHECKING
 
-__all__ = ["CliError", "ExitCode", "no_cases", "os_error", "stopped_code"]
+if TYPE_CHECKING:
+    import tile_protocol as tp
+
+__all__ = [
+    "USAGE_ERRORS",
+    "CliError",
+    "ExitCode",
+    "no_cases",
+    "os_error",
+    "stopped_code",
+    "usage_failure",
+]
+
+USAGE_ERRORS = frozenset({"UnknownAxis"})
+"""Runner failures that mean the command line asked for something that does not exist."""
 
 
 class ExitCode(IntEnum):
@@ -89,3 +105,16 @@ def os_error(exc: OSError) -> CliError:
             code=ExitCode.USAGE,
         )
     return CliError(message, hint="check the file system, then rerun", code=ExitCode.INFRA)
+
+
+def usage_failure(failures: Sequence[tp.Failure]) -> CliError | None:
+    """Exit 2 for a selection the runner refused (`-a` naming an axis no kernel has)."""
+    refused = next((f for f in failures if f.error_type in USAGE_ERRORS), None)
+    if refused is None:
+        return None
+    return CliError(
+        refused.message,
+        hint="override one of those axes (`-a dtype=float32`), or select kernels that have "
+        "it (`--kernel NAME`); `tile list` shows every case id with its axes",
+        code=ExitCode.USAGE,
+    )

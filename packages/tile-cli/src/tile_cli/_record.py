@@ -1,8 +1,9 @@
 """Turn the protocol stream into an Artifact Format v1 run directory, as it happens.
 
-Events, metrics and command records are appended the moment they are known, so a run that
-is killed still leaves everything it measured; the report, summary and manifest are written
-by `finalize` (also on Ctrl-C and SIGTERM).
+Events, metrics and command records are appended the moment they are known, and a
+report-in-progress is checkpointed after every case (`_checkpoint.py`), so a run that is
+killed, even by SIGKILL, leaves a directory that validates with everything it measured; the
+final report, summary and manifest are written by `finalize` (also on Ctrl-C and SIGTERM).
 """
 
 from __future__ import annotations
@@ -23,11 +24,12 @@ import msgspec
 
 import tile_protocol as tp
 from tile_cli import _signals as signals
+from tile_cli._checkpoint import Checkpoints
 from tile_cli._errors import CliError, ExitCode
 from tile_cli._invalid import invalid_failure, result_problem
 from tile_cli._runlog import RunLog
 from tile_cli._session import Launch
-from tile_cli._settings import describe_origin
+from tile_cli._telemetry import write_snapshots
 
 if TYPE_CHECKING:
     import tile_artifacts as ta
@@ -55,13 +57,19 @@ def open_run_directory(
     import tile_artifacts as ta
 
     run_id = ta.new_run_id(command)
+    redactor = ta.Redactor.for_run(
+        environ=os.environ,
+        settings=resolved.config.runner.env,
+        config_text=resolved.raw_text,
+        argv=sys.argv,
+    )
     if output_dir is not None:
         run_dir = output_dir.absolute()
     else:
         run_dir = resolved.resolve_path(resolved.config.output.dir).absolute() / run_id
     producer = ta.producer_info(TOOL, tool_version(), Path.cwd())
     try:
-        writer = ta.ArtifactWriter(run_dir, run_id=run_id, producer=producer)
+        writer = ta.ArtifactWriter(run_dir, run_id=run_id, producer=producer, redactor=redactor)
     except ta.ArtifactError as exc:
         raise CliError(exc.message, hint=exc.hint, code=ExitCode.USAGE) from None
     if output_dir is None:
@@ -148,8 +156,18 @@ class RunRecorder:
         # The runner each thread's session is on, to tie its failures to its stderr log.
         self._current: dict[int, Launch] = {}
         self.log = RunLog(writer, on_fault=self._on_write_fault)
+        self.report_saved = False
+        """After a failed write: whether the final report.json was written all the same."""
+        from tile_cli._telemetry import ClockWatch
+
+        self.telemetry = resolved.config.telemetry
+        self.clocks = ClockWatch(writer, self.telemetry)
+        self.checkpoints = Checkpoints(self)
+        """The report-in-progress, rewritten after every case (SIGKILL leaves it valid)."""
         self._event("info", "run", "run_started", f"tile {command} started", argv=argv)
-        self._snapshot_config()
+        self.log.write(lambda: write_snapshots(writer, resolved))
+        self.checkpoints.write()
+        self.clocks.start()
 
     # ---------------------------------------------------------------- derived
 
@@ -213,6 +231,7 @@ class RunRecorder:
             self.launches.append(launch)
             self._event("info", "runner", "runner_started", f"runner {launch.index} started",
                         args=launch.args, case_ids=launch.case_ids)  # fmt: skip
+            self._command(launch, started=True)
 
     def on_launch_end(self, launch: Launch) -> None:
         with self._lock:
@@ -224,12 +243,16 @@ class RunRecorder:
             self._event("info", "runner", "slurm_job", f"runner {launch.index} is SLURM job "
                         f"{job_id}", command_id=launch_id(launch), job_id=job_id)  # fmt: skip
 
-    def _launch_end(self, launch: Launch) -> None:
+    def _command(self, launch: Launch, *, started: bool = False) -> None:
+        """A runner in commands.jsonl: `incomplete` when it starts (a kill then leaves it
+        there), its final record when it ends; readers take each command's last line."""
+        if not self.telemetry.commands:
+            return
         self.log.command(
             launch_id(launch),
             launch.args,
             cwd=launch.cwd,
-            status=launch.status,  # type: ignore[arg-type]
+            status="incomplete" if started else launch.status,  # type: ignore[arg-type]
             phase=launch.phase,
             environment_overrides=launch.env_overrides,
             stderr_log=os.path.relpath(launch.stderr_log, self.run_dir),
@@ -238,6 +261,11 @@ class RunRecorder:
             started_at=launch.started_at,
             finished_at=launch.finished_at,
         )
+
+    def _launch_end(self, launch: Launch) -> None:
+        # The runner wrote its stderr itself: hide the run's secrets in it now it is closed.
+        self.log.write(lambda: self.writer.scrub(os.path.relpath(launch.stderr_log, self.run_dir)))
+        self._command(launch)
         self._event(
             "info" if launch.status == "success" else "error",
             "runner",
@@ -259,7 +287,17 @@ class RunRecorder:
                 self._event("info", "runner", "hello",
                             f"runner {hello.runner_version} on {hello.backend}",
                             **msgspec.to_builtins(hello))  # fmt: skip
+                self._header(hello)
             self._echo(hello)
+
+    def _header(self, hello: tp.Hello) -> None:
+        """Name the device and the sampling settings before the first number (bench only)."""
+        if self.command != "bench" or self.stream_json:
+            return
+        from tile_cli._header import bench_header
+
+        self.ui.err.print(bench_header(hello, self.resolved.config.bench), markup=False,
+                          style="dim")  # fmt: skip
 
     def on_plan(self, plan: tp.Plan) -> None:
         with self._lock:
@@ -268,6 +306,7 @@ class RunRecorder:
                         case_ids=[c.case_id for c in plan.cases])  # fmt: skip
             self.ui.start(len(plan.cases), f"tile {self.command}")
             self._echo(plan)
+            self.checkpoints.write()
 
     def on_case_start(self, start: tp.CaseStart) -> None:
         with self._lock:
@@ -348,6 +387,7 @@ class RunRecorder:
                     error_type=failure.error_type, status=failure.status)  # fmt: skip
         if failure.case_id is not None:
             self.ui.advance()
+            self.checkpoints.done(failure.case_id)
         first = failure.message.splitlines()[0] if failure.message else ""
         self.ui.notice(f"✗ {failure.case_id or '(run)'}: {failure.error_type}: {first}", "red")
 
@@ -372,12 +412,13 @@ class RunRecorder:
 
     def _case_done(self, case_id: str, check: tp.Check | None) -> None:
         import tile_artifacts as ta
-        from tile_cli._report import case_record
 
         self.ui.advance()
         index = next((i for i, c in enumerate(self.planned) if c.case_id == case_id), None)
         if index is not None:
-            record = case_record(self.planned[index], self, interrupted=False)
+            # The checkpoint first: a case whose metrics are on disk is in report.json too.
+            record = self.checkpoints.record(self.planned[index])
+            self.checkpoints.write()
             metrics = ta.case_metrics(record, run_id=self.run_id, index=index)
             if metrics:
                 self.log.append(ta.METRICS_JSONL, *metrics)
@@ -388,30 +429,13 @@ class RunRecorder:
         self.log.event(level, phase, event, message, json.loads(json.dumps(fields, default=str)))
 
     def _on_write_fault(self, error: ta.ArtifactError) -> None:
-        """Said once, at once: the run goes on and prints its results, which are not saved."""
+        """Said once, at once: the run goes on and prints its results, which may not be saved."""
         self.ui.notice(f"error: {error.message}; the run goes on, its results are printed but "
-                       "not saved", "red")  # fmt: skip
+                       "may not be saved", "red")  # fmt: skip
 
     def write_fault(self) -> CliError | None:
         """The error to end the command with when the run directory could not be written."""
-        return self.log.fault_error(self.run_dir)
-
-    def _snapshot_config(self) -> None:
-        from tile_config import flatten
-
-        values = flatten(self.resolved.config)
-        doc = {
-            key: {
-                "value": _redact_value(key, value),
-                "origin": describe_origin(self.resolved.origins.get(key)),
-            }
-            for key, value in values.items()
-        }
-        text = json.dumps(doc, indent=2, default=str) + "\n"
-        self.log.write(lambda: self.writer.write_text("config/resolved_tool.json", text))
-        raw = self.resolved.raw_text
-        if raw is not None:
-            self.log.write(lambda: self.writer.write_text("config/tile.toml", _redact_toml(raw)))
+        return self.log.fault_error(self.run_dir, report_saved=self.report_saved)
 
     def finalize(
         self,
@@ -422,12 +446,14 @@ class RunRecorder:
     ) -> tuple[ta.Report, ta.ComparisonDoc | None]:
         """Write report.json, summary.md, comparisons.json if asked, the manifest last.
 
-        After a failed write (a full disk) the manifest is left out, so that the directory
-        reads as incomplete, and only report.json is tried: it holds every measurement.
+        After a failed write (a full disk) the final manifest is left out, so that the
+        directory keeps its last checkpoint's `incomplete` one, and only report.json is tried:
+        it holds every measurement, and its status reason names the write that failed.
         """
         import tile_artifacts as ta
         from tile_cli._report import build_report, write_final
 
+        self.log.write(self.clocks.stop)
         with signals.shielded(), self._lock:
             report = build_report(self, interrupted=interrupted, error=error)
             if self.log.write(lambda: [hook(report) for hook in self.before_final]):
@@ -437,9 +463,22 @@ class RunRecorder:
                         return report, write_final(self, report, compare_with)
                 except ta.ArtifactError as exc:
                     self.log.fail(exc)
+            report = _with_fault(report, self.log.fault)
             with contextlib.suppress(ta.ArtifactError):
                 self.writer.write_json(ta.REPORT_JSON, report)
+                self.report_saved = True
             return report, None
+
+
+def _with_fault(report: ta.Report, fault: ta.ArtifactError | None) -> ta.Report:
+    """The report with the failed write in its status reason (the manifest stays a checkpoint)."""
+    if fault is None:
+        return report
+    why = f"run directory incomplete: {fault.message}"
+    reason = f"{report.run.status_reason}; {why}" if report.run.status_reason else why
+    return report.model_copy(
+        update={"run": report.run.model_copy(update={"status_reason": reason})}
+    )
 
 
 def launch_id(launch: Launch) -> str:
@@ -456,29 +495,3 @@ def _signal_name(sig: int | None) -> str | None:
         return signal.Signals(sig).name
     except ValueError:
         return str(sig)
-
-
-def _is_secret(name: str) -> bool:
-    import tile_artifacts as ta
-
-    return bool(ta.redact_environment({name: ""})[1])
-
-
-def _redact_value(key: str, value: object) -> object:
-    if key.startswith("runner.env.") and _is_secret(key.removeprefix("runner.env.")):
-        return "<redacted>"
-    if key == "runner.env" and isinstance(value, dict):
-        return {k: "<redacted>" if _is_secret(str(k)) else v for k, v in value.items()}
-    return value
-
-
-def _redact_toml(text: str) -> str:
-    """Blank the values of secret-looking keys in the tile.toml snapshot."""
-    out: list[str] = []
-    for line in text.splitlines(keepends=True):
-        key, sep, _ = line.partition("=")
-        if sep and _is_secret(key.strip().strip('"')):
-            out.append(f'{key.rstrip()} = "<redacted>"\n')
-        else:
-            out.append(line)
-    return "".join(out)

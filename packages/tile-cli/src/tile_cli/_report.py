@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 import tile_protocol as tp
+from tile_cli._errors import USAGE_ERRORS
 from tile_cli._invalid import INVALID_RESULT
 
 if TYPE_CHECKING:
@@ -94,6 +95,9 @@ def _run_status(
         return "interrupted", interrupted
     if error is not None:
         return "failed", error
+    refused = next((f for f in rec.failures if f.error_type in USAGE_ERRORS), None)
+    if refused is not None:
+        return "invalid", refused.message
     if not cases:
         return ("failed", "no case ran") if rec.failures else ("skipped", "no case selected")
     good = sum(c.status == "success" for c in cases)
@@ -170,11 +174,19 @@ def _device(rec: RunRecorder) -> ta.DeviceRecord:
     )
 
 
-def build_report(rec: RunRecorder, *, interrupted: str | None, error: str | None) -> ta.Report:
-    """Everything the run measured, as a `tile.report` document."""
+def build_report(
+    rec: RunRecorder,
+    *,
+    interrupted: str | None,
+    error: str | None,
+    cases: list[ta.CaseRecord] | None = None,
+) -> ta.Report:
+    """Everything the run measured, as a `tile.report` document (`cases`: records already
+    built, one per planned case, as a checkpoint keeps them)."""
     import tile_artifacts as ta
 
-    cases = [case_record(info, rec, interrupted=interrupted is not None) for info in rec.planned]
+    if cases is None:
+        cases = [case_record(i, rec, interrupted=interrupted is not None) for i in rec.planned]
     status, reason = _run_status(rec, cases, interrupted, error)
     counts = ta.Counts(
         cases=len(cases),
@@ -226,10 +238,9 @@ def write_final(
     import tile_artifacts as ta
     from tile_cli._compare import load_side, pick_baseline
     from tile_cli._errors import CliError
+    from tile_cli._findings import add_findings
 
     w = rec.writer
-    w.write_json("report.json", report)
-    w.write_summary(report)
     comparison: ta.ComparisonDoc | None = None
     problem: CliError | None = None
     if compare_with is not None:
@@ -247,9 +258,14 @@ def write_final(
                 baseline_path=str(base_path.absolute()),
                 current_path="report.json",
             )
-            w.write_json("comparisons.json", comparison)
         except CliError as exc:
             problem = exc
+    # The comparison first: a regression is one of the findings.
+    report = add_findings(rec, report, comparison)
+    if comparison is not None:
+        w.write_json("comparisons.json", comparison)
+    w.write_json("report.json", report)
+    w.write_summary(report)
     rec._event("info", "run", "run_finished", f"status {report.run.status}")
     snapshots = [ta.ConfigSnapshot(path="config/resolved_tool.json", kind="resolved_config")]
     if rec.resolved.config_file is not None and rec.resolved.raw_text is not None:

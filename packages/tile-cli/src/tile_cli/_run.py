@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import tile_protocol as tp
 from tile_cli import _signals as signals
-from tile_cli._errors import CliError, ExitCode, no_cases, stopped_code
+from tile_cli._errors import CliError, ExitCode, no_cases, stopped_code, usage_failure
 from tile_cli._launchers import (
     LauncherError,
     find_srun,
@@ -122,6 +122,9 @@ def list_cases(sel: Selection, *, profile: str | None, as_json: bool) -> int:
                 out.print(case.kernel, style="bold", markup=False)
             out.print(f"  {case.case_id}", markup=False)
         err.print(f"{len(cases)} cases", style="dim")
+    refused = usage_failure(sink.failures)
+    if refused is not None:
+        raise refused
     for failure in sink.failures:
         err.print(f"error: {failure.phase}: {failure.message}", markup=False)
     for hint in _failure_hints(sink.failures):
@@ -165,6 +168,7 @@ def run_suite(
 
     out, err = make_consoles()
     resolved = load(profile, sel.overrides)
+    verbose = verbose or resolved.config.output.verbose  # `-v` wins over TILE_VERBOSE
     compare_with = (
         CompareSettings.from_config(compare, resolved.config.compare)
         if compare is not None
@@ -377,6 +381,9 @@ def _exit_code(recorder: RunRecorder, interrupted: str | None) -> int:
         raise fault
     if interrupted is not None:
         return stopped_code(interrupted)
+    refused = usage_failure(recorder.failures)
+    if refused is not None:
+        raise refused
     if recorder.failures:
         return int(ExitCode.INFRA)
     if recorder.failed_checks:

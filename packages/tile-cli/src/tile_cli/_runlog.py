@@ -130,16 +130,25 @@ class RunLog:
                 self._timer = None
             self._flush()
 
-    def fault_error(self, run_dir: Path) -> CliError | None:
-        """The error a command ends with after a failed write (None: there was none)."""
+    def fault_error(self, run_dir: Path, *, report_saved: bool) -> CliError | None:
+        """The error a command ends with after a failed write (None: there was none).
+
+        `report_saved`: report.json holds every result all the same (it was rewritten once
+        the failed batch had been cut off); else the last checkpoint's report is there.
+        """
         error = self.fault
         if error is None:
             return None
+        kept = (
+            "report.json holds every result above, the other files stop at that write"
+            if report_saved
+            else "the results above were not all saved (the directory keeps what was written "
+            "before that)"
+        )
         return CliError(
             f"the run directory `{run_dir}` is incomplete: {error.message}",
             hint=(error.hint or "check free space and permissions")
-            + "; the results above were not saved: rerun once it is fixed, or choose another "
-            "`--output-dir`",
+            + f"; {kept}: rerun once it is fixed, or choose another `--output-dir`",
             code=ExitCode.INFRA,
         )
 

@@ -26,6 +26,7 @@ __all__ = [
     "given",
     "load",
     "parse_axes",
+    "parse_assignments",
     "parse_sets",
     "parse_tunables",
     "runner_python",
@@ -104,7 +105,7 @@ def _check_dtypes(raw: str, names: Sequence[str]) -> None:
             )
 
 
-def parse_sets(values: Sequence[str]) -> dict[str, object]:
+def parse_sets(values: Sequence[str], *, flag: str = "--set ") -> dict[str, object]:
     """`--set bench.max_time=0.5 --set runner.env.XLA_FLAGS=...` into {dotted key: text}.
 
     The text is read as the key's declared type by the loader (like a TILE_* variable), which
@@ -115,12 +116,18 @@ def parse_sets(values: Sequence[str]) -> dict[str, object]:
         key, sep, value = raw.partition("=")
         if not sep or not key.strip() or any(not part for part in key.strip().split(".")):
             raise CliError(
-                f"bad `--set {raw}`",
-                hint="write it as `--set SECTION.KEY=VALUE`, e.g. `--set bench.max_time=0.5` or "
-                "`--set runner.env.XLA_FLAGS=--xla_gpu_autotune_level=0`",
+                f"bad `{flag}{raw}`: not a setting",
+                hint=f"write it as `{flag}SECTION.KEY=VALUE`, e.g. `{flag}bench.max_time=0.5` or "
+                f"`{flag}runner.env.XLA_FLAGS=--xla_gpu_autotune_level=0`"
+                + ("; filter cases with `-k TEXT`" if not flag else ""),
             )
         overrides[key.strip()] = value
     return overrides
+
+
+def parse_assignments(values: Sequence[str] | None) -> dict[str, object]:
+    """Positional `bench.max_time=0.2 runner.pin_cpu=true` (Hydra-style) into overrides."""
+    return parse_sets(values or [], flag="")
 
 
 def parse_tunables(values: Sequence[str]) -> dict[str, str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 
 from tile_cli._errors import ExitCode
 from tile_cli._settings import describe_origin, load
@@ -11,18 +12,21 @@ from tile_cli._ui import make_consoles
 __all__ = ["show_config"]
 
 
-def show_config(*, profile: str | None, as_json: bool) -> int:
-    """Print each dotted key, its value and where it came from."""
+def show_config(
+    *, profile: str | None, as_json: bool, overrides: Mapping[str, object] | None = None
+) -> int:
+    """Print each dotted key, its value and where it came from (`overrides`: KEY=VALUE)."""
     from rich.table import Table
 
     from tile_config import flatten
 
     out, err = make_consoles()
-    resolved = load(profile, {})
+    resolved = load(profile, overrides or {})
     values = flatten(resolved.config)
     if as_json:
         doc = {
             "config_file": str(resolved.config_file) if resolved.config_file else None,
+            "profiles": list(resolved.profiles),
             "values": {
                 key: {"value": value, "origin": describe_origin(resolved.origins.get(key))}
                 for key, value in values.items()
@@ -31,7 +35,8 @@ def show_config(*, profile: str | None, as_json: bool) -> int:
         print(json.dumps(doc, indent=2, default=str))
         return int(ExitCode.OK)
     source = resolved.config_file or "no tile.toml found (defaults)"
-    err.print(f"config: {source}", markup=False, style="dim")
+    profiles = f"; profiles {', '.join(resolved.profiles)} (in order)" if resolved.profiles else ""
+    err.print(f"config: {source}{profiles}", markup=False, style="dim")
     table = Table(box=None, header_style="bold", pad_edge=False)
     for col in ("key", "value", "origin"):
         table.add_column(col, overflow="fold")

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 import tile_protocol as tp
-from tile_cli._errors import CliError, ExitCode
+from tile_cli._errors import CliError, ExitCode, usage_failure
 from tile_cli._escape import escape_controls
 from tile_cli._session import Launch, LaunchCounter, RunnerSession
 from tile_cli._settings import Selection, build_request, load, runner_python
@@ -160,9 +160,13 @@ def run_tune(
 
     _, err = make_consoles()
     resolved = load(profile, sel.overrides)
+    verbose = verbose or resolved.config.output.verbose
     budget = budget if budget is not None else resolved.config.tune.budget
     sink, clean = ask_runner("list", sel, profile, units=True)
     plan = sink.plan.cases if sink.plan else []
+    refused = usage_failure(sink.failures)
+    if refused is not None:
+        raise refused
     for failure in sink.failures:
         err.print(f"error: {failure.phase}: {failure.message}", markup=False)
     if not clean or sink.failures:
@@ -365,10 +369,11 @@ def _finish(resolved: ResolvedConfig, recorder: RunRecorder, state: _Tune, run_d
     """Feed the recorder each unit's last result, decide, write the tuning files and report."""
     from tile_cli._run import _display  # pyright: ignore[reportPrivateUsage]
 
-    for info in state.plan.cases if state.plan else []:
-        result = state.latest.get(info.case_id)
-        if result is not None:
-            recorder.on_message(result)
+    with recorder.checkpoints.held():  # one checkpoint for the batch, not one per unit
+        for info in state.plan.cases if state.plan else []:
+            result = state.latest.get(info.case_id)
+            if result is not None:
+                recorder.on_message(result)
     decisions: dict[str, Decision] = {}
     cfg = resolved.config.compare
     for case_id, measured in _measured(state, state.finalists).items():

@@ -30,6 +30,7 @@ from tile_config._loader import (
     ResolvedConfig,
     flatten,
     load_config,
+    profile_names,
 )
 from tile_config._models import (
     SECTIONS,
@@ -46,6 +47,7 @@ from tile_config._models import (
     ProfileConfig,
     ProjectConfig,
     RunnerConfig,
+    TelemetryConfig,
     TestConfig,
     TileConfig,
     Timer,
@@ -59,6 +61,7 @@ __all__ = [
     "ResolvedConfig",
     "flatten",
     "load_config",
+    "profile_names",
     # models
     "SECTIONS",
     "ArchiveKind",
@@ -75,6 +78,7 @@ __all__ = [
     "ProfileConfig",
     "ProjectConfig",
     "RunnerConfig",
+    "TelemetryConfig",
     "TestConfig",
     "TileConfig",
     "Timer",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, get_args, get_origin
@@ -22,7 +22,7 @@ from tile_config._models import (
     strip_annotation,
 )
 
-__all__ = ["Origin", "OriginKind", "ResolvedConfig", "flatten", "load_config"]
+__all__ = ["Origin", "OriginKind", "ResolvedConfig", "flatten", "load_config", "profile_names"]
 
 OriginKind = Literal["default", "file", "profile", "env", "cli"]
 
@@ -34,6 +34,8 @@ _NOT_FROM_ENV = ("downloads", "profiles", "campaigns")
 _NOT_SETTINGS = ("profiles", "campaigns")
 _MISSING = object()
 _RANK: dict[str, int] = {"default": 0, "file": 1, "profile": 2, "env": 3, "cli": 4}
+# Variables read as a config key under a shorter name than `TILE_<SECTION>_<KEY>`.
+_ENV_ALIASES: dict[str, tuple[str, str]] = {"TILE_VERBOSE": ("output", "verbose")}
 
 _Key = tuple[str, ...]
 
@@ -74,6 +76,9 @@ class ResolvedConfig:
     raw_text: str | None
     cwd: Path
     profile: str | None = None
+    """The profiles applied, comma-separated in the order they were laid on (`ci,h200`)."""
+    profiles: tuple[str, ...] = ()
+    """The same names one by one; later ones win where two set the same key."""
     warnings: tuple[str, ...] = ()
     """What the user should know about how the configuration was found (it still loaded)."""
 
@@ -233,7 +238,10 @@ def _env_layer(
     for name in sorted(environ):
         if not name.startswith("TILE_"):
             continue
-        section, _, key = name[5:].lower().partition("_")
+        if name in _ENV_ALIASES:
+            section, key = _ENV_ALIASES[name]
+        else:
+            section, _, key = name[5:].lower().partition("_")
         if section not in SECTIONS:
             continue
         problem = _env_problem(name, section, key)
@@ -293,15 +301,27 @@ def _validate(data: Mapping[str, Any], locate: Callable[[_Key], Place]) -> TileC
         raise translate(exc, locate, known_keys) from None
 
 
+def profile_names(profile: str | Sequence[str] | None) -> tuple[str, ...]:
+    """`ci,h200`, `["ci", "h200"]` or `["ci,h200"]` as the names in order; repeats kept once."""
+    parts = [profile] if isinstance(profile, str) else list(profile or ())
+    names = [n.strip() for part in parts for n in part.split(",") if n.strip()]
+    return tuple(dict.fromkeys(names))
+
+
 def load_config(
     *,
     cwd: Path | None = None,
-    profile: str | None = None,
+    profile: str | Sequence[str] | None = None,
     environ: Mapping[str, str] | None = None,
     overrides: Mapping[str, object] | None = None,
     config_file: Path | None = None,
 ) -> ResolvedConfig:
-    """Resolve the configuration from every layer; any problem is a ConfigError."""
+    """Resolve the configuration from every layer; any problem is a ConfigError.
+
+    `profile` names one profile or several (a sequence, or comma-separated like
+    `TILE_PROFILE=ci,h200`), laid over the file in order so that a machine profile can refine
+    a CI profile; each value's origin names the profile that set it.
+    """
     here = (cwd if cwd is not None else Path.cwd()).resolve()
     env = os.environ if environ is None else environ
     if config_file is not None:
@@ -318,11 +338,14 @@ def load_config(
         _validate(source.data, lambda p: _file_place(source, p))
         _apply(tree, source.data, (), lambda p: Origin("file", source.where(p)), origins)
 
-    name = profile or env.get("TILE_PROFILE") or None
-    if name is not None:
+    names = profile_names(profile)
+    from_env = not names
+    if from_env:
+        names = profile_names(env.get("TILE_PROFILE"))
+    for name in names:
         _apply(
             tree,
-            _profile_data(name, source, from_env=not profile),
+            _profile_data(name, source, from_env=from_env),
             (),
             _profile_origin(name, source),
             origins,
@@ -349,7 +372,8 @@ def load_config(
         project_root=source.path.parent if source else None,
         raw_text=source.text if source else None,
         cwd=here,
-        profile=name,
+        profile=",".join(names) or None,
+        profiles=names,
         warnings=_warnings(source),
     )
 

@@ -27,6 +27,7 @@ __all__ = [
     "ProfileConfig",
     "ProjectConfig",
     "RunnerConfig",
+    "TelemetryConfig",
     "TestConfig",
     "TileConfig",
     "TuneConfig",
@@ -176,6 +177,8 @@ class OutputConfig(_Model):
 
     dir: _Text = ".tile/runs"
     keep: _PositiveInt | None = None
+    verbose: int = Field(default=0, ge=0, le=3)
+    """Like `-v` given this many times (`TILE_VERBOSE`); a `-v` on the command line wins."""
 
 
 class HistoryConfig(_Model):
@@ -185,6 +188,26 @@ class HistoryConfig(_Model):
     """Record every bench run's per-case medians at its end."""
     path: _Text = ".tile/history.sqlite"
     """The database file; relative paths hang off the project root."""
+
+
+DEFAULT_ENV_PATTERNS: tuple[str, ...] = (
+    "XLA_*", "JAX_*", "CUDA_*", "NVIDIA_*", "NCCL_*", "TPU_*", "LIBTPU_*", "ROCM_*", "HIP_*",
+    "TILE_*", "SLURM_*", "OMP_*", "PYTHONHASHSEED",
+)  # fmt: skip
+"""Variables that change what a kernel measures: compiler flags, device selection, threads."""
+
+
+class TelemetryConfig(_Model):
+    """`[telemetry]`: what a run records about where it ran, beyond its measurements."""
+
+    clocks: bool = True
+    """GPU clocks, temperature and throttle reasons before and after the run (`nvidia-smi`):
+    a throttled GPU measures slow, and only a record of its clocks tells that apart."""
+    env: list[_Text] = list(DEFAULT_ENV_PATTERNS)
+    """Environment variables to record (glob patterns) in `config/environment.json`, secrets
+    redacted; `[]` records none. Variables that change what is measured are the default."""
+    commands: bool = True
+    """Every child process in `commands/commands.jsonl` (args, redacted env, exit status)."""
 
 
 class MachineConfig(_Model):
@@ -282,6 +305,7 @@ class ProfileConfig(_Model):
     machine: MachineConfig | None = None
     launcher: LauncherConfig | None = None
     tune: TuneConfig | None = None
+    telemetry: TelemetryConfig | None = None
     downloads: dict[str, DownloadEntry] = {}
 
     @field_validator("downloads")
@@ -303,6 +327,7 @@ class TileConfig(_Model):
     machine: MachineConfig = MachineConfig()
     launcher: LauncherConfig = LauncherConfig()
     tune: TuneConfig = TuneConfig()
+    telemetry: TelemetryConfig = TelemetryConfig()
     downloads: dict[str, DownloadEntry] = {}
     profiles: dict[str, ProfileConfig] = {}
     campaigns: dict[str, dict[str, Any]] = {}

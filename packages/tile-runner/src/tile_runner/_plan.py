@@ -16,7 +16,7 @@ Unit = tuple[KernelDef, Case, dict[str, str] | None, str]
 """What the runner goes through: kernel, case, tunable values to time (`tune`) or None, and
 the id its results carry (the case id, or the unit id `case{a=1,b=2}`)."""
 
-__all__ = ["Plan", "Unit", "make_plan", "matches"]
+__all__ = ["UNKNOWN_AXIS", "Plan", "Unit", "make_plan", "matches"]
 
 _GLOB_CHARS = set("*?[")
 
@@ -61,6 +61,7 @@ def make_plan(
     plan = Plan()
     overrides = dict(axes or {})
     seen_axes: set[str] = set()
+    kernel_axes: dict[str, tuple[str, ...]] = {}
     seen_ids: set[str] = set()
     for definition in registry().values():
         if kernels and not any(
@@ -70,6 +71,7 @@ def make_plan(
         spec = definition.axes_for(suite, backend)
         if spec is not None:
             seen_axes.update(spec.names)
+            kernel_axes[definition.name] = spec.names
         try:
             expanded = cases(definition, suite, backend=backend, overrides=overrides)
         except RunnerError as exc:
@@ -90,10 +92,9 @@ def make_plan(
             plan.cases.append((definition, case))
     unused = sorted(set(overrides) - seen_axes)
     if unused:
-        plan.warnings.append(
-            f"no selected kernel has the axis {', '.join(f'`{a}`' for a in unused)}; "
-            "the override is ignored"
-        )
+        # Running the cases without the override would measure something nobody asked for.
+        plan.failures.append(_unknown_axes(unused, kernel_axes))
+        plan.cases = []
     plan.units = _units(plan.cases) if units else [(d, c, None, c.id) for d, c in plan.cases]
     if case_ids is not None:
         wanted = set(case_ids)
@@ -111,6 +112,26 @@ def make_plan(
                 )
             )
     return plan
+
+
+UNKNOWN_AXIS = "UnknownAxis"
+"""`error_type` of the plan failure for `-a AXIS=V` naming an axis no selected kernel has."""
+_AXES_LISTED = 8
+
+
+def _unknown_axes(unused: list[str], kernel_axes: Mapping[str, tuple[str, ...]]) -> Failure:
+    """The failure that refuses `-a` overrides of axes the selected kernels do not have."""
+    named = ", ".join(f"`{a}`" for a in unused)
+    by_kernel = [f"{k} ({', '.join(a) or 'none'})" for k, a in sorted(kernel_axes.items())]
+    listed = "; ".join(by_kernel[:_AXES_LISTED])
+    if len(by_kernel) > _AXES_LISTED:
+        listed += f"; and {len(by_kernel) - _AXES_LISTED} more kernels"
+    return Failure(
+        phase="plan",
+        error_type=UNKNOWN_AXIS,
+        message=f"no selected kernel has the axis {named}; the selected kernels' axes: "
+        + (listed or "none (no kernel selected)"),
+    )
 
 
 def _units(cases: Sequence[tuple[KernelDef, Case]]) -> list[Unit]:

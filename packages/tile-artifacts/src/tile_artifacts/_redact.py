@@ -1,0 +1,202 @@
+"""Redaction: secret values never reach a file of a run directory, whichever file it is.
+
+Hiding secrets by variable name (`API_TOKEN=<redacted>` in commands.jsonl) covers only the
+places where the name travels with the value. A token written in tile.toml, passed on the
+command line or interpolated into another setting turns up elsewhere: the config snapshot,
+the argv in events and the report, a runner's stderr. So the writer knows the secret
+*values* of the run and replaces each occurrence in everything it writes; names still
+decide what is a secret.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+import tomllib
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Final
+
+from pydantic import JsonValue
+
+__all__ = [
+    "REDACTED",
+    "REDACT_PATTERNS",
+    "Redactor",
+    "is_secret_name",
+    "redact_environment",
+]
+
+REDACTED: Final = "<redacted>"
+REDACT_PATTERNS: Final = (
+    "TOKEN",
+    "SECRET",
+    "PASSWORD",
+    "PASSWD",
+    "KEY",
+    "CREDENTIAL",
+    "AUTH",
+    "COOKIE",
+    "SESSION",
+    "PRIVATE",
+)
+MIN_SECRET_LENGTH: Final = 4
+"""Shorter values are hidden only where their name is beside them: replacing `abc` in every
+file would garble unrelated text."""
+MIN_AMBIENT_LENGTH: Final = 8
+"""The process environment holds many secret-named variables that are not secrets
+(`XDG_SESSION_TYPE=x11`); their values are hidden everywhere only from this length on."""
+
+# `NAME = value` in TOML, the key bare or quoted, the value one string or scalar token.
+_TOML_VALUE = r"""("(?:[^"\\\n]|\\.)*"|'[^'\n]*'|[^\s,}\]#]+)"""
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether a variable or key name looks like it holds a secret (`HF_TOKEN`, `db_password`)."""
+    upper = name.upper()
+    return any(pattern in upper for pattern in REDACT_PATTERNS)
+
+
+def redact_environment(env: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
+    """Replace values whose variable name looks secret; return the copy and the redacted names."""
+    redacted = {name: REDACTED if is_secret_name(name) else value for name, value in env.items()}
+    return redacted, sorted(name for name in env if is_secret_name(name))
+
+
+def _toml_secrets(value: object, name: str = "") -> Iterator[tuple[str, str]]:
+    """(key, value text) of every scalar under a secret-named key, at any depth."""
+    if isinstance(value, dict):
+        for key, item in value.items():  # pyright: ignore[reportUnknownVariableType]
+            yield from _toml_secrets(item, str(key))  # pyright: ignore[reportUnknownArgumentType]
+    elif isinstance(value, list):
+        for item in value:  # pyright: ignore[reportUnknownVariableType]
+            yield from _toml_secrets(item, name)
+    elif is_secret_name(name) and not isinstance(value, bool):
+        yield name, str(value)
+
+
+def _argv_secrets(argv: Sequence[str]) -> Iterator[str]:
+    """Values given to secret-named settings on a command line: `runner.env.HF_TOKEN=v`,
+    `--api-key=v`, `--api-key v`."""
+    for i, arg in enumerate(argv):
+        key, sep, value = arg.partition("=")
+        name = key.lstrip("-").rsplit(".", 1)[-1]
+        if sep and is_secret_name(name):
+            yield value
+        elif not sep and arg.startswith("--") and is_secret_name(name) and i + 1 < len(argv):
+            yield argv[i + 1]
+
+
+class Redactor:
+    """The secret values of one run, and the one place that hides them in text and data."""
+
+    def __init__(self, secrets: Iterable[str] = (), *, keys: Iterable[str] = ()) -> None:
+        values = {s for s in secrets if len(s) >= MIN_SECRET_LENGTH}
+        # Longest first: a secret that contains another is replaced whole.
+        self.secrets: tuple[str, ...] = tuple(sorted(values, key=lambda s: (-len(s), s)))
+        self.keys: frozenset[str] = frozenset(keys)
+        """Secret-named TOML keys, hidden in config snapshots whatever their value's length."""
+        self._escaped = tuple(json.dumps(s, ensure_ascii=False)[1:-1] for s in self.secrets)
+
+    @classmethod
+    def for_run(
+        cls,
+        *,
+        environ: Mapping[str, str] | None = None,
+        settings: Mapping[str, str] | None = None,
+        config_text: str | None = None,
+        argv: Sequence[str] = (),
+    ) -> Redactor:
+        """Collect the secrets of a run: secret-named variables of `environ` (long, not paths),
+        of `settings` (e.g. `[runner] env`), under secret-named keys of the config file, and
+        given to secret-named settings on the command line."""
+        env = os.environ if environ is None else environ
+        values = [
+            v
+            for k, v in env.items()
+            if is_secret_name(k) and len(v) >= MIN_AMBIENT_LENGTH and not v.startswith("/")
+        ]
+        values += [v for k, v in (settings or {}).items() if is_secret_name(k)]
+        keys: set[str] = set()
+        if config_text is not None:
+            try:
+                pairs = list(_toml_secrets(tomllib.loads(config_text)))
+            except tomllib.TOMLDecodeError:
+                pairs = []
+            values += [v for _, v in pairs]
+            keys.update(k for k, _ in pairs)
+        values += _argv_secrets(argv)
+        return cls(values, keys=keys)
+
+    def __or__(self, other: Redactor) -> Redactor:
+        """The secrets of both (a campaign's and its project's)."""
+        return Redactor([*self.secrets, *other.secrets], keys=self.keys | other.keys)
+
+    def __bool__(self) -> bool:
+        return bool(self.secrets or self.keys)
+
+    def text(self, text: str) -> str:
+        """Every secret in plain text (a log, Markdown, TOML) replaced by `<redacted>`."""
+        for secret in self.secrets:
+            if secret in text:
+                text = text.replace(secret, REDACTED)
+        return text
+
+    def data(self, value: JsonValue) -> JsonValue:
+        """Every secret in the strings (and keys) of JSON data replaced; numbers left alone."""
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, list):
+            return [self.data(v) for v in value]
+        if isinstance(value, dict):
+            return {self.text(k): self.data(v) for k, v in value.items()}
+        return value
+
+    def json_text(self, text: str, *, indent: int | None = None) -> str:
+        """A JSON document or line with the secrets in its strings replaced.
+
+        Text without any secret is returned as it is (the common case, and byte-for-byte what
+        the model wrote); otherwise it is redacted as data, so that a secret made of digits
+        never turns a number into something that is not JSON.
+        """
+        if not any(e in text for e in self._escaped):
+            return text
+        data = self.data(json.loads(text))
+        if indent is None:
+            return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+        return json.dumps(data, ensure_ascii=False, indent=indent)
+
+    def toml(self, text: str) -> str:
+        """A config file's text with the value of every secret-named key hidden, however it is
+        written (`KEY = "v"`, `env = { KEY = "v" }`, `runner.env.KEY = "v"`), and every
+        known secret value hidden wherever else it appears."""
+        for key in sorted(self.keys, key=len, reverse=True):
+            pattern = re.compile(rf"""(?<![\w-])((["']?){re.escape(key)}\2\s*=\s*){_TOML_VALUE}""")
+            text = pattern.sub(rf'\1"{REDACTED}"', text)
+        return self.text(text)
+
+    def scrub_file(self, path: str | os.PathLike[str]) -> bool:
+        """Redact a file another process wrote (a runner's stderr log) in place, atomically;
+        True when it held a secret."""
+        target = Path(path)
+        if not self.secrets:
+            return False
+        try:
+            raw = target.read_bytes()
+        except OSError:
+            return False
+        if not any(s.encode("utf-8") in raw for s in self.secrets):
+            return False
+        clean = self.text(raw.decode("utf-8", "surrogateescape"))
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(clean.encode("utf-8", "surrogateescape"))
+            Path(tmp).chmod(target.stat().st_mode & 0o777)
+            Path(tmp).replace(target)
+        except OSError:
+            Path(tmp).unlink(missing_ok=True)
+            return False
+        return True

@@ -1,0 +1,95 @@
+"""Checkpoints: a run killed at any point after one still validates, as `incomplete`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from tile_artifacts import (
+    ArtifactWriter,
+    CaseRecord,
+    Counts,
+    Producer,
+    Report,
+    ReportSummary,
+    check_path,
+    new_run_id,
+    read_manifest,
+    render_summary_markdown,
+)
+
+PRODUCER = Producer(tool_name="tile", tool_version="0.1.0")
+
+
+def _report(writer: ArtifactWriter, cases: list[CaseRecord], status: str) -> Report:
+    return Report(
+        producer=PRODUCER,
+        run=writer.run_info(status),  # type: ignore[arg-type]
+        summary=ReportSummary(
+            title="tile bench",
+            status=status,  # type: ignore[arg-type]
+            headline=f"{len(cases)} cases so far",
+            counts=Counts(cases=len(cases), passed=len(cases)),
+        ),
+        cases=cases,
+    )
+
+
+def _checkpointed(run: Path, case: Callable[..., CaseRecord]) -> ArtifactWriter:
+    writer = ArtifactWriter(run, run_id=new_run_id("bench"), producer=PRODUCER)
+    writer.event("run_started", "bench started")
+    report = _report(writer, [case("k/a[n=1]", 1e-3)], "incomplete")
+    writer.checkpoint(report, summary=render_summary_markdown(report, writer.files()))
+    return writer
+
+
+def test_a_checkpoint_validates_and_says_incomplete(
+    tmp_path: Path, case_factory: Callable[..., CaseRecord]
+) -> None:
+    run = tmp_path / "run"
+    _checkpointed(run, case_factory)
+    assert check_path(run) == []
+    manifest = read_manifest(run / "artifact_manifest.json")
+    assert manifest.run.status == "incomplete" and manifest.run.status_reason
+    assert {"report.json", "summary.md", "events.jsonl"} <= {a.path for a in manifest.artifacts}
+
+
+def test_what_a_run_writes_after_its_checkpoint_is_accepted(
+    tmp_path: Path, case_factory: Callable[..., CaseRecord]
+) -> None:
+    """Appends, new files, a rewritten report, a half-written temp file: what a kill leaves."""
+    run = tmp_path / "run"
+    writer = _checkpointed(run, case_factory)
+    writer.event("case_done", "k/b[n=2]")
+    writer.write_text("logs/runner-2.stderr.log", "started after the checkpoint\n")
+    cases = [case_factory("k/a[n=1]", 1e-3), case_factory("k/b[n=2]", 2e-3)]
+    writer.write_json("report.json", _report(writer, cases, "success"))
+    (run / ".artifact_manifest.json.x1y2.tmp").write_text('{"cut off')
+    assert check_path(run) == []
+
+
+def test_a_rewritten_append_only_file_is_still_caught(
+    tmp_path: Path, case_factory: Callable[..., CaseRecord]
+) -> None:
+    run = tmp_path / "run"
+    _checkpointed(run, case_factory)
+    events = run / "events.jsonl"
+    events.write_text(events.read_text().replace("bench started", "bench STARTED"))
+    problems = [str(p) for p in check_path(run)]
+    assert any(p.startswith("events.jsonl: its first bytes differ") for p in problems), problems
+
+
+def test_the_final_manifest_is_strict_again(
+    tmp_path: Path, case_factory: Callable[..., CaseRecord]
+) -> None:
+    run = tmp_path / "run"
+    writer = _checkpointed(run, case_factory)
+    report = _report(writer, [case_factory("k/a[n=1]", 1e-3)], "success")
+    writer.write_json("report.json", report)
+    writer.finalize(status="success")
+    assert check_path(run) == []
+    writer_path = run / "events.jsonl"
+    with writer_path.open("a") as fh:
+        fh.write(writer_path.read_text().splitlines()[0] + "\n")
+    problems = [str(p) for p in check_path(run)]
+    assert any("events.jsonl: size is" in p for p in problems), problems

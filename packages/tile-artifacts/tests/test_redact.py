@@ -1,0 +1,108 @@
+"""Redaction by value: every file the writer writes, whatever form the secret takes there."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tile_artifacts import (
+    REDACTED,
+    ArtifactWriter,
+    Context,
+    Producer,
+    Redactor,
+    check_path,
+    is_secret_name,
+    new_run_id,
+)
+
+PRODUCER = Producer(tool_name="tile", tool_version="0.1.0")
+TOML = """\
+[runner]
+env = { HF_TOKEN = "tok-inline-1234", PLAIN = "visible" }
+
+[profiles.gpu.runner.env]
+"AWS_SECRET_ACCESS_KEY" = 'quoted-key-5678'
+
+[profiles.ci]
+runner.env.DB_PASSWORD = "pw"   # short: hidden by its name only
+"""
+
+
+def test_names_decide_what_is_secret() -> None:
+    for name in ("HF_TOKEN", "db_password", "GH_AUTH", "api-key", "SESSION_COOKIE"):
+        assert is_secret_name(name), name
+    for name in ("XLA_FLAGS", "PATH", "CUDA_VISIBLE_DEVICES", "max_time"):
+        assert not is_secret_name(name), name
+
+
+def test_secrets_come_from_env_settings_config_and_argv() -> None:
+    redactor = Redactor.for_run(
+        environ={
+            "MY_API_TOKEN": "env-token-0001",
+            "XDG_SESSION_TYPE": "x11",  # too short to hide everywhere
+            "SSH_AUTH_SOCK": "/tmp/ssh-agent.sock",  # a path, not a secret
+            "HOME": "/home/someone-with-a-long-name",
+        },
+        settings={"RUNNER_SECRET": "setting-secret", "PLAIN": "not-a-secret"},
+        config_text=TOML,
+        argv=["tile", "bench", "runner.env.CLI_TOKEN=argv-token-77", "--api-key", "flag-key-9"],
+    )
+    assert set(redactor.secrets) == {
+        "env-token-0001",
+        "setting-secret",
+        "tok-inline-1234",
+        "quoted-key-5678",
+        "argv-token-77",
+        "flag-key-9",
+    }
+    assert "DB_PASSWORD" in redactor.keys
+
+
+def test_toml_snapshot_hides_every_spelling() -> None:
+    redactor = Redactor.for_run(environ={}, config_text=TOML)
+    text = redactor.toml(TOML)
+    for secret in ("tok-inline-1234", "quoted-key-5678", '"pw"'):
+        assert secret not in text
+    assert 'HF_TOKEN = "<redacted>"' in text
+    assert 'runner.env.DB_PASSWORD = "<redacted>"   # short' in text
+    assert 'PLAIN = "visible"' in text
+
+
+@pytest.mark.parametrize("secret", ["1234567890", 'quo"te\\slash', "ünïcode-sëcret"])
+def test_json_stays_json_whatever_the_secret(secret: str) -> None:
+    redactor = Redactor([secret])
+    doc = {"n": 12345678901234, "argv": [f"--x={secret}"], secret: 1.5, "t": True}
+    for indent in (None, 2):
+        text = json.dumps(doc, ensure_ascii=False, indent=indent)
+        out = json.loads(redactor.json_text(text, indent=indent))
+        assert out["argv"] == [f"--x={REDACTED}"]
+        assert out[REDACTED] == 1.5
+        assert out["n"] == 12345678901234  # digits inside a number are not a secret's
+        assert secret not in json.dumps(out["argv"], ensure_ascii=False)
+    untouched = json.dumps({"a": "nothing here"})
+    assert redactor.json_text(untouched) is untouched
+
+
+def test_every_writer_path_redacts_and_logs_can_be_scrubbed(tmp_path: Path) -> None:
+    secret = "sk-live-7f3a9c"
+    run = tmp_path / "run"
+    writer = ArtifactWriter(
+        run, run_id=new_run_id("bench"), producer=PRODUCER, redactor=Redactor([secret])
+    )
+    writer.event("run_started", f"argv has {secret}", fields={"argv": ["--set", f"x={secret}"]})
+    writer.command("C001", ["srun", f"--comment={secret}"], cwd=tmp_path, status="success",
+                   environment_overrides={"PLAIN": secret})  # fmt: skip
+    writer.write_text("config/tile.toml", f'token = "{secret}"\n')
+    writer.write_json("context.json", Context(argv=["tile", secret]))
+    log = writer.log_path("logs/runner-1.stderr.log")
+    log.write_text(f"the kernel printed {secret}\n")
+    assert writer.scrub("logs/runner-1.stderr.log")
+    assert not writer.scrub("logs/runner-1.stderr.log")  # nothing left to hide
+    for path in run.rglob("*"):
+        text = path.read_text() if path.is_file() else ""
+        assert secret not in text, path
+        assert not text or REDACTED in text, path
+    assert not [p for p in check_path(run) if "context.json" in p.file]

@@ -1,0 +1,188 @@
+"""Run directories keep their promises: no secret in any file, valid after SIGKILL at any
+moment with every finished case, and findings that say what went wrong and what to do."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import random
+import signal
+import subprocess
+from pathlib import Path
+
+import pytest
+from support import MakeProject, TileRun, tile_argv, tile_env
+
+pytestmark = pytest.mark.slow
+
+FAST = "[bench]\nmax_time = 0.05\nmin_runs = 5\nwarmup_runs = 1\n[runner]\ncase_timeout = 30\n"
+
+
+def _lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+# ---------------------------------------------------------------- secrets
+
+SECRETS = {
+    "toml_inline": "toml-inline-secret-0001",
+    "toml_profile": "toml-profile-secret-0002",
+    "env": "env-secret-value-0003",
+    "argv_positional": "argv-positional-secret-0004",
+    "argv_set": "argv-set-secret-0005",
+}
+SECRET_TOML = f"""\
+[runner]
+case_timeout = 30
+env = {{ MY_API_TOKEN = "{SECRETS["toml_inline"]}", PLAIN = "visible-value" }}
+
+[profiles.ci.runner.env]
+"DB_PASSWORD" = '{SECRETS["toml_profile"]}'
+"""
+
+
+def test_no_file_of_the_run_holds_a_secret(tile: TileRun, project: MakeProject) -> None:
+    root = project(["leaky.py"], FAST.replace("[runner]\ncase_timeout = 30\n", "") + SECRET_TOML)
+    env = {
+        "SERVICE_AUTH_TOKEN": SECRETS["env"],
+        # Not secret by name, recorded by `[telemetry] env`: hidden because its value is known.
+        "TILE_NOTE": f"deployed with {SECRETS['env']}",
+    }
+    proc = tile(
+        "bench",
+        "--profile",
+        "ci",
+        f"runner.env.CLI_TOKEN={SECRETS['argv_positional']}",
+        "--set",
+        f"runner.env.SECOND_PASSWORD={SECRETS['argv_set']}",
+        cwd=root,
+        env=env,
+    )
+    assert proc.returncode == 0, proc.stderr
+    run = (root / ".tile" / "latest").resolve()
+    files = [p for p in run.rglob("*") if p.is_file()]
+    for path in files:
+        text = path.read_text(errors="replace")
+        for where, secret in SECRETS.items():
+            assert secret not in text, f"{where} secret in {path.relative_to(run)}"
+    log = (run / "logs" / "runner-1.stderr.log").read_text()
+    assert "debug: MY_API_TOKEN=<redacted>" in log  # the kernel did print it; it was hidden
+    assert "debug: SERVICE_AUTH_TOKEN=<redacted>" in log
+    snapshot = (run / "config" / "tile.toml").read_text()
+    assert 'MY_API_TOKEN = "<redacted>"' in snapshot and '"DB_PASSWORD" = "<redacted>"' in snapshot
+    assert 'PLAIN = "visible-value"' in snapshot  # only secrets are hidden
+    started = _lines(run / "events.jsonl")[0]
+    assert "runner.env.CLI_TOKEN=<redacted>" in started["fields"]["argv"]
+    environment = json.loads((run / "config" / "environment.json").read_text())["variables"]
+    assert environment["TILE_NOTE"] == "deployed with <redacted>"
+    assert tile("schema-check", str(run), cwd=root).returncode == 0
+
+
+# ---------------------------------------------------------------- SIGKILL
+
+KILL_AXES = ("-a", "n=64,128,256,512,1024,2048")  # 3 kernels x 6 sizes = 18 cases
+# hello, plan, 18 x (case_start, bench_result), done: the stream of a complete run.
+STREAM_LINES = 2 + 18 * 2 + 1
+
+
+def _kill_after(root: Path, out: Path, lines: int) -> bool:
+    """Run `tile bench --json`, SIGKILL it after it printed `lines` protocol lines (and its
+    runner with it); True when it was killed before the end of its stream."""
+    proc = subprocess.Popen(
+        tile_argv("bench", "--json", "-o", str(out), *KILL_AXES),
+        cwd=root,
+        env=tile_env(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    assert proc.stdout is not None
+    runners: list[int] = []
+    seen = 0
+    for line in proc.stdout:
+        message = json.loads(line)
+        if message["type"] == "hello":
+            runners.append(message["pid"])
+        seen += 1
+        if seen == lines:
+            proc.send_signal(signal.SIGKILL)
+            break
+    proc.communicate(timeout=120)
+    for pid in runners:  # the runner is in its own session: end it too (no orphans left)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGKILL)
+    return seen == lines
+
+
+def _check_killed_run(out: Path, tile: TileRun, root: Path, killed: bool) -> int:
+    """What holds whenever the kill came; returns how many cases were finished."""
+    check = tile("schema-check", str(out), cwd=root)
+    assert check.returncode == 0, check.stdout + check.stderr
+    report = json.loads((out / "report.json").read_text())
+    manifest = json.loads((out / "artifact_manifest.json").read_text())
+    if killed:
+        assert manifest["run"]["status"] == "incomplete"
+        assert report["run"]["status"] in ("incomplete", "partial")
+    else:
+        assert manifest["run"]["status"] == report["run"]["status"] == "partial"
+    cases = {c["case_id"]: c for c in report["cases"]}
+    assert len(cases) in (0, 18)  # the plan, once it arrived, lists every case
+    done = {e["message"] for e in _lines(out / "events.jsonl") if e["event"] == "case_done"}
+    for case_id in done:
+        assert cases[case_id]["status"] in ("success", "failed"), case_id
+        assert len(cases[case_id]["samples"]) >= 5, case_id
+    measured = {m["case_id"] for m in _lines(out / "metrics.jsonl")}
+    assert measured <= {c for c, v in cases.items() if v["status"] != "incomplete"}
+    commands = _lines(out / "commands" / "commands.jsonl")
+    assert commands and commands[0]["command_id"] == "C001"  # recorded when it started
+    return len(done)
+
+
+def test_sigkill_at_any_moment_leaves_a_valid_run_with_every_finished_case(
+    tile: TileRun, project: MakeProject
+) -> None:
+    root = project(["good.py"], FAST)
+    # Ten seeded moments over the whole stream, the first line to the last, and one beyond
+    # it: a run that ends before the kill is complete.
+    moments = [*sorted(random.Random(25).sample(range(1, STREAM_LINES + 1), 10)), 10_000]
+    finished: list[int] = []
+    for i, lines in enumerate(moments):
+        out = root / f"run-{i}-{lines}"
+        killed = _kill_after(root, out, lines)
+        assert killed == (lines <= STREAM_LINES), (lines, killed)
+        finished.append(_check_killed_run(out, tile, root, killed))
+    assert finished[-1] == 18
+    assert finished[:-1] == sorted(finished[:-1])  # a later kill never has fewer cases
+
+
+# ---------------------------------------------------------------- findings
+
+
+def test_findings_say_what_failed_and_what_to_do(tile: TileRun, project: MakeProject) -> None:
+    root = project(["crashy.py"], FAST)
+    proc = tile(
+        "bench", "-k", "a_good", "-k", "b_segfault", "-k", "e_raises", "-k", "g_wrong_shape",
+        cwd=root,
+    )  # fmt: skip
+    assert proc.returncode == 3, proc.stderr
+    run = root / ".tile" / "latest"
+    report = json.loads((run / "report.json").read_text())
+    by = {f["category"]: f for f in report["findings"]}
+    assert {"crash", "error", "correctness"} <= set(by)
+    assert by["crash"]["severity"] == "high"
+    assert any("bad/b_segfault" in e and "logs/runner-1.stderr.log" in e
+               for e in by["crash"]["evidence"])  # fmt: skip
+    assert any("bad/e_raises" in e for e in by["error"]["evidence"])
+    assert any("bad/g_wrong_shape" in e for e in by["correctness"]["evidence"])
+    actions = [a["description"] for a in report["recommended_actions"]]
+    assert any("--isolate -k bad/b_segfault" in a for a in actions)
+    assert [a["action_id"] for a in report["recommended_actions"]] == [
+        f"A{i:03d}" for i in range(1, len(actions) + 1)
+    ]
+    assert report["summary"]["agent_summary"]["next_actions"] == actions
+    summary = (run / "summary.md").read_text()
+    assert "## Findings" in summary and "## Next steps" in summary
+    assert "(crash): the runner crashed in 1 case" in summary
+    assert tile("schema-check", str(run), cwd=root).returncode == 0
