@@ -211,6 +211,7 @@ def build_request(
             cold=b.cold,
             batch=b.batch,
             rounds=b.rounds,
+            cache_bytes=cfg.machine.l2_bytes,
         ),
         test=tp.TestSettings(seed=cfg.test.seed, tolerances=dict(cfg.test.tolerances)),
         peaks=peaks,

@@ -45,7 +45,7 @@ __all__ = [
 
 PROTOCOL_VERSION = 1
 """Major version: a reader refuses a stream whose major version is newer than its own."""
-PROTOCOL_MINOR = 4
+PROTOCOL_MINOR = 5
 """Minor version: grows when optional fields or message types are added.
 
 1: `Reference.interleaved`, `RunRequest.pin_cpu`, `Hello.pinned_cpu`.
@@ -54,6 +54,7 @@ PROTOCOL_MINOR = 4
 4: command `tune`; `RunRequest.tuning_files`, `RunRequest.tunables`, `RunRequest.units`;
    `CaseInfo.skip`, `CaseInfo.default`; `BenchResult.config`, `TestResult.config` (which tunable values ran, and
    from where).
+5: `BenchSettings.cache_bytes`.
 """
 
 Command = Literal["bench", "test", "build", "list", "inspect", "device", "tune"]
@@ -86,6 +87,9 @@ class BenchSettings(_Base, frozen=True, kw_only=True):
     batch: int = 10
     rounds: int = 1
     """Time every case in this many rounds over the whole plan, with fresh inputs each round."""
+    cache_bytes: int | None = None
+    """The cache a cold sample must not find warm (`[machine] l2_bytes`); None: the device's
+    L2 from the runner's built-in table, or a default."""
 
 
 class TestSettings(_Base, frozen=True, kw_only=True):
