@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from fake_runner import fake_project
-from support import TileRun, tile_argv, tile_env
+from support import MakeProject, TileRun, tile_argv, tile_env
 
 GOOD_RUN = """
 hello(); plan(CASES)
@@ -174,6 +174,18 @@ def test_runner_that_cannot_start_says_why(tile: TileRun, tmp_path: Path) -> Non
     assert "runner exited with code 1 before finishing: " in proc.stderr
     assert "No module named tile_runner" in proc.stderr
     assert "hint: the runner did not start" in proc.stderr
+    assert tile("schema-check", "run", cwd=root).returncode == 0
+
+
+def test_bad_xla_flags_are_named_as_the_reason_the_runner_did_not_start(
+    tile: TileRun, project: MakeProject
+) -> None:
+    root = project(["good.py"], "[history]\nenabled = false\n")
+    proc = tile("bench", "-o", "run", cwd=root, env={"XLA_FLAGS": "--xla_no_such_flag=1"})
+    assert proc.returncode == 3, proc.stderr
+    _clean(proc)
+    assert "Unknown flag in XLA_FLAGS: --xla_no_such_flag=1" in proc.stderr  # XLA's own words
+    assert "hint: the runner did not start" in proc.stderr and "XLA_FLAGS" in proc.stderr
     assert tile("schema-check", "run", cwd=root).returncode == 0
 
 

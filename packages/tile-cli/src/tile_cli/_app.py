@@ -773,11 +773,12 @@ OverBudget = Annotated[
 @campaign_app.command("list")
 def campaign_list_cmd() -> None:
     """List the campaigns of this project and where each is defined."""
+    from tile_cli._escape import escape_controls
     from tile_cli._settings import load
     from tile_config import campaign_names
 
     for name, where in campaign_names(load(None, {})).items():
-        typer.echo(f"{name}\t{where}")
+        typer.echo(escape_controls(f"{name}\t{where}"))
     raise typer.Exit(ExitCode.OK)
 
 
