@@ -58,7 +58,11 @@ def take_signals() -> None:
 
 def _on_sigterm(signum: int, frame: FrameType | None) -> None:
     end_descendants()
-    os._exit(128 + signum)
+    # Die by the signal itself, as without this handler: whoever waits for the runner sees
+    # "killed by SIGTERM", not an exit code that only looks like it.
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+    os._exit(128 + signum)  # only if the signal did not end the process
 
 
 def _on_sigint(signum: int, frame: FrameType | None) -> None:
