@@ -167,3 +167,40 @@ def test_runner_dying_in_a_later_round_blames_that_case_only(
         if '"case_start"' in line
     ]
     assert {s["fields"].get("round") for s in starts} == {1, 2, 3}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("args", "why"),
+    [
+        (("test",), "the restarted runner made no progress: runner killed by SIGSEGV"),
+        (("build",), "the restarted runner made no progress: runner killed by SIGSEGV"),
+        (("test", "--isolate"), "its runner ended before reaching it: runner killed by SIGSEGV"),
+    ],
+)
+def test_cases_no_runner_reaches_are_counted_and_the_run_exits_3(
+    args: tuple[str, ...], why: str, tile: TileRun, project: MakeProject
+) -> None:
+    # poison/b_crash segfaults and leaves a mark that makes every later runner segfault while
+    # it imports the kernels: poison/c_good and poison/d_good are never run (issue #24).
+    root = project(["poisoning.py"], FAST)
+    proc = tile(*args, cwd=root)
+    assert proc.returncode == 3, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert f"error: 2 of 4 planned cases were not run ({why}" in proc.stderr
+    assert "not run in" in proc.stderr  # the headline counts them too
+    run = root / ".tile" / "latest"
+    report = json.loads((run / "report.json").read_text())
+    cases = _cases(report)
+    assert cases["poison/a_good"]["status"] == "success"  # what was done is kept
+    assert cases["poison/b_crash"]["status"] == "failed"
+    assert cases["poison/c_good"]["status"] == cases["poison/d_good"]["status"] == "skipped"
+    failures = {f["case_id"].split("[")[0]: f for f in report["failures"] if f["case_id"]}
+    assert failures["poison/b_crash"]["exception_type"] == "RunnerCrash"
+    for kernel in ("poison/c_good", "poison/d_good"):
+        assert failures[kernel]["exception_type"] == "NotRun" and why in failures[kernel]["message"]
+    assert report["run"]["status"] == "partial"
+    assert "2 of 4 planned cases were not run" in report["run"]["status_reason"]
+    assert "2 of 4 planned cases were not run" in (run / "summary.md").read_text()
+    check = tile("schema-check", str(run), cwd=root)
+    assert check.returncode == 0, check.stdout

@@ -48,6 +48,13 @@ EXAMPLES: list[p.Message] = [
     p.Artifact(path="outputs/k/hlo.txt", kind="hlo", sha256="0" * 64, size_bytes=10),
     p.Inspect(case_id="k[n=1]", kind="hlo", text="HloModule m"),
     p.Log(level="warning", message="cupti unavailable"),
+    p.StateChange(
+        case_id="k[n=1]",
+        changes=[p.StateDiff(kind="cwd", before="/a", after="/b", restored=True)],
+        pid=7,
+        seq=3,
+        token="t",
+    ),
     p.Failure(case_id=None, phase="import", error_type="ImportError", message="no module x"),
     p.DeviceReport(
         backend="gpu",

@@ -39,6 +39,8 @@ if TYPE_CHECKING:
 
 __all__ = ["RunRecorder", "open_run_directory", "tool_version"]
 
+_FORGED = "lines the runner did not send reached its pipe"
+
 TOOL = "tile"
 
 
@@ -179,15 +181,23 @@ class RunRecorder:
 
     def headline(self) -> str:
         """One sentence: how many cases, how many ok, what went wrong, how long."""
-        done = len(self.bench_results) + len(self.test_results) + len(self.build_results)
-        bad = len(self.failed_checks) + sum(not r.ok for r in self.build_results)
+        # A case the runner sent an invalid message about is not ok, even with a valid result.
+        invalid = {f.case_id for f in self.failures if f.status == "invalid"}
+        checked = [r for r in self.failed_checks if r.case_id not in invalid]
+        built = [r for r in self.build_results if r.case_id not in invalid]
+        done = sum(r.case_id not in invalid for r in (*self.bench_results, *self.test_results))
+        done += len(built)
+        bad = len(checked) + sum(not r.ok for r in built)
         parts = [f"{len(self.planned)} cases", f"{done - bad} ok"]
         if bad:
             parts.append(f"{bad} failed check{'s' if bad != 1 else ''}")
-        if self.failures:
-            parts.append(f"{len(self.failures)} failure{'s' if len(self.failures) != 1 else ''}")
-        blamed = {f.case_id for f in self.failures if f.case_id is not None}
-        not_run = len(self.planned) - done - len(blamed)
+        # Cases no runner reached are counted as not run, not as failures (_undone.py).
+        failures = [f for f in self.failures if f.error_type != "NotRun"]
+        if failures:
+            parts.append(f"{len(failures)} failure{'s' if len(failures) != 1 else ''}")
+        blamed = {f.case_id for f in failures if f.case_id is not None}
+        ran = {r.case_id for r in (*self.bench_results, *self.test_results, *self.build_results)}
+        not_run = sum(c.case_id not in ran and c.case_id not in blamed for c in self.planned)
         if not_run > 0:
             parts.append(f"{not_run} not run")
         elapsed = time.monotonic() - self.started
@@ -343,12 +353,27 @@ class RunRecorder:
     def _noise(self, event: tp.BadLine | tp.UnknownMessage) -> None:
         if isinstance(event, tp.UnknownMessage):
             msg = f"ignored a protocol message of unknown type `{event.type}` (newer runner?)"
+        elif isinstance(event, tp.ForgedLine):
+            msg = event.error
+            self._forged()
         else:
             msg = f"ignored a line that is not a protocol message: {event.error}"
         self._event("warning", "protocol", "protocol_noise", msg, line_no=event.line_no,
                     raw=event.raw[:200].decode("utf-8", "replace"))  # fmt: skip
         if self.ui.verbose:
             self.ui.notice(f"warning: {msg}")
+
+    def _forged(self) -> None:
+        """Say once per run, also without `-v`, that another process wrote into the pipe."""
+        if any(d.message.startswith(_FORGED) for d in self.diagnostics):
+            return
+        log = tp.Log(
+            level="warning",
+            message=f"{_FORGED} (a kernel's forked child?); they were dropped, each is a "
+            "`protocol_noise` event in events.jsonl",
+        )
+        self.diagnostics.append(log)
+        self.ui.notice(f"warning: {log.message}")
 
     def _message(self, message: tp.Message) -> None:
         if isinstance(message, (tp.BenchResult, tp.TestResult, tp.BuildResult)):
@@ -374,9 +399,26 @@ class RunRecorder:
             self._failure(message)
         elif isinstance(message, tp.Artifact):
             self.artifacts.append(message)
+        elif isinstance(message, tp.StateChange):
+            self._state_change(message)
         elif isinstance(message, tp.Done):
             self._event("info", "run", "runner_done", "runner finished",
                         **msgspec.to_builtins(message))  # fmt: skip
+
+    def _state_change(self, change: tp.StateChange) -> None:
+        """A case left the runner's process changed: a finding against it (once per change)."""
+        from tile_cli._leaks import state_finding, state_warning
+
+        self._event("warning", "case", "state_change", change.case_id,
+                    **msgspec.to_builtins(change))  # fmt: skip
+        number = 1 + sum(f.category == "isolation" for f in self.findings)
+        finding = state_finding(change, number)
+        # A case timed in rounds makes the same change in every round: say it once.
+        if not any(
+            (f.title, f.evidence) == (finding.title, finding.evidence) for f in self.findings
+        ):
+            self.findings.append(finding)
+            self._log(state_warning(change))
 
     def _failure(self, failure: tp.Failure) -> None:
         self.failures.append(failure)

@@ -14,6 +14,7 @@ import msgspec
 import tile_protocol as tp
 from tile_cli._errors import USAGE_ERRORS
 from tile_cli._invalid import INVALID_RESULT
+from tile_cli._undone import undone_reason
 
 if TYPE_CHECKING:
     import tile_artifacts as ta
@@ -24,14 +25,15 @@ __all__ = ["Result", "build_report", "case_record", "result_record", "write_fina
 
 # A protocol failure status as a case status in the report.
 _CASE_STATUS = {"failed": "failed", "timed_out": "timed_out", "skipped": "skipped",
-                "unsupported": "unsupported", "success": "failed"}  # fmt: skip
+                "unsupported": "unsupported", "success": "failed",
+                "invalid": "invalid"}  # fmt: skip
 _TIMERS = ("cupti", "wall", "batched")
 _PEAK_SOURCES = ("config", "builtin", "calibrated")
 
 
 def _bench_case(result: tp.BenchResult) -> dict[str, Any]:
     data: dict[str, Any] = msgspec.to_builtins(result)
-    for key in ("type", "seed", "peak_memory_bytes"):
+    for key in ("type", "seed", "peak_memory_bytes", "pid", "seq", "token"):
         data.pop(key, None)
     # The runner says which table row it used (`builtin:NVIDIA H200`); the format keeps the kind.
     source = (data["roofline"].get("peak_source") or "").split(":")[0]
@@ -69,7 +71,18 @@ def result_record(info: tp.CaseInfo, result: Result) -> ta.CaseRecord:
 
 
 def case_record(info: tp.CaseInfo, rec: RunRecorder, *, interrupted: bool) -> ta.CaseRecord:
-    """The report's record of one planned case, from whatever the runner said about it."""
+    """The report's record of one planned case, from whatever the runner said about it.
+
+    A case the runner sent an invalid message about (tile_cli/_boundary.py) is `invalid`,
+    with whatever valid result it had kept beside that status.
+    """
+    record = _case_record(info, rec, interrupted=interrupted)
+    if any(f.case_id == info.case_id and f.status == "invalid" for f in rec.failures):
+        return record.model_copy(update={"status": "invalid"})
+    return record
+
+
+def _case_record(info: tp.CaseInfo, rec: RunRecorder, *, interrupted: bool) -> ta.CaseRecord:
     import tile_artifacts as ta
 
     case_id = info.case_id
@@ -95,9 +108,19 @@ def _run_status(
         return "interrupted", interrupted
     if error is not None:
         return "failed", error
+    status, reason = _outcome(rec, cases)
+    # Work left undone is said with how much and why, whatever else the status says.
+    undone = undone_reason(len(rec.planned), rec.failures)
+    return status, "; ".join(r for r in (reason, undone) if r) or None
+
+
+def _outcome(rec: RunRecorder, cases: list[ta.CaseRecord]) -> tuple[str, str | None]:
     refused = next((f for f in rec.failures if f.error_type in USAGE_ERRORS), None)
     if refused is not None:
         return "invalid", refused.message
+    broken = [f for f in rec.failures if f.case_id is None and f.status == "invalid"]
+    if broken:  # the runner's stream itself broke the protocol: nothing in it is certain
+        return "invalid", broken[0].message
     if not cases:
         return ("failed", "no case ran") if rec.failures else ("skipped", "no case selected")
     good = sum(c.status == "success" for c in cases)

@@ -30,6 +30,7 @@ from tile_cli._launchers import (
 from tile_cli._session import STARTUP_TIMEOUT_S, Launch, LaunchCounter, RunnerSession, Sink
 from tile_cli._settings import Selection, build_request, load, runner_python
 from tile_cli._ui import Ui, bench_tables, diagnostic_lines, make_consoles, test_table
+from tile_cli._undone import settle, undone_lines
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -245,6 +246,8 @@ def run_suite(
             raise
     finally:
         ui.stop()
+    if interrupted is None:
+        settle(recorder)  # no planned case goes unaccounted for
     if command == "build":
         from tile_cli._build import build_exit_code, claim_outputs, render_build
 
@@ -252,6 +255,8 @@ def run_suite(
         recorder.finalize(interrupted=interrupted)
         if not as_json:
             render_build(out, err, recorder, problems, verbose=verbose)
+        _render_undone(err, recorder)
+        if not as_json:
             err.print(f"run directory: {_display(run_dir)}", markup=False, style="dim")
         if (fault := recorder.write_fault()) is not None:
             raise fault
@@ -264,6 +269,7 @@ def run_suite(
 
         record_run(resolved, report, run_dir, err)
     _render(out, err, recorder, command, verbose=verbose, as_json=as_json)
+    _render_undone(err, recorder)
     if verbose >= 1 and not as_json:
         _render_timing(out, err, recorder, report.timing)
     if watch is not None and not as_json:
@@ -332,6 +338,12 @@ def _render(
     err.print(recorder.headline(), markup=False)
 
 
+def _render_undone(err: Console, recorder: RunRecorder) -> None:
+    """How many planned cases were left undone and why (stderr, also with `--json`)."""
+    for line in undone_lines(len(recorder.planned), recorder.failures):
+        err.print(line, markup=False, style="red" if line.startswith("error") else None)
+
+
 def _render_timing(
     out: Console, err: Console, recorder: RunRecorder, timing: ta.RunTiming | None
 ) -> None:
@@ -384,7 +396,7 @@ def _exit_code(recorder: RunRecorder, interrupted: str | None) -> int:
     refused = usage_failure(recorder.failures)
     if refused is not None:
         raise refused
-    if recorder.failures:
+    if recorder.failures:  # crashes, kernels that raised, and work left undone (_undone.py)
         return int(ExitCode.INFRA)
     if recorder.failed_checks:
         return int(ExitCode.FAILED)

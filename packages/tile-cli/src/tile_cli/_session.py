@@ -20,14 +20,18 @@ from typing import Protocol
 
 import tile_protocol as tp
 from tile_cli import _signals as signals
+from tile_cli._boundary import Boundary, new_token
 from tile_cli._errors import CliError, ExitCode
 from tile_cli._family import Family
+from tile_cli._undone import NOT_RUN
 
 __all__ = ["Launch", "LaunchCounter", "RunnerSession", "Sink", "last_words"]
 
 STDERR_TAIL_BYTES = 4000
 STARTUP_TIMEOUT_S = 120.0
 STOP_GRACE_S = 3.0
+DRAIN_S = 5.0
+"""After `done`, how long to wait for the rest of the stream (anything there breaks the rules)."""
 
 
 @dataclass
@@ -100,6 +104,10 @@ class _State:
     finished: set[str] = field(default_factory=set[str])
     done_seen: bool = False
     hello_seen: bool = False
+    restart: str | None = None
+    """Why the current runner ended before its remaining cases (`Done.restart`)."""
+    ended: str | None = None
+    """How the last runner ended when no case was to blame (said in the not-run failures)."""
     seen: set[tuple[str, str, str]] = field(default_factory=set[tuple[str, str, str]])
 
 
@@ -155,6 +163,7 @@ class RunnerSession:
         self._exit_signal = exit_signal
         self._numbering = numbering or LaunchCounter()
         self._state = _State()
+        self._boundary: Boundary | None = None
         self._proc: subprocess.Popen[bytes] | None = None
         self._family = Family()  # what the current runner started, noted at case ends
         self._proc_lock = threading.Lock()
@@ -173,18 +182,26 @@ class RunnerSession:
                 if case_id not in self._state.finished:
                     clean = self._launch(self._subset([case_id])) and clean
                 if case_id not in self._state.finished and not self._stopping:
-                    self._abandon([case_id], "its runner ended before reaching it")
+                    self._abandon([case_id], self._why("its runner ended before reaching it"))
             return clean and not self._stopping
         clean = self._launch(self._request)
         all_clean = clean
-        # A runner that ended with `done` went through every case; only a crash or a hang
-        # leaves cases behind, and those get a fresh runner.
-        while not clean and not self._stopping and (remaining := self._remaining()):
+        # A runner that ended with a believed `done` went through every case, or asked for a
+        # fresh runner (a case changed process state it could not restore); a crash or a hang
+        # leaves cases behind too. The cases left get a fresh runner.
+        while (
+            (not clean or self._state.restart is not None)
+            and not self._stopping
+            and (remaining := self._remaining())
+        ):
             before = len(self._state.finished)
             clean = self._launch(self._subset(remaining))
+            all_clean = all_clean and clean
             if len(self._state.finished) == before:
-                self._abandon(self._remaining(), "the restarted runner made no progress")
+                self._abandon(self._remaining(), self._why("the restarted runner made no progress"))
                 break
+        if self._request.command != "list" and not self._stopping and (left := self._remaining()):
+            self._abandon(left, "no runner reported it")  # never a case silently left out
         return all_clean
 
     def stop(self) -> None:
@@ -218,10 +235,14 @@ class RunnerSession:
                     case_id=case_id,
                     phase="runner",
                     status="skipped",
-                    error_type="RunnerError",
+                    error_type=NOT_RUN,
                     message=f"not run: {why}",
                 )
             )
+
+    def _why(self, what: str) -> str:
+        """`what` happened to the cases left, with how the last runner ended when known."""
+        return f"{what}: {self._state.ended}" if self._state.ended else what
 
     def _finish(self, case_id: str) -> None:
         self._state.finished.add(case_id)
@@ -230,6 +251,9 @@ class RunnerSession:
         """Run one runner process to its end; return True if it ended with `done`."""
         if self._stopping:
             return False
+        token = new_token()
+        request = _replace(request, token=token)
+        boundary = self._boundary = Boundary(self._sink, token=token, requested=request.case_ids)
         index = self._numbering()
         args = [*self._argv_prefix, self._python, "-m", "tile_runner", *self._extra_args]
         self._log_dir.mkdir(parents=True, exist_ok=True)
@@ -287,6 +311,8 @@ class RunnerSession:
         timed_out = False
         self._state.done_seen = False
         self._state.hello_seen = False
+        self._state.restart = None
+        self._state.ended = None
         try:
             while True:
                 limit = self._silence_limit(in_flight)
@@ -324,7 +350,9 @@ class RunnerSession:
             return False
         self._close(proc, launch)
         if self._state.done_seen and not timed_out:
+            self._drain(reader, events)
             return True
+        boundary.close()
         self._blame(launch, in_flight, timed_out=timed_out)
         return False
 
@@ -344,8 +372,31 @@ class RunnerSession:
         # least STARTUP_TIMEOUT_S there unless `[runner] timeout` says otherwise.
         return self._timeout or max(self._case_timeout, STARTUP_TIMEOUT_S)
 
+    def _drain(self, reader: threading.Thread, events: queue.Queue[object]) -> None:
+        """Check what the runner wrote after `done` (nothing may follow it); then close."""
+        reader.join(timeout=DRAIN_S)
+        while True:
+            try:
+                event = events.get_nowait()
+            except queue.Empty:
+                break
+            if event is not _EOF:
+                self._dispatch(event, None)
+        if self._boundary is not None:
+            self._boundary.close()
+
     def _dispatch(self, event: object, in_flight: str | None) -> str | None:
         sink = self._sink
+        if self._boundary is not None and (rejected := self._boundary.admit(event)) is not None:
+            if not rejected.forged and isinstance(rejected.message, tp.Done):
+                # Even a `done` that came too early says the runner left the case it was on:
+                # the cases it never reached are not run, none of them crashed it.
+                self._state.ended = "it sent an invalid `done`"
+                return None
+            if rejected.case_id is None:
+                return in_flight
+            self._finish(rejected.case_id)  # the runner is done with it; never run it again
+            return None if rejected.case_id == in_flight else in_flight
         if isinstance(event, tp.Log):  # by far the commonest message: straight through
             sink.on_message(event)
         elif isinstance(event, (tp.BadLine, tp.UnknownMessage)):
@@ -367,12 +418,16 @@ class RunnerSession:
             return event.case_id
         elif isinstance(event, tp.Done):
             self._state.done_seen = True
+            self._state.restart = event.restart
             sink.on_message(event)
         elif isinstance(event, (tp.BenchResult, tp.TestResult, tp.BuildResult)):
             self._finish(event.case_id)
             self._note_family()
             sink.on_message(event)
             return None
+        elif isinstance(event, tp.Inspect):
+            self._finish(event.case_id)  # an inspect case's views are its result
+            sink.on_message(event)
         elif isinstance(event, tp.Failure):
             if event.case_id is not None:
                 self._finish(event.case_id)
@@ -436,6 +491,7 @@ class RunnerSession:
         launch.reason = what
         tail = launch.stderr_tail().strip() or None
         message = what
+        self._state.ended = self._state.ended or what
         if in_flight is not None:
             self._finish(in_flight)
             self._sink.on_message(

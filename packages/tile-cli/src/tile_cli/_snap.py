@@ -14,9 +14,12 @@ from tile_cli._build import split_failures as _split
 from tile_cli._errors import CliError, ExitCode, no_cases
 from tile_cli._settings import Selection, load
 from tile_cli._ui import make_consoles
+from tile_cli._undone import undone_lines
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+    import tile_protocol as tp
 
 __all__ = ["SnapMode", "normalize_stablehlo", "render_snapshot", "snap", "snapshot_case_id"]
 
@@ -217,6 +220,7 @@ def snap(sel: Selection, *, profile: str | None, mode: SnapMode, directory: Path
     _apply(out, err, result, mode)
     print_failures(err, [*broken, *other])
     err.print(_summary(mode, len(planned), result, len(broken)), markup=False)
+    unseen = _undone(err, planned, texts, sink.failures)
     differs = (
         bool(result.changed)
         if mode == "record"
@@ -224,11 +228,27 @@ def snap(sel: Selection, *, profile: str | None, mode: SnapMode, directory: Path
     )
     if differs:
         err.print("hint: if the new lowering is intended, run `tile snap --update`", markup=False)
-    if other or not clean:
+    if other or unseen or not clean:
         return int(ExitCode.INFRA)
     if broken or differs:
         return int(ExitCode.FAILED)
     return int(ExitCode.OK)
+
+
+def _undone(
+    err: Console, planned: list[str], texts: dict[str, str], failures: list[tp.Failure]
+) -> list[str]:
+    """Say which planned cases were left undone; a case with neither a lowering nor a failure
+    is one of them (never counted as unchanged)."""
+    told = {f.case_id for f in failures}
+    unseen = [c for c in planned if c not in texts and c not in told]
+    lines = undone_lines(len(planned), failures)
+    if unseen:
+        lines.insert(0, f"error: {len(unseen)} of {len(planned)} planned cases got no StableHLO "
+                     f"from the runner (first `{unseen[0]}`)")  # fmt: skip
+    for line in lines:
+        err.print(line, markup=False)
+    return unseen
 
 
 def _apply(out: Console, err: Console, result: _Outcome, mode: SnapMode) -> None:

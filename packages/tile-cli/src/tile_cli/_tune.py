@@ -29,6 +29,7 @@ from tile_cli._escape import escape_controls
 from tile_cli._session import Launch, LaunchCounter, RunnerSession
 from tile_cli._settings import Selection, build_request, load, runner_python
 from tile_cli._tune_pick import Decision, Measured, keep_fastest, pick
+from tile_cli._undone import is_undone, undone_lines
 
 if TYPE_CHECKING:
     import tile_artifacts as ta
@@ -392,7 +393,11 @@ def _finish(resolved: ResolvedConfig, recorder: RunRecorder, state: _Tune, run_d
     for path in written:
         print(f"tuning file: {_display(path)}", file=sys.stderr)
     print(f"run directory: {_display(run_dir)}", file=sys.stderr)
-    if recorder.failures and not decisions:
+    for line in undone_lines(len(recorder.planned), recorder.failures):
+        print(line, file=sys.stderr)
+    # A configuration that crashes or raises is dropped like a slow one; a unit that was never
+    # run, or whose messages were invalid, is work undone.
+    if (recorder.failures and not decisions) or any(is_undone(f) for f in recorder.failures):
         return int(ExitCode.INFRA)
     missing = set(_allowed_counts(state.plan.cases if state.plan else [])) - set(decisions)
     return int(ExitCode.FAILED) if missing else int(ExitCode.OK)

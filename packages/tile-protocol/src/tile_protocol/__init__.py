@@ -1,7 +1,8 @@
 """tile-protocol: the versioned JSON-Lines protocol between the tile CLI and its runner.
 
 One message per line, tagged by `type`. `encode`/`decode` handle single messages;
-`StreamDecoder` turns a byte stream (torn lines, stray output, newer peers) into events.
+`StreamDecoder` turns a byte stream (torn lines, stray output, newer peers) into events;
+`StreamValidator` says which of the decoded messages to believe (order, provenance, content).
 """
 
 from __future__ import annotations
@@ -47,6 +48,9 @@ from tile_protocol._messages import (
     Reference,
     Roofline,
     RunRequest,
+    StateChange,
+    StateDiff,
+    StateKind,
     Stats,
     TestResult,
     TestSettings,
@@ -62,6 +66,7 @@ from tile_protocol._tuning import (
     split_unit,
     unit_id,
 )
+from tile_protocol._validate import ForgedLine, StreamValidator, Violation, result_problem
 
 __all__ = [
     # versions
@@ -81,6 +86,7 @@ __all__ = [
     "Message",
     "Plan",
     "RunRequest",
+    "StateChange",
     "TestResult",
     # parts of messages
     "Accounting",
@@ -96,6 +102,8 @@ __all__ = [
     "Phases",
     "Reference",
     "Roofline",
+    "StateDiff",
+    "StateKind",
     "Stats",
     "TestSettings",
     "Throughput",
@@ -110,6 +118,11 @@ __all__ = [
     "decode",
     "encode",
     "json_schema",
+    # the stream's rules
+    "ForgedLine",
+    "StreamValidator",
+    "Violation",
+    "result_problem",
     # tuning files
     "TUNING_SCHEMA",
     "TuningEntry",

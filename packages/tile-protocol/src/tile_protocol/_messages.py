@@ -36,6 +36,9 @@ __all__ = [
     "Reference",
     "Roofline",
     "RunRequest",
+    "StateChange",
+    "StateDiff",
+    "StateKind",
     "Stats",
     "TestResult",
     "TestSettings",
@@ -45,7 +48,7 @@ __all__ = [
 
 PROTOCOL_VERSION = 1
 """Major version: a reader refuses a stream whose major version is newer than its own."""
-PROTOCOL_MINOR = 5
+PROTOCOL_MINOR = 6
 """Minor version: grows when optional fields or message types are added.
 
 1: `Reference.interleaved`, `RunRequest.pin_cpu`, `Hello.pinned_cpu`.
@@ -54,13 +57,20 @@ PROTOCOL_MINOR = 5
 4: command `tune`; `RunRequest.tuning_files`, `RunRequest.tunables`, `RunRequest.units`;
    `CaseInfo.skip`, `CaseInfo.default`; `BenchResult.config`, `TestResult.config` (which tunable values ran, and
    from where).
-5: `BenchSettings.cache_bytes`.
+5: provenance on every runner message (`pid`, `seq`, `token`) and `RunRequest.token`; message
+   `state_change` (`StateChange`, `StateDiff`); `Done.restart`; failure status `invalid`
+   (set by the CLI for a message that broke the protocol's rules, never sent by a runner).
+6: `BenchSettings.cache_bytes`.
 """
 
 Command = Literal["bench", "test", "build", "list", "inspect", "device", "tune"]
 Timer = Literal["auto", "cupti", "wall", "batched"]
 StopReason = Literal["precision", "max_time", "max_runs"]
-CaseStatus = Literal["success", "failed", "skipped", "timed_out", "unsupported"]
+CaseStatus = Literal["success", "failed", "skipped", "timed_out", "unsupported", "invalid"]
+StateKind = Literal[
+    "jax_config", "default_device", "cwd", "environment", "sys_path", "signal_handlers", "threads"
+]
+"""The parts of a runner's process state a case can change and the next case would inherit."""
 ConfigSource = Literal["default", "tuned", "override", "tune"]
 """Where a case's tunable values came from: the kernel's default, a tuning file, a request
 override, or the configuration a `tune` unit was asked to time."""
@@ -68,6 +78,21 @@ override, or the configuration a `tune` unit was asked to time."""
 
 class _Base(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=False):
     """Common options: immutable, keyword-only, every field written out."""
+
+
+class _Sent(_Base, frozen=True, kw_only=True):
+    """A message the runner sends, stamped with where it comes from (protocol 1.5).
+
+    `pid` is the process that wrote it, `seq` grows with every message of one runner's
+    stream, and `token` repeats `RunRequest.token`. A line that another process put into the
+    pipe (a kernel's forked child writing into every inherited descriptor) fails one of the
+    three, and the CLI drops it instead of believing it (`StreamValidator`). All None from
+    older runners, whose streams are read without that check.
+    """
+
+    pid: int | None = None
+    seq: int | None = None
+    token: str | None = None
 
 
 # ---------------------------------------------------------------- request (CLI -> runner)
@@ -148,6 +173,8 @@ class RunRequest(_Base, frozen=True, kw_only=True, tag="run_request", tag_field=
     """Tunable values that override default and tuned ones, for every kernel that has them."""
     units: bool = False
     """Plan one unit per configuration of each case's tunables (`tune` always does)."""
+    token: str | None = None
+    """A fresh random string per runner process; every message of its stream repeats it."""
 
 
 # ---------------------------------------------------------------- stream (runner -> CLI)
@@ -163,7 +190,7 @@ class DeviceInfo(_Base, frozen=True, kw_only=True):
     l2_bytes: int | None = None
 
 
-class Hello(_Base, frozen=True, kw_only=True, tag="hello", tag_field="type"):
+class Hello(_Sent, frozen=True, kw_only=True, tag="hello", tag_field="type"):
     """First message of every stream: who is talking and what it can do."""
 
     protocol_version: int
@@ -175,7 +202,6 @@ class Hello(_Base, frozen=True, kw_only=True, tag="hello", tag_field="type"):
     backend: str | None = None
     devices: list[DeviceInfo] = []
     timers: list[str] = []
-    pid: int | None = None
     pinned_cpu: int | None = None  # the one core the runner runs on, when pinned
 
 
@@ -191,14 +217,14 @@ class CaseInfo(_Base, frozen=True, kw_only=True):
     """A unit whose configuration is its kernel's default (ties in `tile tune` go to it)."""
 
 
-class Plan(_Base, frozen=True, kw_only=True, tag="plan", tag_field="type"):
+class Plan(_Sent, frozen=True, kw_only=True, tag="plan", tag_field="type"):
     """The cases the runner will go through, in order."""
 
     command: Command
     cases: list[CaseInfo] = []
 
 
-class CaseStart(_Base, frozen=True, kw_only=True, tag="case_start", tag_field="type"):
+class CaseStart(_Sent, frozen=True, kw_only=True, tag="case_start", tag_field="type"):
     """The runner begins a case; the CLI blames this case if the runner dies now."""
 
     case_id: str
@@ -318,7 +344,7 @@ class Reference(_Base, frozen=True, kw_only=True):
     interleaved: bool = False
 
 
-class BenchResult(_Base, frozen=True, kw_only=True, tag="bench_result", tag_field="type"):
+class BenchResult(_Sent, frozen=True, kw_only=True, tag="bench_result", tag_field="type"):
     """A measured case."""
 
     case_id: str
@@ -342,7 +368,7 @@ class BenchResult(_Base, frozen=True, kw_only=True, tag="bench_result", tag_fiel
     config: ConfigInfo | None = None
 
 
-class TestResult(_Base, frozen=True, kw_only=True, tag="test_result", tag_field="type"):
+class TestResult(_Sent, frozen=True, kw_only=True, tag="test_result", tag_field="type"):
     """A checked case."""
 
     __test__: ClassVar[bool] = False  # not a pytest test class despite the name
@@ -356,7 +382,7 @@ class TestResult(_Base, frozen=True, kw_only=True, tag="test_result", tag_field=
     config: ConfigInfo | None = None
 
 
-class BuildResult(_Base, frozen=True, kw_only=True, tag="build_result", tag_field="type"):
+class BuildResult(_Sent, frozen=True, kw_only=True, tag="build_result", tag_field="type"):
     """A case lowered and compiled without running it."""
 
     case_id: str
@@ -367,7 +393,7 @@ class BuildResult(_Base, frozen=True, kw_only=True, tag="build_result", tag_fiel
     error: str | None = None
 
 
-class Artifact(_Base, frozen=True, kw_only=True, tag="artifact", tag_field="type"):
+class Artifact(_Sent, frozen=True, kw_only=True, tag="artifact", tag_field="type"):
     """A file the runner wrote under the run directory."""
 
     path: str
@@ -377,7 +403,7 @@ class Artifact(_Base, frozen=True, kw_only=True, tag="artifact", tag_field="type
     case_id: str | None = None
 
 
-class Inspect(_Base, frozen=True, kw_only=True, tag="inspect", tag_field="type"):
+class Inspect(_Sent, frozen=True, kw_only=True, tag="inspect", tag_field="type"):
     """A textual view of a compiled case (jaxpr, StableHLO, HLO, cost, memory)."""
 
     case_id: str
@@ -385,7 +411,7 @@ class Inspect(_Base, frozen=True, kw_only=True, tag="inspect", tag_field="type")
     text: str
 
 
-class Log(_Base, frozen=True, kw_only=True, tag="log", tag_field="type"):
+class Log(_Sent, frozen=True, kw_only=True, tag="log", tag_field="type"):
     """A diagnostic line from the runner."""
 
     level: Literal["debug", "info", "warning", "error"] = "info"
@@ -393,7 +419,7 @@ class Log(_Base, frozen=True, kw_only=True, tag="log", tag_field="type"):
     case_id: str | None = None
 
 
-class Failure(_Base, frozen=True, kw_only=True, tag="failure", tag_field="type"):
+class Failure(_Sent, frozen=True, kw_only=True, tag="failure", tag_field="type"):
     """Something went wrong; `case_id` is None when no single case is to blame."""
 
     case_id: str | None = None
@@ -415,7 +441,7 @@ class Calibration(_Base, frozen=True, kw_only=True):
     timer: str
 
 
-class DeviceReport(_Base, frozen=True, kw_only=True, tag="device_report", tag_field="type"):
+class DeviceReport(_Sent, frozen=True, kw_only=True, tag="device_report", tag_field="type"):
     """What `tile device` shows: the devices, their built-in peaks, and any calibration."""
 
     backend: str
@@ -424,12 +450,42 @@ class DeviceReport(_Base, frozen=True, kw_only=True, tag="device_report", tag_fi
     calibration: Calibration | None = None
 
 
-class Done(_Base, frozen=True, kw_only=True, tag="done", tag_field="type"):
+class Done(_Sent, frozen=True, kw_only=True, tag="done", tag_field="type"):
     """Last message of a stream that ended normally."""
 
     ok: bool
     counts: dict[str, int] = {}
     elapsed_s: float
+    restart: str | None = None
+    """Why the runner stopped before the rest of its plan (a case changed process state that
+    cannot be put back); the CLI starts a fresh runner for the cases left."""
+
+
+class StateDiff(_Base, frozen=True, kw_only=True):
+    """One thing a case changed in the runner's process: what it was, what it became.
+
+    `name` is the flag, variable, signal or thread (empty for the working directory and
+    sys.path); `restored`: the runner put it back before the next case.
+    """
+
+    kind: StateKind
+    name: str = ""
+    before: str | None = None
+    after: str | None = None
+    restored: bool = False
+
+
+class StateChange(_Sent, frozen=True, kw_only=True, tag="state_change", tag_field="type"):
+    """A case left process state behind that the next case would inherit (protocol 1.5).
+
+    Sent after the case's result. `restart`: some of it could not be put back, so the runner
+    ends after this case and the CLI starts a fresh one for the rest; the later cases are not
+    run in (or blamed for) a changed process.
+    """
+
+    case_id: str
+    changes: list[StateDiff] = []
+    restart: bool = False
 
 
 Message = (
@@ -445,6 +501,7 @@ Message = (
     | Log
     | Failure
     | DeviceReport
+    | StateChange
     | Done
 )
 """Any protocol message, tagged by its `type` field."""

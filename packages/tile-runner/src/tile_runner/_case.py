@@ -38,7 +38,15 @@ from tile_runner._stats import summarize, widen_to_rounds
 from tile_runner._timers import TimerName
 from tile_runner._tuning import TuningIndex, bind_config, choose, unit_id
 
-__all__ = ["INSPECT_KINDS", "BenchRounds", "CaseContext", "Outcome", "next_round", "run_case"]
+__all__ = [
+    "INSPECT_KINDS",
+    "BenchRounds",
+    "CaseContext",
+    "Outcome",
+    "finish_rounds",
+    "next_round",
+    "run_case",
+]
 
 Outcome = Literal["passed", "failed", "skipped"]
 
@@ -195,6 +203,14 @@ def next_round(ctx: CaseContext, rounds: BenchRounds, *, last: bool) -> Outcome 
         return rounds
     except USER_ERRORS as exc:
         return _failed(ctx, rounds.rid, phase, exc)
+
+
+def finish_rounds(ctx: CaseContext, rounds: BenchRounds) -> Outcome:
+    """Send the result of the rounds timed so far (the runner stops before the others)."""
+    try:
+        return _send_bench(ctx, rounds)
+    except (Exception, SystemExit) as exc:
+        return _failed(ctx, rounds.rid, "run", exc)
 
 
 def _build(

@@ -21,6 +21,7 @@ from tile_protocol import (
     Log,
     Plan,
     RunRequest,
+    StateChange,
     decode,
 )
 from tile_protocol import CaseInfo as ProtoCaseInfo
@@ -29,6 +30,7 @@ from tile_runner._stdout import ProtocolWriter, protect_stdout
 
 if TYPE_CHECKING:  # the session imports these lazily: JAX comes with them
     from tile_runner._case import CaseContext
+    from tile_runner._isolation import StateGuard
     from tile_runner._plan import Unit
 
 __all__ = ["main", "runner_version"]
@@ -185,6 +187,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         writer.send(Done(ok=False, elapsed_s=time.perf_counter() - start))
         return EXIT_BAD_REQUEST
+    writer.bind(request.token)
     if request.protocol_version > PROTOCOL_VERSION:
         writer.send(_bare_hello())
         writer.send(
@@ -242,7 +245,9 @@ def _run(writer: ProtocolWriter, request: RunRequest, start: float) -> int:
     session = _Session(writer, request, backend, devices)
     ok = session.run()
     counts = session.counts
-    writer.send(Done(ok=ok, counts=counts, elapsed_s=time.perf_counter() - start))
+    writer.send(
+        Done(ok=ok, counts=counts, elapsed_s=time.perf_counter() - start, restart=session.restart)
+    )
     return EXIT_OK if ok else EXIT_FAILED
 
 
@@ -258,6 +263,8 @@ class _Session:
         self.devices = devices
         self.counts = {"cases": 0, "passed": 0, "failed": 0, "skipped": 0}
         self.current: str | None = None
+        self.restart: str | None = None
+        """Why this runner stopped before the rest of its plan (see `_isolation`)."""
 
     def log(self, level: Any, message: str, case_id: str | None = None) -> None:
         self.writer.send(Log(level=level, message=message, case_id=case_id))
@@ -373,10 +380,12 @@ class _Session:
         only the rounds of cases not yet finished; the CLI blames the case in flight and
         restarts the others from their first round.
         """
-        from tile_runner._case import BenchRounds, next_round, run_case
+        from tile_runner._case import BenchRounds, finish_rounds, next_round, run_case
+        from tile_runner._isolation import StateGuard
 
         total = len(cases)
         pending: dict[str, BenchRounds] = {}
+        guard = StateGuard()
         for round_ in range(1, rounds + 1):
             for index, (kernel, case, unit, rid) in enumerate(cases):
                 if round_ > 1 and rid not in pending:
@@ -390,8 +399,34 @@ class _Session:
                     outcome = run_case(ctx, kernel, case, unit)
                 else:
                     outcome = next_round(ctx, pending.pop(rid), last=round_ == rounds)
+                self.current = None
+                if self._changed_state(guard, rid) and isinstance(outcome, BenchRounds):
+                    # The fresh runner will not time this case again: report the rounds it had.
+                    outcome = finish_rounds(ctx, outcome)
                 if isinstance(outcome, BenchRounds):
                     pending[rid] = outcome
                 else:
                     self.counts[outcome] += 1
-                self.current = None
+                if self.restart is not None:
+                    return
+
+    def _changed_state(self, guard: StateGuard, rid: str) -> bool:
+        """Compare the process with its state before the first case; True to stop here.
+
+        What the case changed is restored where safe and reported against it; what cannot be
+        restored ends this runner after the case (`Done.restart`), so no later case runs in
+        a process it changed.
+        """
+        try:
+            diffs, restart = guard.check()
+        except Exception as exc:  # the guard must never cost a case its result
+            self.log("warning", f"could not compare the process state after a case: {exc!r}", rid)
+            return False
+        if not diffs:
+            return False
+        self.writer.send(StateChange(case_id=rid, changes=diffs, restart=restart))
+        if restart:
+            kept = [d for d in diffs if not d.restored]
+            what = ", ".join(f"{d.kind} {d.name}".strip() for d in kept)
+            self.restart = f"case `{rid}` changed what cannot be put back ({what})"
+        return restart

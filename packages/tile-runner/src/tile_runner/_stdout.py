@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
+
+import msgspec
 
 from tile_protocol import Message, encode
 
@@ -12,25 +15,54 @@ __all__ = ["ProtocolWriter", "protect_stdout"]
 
 
 class ProtocolWriter:
-    """Writes whole protocol messages to one file descriptor, one write per message."""
+    """Writes whole protocol messages to one file descriptor, one write per message.
+
+    Every message is stamped with the sending pid, a sequence number and the request's token
+    (`bind`), so that the CLI can tell the runner's lines from lines another process wrote
+    into the pipe. A child forked from the runner (by a kernel or a library) loses the
+    descriptor at the fork: its writer goes quiet instead of speaking for the runner.
+    """
 
     def __init__(self, fd: int) -> None:
         self._fd = fd
         self._lock = threading.Lock()
+        self._seq = 0
+        self._token: str | None = None
+        if hasattr(os, "register_at_fork"):
+            os.register_at_fork(after_in_child=self._forked)
 
     @property
     def fd(self) -> int:
-        """The descriptor protocol lines go to."""
+        """The descriptor protocol lines go to (-1 in a forked child)."""
         return self._fd
+
+    def bind(self, token: str | None) -> None:
+        """Stamp every message from now on with the request's token."""
+        self._token = token
 
     def send(self, message: Message) -> None:
         """Encode and write `message` now (no buffering, so a crash loses nothing sent)."""
-        data = memoryview(encode(message))
         with self._lock:
+            if self._fd < 0:
+                return
+            self._seq += 1
+            stamped = msgspec.structs.replace(
+                message, pid=os.getpid(), seq=self._seq, token=self._token
+            )
+            data = memoryview(encode(stamped))
             # os.write may write less than asked (signals, big lines on pipes): finish the line.
             while data:
                 written = os.write(self._fd, data)
                 data = data[written:]
+
+    def _forked(self) -> None:
+        """In a forked child: close the protocol descriptor; this writer sends nothing more."""
+        fd, self._fd = self._fd, -1
+        # A fork may happen while another thread holds the lock; the child needs a fresh one.
+        self._lock = threading.Lock()
+        if fd >= 0:
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
 
 def protect_stdout() -> ProtocolWriter:

@@ -1,0 +1,374 @@
+"""The rules a runner's stream must follow, checked message by message where it is read.
+
+The pipe from a runner is a trust boundary: a kernel (or a library it calls) runs inside the
+runner and can fork, write into inherited descriptors, or break the runner's own state, and a
+runner of another version can simply be wrong. `StreamValidator` sees each decoded message in
+order and says whether to believe it. Two kinds of rejection:
+
+- *forged*: the message did not come from the runner the CLI started (wrong token, wrong pid,
+  a sequence number that does not grow). Dropped and logged as noise: nobody sent it.
+- *invalid*: the runner sent it, but it breaks the protocol (no `hello` first, a case that was
+  not planned, a second result, a negative time, round sizes that do not add up...). The
+  message is dropped; the case it names (or the run) is marked invalid.
+
+Everything else about the stream (what was valid) is kept by the reader.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from tile_protocol._codec import BadLine
+from tile_protocol._messages import (
+    Accounting,
+    Artifact,
+    BenchResult,
+    BuildResult,
+    CaseStart,
+    Done,
+    Failure,
+    Hello,
+    Inspect,
+    Message,
+    Phases,
+    Plan,
+    Reference,
+    RunRequest,
+    StateChange,
+    Stats,
+    TestResult,
+)
+
+__all__ = ["ForgedLine", "StreamValidator", "Violation", "result_problem"]
+
+_ACCOUNTING_PARTS = (
+    "inputs_s", "compile_s", "reference_compile_s", "check_s", "warmup_s", "sample_s",
+    "reference_sample_s", "other_s",
+)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    """Why one message was not believed.
+
+    `forged`: it did not come from the runner (drop it as noise); else the runner sent a
+    message that breaks the protocol, and `case_id` names the case it spoils (None: the run).
+    """
+
+    message: Message
+    reason: str
+    forged: bool = False
+    case_id: str | None = None
+
+    @property
+    def kind(self) -> str:
+        """The message's `type` tag (`bench_result`, `done`, ...)."""
+        return str(type(self.message).__struct_config__.tag)
+
+    def describe(self) -> str:
+        """One line for the run's failures or its noise log."""
+        if self.forged:
+            return f"dropped a `{self.kind}` message the runner did not send: {self.reason}"
+        return f"runner sent an invalid {self.kind}: {self.reason}"
+
+
+@dataclass(frozen=True, slots=True)
+class ForgedLine(BadLine):
+    """A well-formed message that did not come from the runner: noise, like a stray line."""
+
+
+def _times_problem(values: Sequence[float], what: str) -> str | None:
+    if not values:
+        return f"it has no {what}"
+    for i, value in enumerate(values):
+        if not math.isfinite(value) or value <= 0:
+            return f"{what} {i} is {value!r} s; a time must be finite and positive"
+    return None
+
+
+def _stats_problem(stats: Stats, n: int, what: str) -> str | None:
+    if stats.n != n:
+        return f"{what} stats count n={stats.n} but there are {n} samples"
+    for name in ("min", "max", "mean", "median", "stdev", "mad", "q1", "q3", "p5", "p95"):
+        value = getattr(stats, name)
+        if not math.isfinite(value):
+            return f"{what} stats.{name} is {value!r}"
+    return None
+
+
+def _seconds_problem(values: Iterable[tuple[str, float | None]]) -> str | None:
+    for name, value in values:
+        if value is not None and (not math.isfinite(value) or value < 0):
+            return f"{name} is {value!r}; seconds must be finite and not negative"
+    return None
+
+
+def _phases_problem(phases: Phases) -> str | None:
+    return _seconds_problem(
+        (f"phases.{n}", getattr(phases, n)) for n in ("trace_s", "lower_s", "compile_s")
+    )
+
+
+def _accounting_problem(accounting: Accounting | None) -> str | None:
+    if accounting is None:
+        return None
+    parts = [(f"accounting.{n}", float(getattr(accounting, n))) for n in _ACCOUNTING_PARTS]
+    problem = _seconds_problem([*parts, ("accounting.total_s", accounting.total_s)])
+    if problem is not None:
+        return problem
+    named = sum(value for _, value in parts)
+    # The same tolerance as the report's model, so what passes here is written there.
+    if abs(named - accounting.total_s) > 1e-6 * max(1.0, accounting.total_s):
+        return f"accounting parts add up to {named:.6g} s, not total_s {accounting.total_s:.6g}"
+    return None
+
+
+def _reference_problem(reference: Reference, n: int, rounds: list[int] | None) -> str | None:
+    problem = _times_problem(reference.samples, "reference sample")
+    if problem is None and reference.stats is not None:
+        problem = _stats_problem(reference.stats, len(reference.samples), "reference")
+    if problem is None and reference.interleaved and len(reference.samples) != n:
+        problem = (
+            f"{len(reference.samples)} interleaved reference samples for {n} samples "
+            "(they are taken in pairs)"
+        )
+    if problem is None and rounds is not None and not reference.interleaved:
+        problem = "a reference timed in rounds must be interleaved with the kernel"
+    return problem
+
+
+def _bench_problem(result: BenchResult) -> str | None:
+    n = len(result.samples)
+    problem = _times_problem(result.samples, "sample") or _stats_problem(result.stats, n, "the")
+    if problem is None and result.round_sizes is not None:
+        sizes = result.round_sizes
+        if any(size < 1 for size in sizes) or sum(sizes) != n:
+            problem = f"round_sizes {sizes} are not positive counts adding up to the {n} samples"
+    if problem is None and result.reference is not None:
+        problem = _reference_problem(result.reference, n, result.round_sizes)
+    return problem or _phases_problem(result.phases) or _accounting_problem(result.accounting)
+
+
+def result_problem(result: BenchResult | TestResult | BuildResult) -> str | None:
+    """What makes a result's content impossible (a negative time, counts that disagree), or None.
+
+    Checks only the message itself; `StreamValidator` adds what depends on the stream.
+    """
+    if isinstance(result, BenchResult):
+        return _bench_problem(result)
+    if isinstance(result, TestResult):
+        return _accounting_problem(result.accounting)
+    return _phases_problem(result.phases)
+
+
+_Result = BenchResult | TestResult | BuildResult
+
+
+class StreamValidator:
+    """Checks one runner's stream, message by message, in the order it was read.
+
+    `token` is the one put in that runner's `RunRequest`; `requested` its `case_ids` (None: all
+    cases). Call `check` with every decoded message; None means believe it. A stream whose
+    `hello` carries no token comes from a runner older than protocol 1.5 and is read without
+    provenance checks (its `hello` is the first line, before any kernel can run).
+    """
+
+    def __init__(self, *, token: str | None = None, requested: Sequence[str] | None = None):
+        self._token = token
+        self._requested = None if requested is None else frozenset(requested)
+        self._wanted = self._requested or frozenset[str]()
+        self._hello: Hello | None = None
+        self._stamped = False
+        self._last_seq = 0
+        self._command: str | None = None
+        self._plan: dict[str, str] | None = None  # case id -> kernel, in plan order
+        self._outcome: set[str] = set()
+        self._views: set[tuple[str, str]] = set()
+        self._done: Done | None = None
+
+    @property
+    def done(self) -> Done | None:
+        """The `done` that ended the stream, once one was believed."""
+        return self._done
+
+    @property
+    def undone(self) -> list[str]:
+        """Planned cases without any outcome yet (result, failure, view or invalid message)."""
+        if self._plan is None or self._command == "list":
+            return []
+        shown = {case_id for case_id, _ in self._views}
+        return [c for c in self._plan if c not in self._outcome and c not in shown]
+
+    def check(self, message: Message) -> Violation | None:
+        """None when `message` is to be believed; else why it is not."""
+        forged = self._provenance(message)
+        if forged is not None:
+            return Violation(message, forged, forged=True)
+        problem = self._order(message)
+        if problem is not None:
+            return Violation(message, problem)
+        return self._content(message)
+
+    # ---------------------------------------------------------------- provenance
+
+    def _provenance(self, message: Message) -> str | None:
+        """Why the message cannot have come from the runner, or None."""
+        if self._token is None or isinstance(message, RunRequest):
+            return None
+        if self._hello is None:
+            # Only a hello with someone else's token is known to be foreign; anything else
+            # before hello breaks the order rule below.
+            if isinstance(message, Hello) and message.token not in (None, self._token):
+                return "its token is not the one this runner was given"
+            return None
+        if not self._stamped:
+            return None
+        if message.token != self._token:
+            return "it does not carry the token this runner was given"
+        if message.pid != self._hello.pid:
+            return f"it comes from pid {message.pid}, the runner is pid {self._hello.pid}"
+        if message.seq is None or message.seq <= self._last_seq:
+            return f"its sequence number {message.seq} does not follow {self._last_seq}"
+        self._last_seq = message.seq
+        return None
+
+    # ---------------------------------------------------------------- order
+
+    def _order(self, message: Message) -> str | None:
+        """Why the message cannot come at this point of the stream, or None."""
+        if isinstance(message, RunRequest):
+            return "a run_request goes to the runner, never comes from it"
+        if self._done is not None:
+            return "it came after `done`, which must be the last message"
+        if isinstance(message, Hello):
+            return self._on_hello(message)
+        if self._hello is None:
+            return "it came before `hello`, which must be the first message"
+        if isinstance(message, Plan):
+            return self._on_plan(message)
+        if isinstance(message, Done):
+            return self._on_done(message)
+        return None
+
+    def _on_hello(self, hello: Hello) -> str | None:
+        if self._hello is not None:
+            return "a second hello; a stream has exactly one"
+        if hello.token is not None and (hello.pid is None or hello.seq is None):
+            return "it has a token but no pid or sequence number"
+        self._hello = hello
+        self._stamped = self._token is not None and hello.token is not None
+        self._last_seq = hello.seq or 0
+        return None
+
+    def _on_plan(self, plan: Plan) -> str | None:
+        if self._plan is not None:
+            return "a second plan; a stream has at most one"
+        ids: dict[str, str] = {}
+        for info in plan.cases:
+            if info.case_id in ids:
+                return f"case `{info.case_id}` is planned twice"
+            if self._requested is not None and info.case_id not in self._requested:
+                return f"case `{info.case_id}` was not requested"
+            ids[info.case_id] = info.kernel
+        self._plan = ids
+        self._command = plan.command
+        return None
+
+    def _on_done(self, done: Done) -> str | None:
+        if self._plan is not None:
+            counted = done.counts.get("cases")
+            if counted is not None and counted != len(self._plan):
+                return f"it counts {counted} cases, the plan has {len(self._plan)}"
+        undone = self.undone
+        if undone and done.restart is None:
+            return (
+                f"{len(undone)} planned case{'s' if len(undone) != 1 else ''} got no result "
+                f"(first `{undone[0]}`)"
+            )
+        if not math.isfinite(done.elapsed_s) or done.elapsed_s < 0:
+            return f"elapsed_s is {done.elapsed_s!r}"
+        self._done = done
+        return None
+
+    # ---------------------------------------------------------------- content
+
+    def _content(self, message: Message) -> Violation | None:
+        """Checks of the messages that name a case; None when the message is fine."""
+        if isinstance(message, (BenchResult, TestResult, BuildResult)):
+            return self._result(message)
+        if isinstance(message, Failure):
+            return self._failure(message)
+        if isinstance(message, CaseStart):
+            problem = self._planned(message.case_id) or self._open(message.case_id)
+            if problem is None and self._plan is not None:
+                ids = list(self._plan)
+                if message.total != len(ids) or not 0 <= message.index < len(ids):
+                    problem = f"index {message.index} of {message.total} for a plan of {len(ids)}"
+                elif ids[message.index] != message.case_id:
+                    problem = f"index {message.index} is `{ids[message.index]}` in the plan"
+            return self._spoils(message, message.case_id, problem)
+        if isinstance(message, Inspect):
+            return self._inspect(message)
+        if isinstance(message, Artifact):
+            problem = None if message.case_id is None else self._planned(message.case_id)
+            if problem is None and message.size_bytes < 0:
+                problem = f"size_bytes is {message.size_bytes}"
+            return self._spoils(message, message.case_id, problem)
+        if isinstance(message, StateChange):
+            return self._spoils(message, None, self._planned(message.case_id))
+        return None  # hello, plan, done (checked above), log, device_report
+
+    def _result(self, result: _Result) -> Violation | None:
+        problem = self._planned(result.case_id) or self._open(result.case_id)
+        if problem is None and self._plan is not None:
+            kernel = self._plan[result.case_id]
+            if result.kernel != kernel:
+                problem = f"kernel `{result.kernel}`, the plan says `{kernel}`"
+        problem = problem or result_problem(result)
+        violation = self._spoils(result, result.case_id, problem)
+        self._outcome.add(result.case_id)
+        return violation
+
+    def _failure(self, failure: Failure) -> Violation | None:
+        case_id = failure.case_id
+        if case_id is None:
+            return None
+        if failure.status == "invalid":
+            return self._spoils(failure, case_id, "status `invalid` is the reader's to give")
+        # A requested case the runner cannot find is reported against its id.
+        if self._plan is not None and case_id not in self._plan and case_id in self._wanted:
+            return None
+        problem = self._planned(case_id) or self._open(case_id)
+        violation = self._spoils(failure, case_id, problem)
+        self._outcome.add(case_id)
+        return violation
+
+    def _inspect(self, view: Inspect) -> Violation | None:
+        problem = self._planned(view.case_id) or self._open(view.case_id)
+        if problem is None and (view.case_id, view.kind) in self._views:
+            problem = f"a second `{view.kind}` view of `{view.case_id}`"
+        self._views.add((view.case_id, view.kind))
+        return self._spoils(view, view.case_id, problem)
+
+    def _planned(self, case_id: str) -> str | None:
+        if self._plan is None:
+            return f"case `{case_id}` came before the plan"
+        if case_id not in self._plan:
+            return f"case `{case_id}` is not in the plan"
+        return None
+
+    def _open(self, case_id: str) -> str | None:
+        if case_id in self._outcome:
+            return f"case `{case_id}` already has its result; at most one per case"
+        return None
+
+    def _spoils(
+        self, message: Message, case_id: str | None, problem: str | None
+    ) -> Violation | None:
+        """A violation that marks `case_id` invalid when it is a planned case, else the run."""
+        if problem is None:
+            return None
+        planned = case_id is not None and self._plan is not None and case_id in self._plan
+        return Violation(message, problem, case_id=case_id if planned else None)

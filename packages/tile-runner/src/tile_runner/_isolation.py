@@ -1,0 +1,286 @@
+"""Every case starts from the same process state, whatever the case before it did.
+
+One runner serves many cases, so anything a kernel changes in the process is inherited by the
+cases after it: a kernel that turns on `jax_enable_x64` makes every later case run in x64, one
+that changes the working directory breaks every later relative path. Those later cases would
+fail, or measure something else, and be blamed for it. `StateGuard` takes the state a kernel
+can change before the first case; after each case it compares, puts back what can safely be
+put back (flags, directory, environment, sys.path, Python signal handlers), and asks for a
+fresh runner when something cannot (a non-daemon thread still running, a handler Python did
+not set). A daemon thread is named once and then lived with.
+The case that changed it is named in a `StateChange` message.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import sys
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from tile_protocol import StateDiff
+
+__all__ = ["StateGuard"]
+
+_SHOWN = 160  # characters of a value shown in a finding
+_SECRET = re.compile(r"TOKEN|SECRET|PASSW|KEY|CREDENTIAL|AUTH|COOKIE|SESSION", re.IGNORECASE)
+_DEFAULT_DEVICE = "jax_default_device"
+_RUNNING = "thread running"
+_DAEMON = "daemon thread running"
+
+
+def _same(a: object, b: object) -> bool:
+    """Equality that never raises (a value's `==` may)."""
+    if a is b:
+        return True
+    try:
+        return type(a) is type(b) and bool(a == b)
+    except Exception:
+        return False
+
+
+def _show(value: object) -> str:
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
+
+
+def _env_value(name: str, value: str | None) -> str | None:
+    """An environment value for a finding; secret-looking names keep their value private."""
+    if value is None:
+        return None
+    return "<redacted>" if _SECRET.search(name) else _show(value)
+
+
+def _handler_name(handler: object) -> str:
+    if handler is None:
+        return "a handler not set from Python"
+    if isinstance(handler, signal.Handlers):
+        return handler.name
+    name = getattr(handler, "__qualname__", None) or getattr(handler, "__name__", None)
+    module = getattr(handler, "__module__", None)
+    return f"{module}.{name}" if module and name else _show(handler)
+
+
+def _signal_name(signum: int) -> str:
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
+
+
+def _jax_config() -> dict[str, object]:
+    """Every JAX configuration value as this thread sees it (thread-local overrides included)."""
+    import jax
+
+    values: dict[str, object] = {}
+    for name, value in dict(jax.config.values).items():
+        try:
+            values[name] = getattr(jax.config, name)
+        except AttributeError:  # absl-style flags are read from the table only
+            values[name] = value
+    return values
+
+
+def _cwd() -> str | None:
+    try:
+        return str(Path.cwd())
+    except OSError:  # the directory was removed under the process
+        return None
+
+
+def _handlers() -> dict[int, object]:
+    handlers: dict[int, object] = {}
+    for signum in signal.valid_signals():
+        if signum in (signal.SIGKILL, signal.SIGSTOP):
+            continue
+        try:
+            handlers[int(signum)] = signal.getsignal(signum)
+        except (OSError, ValueError):
+            continue
+    return handlers
+
+
+@dataclass(frozen=True)
+class _State:
+    """What a case can change in the runner's process and the next case would inherit."""
+
+    jax_config: dict[str, object]
+    cwd: str | None
+    environ: dict[str, str]
+    sys_path: list[str]
+    handlers: dict[int, object]
+    threads: frozenset[threading.Thread]
+
+    @classmethod
+    def now(cls) -> _State:
+        return cls(
+            jax_config=_jax_config(),
+            cwd=_cwd(),
+            environ=dict(os.environ),
+            sys_path=list(sys.path),
+            handlers=_handlers(),
+            threads=frozenset(t for t in threading.enumerate() if t.is_alive()),
+        )
+
+
+class StateGuard:
+    """The process state before the first case, and what each case changed of it.
+
+    `check()` after every case: each change becomes a `StateDiff`, restored when that is safe;
+    the second value says whether something stayed changed, in which case the runner must end
+    before the next case. Call it on the thread that runs the cases (the main thread: signal
+    handlers can only be set there).
+    """
+
+    def __init__(self) -> None:
+        self._base = _State.now()
+        self._adopted: set[threading.Thread] = set()
+
+    def check(self) -> tuple[list[StateDiff], bool]:
+        """What changed since the start, restored where safe; True when a restart is needed."""
+        now = _State.now()
+        diffs = [
+            *self._config(now),
+            *self._cwd(now),
+            *self._environ(now),
+            *self._sys_path(now),
+            *self._handlers(now),
+            *self._threads(now),
+        ]
+        # A daemon thread is reported once and then lived with: libraries start such helpers
+        # on first use, and a runner restarted for each would restart for every case.
+        return diffs, any(not d.restored and d.after != _DAEMON for d in diffs)
+
+    # ---------------------------------------------------------------- one kind each
+
+    def _config(self, now: _State) -> list[StateDiff]:
+        diffs: list[StateDiff] = []
+        for name, before in self._base.jax_config.items():
+            after = now.jax_config.get(name, before)
+            if _same(before, after):
+                continue
+            kind = "default_device" if name == _DEFAULT_DEVICE else "jax_config"
+            diffs.append(
+                StateDiff(
+                    kind=kind,
+                    name=name,
+                    before=_show(before),
+                    after=_show(after),
+                    restored=_restore_jax(name, before),
+                )
+            )
+        return diffs
+
+    def _cwd(self, now: _State) -> list[StateDiff]:
+        before = self._base.cwd
+        if before is None or now.cwd == before:
+            return []
+        try:
+            os.chdir(before)
+            restored = _cwd() == before
+        except OSError:
+            restored = False
+        return [StateDiff(kind="cwd", before=before, after=now.cwd, restored=restored)]
+
+    def _environ(self, now: _State) -> list[StateDiff]:
+        base = self._base.environ
+        diffs: list[StateDiff] = []
+        for name in sorted(set(base) | set(now.environ)):
+            before, after = base.get(name), now.environ.get(name)
+            if before == after:
+                continue
+            diffs.append(
+                StateDiff(
+                    kind="environment",
+                    name=name,
+                    before=_env_value(name, before),
+                    after=_env_value(name, after),
+                    restored=_restore_env(name, before),
+                )
+            )
+        return diffs
+
+    def _sys_path(self, now: _State) -> list[StateDiff]:
+        base = self._base.sys_path
+        if now.sys_path == base:
+            return []
+        sys.path[:] = base
+        restored = sys.path == base
+        added = [p for p in now.sys_path if p not in base]
+        removed = [p for p in base if p not in now.sys_path]
+        if not added and not removed:  # the same entries in another order
+            return [
+                StateDiff(kind="sys_path", name="order", before=_show(base),
+                          after=_show(now.sys_path), restored=restored)
+            ]  # fmt: skip
+        return [
+            *(StateDiff(kind="sys_path", after=p, restored=restored) for p in added),
+            *(StateDiff(kind="sys_path", before=p, restored=restored) for p in removed),
+        ]
+
+    def _handlers(self, now: _State) -> list[StateDiff]:
+        diffs: list[StateDiff] = []
+        for signum, before in self._base.handlers.items():
+            after = now.handlers.get(signum, before)
+            if _same(before, after):
+                continue
+            diffs.append(
+                StateDiff(
+                    kind="signal_handlers",
+                    name=_signal_name(signum),
+                    before=_handler_name(before),
+                    after=_handler_name(after),
+                    restored=_restore_handler(signum, before),
+                )
+            )
+        return diffs
+
+    def _threads(self, now: _State) -> list[StateDiff]:
+        # A running thread cannot be stopped from outside: a non-daemon one keeps competing
+        # with the next case's timings and keeps the process alive, so only a new runner gets
+        # rid of it. A daemon thread is named once, then taken as part of the process.
+        started = sorted(now.threads - self._base.threads - self._adopted, key=lambda t: t.name)
+        running = [t for t in started if t.is_alive()]
+        self._adopted.update(t for t in running if t.daemon)
+        return [
+            StateDiff(
+                kind="threads",
+                name=t.name,
+                after=_DAEMON if t.daemon else _RUNNING,
+                restored=False,
+            )
+            for t in running
+        ]
+
+
+def _restore_jax(name: str, before: object) -> bool:
+    """Set a JAX flag back; False when JAX refuses or a thread-local override still wins."""
+    import jax
+
+    try:
+        jax.config.update(name, before)
+    except Exception:
+        return False
+    return _same(_jax_config().get(name), before)
+
+
+def _restore_env(name: str, before: str | None) -> bool:
+    if before is None:
+        os.environ.pop(name, None)
+    else:
+        os.environ[name] = before
+    return os.environ.get(name) == before
+
+
+def _restore_handler(signum: int, before: object) -> bool:
+    """Reinstall a Python-level handler; one Python did not set (None) cannot be put back."""
+    if before is None:
+        return False
+    try:
+        signal.signal(signum, before)  # pyright: ignore[reportArgumentType]
+    except (OSError, ValueError, TypeError):
+        return False
+    return _same(signal.getsignal(signum), before)
