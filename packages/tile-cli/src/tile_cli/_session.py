@@ -309,6 +309,7 @@ class RunnerSession:
 
         in_flight: str | None = None
         timed_out = False
+        after_done: list[object] = []
         self._state.done_seen = False
         self._state.hello_seen = False
         self._state.restart = None
@@ -324,9 +325,11 @@ class RunnerSession:
                 if batch is _EOF:
                     break
                 assert isinstance(batch, list)
-                for event in batch:  # pyright: ignore[reportUnknownVariableType]
+                events_in: list[object] = batch  # pyright: ignore[reportUnknownVariableType]
+                for i, event in enumerate(events_in):
                     in_flight = self._dispatch(event, in_flight)
                     if self._state.done_seen:
+                        after_done = events_in[i + 1 :]  # for _drain: nothing may follow `done`
                         break
                 if self._state.done_seen:
                     break
@@ -350,7 +353,7 @@ class RunnerSession:
             return False
         self._close(proc, launch)
         if self._state.done_seen and not timed_out:
-            self._drain(reader, events)
+            self._drain(reader, events, after_done)
             return True
         boundary.close()
         self._blame(launch, in_flight, timed_out=timed_out)
@@ -372,16 +375,24 @@ class RunnerSession:
         # least STARTUP_TIMEOUT_S there unless `[runner] timeout` says otherwise.
         return self._timeout or max(self._case_timeout, STARTUP_TIMEOUT_S)
 
-    def _drain(self, reader: threading.Thread, events: queue.Queue[object]) -> None:
-        """Check what the runner wrote after `done` (nothing may follow it); then close."""
+    def _drain(
+        self, reader: threading.Thread, events: queue.Queue[object], after_done: list[object]
+    ) -> None:
+        """Check what the runner wrote after `done` (nothing may follow it); then close.
+
+        `after_done`: the rest of the batch `done` came in; the queue holds further batches.
+        """
         reader.join(timeout=DRAIN_S)
+        for event in after_done:
+            self._dispatch(event, None)
         while True:
             try:
-                event = events.get_nowait()
+                batch = events.get_nowait()
             except queue.Empty:
                 break
-            if event is not _EOF:
-                self._dispatch(event, None)
+            if isinstance(batch, list):
+                for event in batch:  # pyright: ignore[reportUnknownVariableType]
+                    self._dispatch(event, None)
         if self._boundary is not None:
             self._boundary.close()
 
