@@ -191,7 +191,7 @@ max_cases = 4
     )
     slow = tile("campaign", "run", "est", cwd=root)
     assert slow.returncode == 2, slow.stderr
-    assert "over `budget.wall_time` = 1 s (campaigns/est.toml:10)" in slow.stderr
+    assert "over `budget.wall_time` = 1.00 s (campaigns/est.toml:10)" in slow.stderr
     assert not (root / ".tile" / "campaigns" / "est").exists()
 
 

@@ -131,9 +131,11 @@ def test_a_kernel_one_and_a_half_times_slower_is_a_regression_exit_1(proj: Proje
     assert len(table) == 1 and "regression" in table[0]
 
 
-def test_a_baseline_from_another_device_is_not_comparable(proj: Project) -> None:
+def test_a_baseline_from_another_device_is_not_comparable_and_exits_4(proj: Project) -> None:
     proc = proj.tile("compare", "baselines/nvidia-h200.json", "runs/a2", "-o", "dev.json")
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    # Nothing could be judged: a gate that checked nothing must not pass.
+    assert proc.returncode == 4, proc.stdout + proc.stderr
+    assert "exit 4: no case could be compared against `baselines/nvidia-h200.json`" in proc.stderr
     row = _rows(proj.root / "dev.json")[CASE]
     assert row["judgement"] == "not_comparable"
     assert row["reason"] == "device kind differs: `NVIDIA H200` vs `cpu`"
@@ -237,7 +239,7 @@ def test_a_baseline_from_before_interleaving(proj: Project) -> None:
     strict = proj.tile(
         "compare", "old-baseline.json", "runs/b", "--basis", "relative", "-o", "old-rel.json"
     )
-    assert strict.returncode == 0, strict.stdout + strict.stderr
+    assert strict.returncode == 4, strict.stdout + strict.stderr  # nothing could be judged
     row = _rows(proj.root / "old-rel.json")[CASE]
     assert row["judgement"] == "not_comparable" and row["basis"] is None
     assert "no reference samples timed interleaved in baseline" in row["reason"]

@@ -185,7 +185,9 @@ def browser(chromium: str) -> Iterator[Browser]:
 
 @pytest.mark.browser
 def test_report_history_marks_the_step_at_its_commit(repo: Repo, browser: Browser) -> None:
-    done = repo.tile("report", ".tile/latest", "--history", "-o", "history.html")
+    # The last run of the fixture's commits (`.tile/latest` may be another test's `-o` run).
+    last = sorted((repo.root / ".tile" / "runs").iterdir())[-1]
+    done = repo.tile("report", str(last), "--history", "-o", "history.html")
     assert done.returncode == 0, done.stderr
     plots = rendered_plots(browser, repo.root / "history.html")
     assert len(plots["trend"]) == 2

@@ -1,5 +1,14 @@
 //! Special functions the standard library lacks: erfc, the normal tail, ln Γ, the regularized
 //! incomplete beta function and Student's t distribution.
+//!
+//! Hand-written because no kept crate passes this module's accuracy tests (measured by running
+//! the tests below against each crate, December 2026). statrs 0.19.1: 17 failures; erfc only
+//! ~1e-10 relative (1e-13 needed), the t CDF at -1e200 is 0, `cdf(NaN)` panics, the 0.975
+//! quantile at df = 1e6 is off by 1.2e-4 and at p = 2^-40 by orders of magnitude; it also needs
+//! Rust 1.89 (the workspace says 1.75). `special` 0.14.2 matches erfc, ln Γ and I_x, but its
+//! `inc_beta(NaN)` never returns, it loses the 1e-200 tail and its `inv_inc_beta` gives the same
+//! wrong tail quantiles (8 failures), for six more crates. puruspe 0.4.4: 49 failures (ln Γ
+//! ~1e-11, I_x ~4e-12, `erfc(NaN)` panics).
 
 use std::f64::consts::{FRAC_2_SQRT_PI, PI};
 

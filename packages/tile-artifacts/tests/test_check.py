@@ -179,8 +179,10 @@ def test_half_written_jsonl_line(run_dir: Path) -> None:
     with (run_dir / "events.jsonl").open("a") as f:
         f.write('{"schema_name": "tile.event", "sche')
     messages = _messages(check_path(run_dir), "events.jsonl", line=3)
-    assert "last line has no newline: the writer was cut off mid-line" in messages
-    assert any(m.startswith("not valid JSON") for m in messages)
+    # One problem that says what happened, not a JSON error about a line no reader uses.
+    assert messages == [
+        "last line has no newline: the writer was killed mid-line (readers skip it)"
+    ]
 
 
 def test_missing_key_is_a_problem(run_dir: Path) -> None:

@@ -326,4 +326,4 @@ def test_comparison_document_validates_and_renders(sample_factory: Samples, tmp_
     assert lines[0].startswith("**time_s: 1 regression(s), 1 improvement(s), 1 neutral")
     table = [line for line in lines if line.startswith("| `")]
     assert [row.split("`")[1] for row in table] == ["k[a=2]", "k[a=3]", "k[a=1]"]
-    assert "🔴 regression" in table[0] and "+100.0%" in table[0] and "2 ms" in table[0]
+    assert "🔴 regression" in table[0] and "+100.0%" in table[0] and "2.00 ms" in table[0]

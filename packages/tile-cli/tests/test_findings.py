@@ -103,7 +103,7 @@ def test_unmet_precision_and_peaks_from_the_table() -> None:
     by = _by_category(RunFacts(report=report, comparison=None, target_precision=0.01))
     noise = by["noise"]
     assert noise.evidence == [  # type: ignore[attr-defined]
-        "k/a[n=1]: ±5% (target ±1%), 10 samples, stopped by max_time"
+        "k/a[n=1]: ±5.0% (target ±1%), 10 samples, stopped by max_time"
     ]
     titles = [n.title for n in notice(RunFacts(report=report, comparison=None))]
     assert "peaks of NVIDIA H200 come from the built-in table" in titles
@@ -147,3 +147,22 @@ def test_recorded_environment_keeps_the_patterns_and_hides_secrets() -> None:
         "XLA_FLAGS": "--x",
     }
     assert recorded_environment(env, []) == {}
+
+
+def test_a_regression_reads_its_change_and_ci_in_one_unit() -> None:
+    def timed(scale: float) -> ta.Report:
+        case = _case("k/a[n=1]")
+        samples = [scale * (1 + 0.01 * (i % 5)) for i in range(30)]
+        return _report([case.model_copy(update={"samples": samples})])
+
+    doc = ta.compare_runs(timed(1e-3), timed(2e-3), noise_floor_pct=2.0, alpha=0.05)
+    (row,) = doc.rows
+    assert row.judgement == "regression" and row.ratio is not None
+    found = {n.category: n for n in notice(RunFacts(report=timed(2e-3), comparison=doc))}
+    (line,) = found["regression"].evidence
+    # The CI bounds the change, so both are percent changes (not a ratio beside a percent).
+    ci = ta.format_change_ci(row.ratio_ci_low, row.ratio_ci_high)
+    assert (
+        line == f"k/a[n=1]: {ta.format_change(row.ratio)} (CI {ci}, p={ta.format_p(row.p_value)})"
+    )
+    assert line.startswith("k/a[n=1]: +100.0% (CI [+")

@@ -22,6 +22,7 @@ class Route:
     status: int = 200
     cut: bool = False  # declare the full Content-Length, send half, close
     trickle: float | None = None  # seconds between single bytes (a server that never stalls)
+    flaky: int = 0  # the first `flaky` requests are cut like `cut`, the later ones served
 
 
 class Server:
@@ -41,8 +42,9 @@ class Server:
         status: int = 200,
         cut: bool = False,
         trickle: float | None = None,
+        flaky: int = 0,
     ) -> str:
-        self.routes[path] = Route(body, status, cut, trickle)
+        self.routes[path] = Route(body, status, cut, trickle, flaky)
         return self.base + path
 
     def entry(
@@ -53,12 +55,13 @@ class Server:
         path: str | None = None,
         status: int = 200,
         cut: bool = False,
+        flaky: int = 0,
         sha256: str | None = None,
         archive: ArchiveKind | None = None,
         members: tuple[str, ...] | None = None,
     ) -> Registry:
         """Serve `body` and return a registry of one entry, pinned to its sha256 by default."""
-        url = self.add(path or f"/{name}.bin", body, status=status, cut=cut)
+        url = self.add(path or f"/{name}.bin", body, status=status, cut=cut, flaky=flaky)
         sha = sha256 or hashlib.sha256(body).hexdigest()
         return {name: DownloadEntry(name, url, sha, archive=archive, members=members)}
 
@@ -68,6 +71,7 @@ def _handler(server: Server) -> type[BaseHTTPRequestHandler]:
         def do_GET(self) -> None:
             with server.lock:
                 server.counts[self.path] += 1
+                count = server.counts[self.path]
             route = server.routes.get(self.path, Route(b"not found", 404))
             if route.status != 200:
                 self.send_response(route.status)
@@ -82,7 +86,7 @@ def _handler(server: Server) -> type[BaseHTTPRequestHandler]:
             if route.trickle is not None:
                 self._trickle(route)
                 return
-            if route.cut:
+            if route.cut or count <= route.flaky:
                 self.wfile.write(route.body[: len(route.body) // 2])
                 self.wfile.flush()
                 self.close_connection = True

@@ -100,6 +100,25 @@ def test_tar_gz_with_exec_bit_and_inner_links(server, cache: Path) -> None:
     assert not (out / "pkg" / "data.txt").stat().st_mode & 0o100
 
 
+def test_tar_members_are_written_by_tarfiles_data_filter(server, cache: Path) -> None:
+    body = make_tar(
+        tar_member("setuid", b"s", mode=0o4777),
+        tar_member("left_out", b"p"),
+        tar_member("sub", kind=tarfile.DIRTYPE, mode=0o755),
+        tar_member("sub/private", b"q", mode=0o700),
+        tar_member("sub/copy", kind=tarfile.LNKTYPE, link="left_out"),
+    )
+    reg = server.entry("ds", body, archive="tar.gz", members=("setuid", "sub"))
+    out = td.fetch("ds", reg, cache_dir=cache)
+    # The filter clears setuid and group/other write, and keeps the rest of the archive's mode
+    # (0o700 stays 0o700: nothing of ours widens it).
+    assert stat.S_IMODE((out / "setuid").stat().st_mode) == 0o755
+    assert stat.S_IMODE((out / "sub" / "private").stat().st_mode) == 0o700
+    # A hard link whose target was not selected gets the target's data, not the target.
+    assert (out / "sub" / "copy").read_bytes() == b"p"
+    assert not (out / "left_out").exists()
+
+
 def test_plain_tar(server, cache: Path) -> None:
     body = make_tar(tar_member("./x.txt", b"x"), gz=False)
     out = td.fetch("ds", server.entry("ds", body, archive="tar"), cache_dir=cache)

@@ -68,13 +68,16 @@ def test_sha256_mismatch_raises_and_leaves_no_file(server, cache: Path) -> None:
     assert files_under(cache) == []
 
 
-@pytest.mark.parametrize(("status", "word"), [(404, "Not Found"), (500, "Internal Server Error")])
+@pytest.mark.parametrize(
+    ("status", "word", "tries"),
+    [(404, "Not Found", 1), (500, "Internal Server Error", 2), (503, "Service Unavailable", 2)],
+)
 def test_http_errors_name_status_and_leave_nothing(
-    server, cache: Path, status: int, word: str
+    server, cache: Path, status: int, word: str, tries: int
 ) -> None:
     reg = server.entry("weights", b"nope", status=status)
     with pytest.raises(td.TransferError) as info:
-        td.fetch("weights", reg, cache_dir=cache)
+        td.fetch("weights", reg, cache_dir=cache, retries=1)
     err = info.value
     assert_ours(err)
     assert err.status_code == status
@@ -82,17 +85,33 @@ def test_http_errors_name_status_and_leave_nothing(
     assert "`weights`" in str(err) and reg["weights"].url in str(err)
     assert err.entry == "weights" and err.url == reg["weights"].url
     assert err.hint
+    # A server error may pass and is tried again; a refusal (404) will not and is not.
+    assert server.counts["/weights.bin"] == tries
+    assert ("(2 attempts)" in str(err)) == (tries == 2)
     assert files_under(cache) == []
 
 
 def test_transfer_cut_mid_body_leaves_no_partial_file(server, cache: Path) -> None:
     reg = server.entry("weights", BODY, cut=True)
     with pytest.raises(td.TransferError) as info:
-        td.fetch("weights", reg, cache_dir=cache, timeout=5)
+        td.fetch("weights", reg, cache_dir=cache, timeout=5, retries=0)
     assert_ours(info.value)
     assert "`weights`" in str(info.value)
     assert server.counts["/weights.bin"] == 1
     assert files_under(cache) == []
+
+
+def test_a_dropped_transfer_is_retried_by_pooch(server, cache: Path) -> None:
+    reg = server.entry("weights", BODY, flaky=1)
+    seen: list[tuple[int, int | None]] = []
+    path = td.fetch(
+        "weights", reg, cache_dir=cache, timeout=5, progress=lambda _, d, t: seen.append((d, t))
+    )
+    assert path.read_bytes() == BODY
+    assert server.counts["/weights.bin"] == 2
+    assert seen[-1] == (len(BODY), len(BODY))
+    # Nothing of the dropped attempt is left beside the file.
+    assert files_under(cache) == [path]
 
 
 def test_unreachable_server_is_a_transfer_error(cache: Path) -> None:
@@ -101,7 +120,7 @@ def test_unreachable_server_is_a_transfer_error(cache: Path) -> None:
         port = s.getsockname()[1]
     reg = {"w": td.DownloadEntry("w", f"http://127.0.0.1:{port}/w.bin", "0" * 64)}
     with pytest.raises(td.TransferError) as info:
-        td.fetch("w", reg, cache_dir=cache, timeout=5)
+        td.fetch("w", reg, cache_dir=cache, timeout=5, retries=0)
     assert_ours(info.value)
     assert "could not connect" in str(info.value)
     assert files_under(cache) == []
@@ -252,3 +271,16 @@ def test_a_trickling_server_meets_the_deadline_of_the_whole_transfer(server, cac
     assert f"of {len(BODY)} bytes arrived" in str(err)
     assert err.hint and "--deadline" in err.hint
     assert files_under(cache) == []  # the partial download is gone
+
+
+def test_retries_stay_inside_the_deadline(server, cache: Path) -> None:
+    # pooch waits 1 s before a retry, past this 0.5 s deadline: the retry is not made, and the
+    # error says the deadline ended it, not the server's 503.
+    reg = server.entry("weights", b"busy", status=503)
+    with pytest.raises(td.TransferError) as info:
+        td.fetch("weights", reg, cache_dir=cache, retries=2, deadline=0.5)
+    err = info.value
+    assert_ours(err)
+    assert "did not finish within its deadline of 0.5 s (before another attempt)" in str(err)
+    assert server.counts["/weights.bin"] == 1
+    assert files_under(cache) == []

@@ -184,3 +184,33 @@ def test_inconclusive_warns_unless_asked_to_fail(
     failed = session("--tile-compare", "runs/base", "--tile-fail-on-inconclusive")
     failed.assert_outcomes(failed=1)
     assert "(--tile-fail-on-inconclusive)" in failed.stdout.str()
+
+
+def test_a_benchmark_the_baseline_lacks_fails_unless_allowed(
+    pytester: pytest.Pytester, session: Session
+) -> None:
+    pytester.makepyfile(
+        test_one="""
+        import jax.numpy as jnp
+
+        def test_old(tile_bench):
+            tile_bench(lambda x: x * 2, jnp.ones(64), min_runs=3, max_runs=3)
+        """
+    )
+    session("--tile-save", "runs/base").assert_outcomes(passed=1)
+    pytester.makepyfile(
+        test_two="""
+        import jax.numpy as jnp
+
+        def test_new(tile_bench):
+            tile_bench(lambda x: x + 2, jnp.ones(64), min_runs=3, max_runs=3)
+        """
+    )
+    # A gate that judged nothing must not pass: the new benchmark has no baseline.
+    missing = session("test_two.py", "--tile-compare", "runs/base")
+    missing.assert_outcomes(failed=1)
+    assert "not_comparable (added)" in missing.stdout.str()
+    assert "--tile-allow-missing passes it" in missing.stdout.str()
+    session("test_two.py", "--tile-compare", "runs/base", "--tile-allow-missing").assert_outcomes(
+        passed=1
+    )

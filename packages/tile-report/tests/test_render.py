@@ -129,7 +129,7 @@ def test_accounting_is_drawn_when_the_run_has_it(
     after = render_html(run)
     assert 'id="time"' in after
     assert "reference sample" in after
-    assert "4 s" in after  # the run's figure: the two cases added up
+    assert "4.00 s" in after  # the run's figure: the two cases added up
     assert _plots(after)["accounting"] == [5, 5, 5]  # the five parts above zero, each
 
 

@@ -90,6 +90,23 @@ from tile_artifacts._errors import (
     ArtifactWriteError,
     SchemaVersionError,
 )
+from tile_artifacts._format import (
+    MISSING,
+    PRECISION_HINT,
+    check_failure_reason,
+    format_bytes,
+    format_change,
+    format_change_ci,
+    format_ci_pct,
+    format_duration,
+    format_p,
+    format_percent,
+    format_rate,
+    format_ratio,
+    format_seconds,
+    missed_precision,
+)
+from tile_artifacts._gate import ONE_SIDED, GateResult, GateVerdict, gate_comparison
 from tile_artifacts._metrics import STANDARD_METRICS, MetricSpec, case_metrics
 from tile_artifacts._models import (
     Accounting,
@@ -134,6 +151,7 @@ from tile_artifacts._paths import (
 )
 from tile_artifacts._provenance import fingerprint_input, new_run_id, producer_info
 from tile_artifacts._read import (
+    complete_lines,
     load_document,
     read_baseline,
     read_campaign,
@@ -158,7 +176,6 @@ from tile_artifacts._redact import (
     redact_environment,
 )
 from tile_artifacts._summary import (
-    format_seconds,
     render_comparison_markdown,
     render_summary_markdown,
 )
@@ -313,6 +330,7 @@ __all__ = [
     "Problem",
     "case_problems",
     "check_path",
+    "complete_lines",
     "load_document",
     "read_baseline",
     "read_comparison",
@@ -323,9 +341,27 @@ __all__ = [
     "COMPARABLE_METRICS",
     "MIN_SAMPLES",
     "compare_runs",
-    "format_seconds",
+    "ONE_SIDED",
+    "GateResult",
+    "GateVerdict",
+    "gate_comparison",
     "judge",
     "judge_samples",
     "render_comparison_markdown",
     "render_summary_markdown",
+    # formatting for people
+    "MISSING",
+    "format_bytes",
+    "format_change",
+    "format_change_ci",
+    "format_ci_pct",
+    "format_duration",
+    "format_p",
+    "format_percent",
+    "format_rate",
+    "format_ratio",
+    "format_seconds",
+    "check_failure_reason",
+    "missed_precision",
+    "PRECISION_HINT",
 ]

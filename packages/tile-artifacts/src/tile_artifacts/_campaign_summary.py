@@ -6,11 +6,10 @@ from __future__ import annotations
 from typing import Final
 
 from tile_artifacts._campaign import CampaignReport, ComparisonRef, UnitRecord, VariantCell
-from tile_artifacts._summary import format_seconds
+from tile_artifacts._format import MISSING, format_seconds
 
 __all__ = ["render_campaign_markdown", "verdict_text"]
 
-_DASH: Final = "–"
 # A variant is not a regression of the baseline: it is slower or faster than it, on purpose.
 _WORD: Final = {
     "regression": "slower",
@@ -35,7 +34,7 @@ def verdict_text(cell: VariantCell, *, marks: bool = True) -> str:
     """`1.23x 🔴 slower` for a compared cell (`marks=False`: no emoji), the median for the
     baseline, `–` for nothing."""
     if cell.judgement is None:
-        return format_seconds(cell.median_s) if cell.median_s is not None else _DASH
+        return format_seconds(cell.median_s) if cell.median_s is not None else MISSING
     ratio = f"{cell.ratio:.3g}x " if cell.ratio is not None else ""
     mark = _MARK.get(cell.judgement, "") if marks else ""
     return f"{ratio}{mark}{_WORD[cell.judgement]}"
@@ -53,7 +52,7 @@ def _counts(ref: ComparisonRef) -> str:
 
 
 def _error(unit: UnitRecord) -> str:
-    return _DASH if unit.error_pct is None else f"{unit.error_pct:+.0f}%"
+    return MISSING if unit.error_pct is None else f"{unit.error_pct:+.0f}%"
 
 
 def _units(report: CampaignReport) -> list[str]:
@@ -73,7 +72,7 @@ def _units(report: CampaignReport) -> list[str]:
         )
     acc = report.accounting
     if acc.units_measured:
-        error = _DASH if acc.error_pct is None else f"{acc.error_pct:+.0f}%"
+        error = MISSING if acc.error_pct is None else f"{acc.error_pct:+.0f}%"
         lines.append(
             f"| **total** ({acc.units_measured} measured) | | | | "
             f"{format_seconds(acc.estimated_s)} | {format_seconds(acc.actual_s)} | {error} |"

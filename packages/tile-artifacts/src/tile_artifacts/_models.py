@@ -68,12 +68,18 @@ class AgentSummary(ArtifactModel):
 class ReportSummary(ArtifactModel):
     """The report's headline."""
 
+    added_keys: ClassVar[frozenset[str]] = frozenset({"exit_code", "exit_reason"})
+
     title: str
     status: Status
     headline: str
     primary_metric: str = "time_s"
     counts: Counts = Field(default_factory=Counts)
     agent_summary: AgentSummary = Field(default_factory=AgentSummary)
+    exit_code: int | None = None
+    """The exit code the command left with (null: written by something else than a command)."""
+    exit_reason: str | None = None
+    """Why that code: the check, gate or crash that decided it (null with exit code 0)."""
 
 
 class Phases(ArtifactModel):

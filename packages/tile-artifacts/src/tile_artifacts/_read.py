@@ -27,6 +27,7 @@ from tile_artifacts._models import Report
 
 __all__ = [
     "DecodeIssue",
+    "complete_lines",
     "decode_document",
     "decode_record",
     "load_document",
@@ -257,11 +258,22 @@ def load_document(path: str | os.PathLike[str]) -> Document:
         raise _raise_for(file, issue, None) from None
 
 
+def complete_lines(text: str) -> list[str]:
+    """The lines of a JSONL text that were written whole: a last line without its newline is
+    what a writer killed mid-write left, and is not a record."""
+    lines = text.split("\n")
+    lines.pop()  # "" after a final newline, else the torn tail
+    return lines
+
+
 def read_jsonl(path: str | os.PathLike[str]) -> list[JsonlRecord]:
-    """Read every record of a JSONL artifact (`events.jsonl`, `metrics.jsonl`, ...)."""
+    """Read every record of a JSONL artifact (`events.jsonl`, `metrics.jsonl`, ...).
+
+    A torn last line (no newline: the writer was killed while appending it) is skipped.
+    """
     file = Path(path)
     records: list[JsonlRecord] = []
-    for number, line in enumerate(_read_text(file).splitlines(), start=1):
+    for number, line in enumerate(complete_lines(_read_text(file)), start=1):
         try:
             records.append(decode_record(line))
         except DecodeIssue as issue:

@@ -1,4 +1,9 @@
-"""Markdown for people: the run summary (`summary.md`) and the comparison table for PRs."""
+"""Markdown for people: the run summary (`summary.md`) and the comparison table for PRs.
+
+`summary.md` is meant to be pasted into a pull request as it is: its first line says what
+the command decided (exit code and why), the comparison against a baseline comes before the
+case table when there is one, and every case that failed says why, wrong output included.
+"""
 
 from __future__ import annotations
 
@@ -6,13 +11,25 @@ from collections.abc import Sequence
 from typing import Final
 
 from tile_artifacts._documents import ComparisonDoc
+from tile_artifacts._format import (
+    MISSING,
+    PRECISION_HINT,
+    check_failure_reason,
+    format_change_ci,
+    format_ci_pct,
+    format_p,
+    format_percent,
+    format_rate,
+    format_ratio,
+    format_seconds,
+    missed_precision,
+)
 from tile_artifacts._models import CaseRecord, Report
 from tile_artifacts._paths import default_description
 from tile_artifacts._summary_findings import findings_markdown
 
-__all__ = ["format_seconds", "render_comparison_markdown", "render_summary_markdown"]
+__all__ = ["render_comparison_markdown", "render_summary_markdown"]
 
-_DASH: Final = "–"
 _JUDGEMENT_ORDER: Final = {
     "regression": 0,
     "improvement": 1,
@@ -27,16 +44,7 @@ _JUDGEMENT_MARK: Final = {
     "not_comparable": "⚫ not comparable",
     "neutral": "neutral",
 }
-
-
-def format_seconds(seconds: float | None) -> str:
-    """Format a duration with a unit that keeps 3-4 significant digits (s, ms, µs, ns)."""
-    if seconds is None:
-        return _DASH
-    for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs")):
-        if abs(seconds) >= scale:
-            return f"{seconds / scale:.3g} {unit}"
-    return f"{seconds / 1e-9:.3g} ns"
+_FLAG: Final = "⚠"
 
 
 def _cell(text: str) -> str:
@@ -44,28 +52,37 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def _number(value: float | None, fmt: str = ".4g", suffix: str = "") -> str:
-    return _DASH if value is None else f"{value:{fmt}}{suffix}"
+def _row(cells: Sequence[str]) -> str:
+    return "| " + " | ".join(_cell(c) for c in cells) + " |"
 
 
-def _ci_pct(case: CaseRecord) -> str:
-    stats = case.stats
-    if stats is None or stats.ci_low is None or stats.ci_high is None or stats.median == 0:
-        return _DASH
-    return f"±{(stats.ci_high - stats.ci_low) / 2 / stats.median * 100:.1f}%"
+def _number(value: float | None, fmt: str = ".3g") -> str:
+    return MISSING if value is None else f"{value:{fmt}}"
+
+
+def _target(report: Report) -> float | None:
+    value = report.configuration.get("target_precision")
+    return float(value) if isinstance(value, int | float) else None
+
+
+def _missed(case: CaseRecord, target: float | None) -> bool:
+    s = case.stats
+    if s is None:
+        return False
+    return missed_precision(s.ci_low, s.ci_high, s.median, target, s.stop_reason)
 
 
 def _ok(case: CaseRecord) -> str:
     if case.check is None:
-        return _DASH
+        return MISSING
     return "✓" if case.check.passed else "✗"
 
 
 def _speedup(case: CaseRecord) -> str:
     # Correctness gates speed: a wrong kernel gets no speedup.
     if case.reference is None or (case.check is not None and not case.check.passed):
-        return _DASH
-    return _number(case.reference.speedup, ".2f", "×")
+        return MISSING
+    return format_ratio(case.reference.speedup)
 
 
 def _device_line(report: Report) -> str:
@@ -82,8 +99,120 @@ def _device_line(report: Report) -> str:
     return " ".join(parts)
 
 
-def render_summary_markdown(report: Report, manifest_paths: Sequence[str]) -> str:
-    """Render `summary.md`: status, device, headline table, failures and the artifact map."""
+def _result_line(report: Report) -> list[str]:
+    """`**Result: ✗ exit 1** — 3 regressions ...`: what the command decided, first."""
+    code = report.summary.exit_code
+    if code is None:
+        return []
+    mark = "✓ passed" if code == 0 else f"✗ failed (exit {code})"
+    reason = report.summary.exit_reason
+    return [f"**Result: {mark}**" + (f" — {reason}" if reason else ""), ""]
+
+
+def _kind(report: Report) -> str:
+    command = report.configuration.get("command")
+    if command in ("bench", "test", "build"):
+        return str(command)
+    if any(c.stats is not None for c in report.cases):
+        return "bench"
+    return "test" if any(c.check is not None for c in report.cases) else "build"
+
+
+def _bench_rows(report: Report) -> list[str]:
+    target = _target(report)
+    lines = [
+        "| case | status | time | ±CI | GB/s | TFLOP/s | ref time | speedup | ok |",
+        "|---|---|---:|---:|---:|---:|---:|---:|:---:|",
+    ]
+    for case in report.cases:
+        ref = case.reference
+        s = case.stats
+        ci = MISSING if s is None else format_ci_pct(s.ci_low, s.ci_high, s.median)
+        lines.append(
+            _row(
+                [
+                    f"`{case.case_id}`",
+                    case.status,
+                    format_seconds(s.median if s is not None else None),
+                    f"{ci} {_FLAG}" if _missed(case, target) else ci,
+                    format_rate(case.throughput.gbps),
+                    format_rate(case.throughput.tflops),
+                    format_seconds(ref.stats.median if ref and ref.stats else None),
+                    _speedup(case),
+                    _ok(case),
+                ]
+            )
+        )
+    return lines
+
+
+def _test_rows(report: Report) -> list[str]:
+    lines = [
+        "| case | status | max abs err | rel L2 err | tol | ok |",
+        "|---|---|---:|---:|---:|:---:|",
+    ]
+    for case in report.cases:
+        c = case.check
+        errs = [MISSING] * 3 if c is None else [_number(c.max_abs_err), _number(c.rel_l2_err),
+                                                _number(c.tol)]  # fmt: skip
+        lines.append(_row([f"`{case.case_id}`", case.status, *errs, _ok(case)]))
+    return lines
+
+
+def _build_rows(report: Report) -> list[str]:
+    lines = ["| case | status | trace | lower | compile |", "|---|---|---:|---:|---:|"]
+    for case in report.cases:
+        p = case.phases
+        times = [format_seconds(v) for v in (p.trace_s, p.lower_s, p.compile_s)]
+        lines.append(_row([f"`{case.case_id}`", case.status, *times]))
+    return lines
+
+
+def _cases_section(report: Report) -> list[str]:
+    if not report.cases:
+        return []
+    kind = _kind(report)
+    rows = {"bench": _bench_rows, "test": _test_rows, "build": _build_rows}[kind](report)
+    lines = ["", "## Cases", "", *rows]
+    timers = sorted({c.timer for c in report.cases if c.timer is not None})
+    modes = sorted({"cold" if c.cold else "warm" for c in report.cases if c.cold is not None})
+    if kind == "bench" and (timers or modes):
+        lines += ["", f"Median times; timer: {', '.join(timers) or MISSING}; "
+                  f"mode: {', '.join(modes) or MISSING}."]  # fmt: skip
+    target = _target(report)
+    missed = [c for c in report.cases if _missed(c, target)]
+    if kind == "bench" and missed and target is not None:
+        stops = sorted({c.stats.stop_reason or "unknown" for c in missed if c.stats})
+        lines += [
+            "",
+            f"{_FLAG} {len(missed)} of {len(report.cases)} cases missed the "
+            f"±{target * 100:g}% target precision (stopped by {', '.join(stops)}): "
+            f"{PRECISION_HINT}.",
+        ]
+    return lines
+
+
+def _failures_section(report: Report) -> list[str]:
+    lines: list[str] = []
+    for failure in report.failures:
+        where = f" `{failure.case_id}`" if failure.case_id else ""
+        kind = f" {failure.exception_type}:" if failure.exception_type else ""
+        log = f" (stderr: `{failure.stderr_log}`)" if failure.stderr_log else ""
+        lines.append(
+            f"- **{failure.failure_id}**{where} — {failure.status} in {failure.phase}:"
+            f"{kind} {_cell(failure.message)}{log}"
+        )
+    for case in report.cases:
+        if case.check is not None and not case.check.passed:
+            reason = check_failure_reason(case.check)
+            lines.append(f"- `{case.case_id}` — wrong output: {_cell(reason)}")
+    return ["", "## Failures", "", *lines] if lines else []
+
+
+def render_summary_markdown(
+    report: Report, manifest_paths: Sequence[str], comparison: ComparisonDoc | None = None
+) -> str:
+    """Render `summary.md`: result, status, device, comparison, cases, failures, artifacts."""
     run, summary = report.run, report.summary
     producer = report.producer
     version = f"{producer.tool_name} {producer.tool_version}"
@@ -93,6 +222,7 @@ def render_summary_markdown(report: Report, manifest_paths: Sequence[str]) -> st
     lines = [
         f"# {summary.title}",
         "",
+        *_result_line(report),
         f"**Status:** `{run.status}`" + (f" — {run.status_reason}" if run.status_reason else ""),
         "",
         summary.headline,
@@ -102,48 +232,10 @@ def render_summary_markdown(report: Report, manifest_paths: Sequence[str]) -> st
         f"- Cases: {counts.cases} ({counts.passed} passed, {counts.failed} failed, "
         f"{counts.skipped} skipped)",
     ]
-    if report.cases:
-        lines += [
-            "",
-            "## Cases",
-            "",
-            "| case | status | time | ±CI | GB/s | TFLOP/s | ref time | speedup | ok |",
-            "|---|---|---:|---:|---:|---:|---:|---:|:---:|",
-        ]
-        for case in report.cases:
-            ref = case.reference
-            ref_time = ref.stats.median if ref is not None and ref.stats is not None else None
-            median = case.stats.median if case.stats is not None else None
-            cells = [
-                f"`{case.case_id}`",
-                case.status,
-                format_seconds(median),
-                _ci_pct(case),
-                _number(case.throughput.gbps, ".1f"),
-                _number(case.throughput.tflops, ".2f"),
-                format_seconds(ref_time),
-                _speedup(case),
-                _ok(case),
-            ]
-            lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
-        timers = sorted({c.timer for c in report.cases if c.timer is not None})
-        modes = sorted({"cold" if c.cold else "warm" for c in report.cases if c.cold is not None})
-        if timers or modes:
-            lines += [
-                "",
-                f"Median times; timer: {', '.join(timers) or _DASH}; "
-                f"mode: {', '.join(modes) or _DASH}.",
-            ]
-    if report.failures:
-        lines += ["", "## Failures", ""]
-        for failure in report.failures:
-            where = f" `{failure.case_id}`" if failure.case_id else ""
-            kind = f" {failure.exception_type}:" if failure.exception_type else ""
-            log = f" (stderr: `{failure.stderr_log}`)" if failure.stderr_log else ""
-            lines.append(
-                f"- **{failure.failure_id}**{where} — {failure.status} in {failure.phase}:"
-                f"{kind} {_cell(failure.message)}{log}"
-            )
+    if comparison is not None:
+        lines += ["", "## Comparison", "", render_comparison_markdown(comparison).rstrip("\n")]
+    lines += _cases_section(report)
+    lines += _failures_section(report)
     lines += findings_markdown(report)
     lines += ["", "## Artifacts", ""]
     for path in manifest_paths:
@@ -166,19 +258,13 @@ def render_comparison_markdown(doc: ComparisonDoc) -> str:
         f"(`{cur}` vs `{base}`; noise floor ±{doc.thresholds.noise_floor_pct:g}%, "
         f"α = {doc.thresholds.alpha:g}{basis})",
         "",
-        f"| case | baseline | current | change | {confidence:g}% CI of ratio | p | basis "
+        f"| case | baseline | current | change | {confidence:g}% CI of change | p | basis "
         "| judgement |",
         "|---|---:|---:|---:|---:|---:|---|---|",
     ]
     rows = sorted(doc.rows, key=lambda r: (_JUDGEMENT_ORDER[r.judgement], r.case_id))
     for row in rows:
-        seconds = row.unit == "s"
-        value = format_seconds if seconds else _number
-        ci = (
-            f"{row.ratio_ci_low:.3f}–{row.ratio_ci_high:.3f}"
-            if row.ratio_ci_low is not None and row.ratio_ci_high is not None
-            else _DASH
-        )
+        value = format_seconds if row.unit == "s" else _number
         judgement = _JUDGEMENT_MARK[row.judgement]
         if row.reason and row.judgement in ("inconclusive", "not_comparable"):
             judgement += f" ({row.reason})"
@@ -186,11 +272,11 @@ def render_comparison_markdown(doc: ComparisonDoc) -> str:
             f"`{row.case_id}`",
             value(row.baseline_value),
             value(row.current_value),
-            _number(row.percent_change, "+.1f", "%"),
-            ci,
-            _number(row.p_value, ".3g"),
-            row.basis or _DASH,
+            format_percent(row.percent_change, signed=True),
+            format_change_ci(row.ratio_ci_low, row.ratio_ci_high),
+            format_p(row.p_value),
+            row.basis or MISSING,
             judgement,
         ]
-        lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+        lines.append(_row(cells))
     return "\n".join(lines) + "\n"

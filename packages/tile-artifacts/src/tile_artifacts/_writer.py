@@ -32,6 +32,7 @@ from tile_artifacts._base import (
 )
 from tile_artifacts._documents import (
     ArtifactEntry,
+    ComparisonDoc,
     ConfigSnapshot,
     InputFile,
     Manifest,
@@ -72,15 +73,40 @@ def _fsync_dir(directory: Path) -> None:
             os.close(fd)
 
 
+def _drop_torn_tail(fd: int) -> None:
+    """Cut a half line that a killed writer left at the end of a JSONL file.
+
+    A line is appended with one write(2), but the kernel may stop a write of more than a page
+    part way when the process is killed, leaving a line without its newline. Readers skip
+    such a tail (`read_jsonl`); a writer that appends to the file again (a resumed campaign)
+    removes it first, so that its own first line does not get glued onto the torn one.
+    """
+    size = os.fstat(fd).st_size
+    if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
+        return
+    keep = 0
+    step = 1 << 16
+    end = size
+    while end > 0:
+        start = max(0, end - step)
+        at = os.pread(fd, end - start, start).rfind(b"\n")
+        if at >= 0:
+            keep = start + at + 1
+            break
+        end = start
+    os.ftruncate(fd, keep)
+
+
 class ArtifactWriter:
     """Writes one run directory; every write leaves each file either old or new, never torn.
 
     JSON documents go to a temp file in the same directory, are fsynced and renamed over the
     target. JSONL lines are appended with a single `write(2)` of the whole line (newline
-    included) and fsynced, so a SIGKILL leaves only complete lines. `finalize` writes
-    `artifact_manifest.json` last; nothing may be written after it. `checkpoint` writes an
-    `incomplete` manifest of what is there so far, so that a run killed without warning
-    (SIGKILL, a lost node) still leaves a directory that validates.
+    included) and fsynced; a SIGKILL during the write of a line longer than a page can still
+    leave part of it, without its newline, which readers drop and the next writer of the
+    file cuts off. `finalize` writes `artifact_manifest.json` last; nothing may be written
+    after it. `checkpoint` writes an `incomplete` manifest of what is there so far, so that a
+    run killed without warning (SIGKILL, a lost node) still leaves a directory that validates.
     """
 
     def __init__(
@@ -109,6 +135,7 @@ class ArtifactWriter:
         # Reentrant: a checkpoint lists the files and writes the manifest as one step.
         self._lock = threading.RLock()
         self._descriptions: dict[str, str] = {}
+        self._repaired: set[str] = set()
         # Checkpoints hash only what changed since the last one.
         self._digests: Digests = {}
         self._finalized = False
@@ -228,8 +255,11 @@ class ArtifactWriter:
         with self._lock:
             target = self.path(relpath)
             try:
-                fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, _FILE_MODE)
+                fd = os.open(target, os.O_RDWR | os.O_APPEND | os.O_CREAT, _FILE_MODE)
                 try:
+                    if relpath not in self._repaired:
+                        _drop_torn_tail(fd)
+                        self._repaired.add(relpath)
                     start = os.fstat(fd).st_size
                     try:
                         # One write(2) per batch of whole lines: a kill lands before or after it.
@@ -379,10 +409,11 @@ class ArtifactWriter:
         temp files (`.NAME.*.tmp`, there only while a write is under way) left out."""
         return [p for p in run_files(self.run_dir)[0] if not _TEMP.search(p)]
 
-    def write_summary(self, report: Report) -> Path:
-        """Render `summary.md` from the report, with the artifact map of the files so far."""
+    def write_summary(self, report: Report, comparison: ComparisonDoc | None = None) -> Path:
+        """Render `summary.md` from the report (and its comparison, if it was compared), with
+        the artifact map of the files so far."""
         paths = sorted({*self.files(), SUMMARY_MD, MANIFEST_JSON})
-        return self.write_text(SUMMARY_MD, render_summary_markdown(report, paths))
+        return self.write_text(SUMMARY_MD, render_summary_markdown(report, paths, comparison))
 
     def finalize(
         self,

@@ -93,6 +93,14 @@ Basis = Annotated[
         "timed interleaved (auto: relative where both runs have it). Default `[compare] basis`.",
     ),
 ]
+AllowMissing = Annotated[
+    bool | None,
+    typer.Option(
+        "--allow-missing/--no-allow-missing",
+        help="Pass although some cases are in one run only (a new kernel, a case left out); "
+        "by default they exit 4, like every case that could not be judged.",
+    ),
+]
 Verbose = Annotated[
     int,
     typer.Option(
@@ -271,6 +279,7 @@ def bench_cmd(
         ),
     ] = None,
     basis: Basis = None,
+    allow_missing: AllowMissing = None,
     cache_report: Annotated[
         bool,
         typer.Option(
@@ -318,6 +327,7 @@ def bench_cmd(
                 "compare.alpha": alpha,
                 "compare.fail_on_inconclusive": fail_on_inconclusive,
                 "compare.basis": basis,
+                "compare.allow_missing": allow_missing,
             }
         )
     )
@@ -493,6 +503,7 @@ def compare_cmd(
         ),
     ] = None,
     basis: Basis = None,
+    allow_missing: AllowMissing = None,
     profile: Profile = None,
     output: Annotated[
         Path, typer.Option("--output", "-o", help="Where to write the comparison document.")
@@ -503,9 +514,10 @@ def compare_cmd(
     Defaults come from `[compare]` in tile.toml (and `TILE_COMPARE_*`); flags win.
     """
     import tile_artifacts as ta
-    from tile_cli._compare import compare_paths, comparison_exit_code, render_comparison
+    from tile_cli._compare import compare_paths, render_comparison
     from tile_cli._errors import CliError
     from tile_cli._escape import escape_controls
+    from tile_cli._outcome import comparison_outcome, say_outcome
     from tile_cli._settings import given, load
     from tile_cli._ui import make_consoles
 
@@ -519,6 +531,7 @@ def compare_cmd(
                 "compare.alpha": alpha,
                 "compare.fail_on_inconclusive": fail_on_inconclusive,
                 "compare.basis": basis,
+                "compare.allow_missing": allow_missing,
             }
         ),
     ).config.compare
@@ -536,7 +549,11 @@ def compare_cmd(
     else:
         render_comparison(doc, out, plain=not out.is_terminal)
         err.print(f"wrote {output}", style="dim", markup=False)
-    raise typer.Exit(comparison_exit_code(doc, fail_on_inconclusive=cfg.fail_on_inconclusive))
+    outcome = comparison_outcome(
+        doc, fail_on_inconclusive=cfg.fail_on_inconclusive, allow_missing=cfg.allow_missing
+    )
+    say_outcome(err, outcome)
+    raise typer.Exit(outcome.code)
 
 
 @baseline_app.command("save")
@@ -555,10 +572,16 @@ def baseline_save(
     ] = Path("baselines"),
     label: Annotated[str | None, typer.Option("--label", help="A name for this baseline.")] = None,
 ) -> None:
-    """Save a run (or pool several) as `baselines/<device>.json` for `tile bench --compare`."""
-    from tile_cli._compare import save_baseline
+    """Save a run (or pool several) as `baselines/<device>.json` for `tile bench --compare`.
 
-    target = save_baseline(runs or [Path(".tile/latest")], directory, label)
+    Says which run it took (`.tile/latest` is the newest run, `-o DIR` runs included) and
+    refuses one without bench samples (a `tile test` or `tile build` run).
+    """
+    from tile_cli._compare import save_baseline
+    from tile_cli._ui import make_consoles
+
+    _, err = make_consoles()
+    target = save_baseline(runs or [Path(".tile/latest")], directory, label, err=err)
     typer.echo(str(target))
     raise typer.Exit(ExitCode.OK)
 

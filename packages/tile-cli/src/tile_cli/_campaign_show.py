@@ -13,6 +13,8 @@ from rich.table import Table
 from rich.text import Text
 
 import tile_artifacts as ta
+from tile_artifacts import format_duration as fmt_duration
+from tile_cli._layout import emit, refit
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -26,19 +28,6 @@ __all__ = [
 ]
 
 _TOP = 5
-
-
-def fmt_duration(seconds: float | None) -> str:
-    """`42.1 s`, `3m 05s`, `1h 02m`: campaign-sized durations."""
-    if seconds is None:
-        return "-"
-    if seconds < 60:
-        return f"{seconds:.1f} s"
-    minutes, secs = divmod(round(seconds), 60)
-    if minutes < 60:
-        return f"{minutes}m {secs:02d}s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h {minutes:02d}m"
 
 
 def _table(title: str | None, columns: list[str], plain: bool) -> Table:
@@ -91,7 +80,7 @@ def render_plan(out: Console, err: Console, plan: ta.CampaignPlan) -> None:
             fmt_duration(e.total_s),
             _bases(unit),
         )
-    out.print(table)
+    emit(out, *refit(table, out))
     b = plan.budget
     limit = f" of {fmt_duration(b.wall_time_s)}" if b.wall_time_s is not None else ""
     cases = f" of {b.max_cases}" if b.max_cases is not None else ""
@@ -140,7 +129,7 @@ def render_report(out: Console, report: ta.CampaignReport) -> None:
         units.add_row(
             Text("total"), "", "", fmt_duration(acc.estimated_s), fmt_duration(acc.actual_s), error
         )
-    out.print(units)
+    emit(out, *refit(units, out))
     if not report.table:
         return
     variants = [c.variant for c in report.table[0].cells]
@@ -150,4 +139,4 @@ def render_report(out: Console, report: ta.CampaignReport) -> None:
     for row in report.table:
         cells = [ta.verdict_text(c, marks=False) for c in row.cells]
         table.add_row(Text(row.case_id), *([row.machine] if machines else []), *cells)
-    out.print(table)
+    emit(out, *refit(table, out))

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-import contextlib
+import os
 import re
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rich.table import Table
 from rich.text import Text
 
 from tile_cli._errors import CliError, ExitCode, os_error
 from tile_cli._format import fmt_time
+from tile_cli._layout import Column, emit, fit_tables
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -41,11 +42,19 @@ class CompareSettings:
     alpha: float = 0.05
     fail_on_inconclusive: bool = False
     basis: ta.BasisSetting = "auto"
+    allow_missing: bool = False
 
     @classmethod
     def from_config(cls, path: Path, cfg: CompareConfig) -> CompareSettings:
         """`[compare]` of the resolved configuration (flags already laid over it)."""
-        return cls(path, cfg.noise_floor, cfg.alpha, cfg.fail_on_inconclusive, cfg.basis)
+        return cls(
+            path,
+            cfg.noise_floor,
+            cfg.alpha,
+            cfg.fail_on_inconclusive,
+            cfg.basis,
+            allow_missing=cfg.allow_missing,
+        )
 
 
 _ORDER = {"regression": 0, "inconclusive": 1, "not_comparable": 2, "neutral": 3, "improvement": 4}
@@ -123,56 +132,73 @@ def compare_paths(
     )
 
 
-def comparison_exit_code(doc: ta.ComparisonDoc, *, fail_on_inconclusive: bool) -> int:
-    """1 on any regression; 4 on inconclusive rows when asked; else 0."""
-    s = doc.summary
-    if s.regression_count:
-        return int(ExitCode.FAILED)
-    if fail_on_inconclusive and s.inconclusive_count:
-        return int(ExitCode.INCONCLUSIVE)
-    return int(ExitCode.OK)
+def comparison_exit_code(
+    doc: ta.ComparisonDoc, *, fail_on_inconclusive: bool, allow_missing: bool = False
+) -> int:
+    """1 on any regression; 4 when a case could not be judged (unless `allow_missing` and it
+    is in one run only), when none could, or when one is inconclusive and that should fail."""
+    from tile_cli._outcome import comparison_outcome
+
+    outcome = comparison_outcome(
+        doc, fail_on_inconclusive=fail_on_inconclusive, allow_missing=allow_missing
+    )
+    return outcome.code
 
 
 def render_comparison(doc: ta.ComparisonDoc, out: Console, *, plain: bool) -> None:
-    """A table sorted worst first, then a one-line summary."""
-    from rich import box
+    """Tables sorted worst first (folded to the console's width), then a one-line summary."""
+    import tile_artifacts as ta
 
-    table = Table(box=box.SIMPLE if plain else box.ROUNDED, header_style="bold")
-    for col in ("case", "baseline", "current", "change", "95% CI of ratio", "p", "basis",
-                "verdict", "reason"):  # fmt: skip
-        left = col in ("case", "basis", "verdict", "reason")
-        table.add_column(col, justify="left" if left else "right")
+    columns = [
+        Column("case", "left"),
+        Column("baseline"),
+        Column("current"),
+        Column("change"),
+        Column(f"{(1 - doc.thresholds.alpha) * 100:g}% CI of change"),
+        Column("p"),
+        Column("basis", "left"),
+        Column("verdict", "left"),
+        Column("reason", "left", wrap=True),
+    ]
+    rows: list[list[str | Text]] = []
     for row in sorted(doc.rows, key=lambda r: (_ORDER[r.judgement], r.case_id)):
-        ci = (
-            f"{row.ratio_ci_low:.3f}–{row.ratio_ci_high:.3f}"
-            if row.ratio_ci_low is not None and row.ratio_ci_high is not None
-            else "-"
+        rows.append(
+            [
+                Text(row.case_id),
+                fmt_time(row.baseline_value),
+                fmt_time(row.current_value),
+                ta.format_percent(row.percent_change, signed=True),
+                ta.format_change_ci(row.ratio_ci_low, row.ratio_ci_high),
+                ta.format_p(row.p_value),
+                row.basis or "-",
+                Text(row.judgement, style=_STYLE[row.judgement]),
+                Text(row.reason or ""),
+            ]
         )
-        table.add_row(
-            Text(row.case_id),
-            fmt_time(row.baseline_value),
-            fmt_time(row.current_value),
-            f"{row.percent_change:+.1f}%" if row.percent_change is not None else "-",
-            ci,
-            f"{row.p_value:.2g}" if row.p_value is not None else "-",
-            row.basis or "-",
-            Text(row.judgement, style=_STYLE[row.judgement]),
-            Text(row.reason or ""),
-        )
-    out.print(table)
     s = doc.summary
-    out.print(
+    line = Text(
         f"{s.regression_count} regressions, {s.improvement_count} improvements, "
         f"{s.neutral_count} neutral, {s.inconclusive_count} inconclusive, "
         f"{s.not_comparable_count} not comparable "
         f"(noise floor ±{doc.thresholds.noise_floor_pct:g}%, alpha {doc.thresholds.alpha:g}, "
-        f"basis {doc.thresholds.basis or 'absolute'})",
-        markup=False,
+        f"basis {doc.thresholds.basis or 'absolute'})"
     )
+    emit(out, *fit_tables(None, columns, rows, width=out.width, plain=plain), line)
 
 
-def save_baseline(runs: list[Path], directory: Path, label: str | None) -> Path:
-    """Write `<directory>/<device-slug>.json` from one run or several pooled; return its path."""
+def _describe_run(run: Path, report: ta.Report) -> str:
+    """`run `bench-...` (.tile/latest -> .tile/runs/bench-...), tile bench at ...`."""
+    where = str(run)
+    resolved = run.resolve()
+    if resolved != run.absolute():
+        where += f" -> {resolved}"
+    command = report.configuration.get("command") or report.run.run_id.split("-", 1)[0]
+    when = report.run.created_at.strftime("%Y-%m-%d %H:%M:%SZ")
+    return f"run `{report.run.run_id}` ({where}), tile {command} at {when}"
+
+
+def _measured_reports(runs: list[Path], err: Console | None) -> list[ta.Report]:
+    """The reports of `runs`; refuse one that is a baseline or holds no bench samples."""
     import tile_artifacts as ta
 
     reports: list[ta.Report] = []
@@ -180,20 +206,59 @@ def save_baseline(runs: list[Path], directory: Path, label: str | None) -> Path:
         doc, _ = load_side(run)
         if not isinstance(doc, ta.Report):
             raise CliError(f"`{run}` is already a baseline", hint="pass run directories")
+        described = _describe_run(run, doc)
+        empty = [c.case_id for c in doc.cases if not c.samples]
+        if len(empty) == len(doc.cases):
+            raise CliError(
+                f"{described} has no bench samples to keep as a baseline",
+                hint="save a `tile bench` run: `tile baseline save DIR` with its run "
+                "directory (a run made with `-o DIR` is `.tile/latest` too until the next run)",
+            )
+        if err is not None:
+            err.print(f"baseline from {described}", markup=False, soft_wrap=True)
+            if empty:
+                err.print(
+                    f"warning: {len(empty)} of {len(doc.cases)} cases have no samples and "
+                    f"cannot be compared against: {', '.join(empty)}",
+                    markup=False,
+                    soft_wrap=True,
+                )
         reports.append(doc)
+    return reports
+
+
+def save_baseline(
+    runs: list[Path], directory: Path, label: str | None, *, err: Console | None = None
+) -> Path:
+    """Write `<directory>/<device-slug>.json` from one run or several pooled; return its path.
+
+    Each run is named on `err`; a run without bench samples is refused (a baseline that
+    cannot be compared against makes every later gate fail). The file is written to a temp
+    file of its own and renamed over the target, so two jobs saving the same device's
+    baseline at once each leave a whole file (the last rename wins); nothing is read and
+    modified, so there is nothing for a lock to order.
+    """
+    import tile_artifacts as ta
+
+    reports = _measured_reports(runs, err)
     try:
         baseline = ta.baseline_from_reports(reports, label=label)
     except ta.ArtifactError as exc:
         raise CliError(exc.message, hint=exc.hint, code=ExitCode.USAGE) from None
     target = directory / f"{device_slug(baseline.device.device_kind)}.json"
-    tmp = target.with_suffix(".json.tmp")
     try:
         directory.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(baseline.model_dump_json(indent=2) + "\n")
-        tmp.replace(target)
+        # A temp file of this process's own, renamed over the target: two saves at once each
+        # leave a whole file, and the survivor is one of them.
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(baseline.model_dump_json(indent=2) + "\n")
+            Path(tmp).replace(target)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
     except OSError as exc:
-        with contextlib.suppress(OSError):
-            tmp.unlink(missing_ok=True)
         error = os_error(exc)
         raise CliError(
             f"cannot write the baseline to `{directory}`: {exc.strerror or exc}",

@@ -20,8 +20,9 @@ __all__ = [
     "usage_failure",
 ]
 
-USAGE_ERRORS = frozenset({"UnknownAxis"})
-"""Runner failures that mean the command line asked for something that does not exist."""
+USAGE_ERRORS = frozenset({"UnknownAxis", "AxisValueError"})
+"""Runner failures that mean the command line asked for something that does not exist: an
+axis no selected kernel has, or an `-a` value no kernel can read."""
 
 
 class ExitCode(IntEnum):
@@ -108,13 +109,24 @@ def os_error(exc: OSError) -> CliError:
 
 
 def usage_failure(failures: Sequence[tp.Failure]) -> CliError | None:
-    """Exit 2 for a selection the runner refused (`-a` naming an axis no kernel has)."""
-    refused = next((f for f in failures if f.error_type in USAGE_ERRORS), None)
-    if refused is None:
+    """One usage error (exit 2) for a selection the runner refused, however many kernels
+    refused it (the runner then planned no case); None when there is no such failure."""
+    unknown = next((f for f in failures if f.error_type == "UnknownAxis"), None)
+    if unknown is not None:
+        return CliError(
+            unknown.message,
+            hint="override one of those axes (`-a dtype=float32`), or select kernels that have "
+            "it (`--kernel NAME`); `tile list` shows every case id with its axes",
+            code=ExitCode.USAGE,
+        )
+    bad = [f for f in failures if f.error_type == "AxisValueError"]
+    if not bad:
         return None
+    kernels = len(bad)
+    more = f" (and {kernels - 1} other kernel{'s' * (kernels > 2)})" if kernels > 1 else ""
     return CliError(
-        refused.message,
-        hint="override one of those axes (`-a dtype=float32`), or select kernels that have "
-        "it (`--kernel NAME`); `tile list` shows every case id with its axes",
+        f"bad `-a` value: {bad[0].message}{more}",
+        hint="write the value as the case ids show it (`tile list`), e.g. `-a shape=256x1024` "
+        "or `-a dtype=bfloat16`; several values are separated by commas",
         code=ExitCode.USAGE,
     )

@@ -176,6 +176,8 @@ def _failure_finding(key: str, found: list[ta.FailureRecord], x: RunFacts) -> No
 def _noise(x: RunFacts) -> Iterable[Noticed]:
     if x.command == "tune":
         return  # its pruned configurations were timed briefly on purpose
+    import tile_artifacts as ta
+
     target = x.target_precision
     evidence: list[str] = []
     for c in x.report.cases:
@@ -185,7 +187,8 @@ def _noise(x: RunFacts) -> Iterable[Noticed]:
         half = (s.ci_high - s.ci_low) / 2 / s.median
         if half > target:
             evidence.append(
-                f"{c.case_id}: ±{half * 100:.2g}% (target ±{target * 100:g}%), "
+                f"{c.case_id}: {ta.format_ci_pct(s.ci_low, s.ci_high, s.median)} "
+                f"(target ±{target * 100:g}%), "
                 f"{s.n} samples, stopped by {s.stop_reason or 'unknown'}"
             )
     if evidence:
@@ -273,15 +276,16 @@ def _comparison(x: RunFacts) -> Iterable[Noticed]:
     doc = x.comparison
     if doc is None:
         return
+    import tile_artifacts as ta
+
     worse = [r for r in doc.rows if r.judgement == "regression"]
     if worse:
+        # The change and its CI in one unit (percent), as the compare table shows them.
         evidence = [
-            f"{r.case_id}: {r.percent_change:+.1f}% (ratio CI {r.ratio_ci_low:.3f}-"
-            f"{r.ratio_ci_high:.3f}, p={r.p_value:.2g})"
-            if r.percent_change is not None
-            and r.ratio_ci_low is not None
-            and r.ratio_ci_high is not None
-            and r.p_value is not None
+            f"{r.case_id}: {ta.format_change(r.ratio)} "
+            f"(CI {ta.format_change_ci(r.ratio_ci_low, r.ratio_ci_high)}, "
+            f"p={ta.format_p(r.p_value)})"
+            if r.ratio is not None
             else f"{r.case_id}: {r.reason or 'slower'}"
             for r in worse
         ]

@@ -19,6 +19,7 @@ from rich.text import Text
 import tile_report as tr
 from tile_cli._errors import CliError, ExitCode
 from tile_cli._format import fmt_time
+from tile_cli._layout import emit, refit
 from tile_cli._settings import load
 from tile_cli._ui import make_consoles
 
@@ -230,10 +231,10 @@ def show_history(query: HistoryQuery, *, db: Path | None, profile: str | None, v
     out, _ = make_consoles()
     trends = _trends(query, db=db, profile=profile)
     plain = not out.is_terminal
-    out.print(_summary_table(trends, plain))
+    emit(out, *refit(_summary_table(trends, plain), out))
     if verbose:
         for trend in trends:
-            out.print(_commit_table(trend, plain))
+            emit(out, *refit(_commit_table(trend, plain), out))
     return int(ExitCode.OK)
 
 
@@ -258,7 +259,7 @@ def show_regressions(query: HistoryQuery, *, db: Path | None, profile: str | Non
                           f"±{t.fit.noise * 100:.1f}%")  # fmt: skip
     commits = sum(len(t.fit.points) for t in trends)
     if found:
-        out.print(table)
+        emit(out, *refit(table, out))
     err.print(
         f"{found} regression(s) in {len(trends)} series over {commits} commit points "
         f"(steps of at least {query.min_change * 100:g}% beyond the noise between runs)",

@@ -34,6 +34,7 @@ from tile_cli._telemetry import write_snapshots
 if TYPE_CHECKING:
     import tile_artifacts as ta
     from tile_cli._compare import CompareSettings
+    from tile_cli._outcome import Outcome
     from tile_cli._ui import Ui
     from tile_config import ResolvedConfig
 
@@ -74,8 +75,11 @@ def open_run_directory(
         writer = ta.ArtifactWriter(run_dir, run_id=run_id, producer=producer, redactor=redactor)
     except ta.ArtifactError as exc:
         raise CliError(exc.message, hint=exc.hint, code=ExitCode.USAGE) from None
+    # `-o DIR` runs too: `tile baseline save` (and --compare's users) take `.tile/latest`
+    # for the run just made; pointing it elsewhere saved an unrelated run as the baseline.
+    runs = resolved.resolve_path(resolved.config.output.dir).absolute()
+    _point_latest(run_dir, runs.parent if runs.name == "runs" else runs)
     if output_dir is None:
-        _point_latest(run_dir)
         keep = resolved.config.output.keep
         if keep is not None:
             from tile_cli._keep import prune_runs
@@ -84,12 +88,12 @@ def open_run_directory(
     return run_dir, writer
 
 
-def _point_latest(run_dir: Path) -> None:
+def _point_latest(run_dir: Path, tile_dir: Path) -> None:
     """`.tile/latest` -> the newest run, replaced atomically; best effort."""
-    tile_dir = run_dir.parent.parent if run_dir.parent.name == "runs" else run_dir.parent
     link = tile_dir / "latest"
     tmp = tile_dir / f".latest-{os.getpid()}"
     try:
+        tile_dir.mkdir(parents=True, exist_ok=True)
         tmp.unlink(missing_ok=True)
         tmp.symlink_to(os.path.relpath(run_dir, tile_dir))
         tmp.replace(link)
@@ -150,6 +154,9 @@ class RunRecorder:
         self.runner_start_s = 0.0
         """Seconds from spawning each runner to its `hello`, summed over runners."""
         self.filtered = False
+        """Whether filters, `--case` or `-a` chose the cases (not every case of every kernel)."""
+        self.outcome: Outcome | None = None
+        """The exit code and why, once `finalize(judge=True)` decided it."""
         self.slurm_job_id: str | None = None
         """For the report context: the allocation's job id or the shards' ids, comma-separated."""
         self.invalid: dict[str, str] = {}
@@ -485,8 +492,12 @@ class RunRecorder:
         interrupted: str | None = None,
         error: str | None = None,
         compare_with: CompareSettings | None = None,
+        judge: bool = False,
     ) -> tuple[ta.Report, ta.ComparisonDoc | None]:
         """Write report.json, summary.md, comparisons.json if asked, the manifest last.
+
+        With `judge`, the run's exit code is decided first (`self.outcome`) and stated in
+        the report and summary.
 
         After a failed write (a full disk) the final manifest is left out, so that the
         directory keeps its last checkpoint's `incomplete` one, and only report.json is tried:
@@ -502,14 +513,28 @@ class RunRecorder:
                 self.log.close()
                 try:
                     if self.log.fault is None:
-                        return report, write_final(self, report, compare_with)
+                        return write_final(
+                            self, report, compare_with, interrupted=interrupted, judge=judge
+                        )
                 except ta.ArtifactError as exc:
                     self.log.fail(exc)
             report = _with_fault(report, self.log.fault)
+            if judge:
+                report = self._judge_fault(report)
             with contextlib.suppress(ta.ArtifactError):
                 self.writer.write_json(ta.REPORT_JSON, report)
                 self.report_saved = True
             return report, None
+
+    def _judge_fault(self, report: ta.Report) -> ta.Report:
+        """A run whose directory could not be written ends with exit 3 whatever it measured:
+        the report it still tries to save says so."""
+        from tile_cli._outcome import Outcome, apply_outcome
+
+        fault = self.log.fault
+        reason = f"run directory incomplete: {fault.message}" if fault is not None else None
+        self.outcome = Outcome(int(ExitCode.INFRA), reason)
+        return apply_outcome(report, self.outcome, None)
 
 
 def _with_fault(report: ta.Report, fault: ta.ArtifactError | None) -> ta.Report:

@@ -230,6 +230,8 @@ def build_report(
             "command": rec.command,
             "config_file": str(config_file) if config_file else None,
             "profile": rec.resolved.profile,
+            # What the precision flags of summary.md are judged against.
+            "target_precision": rec.resolved.config.bench.target_precision,
         },
         device=_device(rec),
         summary=ta.ReportSummary(
@@ -251,44 +253,75 @@ def build_report(
     )
 
 
-def write_final(
-    rec: RunRecorder, report: ta.Report, compare_with: CompareSettings | None
-) -> ta.ComparisonDoc | None:
-    """report.json, summary.md, comparisons.json when asked, then the manifest last.
-
-    A baseline that cannot be used is raised only after the run directory is complete.
-    """
+def _compare(
+    rec: RunRecorder, report: ta.Report, compare_with: CompareSettings
+) -> ta.ComparisonDoc:
+    """The run against its baseline. A filtered run is compared on the cases it selected: the
+    baseline's others were not asked for, so they are not missing."""
     import tile_artifacts as ta
     from tile_cli._compare import load_side, pick_baseline
+
+    base_file = pick_baseline(compare_with.path, report.device.device_kind)
+    base, base_path = load_side(base_file)
+    if rec.filtered:
+        planned = {c.case_id for c in rec.planned}
+        kept = [c for c in base.cases if c.case_id in planned]
+        base = base.model_copy(update={"cases": kept})
+    return ta.compare_runs(
+        base,
+        report,
+        noise_floor_pct=compare_with.noise_floor_pct,
+        alpha=compare_with.alpha,
+        basis=compare_with.basis,
+        baseline_label=str(base_file),
+        current_label=rec.run_id,
+        baseline_path=str(base_path.absolute()),
+        current_path="report.json",
+    )
+
+
+def write_final(
+    rec: RunRecorder,
+    report: ta.Report,
+    compare_with: CompareSettings | None,
+    *,
+    interrupted: str | None = None,
+    judge: bool = False,
+) -> tuple[ta.Report, ta.ComparisonDoc | None]:
+    """Compare if asked, decide the outcome (`judge`), then write report.json, summary.md,
+    comparisons.json and the manifest last; return the report as written.
+
+    The outcome is decided before anything is written so that report.json and summary.md
+    state the exit code the command leaves with. A baseline that cannot be used is raised
+    only after the run directory is complete.
+    """
+    import tile_artifacts as ta
     from tile_cli._errors import CliError
     from tile_cli._findings import add_findings
+    from tile_cli._outcome import Outcome, apply_outcome, run_outcome
 
     w = rec.writer
     comparison: ta.ComparisonDoc | None = None
     problem: CliError | None = None
     if compare_with is not None:
         try:
-            base_file = pick_baseline(compare_with.path, report.device.device_kind)
-            base, base_path = load_side(base_file)
-            comparison = ta.compare_runs(
-                base,
-                report,
-                noise_floor_pct=compare_with.noise_floor_pct,
-                alpha=compare_with.alpha,
-                basis=compare_with.basis,
-                baseline_label=str(base_file),
-                current_label=rec.run_id,
-                baseline_path=str(base_path.absolute()),
-                current_path="report.json",
-            )
+            comparison = _compare(rec, report, compare_with)
         except CliError as exc:
             problem = exc
-    # The comparison first: a regression is one of the findings.
+    if judge:
+        outcome = run_outcome(
+            rec, interrupted=interrupted, comparison=comparison, settings=compare_with
+        )
+        if problem is not None and outcome.code == 0:
+            outcome = Outcome(int(problem.code), problem.message)
+        rec.outcome = outcome
+        report = apply_outcome(report, outcome, comparison)
+    # After the comparison: a regression is one of the findings.
     report = add_findings(rec, report, comparison)
     if comparison is not None:
         w.write_json("comparisons.json", comparison)
     w.write_json("report.json", report)
-    w.write_summary(report)
+    w.write_summary(report, comparison)
     rec._event("info", "run", "run_finished", f"status {report.run.status}")
     snapshots = [ta.ConfigSnapshot(path="config/resolved_tool.json", kind="resolved_config")]
     if rec.resolved.config_file is not None and rec.resolved.raw_text is not None:
@@ -311,4 +344,4 @@ def write_final(
     )
     if problem is not None:
         raise problem
-    return comparison
+    return report, comparison

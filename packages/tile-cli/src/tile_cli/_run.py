@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import tile_protocol as tp
 from tile_cli import _signals as signals
-from tile_cli._errors import CliError, ExitCode, no_cases, stopped_code, usage_failure
+from tile_cli._errors import CliError, ExitCode, no_cases, usage_failure
 from tile_cli._launchers import (
     LauncherError,
     find_srun,
@@ -27,9 +27,10 @@ from tile_cli._launchers import (
     srun_task_signal,
     visible_gpus,
 )
+from tile_cli._results import failure_hints, render_results, render_timing
 from tile_cli._session import STARTUP_TIMEOUT_S, Launch, LaunchCounter, RunnerSession, Sink
 from tile_cli._settings import Selection, build_request, load, runner_python
-from tile_cli._ui import Ui, bench_tables, diagnostic_lines, make_consoles, test_table
+from tile_cli._ui import Ui, make_consoles
 from tile_cli._undone import settle, undone_lines
 
 if TYPE_CHECKING:
@@ -110,6 +111,8 @@ def list_cases(sel: Selection, *, profile: str | None, as_json: bool) -> int:
     out, err = make_consoles()
     sink, clean = ask_runner("list", sel, profile)
     cases = sink.plan.cases if sink.plan else []
+    if (usage := usage_failure(sink.failures)) is not None:
+        raise usage
     if as_json:
         for case in cases:
             print(
@@ -123,12 +126,9 @@ def list_cases(sel: Selection, *, profile: str | None, as_json: bool) -> int:
                 out.print(case.kernel, style="bold", markup=False)
             out.print(f"  {case.case_id}", markup=False)
         err.print(f"{len(cases)} cases", style="dim")
-    refused = usage_failure(sink.failures)
-    if refused is not None:
-        raise refused
     for failure in sink.failures:
         err.print(f"error: {failure.phase}: {failure.message}", markup=False)
-    for hint in _failure_hints(sink.failures):
+    for hint in failure_hints(sink.failures):
         err.print(f"hint: {hint}", markup=False)
     if not clean or sink.failures:
         return int(ExitCode.INFRA)
@@ -200,7 +200,7 @@ def run_suite(
     recorder = RunRecorder(
         command, resolved, writer, run_dir, ui=ui, stream_json=as_json, argv=sys.argv
     )
-    recorder.filtered = bool(sel.filters or sel.kernels or sel.case_ids)
+    recorder.filtered = bool(sel.filters or sel.kernels or sel.case_ids or sel.axes)
     session: _Stoppable
     if watch is not None:
         recorder.before_final.append(lambda report: watch.write(recorder, report))
@@ -252,7 +252,7 @@ def run_suite(
         from tile_cli._build import build_exit_code, claim_outputs, render_build
 
         problems = claim_outputs(recorder)
-        recorder.finalize(interrupted=interrupted)
+        recorder.finalize(interrupted=interrupted, judge=True)
         if not as_json:
             render_build(out, err, recorder, problems, verbose=verbose)
         _render_undone(err, recorder)
@@ -262,32 +262,54 @@ def run_suite(
             raise fault
         return build_exit_code(recorder, interrupted)
     report, comparison = recorder.finalize(
-        interrupted=interrupted, compare_with=compare_with if interrupted is None else None
+        interrupted=interrupted,
+        compare_with=compare_with if interrupted is None else None,
+        judge=True,
     )
     if command == "bench" and interrupted is None and resolved.config.history.enabled:
         from tile_cli._history import record_run
 
         record_run(resolved, report, run_dir, err)
-    _render(out, err, recorder, command, verbose=verbose, as_json=as_json)
+    # A bad `-a` value is one usage error (raised by _finish), not a failure per kernel.
+    if not as_json and usage_failure(recorder.failures) is None:
+        render_results(out, err, recorder, command, verbose=verbose)
     _render_undone(err, recorder)
     if verbose >= 1 and not as_json:
-        _render_timing(out, err, recorder, report.timing)
+        render_timing(out, err, recorder, report.timing)
     if watch is not None and not as_json:
         watch.render(err, verbose=verbose)
-    code = _exit_code(recorder, interrupted)
-    if comparison is not None:
-        from tile_cli._compare import comparison_exit_code, render_comparison
+    return _finish(out, err, recorder, comparison, as_json=as_json, run_dir=run_dir)
 
-        if not as_json:
-            render_comparison(comparison, out, plain=not out.is_terminal)
-        if code == ExitCode.OK:
-            code = comparison_exit_code(
-                comparison,
-                fail_on_inconclusive=compare_with is not None and compare_with.fail_on_inconclusive,
-            )
+
+def _finish(
+    out: Console,
+    err: Console,
+    recorder: RunRecorder,
+    comparison: ta.ComparisonDoc | None,
+    *,
+    as_json: bool,
+    run_dir: Path,
+) -> int:
+    """The comparison's table and verdict, the run directory, and the exit code decided."""
+    from tile_cli._outcome import say_outcome
+
+    outcome = recorder.outcome
+    assert outcome is not None
+    if comparison is not None and not as_json:
+        from tile_cli._compare import render_comparison
+
+        render_comparison(comparison, out, plain=not out.is_terminal)
+        if not recorder.failures and not recorder.failed_checks:
+            say_outcome(err, outcome)
     if not as_json:
         err.print(f"run directory: {_display(run_dir)}", markup=False, style="dim")
-    return code
+    if (fault := recorder.write_fault()) is not None:
+        raise fault
+    if (usage := usage_failure(recorder.failures)) is not None:
+        raise usage
+    if outcome.code == ExitCode.USAGE and not recorder.planned:
+        raise no_cases(recorder.filtered)
+    return outcome.code
 
 
 def _display(path: Path) -> str:
@@ -297,112 +319,10 @@ def _display(path: Path) -> str:
         return str(path)
 
 
-def _render(
-    out: Console, err: Console, recorder: RunRecorder, command: str, *, verbose: int, as_json: bool
-) -> None:
-    if as_json:
-        return
-    plain = not out.is_terminal
-    # Shards report in whatever order they finish; tables follow the plan.
-    order = {c.case_id: i for i, c in enumerate(recorder.planned)}
-    bench = sorted(recorder.bench_results, key=lambda r: order.get(r.case_id, len(order)))
-    tests = sorted(recorder.test_results, key=lambda r: order.get(r.case_id, len(order)))
-    if command == "bench":
-        for table in bench_tables(bench, verbose=verbose, plain=plain):
-            out.print(table)
-    elif command == "test" and tests:
-        out.print(test_table(tests, plain=plain))
-    for failure in recorder.failures:
-        where = failure.case_id or "(run)"
-        err.print(
-            f"✗ {where} [{failure.phase}, {failure.status}] {failure.error_type}: "
-            f"{failure.message}",
-            markup=False,
-            style="red",
-        )
-    for hint in _failure_hints(recorder.failures):
-        err.print(f"hint: {hint}", markup=False)
-    for result in recorder.failed_checks:
-        c = result.check
-        assert c is not None
-        err.print(
-            f"✗ {result.case_id}: check failed: rel L2 error {c.rel_l2_err:.3g} > tol {c.tol:.3g}"
-            f" (max abs err {c.max_abs_err:.3g} at {c.worst_index})"
-            if c.rel_l2_err is not None and c.tol is not None
-            else f"✗ {result.case_id}: check failed: {c.message}",
-            markup=False,
-            style="red",
-        )
-    for line in diagnostic_lines(recorder.diagnostics):
-        err.print(line, markup=False, style="yellow")
-    err.print(recorder.headline(), markup=False)
-
-
 def _render_undone(err: Console, recorder: RunRecorder) -> None:
     """How many planned cases were left undone and why (stderr, also with `--json`)."""
     for line in undone_lines(len(recorder.planned), recorder.failures):
         err.print(line, markup=False, style="red" if line.startswith("error") else None)
-
-
-def _render_timing(
-    out: Console, err: Console, recorder: RunRecorder, timing: ta.RunTiming | None
-) -> None:
-    """`-v`: each case's time accounting, and the run's wall time against what it needed."""
-    from tile_cli._ui import accounting_table, timing_line
-
-    results: list[tp.BenchResult | tp.TestResult] = [
-        *recorder.bench_results,
-        *recorder.test_results,
-    ]
-    table = accounting_table(results, plain=not out.is_terminal)
-    if table is not None:
-        out.print(table)
-    if timing is not None:
-        err.print(timing_line(timing), markup=False)
-
-
-def _failure_hints(failures: Sequence[tp.Failure]) -> list[str]:
-    """One hint per kind of failure seen, saying what to do next."""
-    phases = {f.phase for f in failures}
-    hints: list[str] = []
-    if "import" in phases:
-        hints.append(
-            "a kernel module did not import: check `[project] modules`/`paths` in tile.toml "
-            "(modules import with the project root on sys.path; install a packaged project "
-            "with `pip install -e .`), or run `tile list` to see what loads"
-        )
-    if "startup" in phases:
-        hints.append(
-            "the runner did not start: check that `[runner] python` (or TILE_RUNNER_PYTHON) "
-            "has tile-runner installed and that `[runner] env` / XLA_FLAGS are valid; its "
-            "stderr is in `logs/runner-1.stderr.log` of the run directory"
-        )
-    if any(f.case_id and f.error_type in ("RunnerCrash", "RunnerTimeout") for f in failures):
-        hints.append(
-            "the runner died or hung on the case shown; its stderr is under `logs/` in the run "
-            "directory; rerun it alone with `tile bench -k CASE_ID --isolate`"
-        )
-    if phases & {"inputs", "compile", "run", "reference", "check", "work"}:
-        hints.append("a kernel raised; `report.json` failures hold the bounded traceback")
-    return hints
-
-
-def _exit_code(recorder: RunRecorder, interrupted: str | None) -> int:
-    fault = recorder.write_fault()
-    if fault is not None:
-        raise fault
-    if interrupted is not None:
-        return stopped_code(interrupted)
-    refused = usage_failure(recorder.failures)
-    if refused is not None:
-        raise refused
-    if recorder.failures:  # crashes, kernels that raised, and work left undone (_undone.py)
-        return int(ExitCode.INFRA)
-    if recorder.failed_checks:
-        return int(ExitCode.FAILED)
-    if not recorder.planned:
-        raise no_cases(recorder.filtered)
-    return int(ExitCode.OK)
 
 
 # ---------------------------------------------------------------- sharded runs

@@ -26,6 +26,7 @@ import msgspec
 import tile_protocol as tp
 from tile_cli._errors import CliError, ExitCode, usage_failure
 from tile_cli._escape import escape_controls
+from tile_cli._format import fmt_time
 from tile_cli._session import Launch, LaunchCounter, RunnerSession
 from tile_cli._settings import Selection, build_request, load, runner_python
 from tile_cli._tune_pick import Decision, Measured, keep_fastest, pick
@@ -358,8 +359,9 @@ def _progress(
     else:
         text = f"rung {rung}: {timed} configurations timed, {len(survivors)} kept"
     if best is not None:
-        text += f"; fastest so far {best.case_id} {best.stats.median * 1e6:.2f} µs"
-    err.print(text, markup=False)
+        text += f"; fastest so far {best.case_id} {fmt_time(best.stats.median)}"
+    # soft_wrap: a long case id stays on one line, whole, whatever the terminal's width.
+    err.print(text, markup=False, soft_wrap=True)
 
 
 def _slug(device_kind: str) -> str:
@@ -389,7 +391,7 @@ def _finish(resolved: ResolvedConfig, recorder: RunRecorder, state: _Tune, run_d
     for case_id, d in decisions.items():
         margin = f", {d.margin:.3f}x over the runner-up" if d.margin else ""
         print(escape_controls(f"{case_id}: {d.winner.unit_id[len(case_id):]} "
-              f"{d.winner.median * 1e6:.2f} µs ({d.decided_by}{margin})"))  # fmt: skip
+              f"{fmt_time(d.winner.median)} ({d.decided_by}{margin})"))  # fmt: skip
     for path in written:
         print(f"tuning file: {_display(path)}", file=sys.stderr)
     print(f"run directory: {_display(run_dir)}", file=sys.stderr)

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable, Sequence
-from itertools import groupby
+from collections.abc import Sequence
 from typing import Any
 
-from rich import box
 from rich.console import Console
 from rich.progress import (
     BarColumn,
@@ -19,22 +17,13 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
-from rich.table import Table
 from rich.text import Text
 
 import tile_protocol as tp
 from tile_cli._escape import escape_controls, install_escaping
-from tile_cli._format import fmt_pct, fmt_rate, fmt_ratio, fmt_time
+from tile_cli._format import fmt_time
 
-__all__ = [
-    "Ui",
-    "accounting_table",
-    "bench_tables",
-    "diagnostic_lines",
-    "make_consoles",
-    "test_table",
-    "timing_line",
-]
+__all__ = ["Ui", "diagnostic_lines", "make_consoles", "timing_line"]
 
 
 def make_consoles() -> tuple[Console, Console]:
@@ -94,121 +83,6 @@ class Ui:
         """A line above the progress bar; without one, the end-of-run summary says it."""
         if self._progress is not None:
             self._progress.console.print(Text(text, style=style))
-
-
-def _table(title: str, columns: Sequence[str], plain: bool) -> Table:
-    table = Table(
-        title=title,
-        title_justify="left",
-        box=box.SIMPLE if plain else box.ROUNDED,
-        header_style="bold",
-    )
-    for i, col in enumerate(columns):
-        table.add_column(col, justify="left" if i == 0 else "right", no_wrap=i == 0)
-    return table
-
-
-def _ok_cell(check: tp.Check | None) -> Text:
-    if check is None:
-        return Text("-", style="dim")
-    return Text("✓", style="green") if check.passed else Text("✗", style="bold red")
-
-
-def _short_id(case_id: str, kernel: str) -> str:
-    return case_id[len(kernel) :] if case_id.startswith(kernel) else case_id
-
-
-def bench_tables(results: Iterable[tp.BenchResult], *, verbose: int, plain: bool) -> list[Table]:
-    """One table per kernel: time, CI, throughput, reference, speedup, roofline, check."""
-    tables: list[Table] = []
-    ordered = sorted(results, key=lambda r: r.kernel)
-    for kernel, group in groupby(ordered, key=lambda r: r.kernel):
-        cols = ["case", "time", "±CI", "GB/s", "TFLOP/s", "ref time", "speedup", "%peak"]
-        cols += ["bound", "ok"]
-        if verbose >= 1:
-            cols += ["n", "stop", "timer", "compile"]
-        if verbose >= 2:
-            cols += ["p5", "p95", "MAD", "outliers"]
-        table = _table(kernel, cols, plain)
-        for r in group:
-            s = r.stats
-            ci = (
-                f"±{(s.ci_high - s.ci_low) / 2 / s.median * 100:.1f}%"
-                if s.ci_low is not None and s.ci_high is not None and s.median > 0
-                else "-"
-            )
-            ok = r.check is None or r.check.passed
-            ref = r.reference
-            pct = _pct_peak(r.roofline)
-            row: list[str | Text] = [
-                Text(_short_id(r.case_id, r.kernel)),
-                fmt_time(s.median),
-                ci,
-                fmt_rate(r.throughput.gbps),
-                fmt_rate(r.throughput.tflops),
-                fmt_time(ref.stats.median) if ref is not None and ref.stats is not None else "-",
-                fmt_ratio(ref.speedup) if ref is not None and ok else "-",
-                fmt_pct(pct),
-                r.roofline.bound if r.roofline.bound != "unknown" else "-",
-                _ok_cell(r.check),
-            ]
-            if verbose >= 1:
-                row += [str(s.n), s.stop_reason or "-", r.timer, fmt_time(r.phases.compile_s)]
-            if verbose >= 2:
-                outl = f"{s.outliers_mild}+{s.outliers_severe}"
-                row += [fmt_time(s.p5), fmt_time(s.p95), fmt_time(s.mad), outl]
-            table.add_row(*row)
-        tables.append(table)
-    return tables
-
-
-def _pct_peak(roof: tp.Roofline) -> float | None:
-    values = [v for v in (roof.pct_peak_bw, roof.pct_peak_flops) if v is not None]
-    return max(values) if values else None
-
-
-def test_table(results: Iterable[tp.TestResult], *, plain: bool) -> Table:
-    """One row per checked case: errors against the tolerance."""
-    table = _table("tests", ["case", "max abs err", "rel L2 err", "tol", "ok"], plain)
-    for r in results:
-        c = r.check
-        table.add_row(
-            Text(r.case_id),
-            f"{c.max_abs_err:.3g}" if c.max_abs_err is not None else "-",
-            f"{c.rel_l2_err:.3g}" if c.rel_l2_err is not None else "-",
-            f"{c.tol:.3g}" if c.tol is not None else "-",
-            _ok_cell(c),
-        )
-    return table
-
-
-_PARTS = (
-    ("inputs", "inputs_s"),
-    ("compile", "compile_s"),
-    ("ref compile", "reference_compile_s"),
-    ("check", "check_s"),
-    ("warm-up", "warmup_s"),
-    ("sample", "sample_s"),
-    ("ref sample", "reference_sample_s"),
-    ("other", "other_s"),
-)
-
-
-def accounting_table(
-    results: Iterable[tp.BenchResult | tp.TestResult], *, plain: bool
-) -> Table | None:
-    """Where each case's wall time went in the runner (`-v`); None when no result says."""
-    rows = [r for r in results if r.accounting is not None]
-    if not rows:
-        return None
-    table = _table("time accounting", ["case", "total", *(name for name, _ in _PARTS)], plain)
-    for r in rows:
-        a = r.accounting
-        assert a is not None
-        table.add_row(
-            Text(r.case_id), fmt_time(a.total_s), *(fmt_time(getattr(a, f)) for _, f in _PARTS)
-        )
-    return table
 
 
 def timing_line(timing: Any) -> str:

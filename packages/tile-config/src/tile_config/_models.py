@@ -152,6 +152,8 @@ class CompareConfig(_Model):
     noise_floor: float = Field(default=2.0, ge=0)
     alpha: float = Field(default=0.05, gt=0, lt=1)
     fail_on_inconclusive: bool = False
+    allow_missing: bool = False
+    """Let a gate pass with cases in one run only (a new kernel, a case left out); else exit 4."""
     basis: CompareBasis = "auto"
 
 

@@ -13,6 +13,7 @@ from ._errors import (
 )
 from ._fetch import (
     DEFAULT_DEADLINE,
+    DEFAULT_RETRIES,
     DEFAULT_TIMEOUT,
     CacheInfo,
     ProgressCallback,
@@ -32,6 +33,7 @@ __all__ = [
     "registry_from_mapping",
     # fetching and the cache
     "DEFAULT_DEADLINE",
+    "DEFAULT_RETRIES",
     "DEFAULT_TIMEOUT",
     "CacheInfo",
     "ProgressCallback",

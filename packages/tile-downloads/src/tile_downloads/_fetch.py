@@ -6,6 +6,7 @@ import contextlib
 import hashlib
 import logging
 import os
+import time
 from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,7 @@ from ._registry import DownloadEntry, Registry, lookup
 
 __all__ = [
     "DEFAULT_DEADLINE",
+    "DEFAULT_RETRIES",
     "DEFAULT_TIMEOUT",
     "CacheInfo",
     "ProgressCallback",
@@ -33,6 +35,10 @@ DEFAULT_TIMEOUT = 30.0
 """Seconds to wait for the server to connect or to send the next bytes."""
 DEFAULT_DEADLINE = 3600.0
 """Seconds one file's whole transfer may take: a server that trickles bytes never times out."""
+
+DEFAULT_RETRIES = 2
+"""Attempts after the first for a transfer that failed on the way (a dropped connection, a
+timeout, an HTTP 5xx or 429), through pooch's `retry_if_failed` (it waits 1 s, then 2 s)."""
 
 _TRUE = ("1", "true", "yes")
 _FALSE = ("0", "false", "no", "")
@@ -133,10 +139,12 @@ def fetch(
     progress: ProgressCallback | None = None,
     timeout: float = DEFAULT_TIMEOUT,
     deadline: float = DEFAULT_DEADLINE,
+    retries: int = DEFAULT_RETRIES,
 ) -> Path:
     """Return the local path of `name` (file, or extracted directory), downloading if needed.
 
-    `timeout` bounds each silence of the server, `deadline` the whole transfer (seconds).
+    `timeout` bounds each silence of the server, `deadline` the whole transfer (seconds, all
+    attempts together); a transfer that fails on the way is tried `retries` more times.
     """
     entry = lookup(name, registry)
     layout = _Layout.of(entry, resolve_cache_dir(cache_dir))
@@ -146,7 +154,7 @@ def fetch(
     if offline:
         _check_cached(entry, layout)
     else:
-        _download(entry, layout, progress, timeout, deadline)
+        _download(entry, layout, progress, timeout, deadline, retries)
     if entry.archive is None:
         return layout.file
     try:
@@ -204,24 +212,32 @@ def _download(
     progress: ProgressCallback | None,
     timeout: float,
     deadline: float,
+    retries: int,
 ) -> None:
     import pooch
+    import requests
 
     downloader = _Downloader(entry, progress, timeout, deadline)
     try:
         with _quiet_pooch():
             # pooch skips the network when the file is there with the right hash, and otherwise
-            # streams into a temp file beside it that it renames only after the hash matched.
-            pooch.retrieve(
-                entry.url,
-                known_hash=f"sha256:{entry.sha256}",
-                fname=layout.file.name,
+            # streams into a temp file beside it that it renames only after the hash matched;
+            # a requests error (what the downloader lets through) is retried, ours are not.
+            # A one-file Pooch rather than `pooch.retrieve`, which has no `retry_if_failed`.
+            store = pooch.Pooch(
                 path=layout.file.parent,
-                downloader=downloader,
+                base_url="",
+                registry={layout.file.name: f"sha256:{entry.sha256}"},
+                urls={layout.file.name: entry.url},
+                retry_if_failed=retries,
             )
+            store.fetch(layout.file.name, downloader=downloader)
     except DownloadError:
         _prune(layout.file.parent, layout.top)
         raise
+    except requests.RequestException as exc:  # before OSError: it is one
+        _prune(layout.file.parent, layout.top)
+        raise _transfer_error(entry, exc, timeout, retries) from exc
     except ValueError as exc:  # pooch's own hash check, should ours ever be bypassed
         _prune(layout.file.parent, layout.top)
         raise ChecksumError(
@@ -244,8 +260,55 @@ def _download(
         progress(entry.name, size, size)
 
 
+def _http_error(entry: DownloadEntry, exc: Any, tries: str = "") -> TransferError:
+    response = exc.response
+    code = response.status_code if response is not None else None
+    reason = f" {response.reason}" if response is not None and response.reason else ""
+    if response is not None:
+        response.close()
+    return TransferError(
+        f"download `{entry.name}` failed: HTTP {code}{reason} from {entry.url}{tries}",
+        entry=entry.name,
+        url=entry.url,
+        hint=(
+            "the server failed; try again later or pin a mirror URL"
+            if code is None or code >= 500 or code == 429
+            else f"check the `url` of `{entry.name}`; the server refused it"
+        ),
+        status_code=code,
+    )
+
+
+def _transfer_error(
+    entry: DownloadEntry, exc: BaseException, timeout: float, retries: int
+) -> TransferError:
+    """A requests error that outlasted pooch's retries, in tile's words."""
+    import requests
+
+    tries = f" ({retries + 1} attempts)" if retries else ""
+    if isinstance(exc, requests.HTTPError):
+        return _http_error(entry, exc, tries)
+    if isinstance(exc, requests.Timeout):
+        what = f"no data for {timeout:g} s"
+    elif isinstance(exc, requests.ConnectionError):
+        what = "could not connect or the connection dropped"
+    else:
+        what = "the transfer was cut short"
+    return TransferError(
+        f"download `{entry.name}` from {entry.url} failed: {what} ({type(exc).__name__}){tries}",
+        entry=entry.name,
+        url=entry.url,
+        hint=f"check the network and retry `tile fetch {entry.name}`",
+    )
+
+
 class _Downloader:
-    """pooch downloader: HTTP through pooch, then our own sha256 check and error translation."""
+    """pooch downloader: HTTP through pooch, then our own sha256 check.
+
+    A failure that may pass (a dropped or timed-out transfer, HTTP 5xx or 429) leaves as the
+    requests error, which pooch's `retry_if_failed` retries; a refusal (other 4xx) and a
+    complete file with the wrong sha256 leave as tile errors, which it does not.
+    """
 
     def __init__(
         self,
@@ -259,6 +322,7 @@ class _Downloader:
         self.bar = _ProgressBar(entry.name, progress) if progress is not None else None
         self.timeout = timeout
         self.deadline = deadline
+        self._end: float | None = None  # the deadline counts from the first attempt on
 
     def __call__(
         self,
@@ -274,44 +338,24 @@ class _Downloader:
         url, output_file, entry = fname, action, self.entry
         if output_file is None or check_only:
             raise TypeError("tile_downloads only downloads to a file")
+        now = time.monotonic()
+        if self._end is None:
+            self._end = now + self.deadline
+        if now >= self._end:  # pooch's retries are inside the deadline, not on top of it
+            raise self._too_slow(url, "before another attempt")
         try:
             target = str(os.fspath(output_file))
-            stream_to_file(
-                url, target, timeout=self.timeout, deadline_s=self.deadline, bar=self.bar
-            )
+            stream_to_file(url, target, timeout=self.timeout, deadline_s=self._end - now,
+                           bar=self.bar)  # fmt: skip
         except DeadlineExceeded as exc:
             got = f"{exc.received} of {exc.total} bytes" if exc.total else f"{exc.received} bytes"
-            raise TransferError(
-                f"download `{entry.name}` from {url} did not finish within its deadline of "
-                f"{exc.deadline_s:g} s ({got} arrived)",
-                entry=entry.name,
-                url=url,
-                hint="the server is too slow; retry later, pin a faster mirror, or allow more "
-                "time with `tile fetch --deadline SECONDS`",
-            ) from exc
+            raise self._too_slow(url, f"{got} arrived") from exc
         except requests.HTTPError as exc:
             response = exc.response
             code = response.status_code if response is not None else None
-            reason = f" {response.reason}" if response is not None and response.reason else ""
-            if response is not None:
-                response.close()
-            raise TransferError(
-                f"download `{entry.name}` failed: HTTP {code}{reason} from {url}",
-                entry=entry.name,
-                url=url,
-                hint=(
-                    "the server failed; try again later or pin a mirror URL"
-                    if code is not None and code >= 500
-                    else f"check the `url` of `{entry.name}`; the server refused it"
-                ),
-                status_code=code,
-            ) from exc
-        except requests.Timeout as exc:
-            raise self._transfer(f"no data for {self.timeout:g} s", exc) from exc
-        except requests.ConnectionError as exc:
-            raise self._transfer("could not connect or the connection dropped", exc) from exc
-        except requests.RequestException as exc:
-            raise self._transfer("the transfer was cut short", exc) from exc
+            if code is not None and code < 500 and code != 429:
+                raise _http_error(entry, exc) from exc
+            raise
         actual = sha256_file(Path(output_file))
         if actual != entry.sha256:
             raise ChecksumError(
@@ -325,13 +369,15 @@ class _Downloader:
             )
         self.downloaded = True
 
-    def _transfer(self, what: str, exc: BaseException) -> TransferError:
+    def _too_slow(self, url: str, where: str) -> TransferError:
+        # A tile error, not a requests one: pooch does not retry it.
         return TransferError(
-            f"download `{self.entry.name}` from {self.entry.url} failed: {what} "
-            f"({type(exc).__name__})",
+            f"download `{self.entry.name}` from {url} did not finish within its deadline of "
+            f"{self.deadline:g} s ({where})",
             entry=self.entry.name,
-            url=self.entry.url,
-            hint=f"check the network and retry `tile fetch {self.entry.name}`",
+            url=url,
+            hint="the server is too slow; retry later, pin a faster mirror, or allow more "
+            "time with `tile fetch --deadline SECONDS`",
         )
 
 

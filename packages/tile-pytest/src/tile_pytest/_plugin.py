@@ -77,6 +77,7 @@ class _State:
                 self.options.compare,
                 self.settings(),
                 fail_on_inconclusive=self.options.fail_on_inconclusive,
+                allow_missing=self.options.allow_missing,
             )
         return self._judge
 

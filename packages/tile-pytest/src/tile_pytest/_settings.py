@@ -46,6 +46,13 @@ def add_options(parser: pytest.Parser) -> None:
         help="with --tile-compare, fail (not warn) when a comparison is inconclusive",
     )
     group.addoption(
+        "--tile-allow-missing",
+        action="store_true",
+        default=False,
+        help="with --tile-compare, pass a benchmark the baseline has no case for (by default "
+        "it fails, like every benchmark that could not be judged)",
+    )
+    group.addoption(
         "--tile-save",
         metavar="DIR",
         default=None,
@@ -61,6 +68,7 @@ class Options:
     compare: Path | None
     save: Path | None
     fail_on_inconclusive: bool
+    allow_missing: bool = False
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Options:
@@ -72,6 +80,7 @@ class Options:
             compare=(where / compare) if compare else None,
             save=(where / save) if save else None,
             fail_on_inconclusive=bool(config.getoption("tile_fail_on_inconclusive")),
+            allow_missing=bool(config.getoption("tile_allow_missing")),
         )
         options._check()
         return options
@@ -129,6 +138,7 @@ class Settings:
     alpha: float = 0.05
     basis: Basis = "auto"
     fail_on_inconclusive: bool = False
+    allow_missing: bool = False
     config_file: Path | None = None
     profile: str | None = None
 
@@ -162,6 +172,7 @@ def load_settings(rootpath: Path) -> Settings:
         alpha=config.compare.alpha,
         basis=config.compare.basis,
         fail_on_inconclusive=config.compare.fail_on_inconclusive,
+        allow_missing=config.compare.allow_missing,
         config_file=resolved.config_file,
         profile=resolved.profile,
     )

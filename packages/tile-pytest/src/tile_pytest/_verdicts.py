@@ -38,10 +38,18 @@ def describe_row(row: ta.ComparisonRow) -> str:
 class Judge:
     """The baseline of a session (loaded at the first benchmark) and the verdicts given so far."""
 
-    def __init__(self, path: Path, settings: Settings, *, fail_on_inconclusive: bool) -> None:
+    def __init__(
+        self,
+        path: Path,
+        settings: Settings,
+        *,
+        fail_on_inconclusive: bool,
+        allow_missing: bool = False,
+    ) -> None:
         self.path = path
         self.settings = settings
         self.fail_on_inconclusive = fail_on_inconclusive or settings.fail_on_inconclusive
+        self.allow_missing = allow_missing or settings.allow_missing
         self.rows: list[ta.ComparisonRow] = []
         self._baseline: tuple[ta.Report | ta.Baseline, Path] | None = None
 
@@ -70,18 +78,26 @@ class Judge:
             raise TilePytestError(f"--tile-compare: {exc.message}", hint=exc.hint) from None
 
     def verdict(self, current: ta.Report, case_id: str) -> str | None:
-        """Judge one case; a failure message on a regression (or, when asked, inconclusive).
+        """Judge one case by tile's gate rule; a failure message when it does not pass.
 
-        An inconclusive verdict is otherwise a TileInconclusiveWarning; every other verdict
-        (neutral, improvement, not comparable: e.g. a case the baseline lacks) passes.
+        A regression fails. So does a case that could not be judged: `tile compare` would
+        exit 4 on it (a different timer or device, no samples), and a benchmark whose
+        baseline has no such case, unless `--tile-allow-missing`. An inconclusive verdict
+        fails with `--tile-fail-on-inconclusive`, else it is a TileInconclusiveWarning.
         """
-        rows = [r for r in self.compare(current).rows if r.case_id == case_id]
+        doc = self.compare(current)
+        rows = [r for r in doc.rows if r.case_id == case_id]
         if not rows:
             return None
         row = rows[0]
         self.rows.append(row)
         text = f"tile compare against `{self.path}`: {describe_row(row)}"
-        if row.judgement == "regression":
+        if row.judgement == "not_comparable" and row.reason in ta.ONE_SIDED:
+            if self.allow_missing:
+                return None
+            return text + " (the baseline has no such case; --tile-allow-missing passes it)"
+        gate = ta.gate_comparison(doc.model_copy(update={"rows": [row]}))
+        if gate.verdict != "pass":
             return text
         if row.judgement == "inconclusive":
             if self.fail_on_inconclusive:

@@ -9,7 +9,7 @@ from typing import Any, TypeAlias
 
 import numpy as np
 
-from tile_runner._errors import DefinitionError
+from tile_runner._errors import AxisValueError, DefinitionError
 
 __all__ = ["Axes", "AxisValue", "axes", "format_value", "parse_value"]
 
@@ -104,7 +104,7 @@ def parse_value(text: str, like: Sequence[AxisValue] = ()) -> AxisValue:
             return text
     except ValueError:
         declared = ", ".join(format_value(v) for v in like)
-        raise DefinitionError(
+        raise AxisValueError(
             f"axis value {text!r} does not match the declared values ({declared})"
         ) from None
     if text.lower() in ("true", "false"):

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import sys
+import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -250,6 +252,9 @@ def _failed(ctx: CaseContext, case_id: str, phase: str, exc: BaseException) -> O
             )
         )
         return "skipped"
+    # The whole traceback goes to the runner's stderr log; the message carries its last part.
+    print(f"tile: {case_id} failed in {phase}:", file=sys.stderr)
+    traceback.print_exception(exc, file=sys.stderr)
     ctx.send(failure_from(exc, phase, case_id))
     return "failed"
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["DefinitionError", "RunnerError", "Skip"]
+__all__ = ["AxisValueError", "DefinitionError", "RunnerError", "Skip"]
 
 
 class RunnerError(Exception):
@@ -21,6 +21,13 @@ class RunnerError(Exception):
 
 class DefinitionError(RunnerError, ValueError):
     """Raised when a kernel, its axes or its tolerances are declared wrongly."""
+
+
+class AxisValueError(DefinitionError):
+    """Raised when a value given on the command line (`-a axis=v`) cannot be an axis' value.
+
+    A usage error of the whole run, not of one kernel: the plan is then left empty.
+    """
 
 
 class Skip(RunnerError):

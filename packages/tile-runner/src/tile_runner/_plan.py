@@ -90,6 +90,9 @@ def make_plan(
                 continue
             seen_ids.add(case.id)
             plan.cases.append((definition, case))
+    if any(f.error_type == "AxisValueError" for f in plan.failures):
+        # A value that cannot be parsed is the user's typo, for every kernel alike: run none.
+        plan.cases = []
     unused = sorted(set(overrides) - seen_axes)
     if unused:
         # Running the cases without the override would measure something nobody asked for.

@@ -1,0 +1,192 @@
+"""The one way tile writes times and numbers for people: terminal, summary.md, compare, HTML.
+
+Every package that shows a time to a person formats it here, so that the terminal table and
+the `summary.md` of the same run print the same string for the same median (`1.30 ms`, never
+`1.3 ms` in one place and `1.30 ms` in the other). No imports beyond the standard library: the
+CLI loads it for every table.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Final, Protocol
+
+__all__ = [
+    "MISSING",
+    "PRECISION_HINT",
+    "CheckLike",
+    "check_failure_reason",
+    "format_bytes",
+    "format_change",
+    "format_change_ci",
+    "format_ci_pct",
+    "format_duration",
+    "format_p",
+    "format_percent",
+    "format_rate",
+    "format_ratio",
+    "format_seconds",
+    "missed_precision",
+]
+
+MISSING: Final = "-"
+"""What a cell shows for a value that is unknown (None, NaN)."""
+
+_TIME_UNITS: Final = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
+
+
+def _known(value: float | None) -> bool:
+    return value is not None and math.isfinite(value)
+
+
+def _three_digits(value: float) -> str:
+    """`value` to 3 significant digits in fixed notation, trailing zeros kept: 1.30, 13.0, 130."""
+    if abs(value) >= 99.95:
+        return f"{value:.0f}"
+    rounded = abs(float(f"{value:.3g}"))
+    digits = 0 if rounded >= 100 else 1 if rounded >= 10 else 2
+    return f"{value:.{digits}f}"
+
+
+def format_seconds(seconds: float | None) -> str:
+    """A duration in the unit that keeps 3 significant digits: `812 ns`, `2.41 µs`, `1.30 ms`.
+
+    The unit is chosen after rounding, so 999.96 µs reads `1.00 ms`, not `1000 µs`.
+    """
+    if seconds is None or not math.isfinite(seconds):
+        return MISSING
+    if seconds == 0:
+        return "0 s"
+    for scale, unit in _TIME_UNITS:
+        text = _three_digits(seconds / scale)
+        if abs(float(text)) >= 1 or unit == "ns":
+            return f"{text} {unit}"
+    raise AssertionError("unreachable")
+
+
+def format_duration(seconds: float | None) -> str:
+    """A wall-clock span a person waits for: `42.1 s`, `3m 05s`, `1h 02m` (campaigns, budgets)."""
+    if seconds is None or not math.isfinite(seconds):
+        return MISSING
+    if seconds < 60:
+        return format_seconds(seconds)
+    minutes, secs = divmod(round(seconds), 60)
+    if minutes < 60:
+        return f"{minutes}m {secs:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h {minutes:02d}m"
+
+
+def format_rate(value: float | None) -> str:
+    """A throughput or other positive quantity to 3 significant digits: `820`, `12.3`, `1.23`."""
+    return _three_digits(value) if value is not None and _known(value) else MISSING
+
+
+def format_percent(value: float | None, *, signed: bool = False) -> str:
+    """A percentage with one decimal: `42.0%`, or `+3.1%` when `signed`."""
+    if value is None or not _known(value):
+        return MISSING
+    return f"{value:+.1f}%" if signed else f"{value:.1f}%"
+
+
+def format_change(ratio: float | None) -> str:
+    """A ratio current/baseline as the percent change people read: 1.031 -> `+3.1%`."""
+    if ratio is None or not _known(ratio):
+        return MISSING
+    return format_percent((ratio - 1) * 100, signed=True)
+
+
+def format_change_ci(low: float | None, high: float | None) -> str:
+    """A CI of a ratio as percent changes, in the unit of the change it bounds: `[+1.2%, +5.0%]`."""
+    if low is None or high is None:
+        return MISSING
+    return f"[{format_change(low)}, {format_change(high)}]"
+
+
+def format_ci_pct(low: float | None, high: float | None, center: float | None) -> str:
+    """Half the width of a confidence interval relative to its center: `±0.4%`."""
+    if low is None or high is None or center is None or not center or not _known(center):
+        return MISSING
+    return f"±{(high - low) / 2 / abs(center) * 100:.1f}%"
+
+
+def format_ratio(value: float | None) -> str:
+    """A speedup or other factor: `1.62×`."""
+    return MISSING if value is None or not _known(value) else f"{value:.2f}×"
+
+
+def format_bytes(n: float | None) -> str:
+    """A size in binary units: `512 B`, `1.5 KiB`, `3.0 GiB`."""
+    if n is None or not _known(n):
+        return MISSING
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    raise AssertionError("unreachable")
+
+
+class CheckLike(Protocol):
+    """A correctness check as the protocol and report.json both hold it."""
+
+    @property
+    def passed(self) -> bool: ...
+    @property
+    def max_abs_err(self) -> float | None: ...
+    @property
+    def rel_l2_err(self) -> float | None: ...
+    @property
+    def tol(self) -> float | None: ...
+    @property
+    def worst_index(self) -> Sequence[int] | None: ...
+    @property
+    def message(self) -> str | None: ...
+
+
+def check_failure_reason(check: CheckLike) -> str:
+    """Why a kernel's output was judged wrong, in one line a reviewer can act on: the check's
+    own message when it has one (it names the worst element), else the error against tol."""
+    if check.message:
+        return check.message
+    parts: list[str] = []
+    if check.rel_l2_err is not None and check.tol is not None:
+        parts.append(f"rel L2 error {check.rel_l2_err:.3g} > tol {check.tol:.3g}")
+    if check.max_abs_err is not None:
+        where = "" if check.worst_index is None else f" at {tuple(check.worst_index)}"
+        parts.append(f"max abs error {check.max_abs_err:.3g}{where}")
+    return "; ".join(parts) or "output does not match the reference"
+
+
+def format_p(value: float | None) -> str:
+    """A p-value to 2 significant digits: `0.069`, `3e-11`."""
+    return MISSING if value is None or not _known(value) else f"{value:.2g}"
+
+
+PRECISION_HINT: Final = (
+    "time the case longer (`--max-time`, `--max-runs`), in rounds (`--rounds 5`), or on a "
+    "pinned core (`TILE_RUNNER_PIN_CPU=1`); or loosen `--target-precision`"
+)
+"""What to do about a median whose CI stayed wider than the target precision."""
+
+
+def missed_precision(
+    low: float | None,
+    high: float | None,
+    center: float | None,
+    target: float | None,
+    stop_reason: str | None = None,
+) -> bool:
+    """Whether a median's CI half-width (relative) is above `target` (a fraction, 0.01 = 1%).
+
+    Sampling that stopped on `precision` met the target by the stopping rule's own CI; the
+    summary's CI may come out a hair wider, which is not worth a warning. Unknown bounds count
+    as missed: a median without a CI has no precision to speak of.
+    """
+    if target is None or stop_reason == "precision":
+        return False
+    if center is None or not center or not _known(center):
+        return False
+    if low is None or high is None:
+        return True
+    return (high - low) / 2 / abs(center) > target

@@ -1,0 +1,197 @@
+"""The result tables of `tile bench|test` (and `-v`'s time accounting), fit to the console.
+
+Every planned case has a row, also one that raised, crashed or hung (its time cell says so),
+so that a failure is seen where the numbers are. A median whose CI stayed wider than the
+target precision is flagged `⚠` in its ±CI cell, and `precision_notice` says what to do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from itertools import groupby
+
+from rich.console import RenderableType
+from rich.text import Text
+
+import tile_protocol as tp
+from tile_artifacts._format import (
+    PRECISION_HINT,
+    format_ci_pct,
+    format_percent,
+    format_rate,
+    format_ratio,
+    format_seconds,
+    missed_precision,
+)
+from tile_cli._layout import Column, fit_tables
+
+__all__ = ["BenchRows", "accounting_tables", "bench_tables", "precision_notice", "test_tables"]
+
+FLAG = "⚠"
+_FAILED_WORD = {"RunnerCrash": "crashed", "RunnerTimeout": "timed out"}
+
+
+@dataclass(frozen=True)
+class BenchRows:
+    """What the bench tables show: results, cases that failed, the plan's order and target."""
+
+    results: Sequence[tp.BenchResult]
+    failures: Sequence[tp.Failure]
+    planned: Sequence[tp.CaseInfo]
+    target_precision: float | None
+
+
+def _ok_cell(check: tp.Check | None) -> Text:
+    if check is None:
+        return Text("-", style="dim")
+    return Text("✓", style="green") if check.passed else Text("✗", style="bold red")
+
+
+def _short_id(case_id: str, kernel: str) -> str:
+    return case_id[len(kernel) :] if case_id.startswith(kernel) else case_id
+
+
+def _pct_peak(roof: tp.Roofline) -> float | None:
+    values = [v for v in (roof.pct_peak_bw, roof.pct_peak_flops) if v is not None]
+    return max(values) if values else None
+
+
+def missed(result: tp.BenchResult, target: float | None) -> bool:
+    """Whether the case's median is less precise than the target asked for."""
+    s = result.stats
+    return missed_precision(s.ci_low, s.ci_high, s.median, target, s.stop_reason)
+
+
+def _bench_columns(verbose: int) -> list[Column]:
+    names = ["time", "±CI", "GB/s", "TFLOP/s", "ref time", "speedup", "%peak", "bound", "ok"]
+    if verbose >= 1:
+        names += ["n", "stop", "timer", "compile"]
+    if verbose >= 2:
+        names += ["p5", "p95", "MAD", "outliers"]
+    return [Column("case", "left"), *(Column(n) for n in names)]
+
+
+def _result_row(r: tp.BenchResult, verbose: int, target: float | None) -> list[str | Text]:
+    s = r.stats
+    ci = format_ci_pct(s.ci_low, s.ci_high, s.median)
+    ci_cell = Text(f"{ci} {FLAG}", style="yellow") if missed(r, target) else Text(ci)
+    ok = r.check is None or r.check.passed
+    ref = r.reference
+    row: list[str | Text] = [
+        Text(_short_id(r.case_id, r.kernel)),
+        format_seconds(s.median),
+        ci_cell,
+        format_rate(r.throughput.gbps),
+        format_rate(r.throughput.tflops),
+        format_seconds(ref.stats.median) if ref is not None and ref.stats is not None else "-",
+        format_ratio(ref.speedup) if ref is not None and ok else "-",
+        format_percent(_pct_peak(r.roofline)),
+        r.roofline.bound if r.roofline.bound != "unknown" else "-",
+        _ok_cell(r.check),
+    ]
+    if verbose >= 1:
+        row += [str(s.n), s.stop_reason or "-", r.timer, format_seconds(r.phases.compile_s)]
+    if verbose >= 2:
+        outl = f"{s.outliers_mild}+{s.outliers_severe}"
+        row += [format_seconds(s.p5), format_seconds(s.p95), format_seconds(s.mad), outl]
+    return row
+
+
+def _failed_row(
+    info: tp.CaseInfo, failure: tp.Failure, columns: Sequence[Column]
+) -> list[str | Text]:
+    """A row for a case without a result: its time cell says what happened, its ok cell ✗."""
+    word = _FAILED_WORD.get(failure.error_type, "raised")
+    if failure.status == "skipped":
+        word = "skipped"
+    cells: dict[str, str | Text] = {
+        "case": Text(_short_id(info.case_id, info.kernel)),
+        "time": Text(word, style="dim" if word == "skipped" else "bold red"),
+        "ok": Text("-", style="dim") if word == "skipped" else Text("✗", style="bold red"),
+    }
+    return [cells.get(c.header, "-") for c in columns]
+
+
+def bench_tables(rows: BenchRows, *, verbose: int, plain: bool, width: int) -> list[RenderableType]:
+    """One table per kernel (folded to `width`): a row per planned case, failed ones too."""
+    by_id = {r.case_id: r for r in rows.results}
+    failed = {f.case_id: f for f in rows.failures if f.case_id is not None}
+    planned = list(rows.planned) or [
+        tp.CaseInfo(case_id=r.case_id, kernel=r.kernel) for r in rows.results
+    ]
+    columns = _bench_columns(verbose)
+    tables: list[RenderableType] = []
+    for kernel, infos in groupby(sorted(planned, key=lambda c: c.kernel), key=lambda c: c.kernel):
+        cells: list[list[str | Text]] = []
+        for info in infos:
+            result = by_id.get(info.case_id)
+            if result is not None:
+                cells.append(_result_row(result, verbose, rows.target_precision))
+            elif (failure := failed.get(info.case_id)) is not None:
+                cells.append(_failed_row(info, failure, columns))
+        if cells:
+            tables += fit_tables(kernel, columns, cells, width=width, plain=plain)
+    return tables
+
+
+def precision_notice(rows: BenchRows) -> str | None:
+    """One line for stderr when medians missed the target precision, with what to do."""
+    target = rows.target_precision
+    late = [r for r in rows.results if missed(r, target)]
+    if not late or target is None:
+        return None
+    stops = sorted({r.stats.stop_reason or "unknown" for r in late})
+    return (
+        f"{FLAG} {len(late)} of {len(rows.results)} cases missed the ±{target * 100:g}% target "
+        f"precision (stopped by {', '.join(stops)}): {PRECISION_HINT}"
+    )
+
+
+def test_tables(
+    results: Iterable[tp.TestResult], *, plain: bool, width: int
+) -> list[RenderableType]:
+    """One row per checked case: errors against the tolerance."""
+    columns = [Column("case", "left"), *(Column(n) for n in
+               ("max abs err", "rel L2 err", "tol", "ok"))]  # fmt: skip
+    cells: list[Sequence[str | Text]] = []
+    for r in results:
+        c = r.check
+        cells.append(
+            [
+                Text(r.case_id),
+                f"{c.max_abs_err:.3g}" if c.max_abs_err is not None else "-",
+                f"{c.rel_l2_err:.3g}" if c.rel_l2_err is not None else "-",
+                f"{c.tol:.3g}" if c.tol is not None else "-",
+                _ok_cell(c),
+            ]
+        )
+    return fit_tables("tests", columns, cells, width=width, plain=plain) if cells else []
+
+
+_PARTS = (
+    ("inputs", "inputs_s"),
+    ("compile", "compile_s"),
+    ("ref compile", "reference_compile_s"),
+    ("check", "check_s"),
+    ("warm-up", "warmup_s"),
+    ("sample", "sample_s"),
+    ("ref sample", "reference_sample_s"),
+    ("other", "other_s"),
+)
+
+
+def accounting_tables(
+    results: Iterable[tp.BenchResult | tp.TestResult], *, plain: bool, width: int
+) -> list[RenderableType]:
+    """Where each case's wall time went in the runner (`-v`); none when no result says."""
+    cells: list[Sequence[str | Text]] = []
+    for r in results:
+        a = r.accounting
+        if a is not None:
+            parts = (format_seconds(getattr(a, f)) for _, f in _PARTS)
+            cells.append([Text(r.case_id), format_seconds(a.total_s), *parts])
+    if not cells:
+        return []
+    columns = [Column("case", "left"), Column("total"), *(Column(n) for n, _ in _PARTS)]
+    return fit_tables("time accounting", columns, cells, width=width, plain=plain)
