@@ -8,8 +8,10 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Final
 
 from tile_artifacts._base import Status
+from tile_artifacts._consistency import baseline_problems, metrics_file_problems, report_problems
 from tile_artifacts._documents import (
     ArtifactEntry,
+    Baseline,
     ComparisonDoc,
     Document,
     JsonlRecord,
@@ -275,6 +277,22 @@ def _check_report(found: _Found, report: Report, on_disk: set[str] | None) -> No
         _check_relative(
             found, REPORT_JSON, f"metrics[{i}].source.artifact_path", metric.source.artifact_path
         )
+    report_problems(report, lambda message: found.add(REPORT_JSON, message))
+
+
+def _check_metrics_file(found: _Found, report: Report, *, final: bool) -> None:
+    """metrics.jsonl must repeat report.json's metrics (the same run, written twice)."""
+    lines = [
+        (line, record)
+        for line, record in found.records.get(METRICS_JSONL, [])
+        if isinstance(record, MetricRecord)
+    ]
+    metrics_file_problems(
+        report,
+        lines,
+        lambda message, line: found.add(METRICS_JSONL, message, line or None),
+        final=final,
+    )
 
 
 def _check_records(found: _Found, run_id: str | None, on_disk: set[str] | None) -> None:
@@ -354,6 +372,8 @@ def _check_run_dir(run_dir: Path, layout: Layout = RUN_LAYOUT) -> list[Problem]:
             found.problems = [p for p in found.problems if p.message != _TORN]
     if isinstance(report, Report):
         _check_report(found, report, on_disk)
+        final = isinstance(manifest, Manifest) and manifest.run.status != "incomplete"
+        _check_metrics_file(found, report, final=final)
     if report is not None and isinstance(manifest, Manifest):
         # After an incomplete checkpoint the final report may be written before a kill
         # stops the final manifest.
@@ -408,6 +428,8 @@ def _check_file(path: Path, display: str) -> list[Problem]:
                 _check_comparison(found, display, doc)
             elif isinstance(doc, Report):
                 _check_report(found, doc, on_disk=None)
+            elif isinstance(doc, Baseline):
+                baseline_problems(doc, lambda message: found.add(display, message))
     _check_records(found, None, None)
     return found.problems
 

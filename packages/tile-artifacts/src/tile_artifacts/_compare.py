@@ -19,6 +19,7 @@ from tile_artifacts._base import (
     Status,
     utc_now,
 )
+from tile_artifacts._consistency import first_impossible_sample
 from tile_artifacts._documents import (
     Baseline,
     ComparisonDoc,
@@ -251,7 +252,14 @@ def _not_comparable(
         mode = {True: "cold", False: "warm", None: "unknown"}
         return f"mode differs: {mode[base.cold]} vs {mode[cur.cold]}"
     missing = [side for side, c in (("baseline", base), ("current", cur)) if not c.samples]
-    return f"no raw samples in {' and '.join(missing)}" if missing else ""
+    if missing:
+        return f"no raw samples in {' and '.join(missing)}"
+    for side, case in (("baseline", base), ("current", cur)):
+        bad = first_impossible_sample(case.samples)
+        if bad is not None:
+            return (f"{side} has zero or negative times (sample {bad[0]} is {bad[1]!r}): the "
+                    "file is corrupt; `tile schema-check` it")  # fmt: skip
+    return ""
 
 
 def _median(samples: list[float]) -> float | None:

@@ -516,6 +516,7 @@ def compare_cmd(
     import tile_artifacts as ta
     from tile_cli._compare import compare_paths, render_comparison
     from tile_cli._errors import CliError
+    from tile_cli._escape import escape_controls
     from tile_cli._outcome import comparison_outcome, say_outcome
     from tile_cli._settings import given, load
     from tile_cli._ui import make_consoles
@@ -542,7 +543,7 @@ def compare_cmd(
     tmp.write_text(doc.model_dump_json(indent=2) + "\n")
     tmp.replace(output)
     if fmt == "markdown":
-        print(ta.render_comparison_markdown(doc))
+        print(escape_controls(ta.render_comparison_markdown(doc)))
     elif fmt == "json":
         print(doc.model_dump_json(indent=2))
     else:
@@ -594,13 +595,14 @@ def schema_check_cmd(
     """Validate a run directory (or one file) against Artifact Format v1."""
     import tile_artifacts as ta
     from tile_cli._errors import CliError
+    from tile_cli._escape import escape_controls
 
     try:
         problems = ta.check_path(path)
     except ta.ArtifactError as exc:
         raise CliError(exc.message, hint=exc.hint, code=ExitCode.USAGE) from None
     for problem in problems:
-        typer.echo(str(problem))
+        typer.echo(escape_controls(str(problem)))
     if problems:
         typer.echo(f"{len(problems)} problem(s) in {path}", err=True)
         raise typer.Exit(ExitCode.FAILED)
@@ -619,12 +621,20 @@ def fetch_cmd(
     offline: Annotated[
         bool, typer.Option("--offline", help="Use only the cache; fail on anything missing.")
     ] = False,
+    deadline: Annotated[
+        float,
+        typer.Option(
+            "--deadline", help="Seconds one file's whole download may take (default 3600)."
+        ),
+    ] = 3600.0,
     profile: Profile = None,
 ) -> None:
     """Download the pinned data files of `[downloads.<name>]`, verified by sha256."""
     from tile_cli._fetch import fetch
 
-    raise typer.Exit(fetch(names or [], list_only=list_only, offline=offline, profile=profile))
+    raise typer.Exit(
+        fetch(names or [], list_only=list_only, offline=offline, profile=profile, deadline=deadline)
+    )
 
 
 @app.command("init")
@@ -786,11 +796,12 @@ OverBudget = Annotated[
 @campaign_app.command("list")
 def campaign_list_cmd() -> None:
     """List the campaigns of this project and where each is defined."""
+    from tile_cli._escape import escape_controls
     from tile_cli._settings import load
     from tile_config import campaign_names
 
     for name, where in campaign_names(load(None, {})).items():
-        typer.echo(f"{name}\t{where}")
+        typer.echo(escape_controls(f"{name}\t{where}"))
     raise typer.Exit(ExitCode.OK)
 
 

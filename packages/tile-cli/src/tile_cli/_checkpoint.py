@@ -72,18 +72,26 @@ class Checkpoints:
             return
         self._missed = False
         rec = self._rec
+        if rec.log.fault is not None:
+            return
         cases = [self._records.get(c.case_id) or _pending(c) for c in rec.planned]
         report = build_report(rec, interrupted=None, error=None, cases=cases)
         run = rec.writer.run_info("incomplete", ta.INCOMPLETE_REASON)
         summary = report.summary.model_copy(update={"status": "incomplete"})
         report = report.model_copy(update={"run": run, "summary": summary})
-        paths = sorted({*rec.writer.files(), ta.MANIFEST_JSON})
-        rec.writer.checkpoint(
-            report,
-            summary=ta.render_summary_markdown(report, paths),
-            context=report.context,
-            config_snapshots=_snapshots(rec),
-        )
+
+        def write() -> None:
+            paths = sorted({*rec.writer.files(), ta.MANIFEST_JSON})
+            rec.writer.checkpoint(
+                report,
+                summary=ta.render_summary_markdown(report, paths),
+                context=report.context,
+                config_snapshots=_snapshots(rec),
+            )
+
+        # Under the run log's rule: a full disk is said once and ends the checkpoints, and
+        # the last good one stays (the directory then reads as incomplete).
+        rec.log.write(write)
 
 
 def _pending(info: tp.CaseInfo) -> ta.CaseRecord:

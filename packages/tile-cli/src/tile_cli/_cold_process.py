@@ -185,6 +185,7 @@ class ColdWarmRun:
             log_dir=self._log_dir,
             sink=sink,
             case_timeout=runner.case_timeout,
+            timeout=runner.timeout,
             numbering=self._numbering,
         )
         with self._lock:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Sequence
 from enum import IntEnum
 from typing import TYPE_CHECKING
@@ -9,7 +10,15 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import tile_protocol as tp
 
-__all__ = ["USAGE_ERRORS", "CliError", "ExitCode", "no_cases", "stopped_code", "usage_failure"]
+__all__ = [
+    "USAGE_ERRORS",
+    "CliError",
+    "ExitCode",
+    "no_cases",
+    "os_error",
+    "stopped_code",
+    "usage_failure",
+]
 
 USAGE_ERRORS = frozenset({"UnknownAxis", "AxisValueError"})
 """Runner failures that mean the command line asked for something that does not exist: an
@@ -56,6 +65,47 @@ def no_cases(filtered: bool) -> CliError:
         hint="add `[project] modules = [...]` or `paths = [...]` to tile.toml, or run "
         "`tile init NAME` to start a project",
     )
+
+
+_USAGE_ERRNOS = frozenset(
+    {
+        errno.ENOENT,
+        errno.ENOTDIR,
+        errno.EISDIR,
+        errno.EACCES,
+        errno.EPERM,
+        errno.EEXIST,
+        errno.ENAMETOOLONG,
+        errno.ELOOP,
+        errno.EROFS,
+    }
+)
+_SPACE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+
+
+def os_error(exc: OSError) -> CliError:
+    """What the environment refused, as a message naming the file, a hint and an exit code.
+
+    A path the user gave that cannot be used (missing, not a directory, no permission) is a
+    usage error (2); a full disk or a failing device is infrastructure (3).
+    """
+    where = exc.filename if exc.filename is not None else None
+    what = exc.strerror or type(exc).__name__
+    message = f"{what}: `{where}`" if where is not None else f"{what} ({exc})"
+    if exc.errno in _SPACE_ERRNOS:
+        return CliError(
+            message,
+            hint="free some space (or raise the quota) there, or point tile elsewhere "
+            "(`--output-dir`, `TILE_CACHE_DIR`), then rerun",
+            code=ExitCode.INFRA,
+        )
+    if exc.errno in _USAGE_ERRNOS:
+        return CliError(
+            message,
+            hint="check the path and its permissions, or choose another location",
+            code=ExitCode.USAGE,
+        )
+    return CliError(message, hint="check the file system, then rerun", code=ExitCode.INFRA)
 
 
 def usage_failure(failures: Sequence[tp.Failure]) -> CliError | None:

@@ -12,15 +12,31 @@ from tile_cli._ui import make_consoles
 __all__ = ["fetch"]
 
 
-def fetch(names: Sequence[str], *, list_only: bool, offline: bool, profile: str | None) -> int:
-    """Fetch the named entries (all when none are named); `--list` shows the cache state."""
+def fetch(
+    names: Sequence[str],
+    *,
+    list_only: bool,
+    offline: bool,
+    profile: str | None,
+    deadline: float = 3600.0,
+) -> int:
+    """Fetch the named entries (all when none are named); `--list` shows the cache state.
+
+    `deadline` bounds each file's whole download, in seconds.
+    """
     from rich.progress import BarColumn, DownloadColumn, Progress, TaskID, TransferSpeedColumn
     from rich.table import Table
 
     import tile_downloads as td
 
     out, err = make_consoles()
+    if not deadline > 0:
+        raise CliError(f"--deadline must be above 0, got {deadline:g}", hint="e.g. `600`")
     resolved = load(profile, {})
+    try:
+        offline = td.resolve_offline(offline or None)
+    except td.DownloadError as exc:  # TILE_OFFLINE=maybe: configuration, not the network
+        raise CliError(str(exc), hint=exc.hint, code=ExitCode.USAGE) from None
     entries = {
         name: {k: v for k, v in e.model_dump().items() if v is not None}
         for name, e in resolved.config.downloads.items()
@@ -62,7 +78,7 @@ def fetch(names: Sequence[str], *, list_only: bool, offline: bool, profile: str 
 
         for name in wanted:
             try:
-                path = td.fetch(name, registry, offline=offline or None, progress=report)
+                path = td.fetch(name, registry, offline=offline, progress=report, deadline=deadline)
             except td.DownloadError as exc:
                 failed += 1
                 err.print(f"error: {exc}", markup=False, style="red")

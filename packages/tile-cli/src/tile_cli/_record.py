@@ -8,6 +8,7 @@ final report, summary and manifest are written by `finalize` (also on Ctrl-C and
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -22,8 +23,11 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 import tile_protocol as tp
+from tile_cli import _signals as signals
 from tile_cli._checkpoint import Checkpoints
 from tile_cli._errors import CliError, ExitCode
+from tile_cli._invalid import invalid_failure, result_problem
+from tile_cli._runlog import RunLog
 from tile_cli._session import Launch
 from tile_cli._telemetry import write_snapshots
 
@@ -75,6 +79,12 @@ def open_run_directory(
     # for the run just made; pointing it elsewhere saved an unrelated run as the baseline.
     runs = resolved.resolve_path(resolved.config.output.dir).absolute()
     _point_latest(run_dir, runs.parent if runs.name == "runs" else runs)
+    if output_dir is None:
+        keep = resolved.config.output.keep
+        if keep is not None:
+            from tile_cli._keep import prune_runs
+
+            prune_runs(run_dir.parent, keep, run_dir)
     return run_dir, writer
 
 
@@ -87,8 +97,15 @@ def _point_latest(run_dir: Path, tile_dir: Path) -> None:
         tmp.unlink(missing_ok=True)
         tmp.symlink_to(os.path.relpath(run_dir, tile_dir))
         tmp.replace(link)
-    except OSError:
-        pass
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)  # no stray `.latest-<pid>` left behind
+        what = "is a directory, not a link" if link.is_dir() and not link.is_symlink() else None
+        print(
+            f"warning: `{link}` was not updated ({what or exc.strerror or exc}): it does not "
+            f"show this run; remove it and it will follow the newest run again",
+            file=sys.stderr,
+        )
 
 
 class RunRecorder:
@@ -142,9 +159,14 @@ class RunRecorder:
         """The exit code and why, once `finalize(judge=True)` decided it."""
         self.slurm_job_id: str | None = None
         """For the report context: the allocation's job id or the shards' ids, comma-separated."""
+        self.invalid: dict[str, str] = {}
+        """Cases whose result could not be recorded, and why (they are `invalid`)."""
         self._lock = threading.RLock()
         # The runner each thread's session is on, to tie its failures to its stderr log.
         self._current: dict[int, Launch] = {}
+        self.log = RunLog(writer, on_fault=self._on_write_fault)
+        self.report_saved = False
+        """After a failed write: whether the final report.json was written all the same."""
         from tile_cli._telemetry import ClockWatch
 
         self.telemetry = resolved.config.telemetry
@@ -152,7 +174,7 @@ class RunRecorder:
         self.checkpoints = Checkpoints(self)
         """The report-in-progress, rewritten after every case (SIGKILL leaves it valid)."""
         self._event("info", "run", "run_started", f"tile {command} started", argv=argv)
-        write_snapshots(writer, resolved)
+        self.log.write(lambda: write_snapshots(writer, resolved))
         self.checkpoints.write()
         self.clocks.start()
 
@@ -243,7 +265,7 @@ class RunRecorder:
         there), its final record when it ends; readers take each command's last line."""
         if not self.telemetry.commands:
             return
-        self.writer.command(
+        self.log.command(
             launch_id(launch),
             launch.args,
             cwd=launch.cwd,
@@ -259,7 +281,7 @@ class RunRecorder:
 
     def _launch_end(self, launch: Launch) -> None:
         # The runner wrote its stderr itself: hide the run's secrets in it now it is closed.
-        self.writer.scrub(os.path.relpath(launch.stderr_log, self.run_dir))
+        self.log.write(lambda: self.writer.scrub(os.path.relpath(launch.stderr_log, self.run_dir)))
         self._command(launch)
         self._event(
             "info" if launch.status == "success" else "error",
@@ -321,7 +343,17 @@ class RunRecorder:
 
     def on_message(self, message: tp.Message) -> None:
         with self._lock:
-            self._message(message)
+            try:
+                self._message(message)
+            except Exception as exc:  # a hostile message must not end the run; say so
+                self._failure(
+                    tp.Failure(
+                        phase="protocol",
+                        error_type=type(exc).__name__,
+                        message=f"a `{message.__struct_config__.tag}` message from the runner "
+                        f"could not be recorded: {exc}",
+                    )
+                )
 
     # ---------------------------------------------------------------- helpers
 
@@ -351,8 +383,17 @@ class RunRecorder:
         self.ui.notice(f"warning: {log.message}")
 
     def _message(self, message: tp.Message) -> None:
+        if isinstance(message, (tp.BenchResult, tp.TestResult, tp.BuildResult)):
+            info = next((c for c in self.planned if c.case_id == message.case_id), None)
+            problem = result_problem(info, message)
+            if problem is not None:
+                self.invalid[message.case_id] = problem
+                self._message(invalid_failure(message, problem))
+                return
         self._echo(message)
-        if isinstance(message, tp.BenchResult):
+        if isinstance(message, tp.Log):  # the commonest message first
+            self._log(message)
+        elif isinstance(message, tp.BenchResult):
             self.bench_results.append(message)
             self._case_done(message.case_id, message.check)
         elif isinstance(message, tp.TestResult):
@@ -365,8 +406,6 @@ class RunRecorder:
             self._failure(message)
         elif isinstance(message, tp.Artifact):
             self.artifacts.append(message)
-        elif isinstance(message, tp.Log):
-            self._log(message)
         elif isinstance(message, tp.StateChange):
             self._state_change(message)
         elif isinstance(message, tp.Done):
@@ -403,12 +442,14 @@ class RunRecorder:
 
     def _log(self, log: tp.Log) -> None:
         # The runner reports each data file a kernel used as `input_file NAME PATH`.
-        if log.message.startswith("input_file "):
+        if log.message.startswith("input_file ") and log.message.count(" ") >= 2:
             _, name, path = log.message.split(" ", 2)
             self.input_files[name] = path
         elif log.message.startswith("jax_cache "):
             self.jax_cache_logs.append(log)
-        self._event(log.level, "runner", "log", log.message, case_id=log.case_id)
+        # The runner's log lines go to disk in batches: it may send 200,000 of them.
+        self.log.event(log.level, "runner", "log", log.message, {"case_id": log.case_id},
+                       chatter=True)  # fmt: skip
         if log.level in ("warning", "error"):
             self.diagnostics.append(log)
             self.ui.notice(f"{log.level}: {log.message}")
@@ -429,18 +470,21 @@ class RunRecorder:
             self.checkpoints.write()
             metrics = ta.case_metrics(record, run_id=self.run_id, index=index)
             if metrics:
-                self.writer.append_jsonl("metrics.jsonl", *metrics)
+                self.log.append(ta.METRICS_JSONL, *metrics)
         self._event("info", "case", "case_done", case_id,
                     passed=None if check is None else check.passed)  # fmt: skip
 
     def _event(self, level: str, phase: str, event: str, message: str, **fields: Any) -> None:
-        self.writer.event(
-            event,
-            message,
-            level=level,  # type: ignore[arg-type]
-            phase=phase,
-            fields=json.loads(json.dumps(fields, default=str)),
-        )
+        self.log.event(level, phase, event, message, json.loads(json.dumps(fields, default=str)))
+
+    def _on_write_fault(self, error: ta.ArtifactError) -> None:
+        """Said once, at once: the run goes on and prints its results, which may not be saved."""
+        self.ui.notice(f"error: {error.message}; the run goes on, its results are printed but "
+                       "may not be saved", "red")  # fmt: skip
+
+    def write_fault(self) -> CliError | None:
+        """The error to end the command with when the run directory could not be written."""
+        return self.log.fault_error(self.run_dir, report_saved=self.report_saved)
 
     def finalize(
         self,
@@ -454,15 +498,54 @@ class RunRecorder:
 
         With `judge`, the run's exit code is decided first (`self.outcome`) and stated in
         the report and summary.
+
+        After a failed write (a full disk) the final manifest is left out, so that the
+        directory keeps its last checkpoint's `incomplete` one, and only report.json is tried:
+        it holds every measurement, and its status reason names the write that failed.
         """
+        import tile_artifacts as ta
         from tile_cli._report import build_report, write_final
 
-        self.clocks.stop()
-        with self._lock:
+        self.log.write(self.clocks.stop)
+        with signals.shielded(), self._lock:
             report = build_report(self, interrupted=interrupted, error=error)
-            for hook in self.before_final:
-                hook(report)
-            return write_final(self, report, compare_with, interrupted=interrupted, judge=judge)
+            if self.log.write(lambda: [hook(report) for hook in self.before_final]):
+                self.log.close()
+                try:
+                    if self.log.fault is None:
+                        return write_final(
+                            self, report, compare_with, interrupted=interrupted, judge=judge
+                        )
+                except ta.ArtifactError as exc:
+                    self.log.fail(exc)
+            report = _with_fault(report, self.log.fault)
+            if judge:
+                report = self._judge_fault(report)
+            with contextlib.suppress(ta.ArtifactError):
+                self.writer.write_json(ta.REPORT_JSON, report)
+                self.report_saved = True
+            return report, None
+
+    def _judge_fault(self, report: ta.Report) -> ta.Report:
+        """A run whose directory could not be written ends with exit 3 whatever it measured:
+        the report it still tries to save says so."""
+        from tile_cli._outcome import Outcome, apply_outcome
+
+        fault = self.log.fault
+        reason = f"run directory incomplete: {fault.message}" if fault is not None else None
+        self.outcome = Outcome(int(ExitCode.INFRA), reason)
+        return apply_outcome(report, self.outcome, None)
+
+
+def _with_fault(report: ta.Report, fault: ta.ArtifactError | None) -> ta.Report:
+    """The report with the failed write in its status reason (the manifest stays a checkpoint)."""
+    if fault is None:
+        return report
+    why = f"run directory incomplete: {fault.message}"
+    reason = f"{report.run.status_reason}; {why}" if report.run.status_reason else why
+    return report.model_copy(
+        update={"run": report.run.model_copy(update={"status_reason": reason})}
+    )
 
 
 def launch_id(launch: Launch) -> str:

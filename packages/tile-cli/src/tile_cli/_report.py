@@ -13,6 +13,7 @@ import msgspec
 
 import tile_protocol as tp
 from tile_cli._errors import USAGE_ERRORS
+from tile_cli._invalid import INVALID_RESULT
 from tile_cli._undone import undone_reason
 
 if TYPE_CHECKING:
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
     from tile_cli._compare import CompareSettings
     from tile_cli._record import RunRecorder
 
-__all__ = ["build_report", "case_record", "write_final"]
+__all__ = ["Result", "build_report", "case_record", "result_record", "write_final"]
 
 # A protocol failure status as a case status in the report.
 _CASE_STATUS = {"failed": "failed", "timed_out": "timed_out", "skipped": "skipped",
@@ -43,6 +44,32 @@ def _bench_case(result: tp.BenchResult) -> dict[str, Any]:
     return {**data, "status": "success" if ok else "failed"}
 
 
+Result = tp.BenchResult | tp.TestResult | tp.BuildResult
+
+
+def result_record(info: tp.CaseInfo, result: Result) -> ta.CaseRecord:
+    """The report's record of a case from the runner's result for it; ValueError (pydantic's
+    ValidationError among them) when the result does not make a valid record."""
+    import tile_artifacts as ta
+
+    base: dict[str, Any] = {"case_id": info.case_id, "kernel": info.kernel, "params": info.params}
+    if isinstance(result, tp.BenchResult):
+        return ta.CaseRecord.model_validate(_bench_case(result))
+    if isinstance(result, tp.TestResult):
+        return ta.CaseRecord.model_validate(
+            {
+                **base,
+                "check": msgspec.to_builtins(result.check),
+                "status": "success" if result.check.passed else "failed",
+                "accounting": msgspec.to_builtins(result.accounting) if result.accounting else None,
+                "config": msgspec.to_builtins(result.config) if result.config else None,
+            }
+        )
+    status = "success" if result.ok else "failed"
+    phases = msgspec.to_builtins(result.phases)
+    return ta.CaseRecord.model_validate({**base, "phases": phases, "status": status})
+
+
 def case_record(info: tp.CaseInfo, rec: RunRecorder, *, interrupted: bool) -> ta.CaseRecord:
     """The report's record of one planned case, from whatever the runner said about it.
 
@@ -60,27 +87,12 @@ def _case_record(info: tp.CaseInfo, rec: RunRecorder, *, interrupted: bool) -> t
 
     case_id = info.case_id
     base: dict[str, Any] = {"case_id": case_id, "kernel": info.kernel, "params": info.params}
-    for b in rec.bench_results:
-        if b.case_id == case_id:
-            return ta.CaseRecord.model_validate(_bench_case(b))
-    for t in rec.test_results:
-        if t.case_id == case_id:
-            status = "success" if t.check.passed else "failed"
-            return ta.CaseRecord.model_validate(
-                {
-                    **base,
-                    "check": msgspec.to_builtins(t.check),
-                    "status": status,
-                    "accounting": msgspec.to_builtins(t.accounting) if t.accounting else None,
-                    "config": msgspec.to_builtins(t.config) if t.config else None,
-                }
-            )
-    for u in rec.build_results:
-        if u.case_id == case_id:
-            status = "success" if u.ok else "failed"
-            return ta.CaseRecord.model_validate(
-                {**base, "phases": msgspec.to_builtins(u.phases), "status": status}
-            )
+    results: list[Result] = [*rec.bench_results, *rec.test_results, *rec.build_results]
+    for result in results:
+        if result.case_id == case_id:
+            return result_record(info, result)
+    if case_id in rec.invalid:
+        return ta.CaseRecord.model_validate({**base, "status": "invalid"})
     for f in rec.failures:
         if f.case_id == case_id:
             return ta.CaseRecord.model_validate({**base, "status": _CASE_STATUS[f.status]})
@@ -132,7 +144,9 @@ def _failures(rec: RunRecorder) -> list[ta.FailureRecord]:
                 failure_id=ta.failure_id(i),
                 case_id=f.case_id,
                 phase=f.phase,
-                status=_CASE_STATUS.get(f.status, "failed"),  # type: ignore[arg-type]
+                status="invalid"  # type: ignore[arg-type]
+                if f.case_id in rec.invalid and f.error_type == INVALID_RESULT
+                else _CASE_STATUS.get(f.status, "failed"),
                 message=f.message,
                 exception_type=f.error_type,
                 stderr_excerpt=excerpt,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import tile_protocol as tp
@@ -16,6 +17,7 @@ from tile_artifacts._format import check_failure_reason
 from tile_cli._layout import emit
 from tile_cli._tables import BenchRows, accounting_tables, bench_tables, precision_notice
 from tile_cli._tables import test_tables as make_test_tables
+from tile_cli._ui import diagnostic_lines, timing_line
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -36,10 +38,11 @@ def _signal_of(failure: tp.Failure) -> str | None:
     return match.group(1) if match else None
 
 
-def failure_hints(failures: list[tp.Failure]) -> list[str]:
+def failure_hints(failures: Sequence[tp.Failure]) -> list[str]:
     """One hint per kind of failure seen, saying what to do next."""
     phases = {f.phase for f in failures}
-    crashes = [f for f in failures if f.error_type == "RunnerCrash"]
+    # A runner that died before its first case is a startup failure, not a case's crash.
+    crashes = [f for f in failures if f.error_type == "RunnerCrash" and f.case_id]
     signals = {s for f in crashes if (s := _signal_of(f)) is not None}
     rerun = "rerun it alone with `tile bench --case ID --isolate`"
     hints: list[str] = []
@@ -48,6 +51,12 @@ def failure_hints(failures: list[tp.Failure]) -> list[str]:
             "a kernel module did not import: check `[project] modules`/`paths` in tile.toml "
             "(modules import with the project root on sys.path; install a packaged project "
             "with `pip install -e .`), or run `tile list` to see what loads"
+        )
+    if "startup" in phases:
+        hints.append(
+            "the runner did not start: check that `[runner] python` (or TILE_RUNNER_PYTHON) "
+            "has tile-runner installed and that `[runner] env` / XLA_FLAGS are valid; its "
+            "stderr is in `logs/runner-1.stderr.log` of the run directory"
         )
     if native := sorted(signals & _NATIVE):
         hints.append(
@@ -65,7 +74,7 @@ def failure_hints(failures: list[tp.Failure]) -> list[str]:
             "the runner exited in the middle of a case (`sys.exit`/`os._exit` in a kernel or "
             f"its inputs?); its stderr is under `logs/` of the run directory; {rerun}"
         )
-    if any(f.error_type == "RunnerTimeout" for f in failures):
+    if any(f.error_type == "RunnerTimeout" and f.case_id for f in failures):
         hints.append(
             "a case said nothing for `case_timeout` seconds (a hang, or a very long compile): "
             "raise `--case-timeout` if it is only slow; its stderr is under `logs/`"
@@ -126,8 +135,8 @@ def render_results(
                   markup=False, style="red", soft_wrap=True)  # fmt: skip
     if command == "bench" and (notice := precision_notice(rows)) is not None:
         err.print(notice, markup=False, style="yellow", soft_wrap=True)
-    for log in recorder.diagnostics:
-        err.print(f"{log.level}: {log.message}", markup=False, style="yellow", soft_wrap=True)
+    for line in diagnostic_lines(recorder.diagnostics):
+        err.print(line, markup=False, style="yellow", soft_wrap=True)
     err.print(recorder.headline(), markup=False, soft_wrap=True)
 
 
@@ -135,8 +144,6 @@ def render_timing(
     out: Console, err: Console, recorder: RunRecorder, timing: ta.RunTiming | None
 ) -> None:
     """`-v`: each case's time accounting, and the run's wall time against what it needed."""
-    from tile_cli._ui import timing_line
-
     results: list[tp.BenchResult | tp.TestResult] = [
         *recorder.bench_results,
         *recorder.test_results,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json as _json
 import os
 import queue
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 import tile_protocol as tp
+from tile_cli import _signals as signals
 from tile_cli._errors import CliError, ExitCode, no_cases, usage_failure
 from tile_cli._launchers import (
     LauncherError,
@@ -25,7 +27,7 @@ from tile_cli._launchers import (
     srun_task_signal,
     visible_gpus,
 )
-from tile_cli._results import render_results, render_timing
+from tile_cli._results import failure_hints, render_results, render_timing
 from tile_cli._session import STARTUP_TIMEOUT_S, Launch, LaunchCounter, RunnerSession, Sink
 from tile_cli._settings import Selection, build_request, load, runner_python
 from tile_cli._ui import Ui, make_consoles
@@ -50,6 +52,7 @@ class _Collect:
     def __init__(self) -> None:
         self.plan: tp.Plan | None = None
         self.failures: list[tp.Failure] = []
+        self.warnings: list[tp.Log] = []
         self.hello: tp.Hello | None = None
         self.device: tp.DeviceReport | None = None
 
@@ -67,6 +70,8 @@ class _Collect:
     def on_message(self, message: tp.Message) -> None:
         if isinstance(message, tp.Failure):
             self.failures.append(message)
+        elif isinstance(message, tp.Log) and message.level in ("warning", "error"):
+            self.warnings.append(message)
         elif isinstance(message, tp.DeviceReport):
             self.device = message
 
@@ -84,6 +89,7 @@ def run_without_directory(request: tp.RunRequest, resolved: ResolvedConfig, sink
             log_dir=Path(tmp),
             sink=sink,
             case_timeout=resolved.config.runner.case_timeout,
+            timeout=resolved.config.runner.timeout,
         )
         return session.run()
 
@@ -122,6 +128,8 @@ def list_cases(sel: Selection, *, profile: str | None, as_json: bool) -> int:
         err.print(f"{len(cases)} cases", style="dim")
     for failure in sink.failures:
         err.print(f"error: {failure.phase}: {failure.message}", markup=False)
+    for hint in failure_hints(sink.failures):
+        err.print(f"hint: {hint}", markup=False)
     if not clean or sink.failures:
         return int(ExitCode.INFRA)
     if not cases and (sel.filters or sel.kernels):
@@ -181,6 +189,11 @@ def run_suite(
         costs = previous_costs(resolved)
         if launcher.kind == "slurm":
             srun = _check_slurm(resolved, slurm_args)
+    build_request(command, resolved, sel, None)  # bad flags refused before a directory exists
+    # From here a signal waits until the session runs, where it is caught and the run
+    # directory finalized (an error before that ends tile anyway).
+    hold = contextlib.ExitStack()
+    hold.enter_context(signals.held())
     run_dir, writer = open_run_directory(command, resolved, output_dir)
     request = build_request(command, resolved, sel, run_dir)
     ui = Ui(err, verbose=verbose, quiet=as_json)
@@ -212,10 +225,13 @@ def run_suite(
             log_dir=run_dir / "logs",
             sink=recorder,
             case_timeout=resolved.config.runner.case_timeout,
+            timeout=resolved.config.runner.timeout,
             isolate=resolved.config.runner.isolate,
         )
     interrupted: str | None = None
     try:
+        hold.close()
+        signals.raise_pending()
         session.run()
     except KeyboardInterrupt:
         interrupted = "interrupted by Ctrl-C"
@@ -242,6 +258,8 @@ def run_suite(
         _render_undone(err, recorder)
         if not as_json:
             err.print(f"run directory: {_display(run_dir)}", markup=False, style="dim")
+        if (fault := recorder.write_fault()) is not None:
+            raise fault
         return build_exit_code(recorder, interrupted)
     report, comparison = recorder.finalize(
         interrupted=interrupted,
@@ -285,6 +303,8 @@ def _finish(
             say_outcome(err, outcome)
     if not as_json:
         err.print(f"run directory: {_display(run_dir)}", markup=False, style="dim")
+    if (fault := recorder.write_fault()) is not None:
+        raise fault
     if (usage := usage_failure(recorder.failures)) is not None:
         raise usage
     if outcome.code == ExitCode.USAGE and not recorder.planned:
@@ -319,7 +339,7 @@ def previous_costs(resolved: ResolvedConfig) -> dict[str, float] | None:
     try:
         report = _json.loads((tile_dir / "latest" / "report.json").read_text())
         cases = report["cases"]
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
         return None
     costs: dict[str, float] = {}
     for case in cases if isinstance(cases, list) else []:
@@ -582,6 +602,7 @@ class ShardedRun:
             log_dir=self._log_dir,
             sink=sink,
             case_timeout=cfg.runner.case_timeout,
+            timeout=cfg.runner.timeout,
             isolate=cfg.runner.isolate and shard is not None,
             numbering=self._numbering,
             argv_prefix=prefix,
@@ -616,7 +637,7 @@ class ShardedRun:
         clean = True
         try:
             for _ in threads:
-                ok, exc = ends.get()
+                ok, exc = _wake_for_signals(ends)
                 if exc is not None:
                     raise exc
                 clean = clean and ok
@@ -628,6 +649,19 @@ class ShardedRun:
         for thread in threads:
             thread.join()
         return clean
+
+
+def _wake_for_signals(
+    ends: queue.Queue[tuple[bool, BaseException | None]],
+) -> tuple[bool, BaseException | None]:
+    """The next shard's end. The wait wakes every so often: a Ctrl-C that Linux hands to a
+    shard's thread (which starts processes, so it cannot block signals) is only acted on
+    when the main thread runs again."""
+    while True:
+        try:
+            return ends.get(timeout=0.25)
+        except queue.Empty:
+            continue
 
 
 def _replace(request: tp.RunRequest, **changes: object) -> tp.RunRequest:

@@ -19,11 +19,13 @@ from pathlib import Path
 from typing import Protocol
 
 import tile_protocol as tp
+from tile_cli import _signals as signals
 from tile_cli._boundary import Boundary, new_token
 from tile_cli._errors import CliError, ExitCode
+from tile_cli._family import Family
 from tile_cli._undone import NOT_RUN
 
-__all__ = ["Launch", "LaunchCounter", "RunnerSession", "Sink"]
+__all__ = ["Launch", "LaunchCounter", "RunnerSession", "Sink", "last_words"]
 
 STDERR_TAIL_BYTES = 4000
 STARTUP_TIMEOUT_S = 120.0
@@ -121,6 +123,9 @@ class RunnerSession:
     `startup_timeout=None` waits for `hello` however long a queued job takes, and
     `exit_signal` reads a signal out of the exit status (srun: 128+N). `numbering` shares one
     sequence of runner numbers (and stderr log names) between the sessions of one run.
+    `timeout` (`[runner] timeout`) is how long a runner may stay silent outside a case: while
+    it starts (until `hello`; a queued SLURM job's wait is not counted) and between cases;
+    None allows the larger of `case_timeout` and STARTUP_TIMEOUT_S.
     """
 
     def __init__(
@@ -133,6 +138,7 @@ class RunnerSession:
         log_dir: Path,
         sink: Sink,
         case_timeout: float,
+        timeout: float | None = None,
         isolate: bool = False,
         extra_args: Sequence[str] = (),
         argv_prefix: Sequence[str] = (),
@@ -148,6 +154,7 @@ class RunnerSession:
         self._log_dir = log_dir
         self._sink = sink
         self._case_timeout = case_timeout
+        self._timeout = timeout
         self._isolate = isolate
         self._extra_args = list(extra_args)
         self._argv_prefix = list(argv_prefix)
@@ -158,6 +165,7 @@ class RunnerSession:
         self._state = _State()
         self._boundary: Boundary | None = None
         self._proc: subprocess.Popen[bytes] | None = None
+        self._family = Family()  # what the current runner started, noted at case ends
         self._proc_lock = threading.Lock()
         self._stopping = False
 
@@ -287,18 +295,21 @@ class RunnerSession:
         if stopping:  # stop() came while the process was starting
             _terminate(proc)
         self._sink.on_launch(launch)
-        events: queue.Queue[object] = queue.Queue()
-        reader = threading.Thread(target=_read_stream, args=(proc, events), daemon=True)
+        events: queue.Queue[object] = queue.Queue()  # lists of events, one per chunk read
+        reader = threading.Thread(
+            target=signals.quiet(_read_stream), args=(proc, events), daemon=True
+        )
         reader.start()
         # On a thread: a launcher may not read its stdin before the job starts (srun waiting
         # in the queue), and a large request must not block the loop that watches the clock.
         writer = threading.Thread(
-            target=_write_request, args=(proc, tp.encode(request)), daemon=True
+            target=signals.quiet(_write_request), args=(proc, tp.encode(request)), daemon=True
         )
         writer.start()
 
         in_flight: str | None = None
         timed_out = False
+        after_done: list[object] = []
         self._state.done_seen = False
         self._state.hello_seen = False
         self._state.restart = None
@@ -307,13 +318,19 @@ class RunnerSession:
             while True:
                 limit = self._silence_limit(in_flight)
                 try:
-                    event = events.get(timeout=limit)
+                    batch = events.get(timeout=limit)
                 except queue.Empty:
                     timed_out = True
                     break
-                if event is _EOF:
+                if batch is _EOF:
                     break
-                in_flight = self._dispatch(event, in_flight)
+                assert isinstance(batch, list)
+                events_in: list[object] = batch  # pyright: ignore[reportUnknownVariableType]
+                for i, event in enumerate(events_in):
+                    in_flight = self._dispatch(event, in_flight)
+                    if self._state.done_seen:
+                        after_done = events_in[i + 1 :]  # for _drain: nothing may follow `done`
+                        break
                 if self._state.done_seen:
                     break
         except BaseException:
@@ -324,6 +341,7 @@ class RunnerSession:
 
         if timed_out:
             launch.status = "timed_out"  # before _close records it
+            self._note_family()  # what the hung case started goes with it
             if self._argv_prefix:
                 _terminate(proc)  # srun forwards SIGTERM to the task and ends the job step
             else:
@@ -335,7 +353,7 @@ class RunnerSession:
             return False
         self._close(proc, launch)
         if self._state.done_seen and not timed_out:
-            self._drain(reader, events)
+            self._drain(reader, events, after_done)
             return True
         boundary.close()
         self._blame(launch, in_flight, timed_out=timed_out)
@@ -348,21 +366,33 @@ class RunnerSession:
             # queue takes: `startup_timeout=None`) or importing JAX on a loaded machine.
             if self._startup_timeout is None:
                 return None
+            if self._timeout is not None:
+                return self._timeout
             return max(self._case_timeout, self._startup_timeout)
+        if in_flight:
+            return self._case_timeout
         # Between cases the runner may be importing kernel modules or compiling: allow at
-        # least STARTUP_TIMEOUT_S there.
-        return self._case_timeout if in_flight else max(self._case_timeout, STARTUP_TIMEOUT_S)
+        # least STARTUP_TIMEOUT_S there unless `[runner] timeout` says otherwise.
+        return self._timeout or max(self._case_timeout, STARTUP_TIMEOUT_S)
 
-    def _drain(self, reader: threading.Thread, events: queue.Queue[object]) -> None:
-        """Check what the runner wrote after `done` (nothing may follow it); then close."""
+    def _drain(
+        self, reader: threading.Thread, events: queue.Queue[object], after_done: list[object]
+    ) -> None:
+        """Check what the runner wrote after `done` (nothing may follow it); then close.
+
+        `after_done`: the rest of the batch `done` came in; the queue holds further batches.
+        """
         reader.join(timeout=DRAIN_S)
+        for event in after_done:
+            self._dispatch(event, None)
         while True:
             try:
-                event = events.get_nowait()
+                batch = events.get_nowait()
             except queue.Empty:
                 break
-            if event is not _EOF:
-                self._dispatch(event, None)
+            if isinstance(batch, list):
+                for event in batch:  # pyright: ignore[reportUnknownVariableType]
+                    self._dispatch(event, None)
         if self._boundary is not None:
             self._boundary.close()
 
@@ -378,7 +408,9 @@ class RunnerSession:
                 return in_flight
             self._finish(rejected.case_id)  # the runner is done with it; never run it again
             return None if rejected.case_id == in_flight else in_flight
-        if isinstance(event, (tp.BadLine, tp.UnknownMessage)):
+        if isinstance(event, tp.Log):  # by far the commonest message: straight through
+            sink.on_message(event)
+        elif isinstance(event, (tp.BadLine, tp.UnknownMessage)):
             sink.on_noise(event)
         elif isinstance(event, tp.Hello):
             self._state.hello_seen = True
@@ -401,6 +433,7 @@ class RunnerSession:
             sink.on_message(event)
         elif isinstance(event, (tp.BenchResult, tp.TestResult, tp.BuildResult)):
             self._finish(event.case_id)
+            self._note_family()
             sink.on_message(event)
             return None
         elif isinstance(event, tp.Inspect):
@@ -409,6 +442,7 @@ class RunnerSession:
         elif isinstance(event, tp.Failure):
             if event.case_id is not None:
                 self._finish(event.case_id)
+                self._note_family()
             elif (key := (event.phase, event.error_type, event.message)) in self._state.seen:
                 return in_flight  # a restarted runner repeats import errors: report them once
             else:
@@ -419,14 +453,22 @@ class RunnerSession:
             sink.on_message(event)
         return in_flight
 
+    def _note_family(self) -> None:
+        """At a case end: note what the runner's kernels started, to end it with the runner."""
+        proc = self._proc
+        if proc is not None:
+            self._family.note(proc.pid)
+
     def _close(self, proc: subprocess.Popen[bytes], launch: Launch) -> None:
+        self._family.note(proc.pid)
         try:
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             _kill_group(proc, signal.SIGKILL)
             proc.wait()
-        # A runner that exits leaves no orphans behind in its group.
+        # A runner that exits leaves no orphans behind: not in its group, nor outside it.
         _kill_group(proc, signal.SIGKILL)
+        self._family.end()
         with self._proc_lock:
             self._proc = None
         launch.finished_at = datetime.now(UTC)
@@ -446,7 +488,11 @@ class RunnerSession:
         if timed_out:
             limit = self._silence_limit(in_flight) or STARTUP_TIMEOUT_S
             what = f"no message from the runner for {limit:g} s" + (
-                " (case_timeout)" if in_flight else ""
+                " (case_timeout)"
+                if in_flight
+                else " (`[runner] timeout`)"
+                if self._timeout is not None
+                else ""
             )
             status = "timed_out"
             launch.status = "timed_out"
@@ -471,14 +517,16 @@ class RunnerSession:
             )
             return
         if self._state.plan is None:
-            # Died before it could say which cases exist: nothing to restart.
+            # Died before it could say which cases exist: nothing to restart. Its last words
+            # (`No module named tile_runner`, a bad XLA flag) are the cause: say them.
+            cause = last_words(tail)
             self._sink.on_message(
                 tp.Failure(
                     case_id=None,
                     phase="startup",
                     status=status,
                     error_type="RunnerTimeout" if timed_out else "RunnerCrash",
-                    message=message,
+                    message=f"{message}: {cause}" if cause else message,
                     traceback=tail,
                 )
             )
@@ -489,6 +537,18 @@ def _replace(request: tp.RunRequest, **changes: object) -> tp.RunRequest:
     import msgspec
 
     return msgspec.structs.replace(request, **changes)
+
+
+def last_words(stderr_tail: str | None) -> str | None:
+    """The line of a runner's stderr that most likely says why it died: the last one that
+    reads like an error, else the last one (bounded)."""
+    lines = [line.strip() for line in (stderr_tail or "").splitlines() if line.strip()]
+    if not lines:
+        return None
+    markers = ("Error", "error:", "Exception", "No module named", "FATAL", "Fatal")
+    found = next((line for line in reversed(lines) if any(m in line for m in markers)), None)
+    line = found or lines[-1]
+    return line if len(line) <= 300 else line[:300] + "…"
 
 
 def _describe_exit(launch: Launch) -> str:
@@ -514,10 +574,10 @@ def _read_stream(proc: subprocess.Popen[bytes], out: queue.Queue[object]) -> Non
             break
         if not chunk:
             break
-        for event in decoder.feed(chunk):
-            out.put(event)
-    for event in decoder.close():
-        out.put(event)
+        # One queue item per chunk, not per line: a chatty runner sends thousands a chunk.
+        if events := decoder.feed(chunk):
+            out.put(events)
+    out.put(decoder.close())
     out.put(_EOF)
 
 

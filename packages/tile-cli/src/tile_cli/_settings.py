@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import tile_protocol as tp
 from tile_cli._errors import CliError, ExitCode
+from tile_cli._escape import escape_controls
 
 if TYPE_CHECKING:
     from tile_config import ResolvedConfig
@@ -54,7 +55,7 @@ def load(
     from tile_config import ConfigError, load_config
 
     try:
-        return load_config(
+        resolved = load_config(
             cwd=cwd or Path.cwd(), profile=profile, environ=os.environ, overrides=overrides
         )
     except ConfigError as exc:
@@ -64,6 +65,14 @@ def load(
             or "fix the value, or run `tile config` to see where each value comes from",
             code=ExitCode.USAGE,
         ) from None
+    for warning in resolved.warnings:
+        if warning not in _WARNED:  # a command may load the configuration more than once
+            _WARNED.add(warning)
+            print(f"warning: {escape_controls(warning)}", file=sys.stderr)
+    return resolved
+
+
+_WARNED: set[str] = set()
 
 
 def parse_axes(values: Sequence[str]) -> dict[str, list[str]]:
@@ -77,8 +86,23 @@ def parse_axes(values: Sequence[str]) -> dict[str, list[str]]:
                 f"bad axis override `{raw}`",
                 hint="write it as `-a AXIS=V1,V2`, e.g. `-a dtype=float32,bfloat16`",
             )
+        if name.strip() == "dtype":
+            _check_dtypes(raw, items)
         axes[name.strip()] = items
     return axes
+
+
+def _check_dtypes(raw: str, names: Sequence[str]) -> None:
+    """Refuse a dtype the runner would refuse, before JAX starts (exit 2, not 3)."""
+    from tile_config import dtype_problem
+
+    for name in names:
+        problem = dtype_problem(name)
+        if problem is not None:
+            raise CliError(
+                f"bad axis override `{raw}`: {problem}",
+                hint="write dtypes as JAX names them, e.g. `-a dtype=float32,bfloat16`",
+            )
 
 
 def parse_sets(values: Sequence[str], *, flag: str = "--set ") -> dict[str, object]:
@@ -187,6 +211,7 @@ def build_request(
             cold=b.cold,
             batch=b.batch,
             rounds=b.rounds,
+            cache_bytes=cfg.machine.l2_bytes,
         ),
         test=tp.TestSettings(seed=cfg.test.seed, tolerances=dict(cfg.test.tolerances)),
         peaks=peaks,

@@ -25,6 +25,7 @@ import msgspec
 
 import tile_protocol as tp
 from tile_cli._errors import CliError, ExitCode, usage_failure
+from tile_cli._escape import escape_controls
 from tile_cli._format import fmt_time
 from tile_cli._session import Launch, LaunchCounter, RunnerSession
 from tile_cli._settings import Selection, build_request, load, runner_python
@@ -189,7 +190,7 @@ def run_tune(
     if dry_run:
         print(line)
         for case_id, n in allowed.items():
-            print(f"  {case_id}: {n} configurations")
+            print(escape_controls(f"  {case_id}: {n} configurations"))
         return int(ExitCode.OK)
     err.print(line, markup=False)
     return _tune(sel, resolved, output_dir=output_dir, scale=scale, budget=budget,
@@ -299,6 +300,7 @@ def _session(
         log_dir=recorder.run_dir / "logs",
         sink=_TuneSink(recorder, state),
         case_timeout=resolved.config.runner.case_timeout,
+        timeout=resolved.config.runner.timeout,
         numbering=numbering,
     )
 
@@ -388,8 +390,8 @@ def _finish(resolved: ResolvedConfig, recorder: RunRecorder, state: _Tune, run_d
     written = _write_tuning(resolved, decisions, state, kind, hello, recorder.run_id)
     for case_id, d in decisions.items():
         margin = f", {d.margin:.3f}x over the runner-up" if d.margin else ""
-        print(f"{case_id}: {d.winner.unit_id[len(case_id):]} {fmt_time(d.winner.median)}"
-              f" ({d.decided_by}{margin})")  # fmt: skip
+        print(escape_controls(f"{case_id}: {d.winner.unit_id[len(case_id):]} "
+              f"{fmt_time(d.winner.median)} ({d.decided_by}{margin})"))  # fmt: skip
     for path in written:
         print(f"tuning file: {_display(path)}", file=sys.stderr)
     print(f"run directory: {_display(run_dir)}", file=sys.stderr)

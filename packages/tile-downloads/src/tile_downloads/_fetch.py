@@ -6,6 +6,7 @@ import contextlib
 import hashlib
 import logging
 import os
+import time
 from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,10 +15,12 @@ from urllib.parse import unquote, urlsplit
 
 from ._archive import extract
 from ._errors import ArchiveError, ChecksumError, DownloadError, OfflineError, TransferError
+from ._http import DeadlineExceeded, stream_to_file
 from ._records import sha256_file
 from ._registry import DownloadEntry, Registry, lookup
 
 __all__ = [
+    "DEFAULT_DEADLINE",
     "DEFAULT_RETRIES",
     "DEFAULT_TIMEOUT",
     "CacheInfo",
@@ -30,12 +33,13 @@ __all__ = [
 
 DEFAULT_TIMEOUT = 30.0
 """Seconds to wait for the server to connect or to send the next bytes."""
+DEFAULT_DEADLINE = 3600.0
+"""Seconds one file's whole transfer may take: a server that trickles bytes never times out."""
 
 DEFAULT_RETRIES = 2
 """Attempts after the first for a transfer that failed on the way (a dropped connection, a
 timeout, an HTTP 5xx or 429), through pooch's `retry_if_failed` (it waits 1 s, then 2 s)."""
 
-_CHUNK = 64 * 1024
 _TRUE = ("1", "true", "yes")
 _FALSE = ("0", "false", "no", "")
 
@@ -134,10 +138,14 @@ def fetch(
     offline: bool | None = None,
     progress: ProgressCallback | None = None,
     timeout: float = DEFAULT_TIMEOUT,
+    deadline: float = DEFAULT_DEADLINE,
     retries: int = DEFAULT_RETRIES,
 ) -> Path:
-    """Return the local path of `name` (file, or extracted directory), downloading if needed;
-    a transfer that fails on the way is tried `retries` more times."""
+    """Return the local path of `name` (file, or extracted directory), downloading if needed.
+
+    `timeout` bounds each silence of the server, `deadline` the whole transfer (seconds, all
+    attempts together); a transfer that fails on the way is tried `retries` more times.
+    """
     entry = lookup(name, registry)
     layout = _Layout.of(entry, resolve_cache_dir(cache_dir))
     offline = resolve_offline(offline)
@@ -146,7 +154,7 @@ def fetch(
     if offline:
         _check_cached(entry, layout)
     else:
-        _download(entry, layout, progress, timeout, retries)
+        _download(entry, layout, progress, timeout, deadline, retries)
     if entry.archive is None:
         return layout.file
     try:
@@ -203,12 +211,13 @@ def _download(
     layout: _Layout,
     progress: ProgressCallback | None,
     timeout: float,
+    deadline: float,
     retries: int,
 ) -> None:
     import pooch
     import requests
 
-    downloader = _Downloader(entry, progress, timeout)
+    downloader = _Downloader(entry, progress, timeout, deadline)
     try:
         with _quiet_pooch():
             # pooch skips the network when the file is there with the right hash, and otherwise
@@ -244,7 +253,7 @@ def _download(
             f"download `{entry.name}`: cannot write to the cache {layout.entry_dir}: {exc}",
             entry=entry.name,
             url=entry.url,
-            hint="point TILE_CACHE_DIR (or --cache-dir) at a writable directory with free space",
+            hint="point TILE_CACHE_DIR at a writable directory with free space",
         ) from exc
     if downloader.downloaded and progress is not None:
         size = layout.file.stat().st_size
@@ -280,7 +289,7 @@ def _transfer_error(
     if isinstance(exc, requests.HTTPError):
         return _http_error(entry, exc, tries)
     if isinstance(exc, requests.Timeout):
-        what = f"timed out after {timeout} s"
+        what = f"no data for {timeout:g} s"
     elif isinstance(exc, requests.ConnectionError):
         what = "could not connect or the connection dropped"
     else:
@@ -302,15 +311,18 @@ class _Downloader:
     """
 
     def __init__(
-        self, entry: DownloadEntry, progress: ProgressCallback | None, timeout: float
+        self,
+        entry: DownloadEntry,
+        progress: ProgressCallback | None,
+        timeout: float,
+        deadline: float,
     ) -> None:
         self.entry = entry
         self.downloaded = False
-        # pooch types `progressbar` as bool but takes any object with total/update/reset/close.
-        bar: Any = _ProgressBar(entry.name, progress) if progress is not None else False
-        import pooch
-
-        self.http = pooch.HTTPDownloader(progressbar=bar, chunk_size=_CHUNK, timeout=timeout)
+        self.bar = _ProgressBar(entry.name, progress) if progress is not None else None
+        self.timeout = timeout
+        self.deadline = deadline
+        self._end: float | None = None  # the deadline counts from the first attempt on
 
     def __call__(
         self,
@@ -326,8 +338,18 @@ class _Downloader:
         url, output_file, entry = fname, action, self.entry
         if output_file is None or check_only:
             raise TypeError("tile_downloads only downloads to a file")
+        now = time.monotonic()
+        if self._end is None:
+            self._end = now + self.deadline
+        if now >= self._end:  # pooch's retries are inside the deadline, not on top of it
+            raise self._too_slow(url, "before another attempt")
         try:
-            self.http(url, output_file, pooch)
+            target = str(os.fspath(output_file))
+            stream_to_file(url, target, timeout=self.timeout, deadline_s=self._end - now,
+                           bar=self.bar)  # fmt: skip
+        except DeadlineExceeded as exc:
+            got = f"{exc.received} of {exc.total} bytes" if exc.total else f"{exc.received} bytes"
+            raise self._too_slow(url, f"{got} arrived") from exc
         except requests.HTTPError as exc:
             response = exc.response
             code = response.status_code if response is not None else None
@@ -347,41 +369,37 @@ class _Downloader:
             )
         self.downloaded = True
 
+    def _too_slow(self, url: str, where: str) -> TransferError:
+        # A tile error, not a requests one: pooch does not retry it.
+        return TransferError(
+            f"download `{self.entry.name}` from {url} did not finish within its deadline of "
+            f"{self.deadline:g} s ({where})",
+            entry=self.entry.name,
+            url=url,
+            hint="the server is too slow; retry later, pin a faster mirror, or allow more "
+            "time with `tile fetch --deadline SECONDS`",
+        )
+
 
 class _ProgressBar:
-    """The progressbar object pooch drives (total/update/reset/close), fed to a callback."""
+    """Feeds a ProgressCallback from the transfer (`_http.ProgressBar`)."""
 
     def __init__(self, name: str, callback: ProgressCallback) -> None:
         self.name = name
         self.callback = callback
         self._total: int | None = None
         self._done = 0
-        self._finishing = False
 
-    @property
-    def total(self) -> int | None:
-        return self._total
-
-    @total.setter
-    def total(self, value: int) -> None:
-        self._total = value or None  # pooch sets 0 when there is no Content-Length
+    def start(self, total: int | None) -> None:
+        self._total = total
         self._done = 0
-        self.callback(self.name, 0, self._total)
+        self.callback(self.name, 0, total)
 
     def update(self, n: int) -> None:
-        # pooch counts whole chunks and, at the end, resets and adds the total; the final
-        # exact report comes from `fetch` once the verified file is in place.
-        if self._finishing:
-            return
+        # The final exact report comes from `fetch` once the verified file is in place.
         self._done += n
         done = min(self._done, self._total) if self._total else self._done
         self.callback(self.name, done, self._total)
-
-    def reset(self) -> None:
-        self._finishing = True
-
-    def close(self) -> None:
-        pass
 
 
 @contextlib.contextmanager

@@ -8,6 +8,7 @@ One message per line, tagged by `type`. `encode`/`decode` handle single messages
 from __future__ import annotations
 
 from tile_protocol._codec import (
+    MAX_DEPTH,
     BadLine,
     Event,
     StreamDecoder,
@@ -108,6 +109,7 @@ __all__ = [
     "Throughput",
     "Work",
     # codec
+    "MAX_DEPTH",
     "BadLine",
     "Event",
     "StreamDecoder",

@@ -48,7 +48,7 @@ __all__ = [
 
 PROTOCOL_VERSION = 1
 """Major version: a reader refuses a stream whose major version is newer than its own."""
-PROTOCOL_MINOR = 5
+PROTOCOL_MINOR = 6
 """Minor version: grows when optional fields or message types are added.
 
 1: `Reference.interleaved`, `RunRequest.pin_cpu`, `Hello.pinned_cpu`.
@@ -60,6 +60,7 @@ PROTOCOL_MINOR = 5
 5: provenance on every runner message (`pid`, `seq`, `token`) and `RunRequest.token`; message
    `state_change` (`StateChange`, `StateDiff`); `Done.restart`; failure status `invalid`
    (set by the CLI for a message that broke the protocol's rules, never sent by a runner).
+6: `BenchSettings.cache_bytes`.
 """
 
 Command = Literal["bench", "test", "build", "list", "inspect", "device", "tune"]
@@ -111,6 +112,9 @@ class BenchSettings(_Base, frozen=True, kw_only=True):
     batch: int = 10
     rounds: int = 1
     """Time every case in this many rounds over the whole plan, with fresh inputs each round."""
+    cache_bytes: int | None = None
+    """The cache a cold sample must not find warm (`[machine] l2_bytes`); None: the device's
+    L2 from the runner's built-in table, or a default."""
 
 
 class TestSettings(_Base, frozen=True, kw_only=True):

@@ -30,7 +30,7 @@ from tile_runner._build import INSPECT_KINDS, Stages, lower_only, view_text, wri
 from tile_runner._check import compare, resolve_tolerance, upcast
 from tile_runner._clock import Stopwatch
 from tile_runner._compile import Compiled, aot_compile, bind_static, cost_estimate, memory_estimate
-from tile_runner._discover import failure_from
+from tile_runner._discover import USER_ERRORS, failure_from
 from tile_runner._errors import Skip
 from tile_runner._inputs import case_key
 from tile_runner._measure import Timing, time_compiled
@@ -186,7 +186,7 @@ def run_case(
             watch.pause()
             return rounds
         return _send_bench(ctx, rounds)
-    except (Exception, SystemExit) as exc:
+    except USER_ERRORS as exc:
         return _failed(ctx, rid, at.phase, exc)
 
 
@@ -203,7 +203,7 @@ def next_round(ctx: CaseContext, rounds: BenchRounds, *, last: bool) -> Outcome 
             return _send_bench(ctx, rounds)
         rounds.watch.pause()
         return rounds
-    except (Exception, SystemExit) as exc:
+    except USER_ERRORS as exc:
         return _failed(ctx, rounds.rid, phase, exc)
 
 
