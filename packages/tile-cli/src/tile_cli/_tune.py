@@ -12,7 +12,6 @@ where `tile bench`, `tile test` and library use find it.
 from __future__ import annotations
 
 import math
-import re
 import sys
 import time
 from collections.abc import Sequence
@@ -24,6 +23,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 import tile_protocol as tp
+from tile_cli._compare import device_slug
 from tile_cli._errors import CliError, ExitCode, usage_failure
 from tile_cli._escape import escape_controls
 from tile_cli._format import fmt_time
@@ -364,10 +364,6 @@ def _progress(
     err.print(text, markup=False, soft_wrap=True)
 
 
-def _slug(device_kind: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", device_kind.lower()).strip("-") or "unknown"
-
-
 def _finish(resolved: ResolvedConfig, recorder: RunRecorder, state: _Tune, run_dir: Path) -> int:
     """Feed the recorder each unit's last result, decide, write the tuning files and report."""
     from tile_cli._run import _display  # pyright: ignore[reportPrivateUsage]
@@ -462,7 +458,7 @@ def _write_tuning(
                 run_id=run_id,
             )
         )
-    name = f"{_slug(device_kind)}.json"
+    name = f"{device_slug(device_kind)}.json"
     targets = [resolved.resolve_path(resolved.config.tune.dir) / name,
                resolve_cache_dir() / "tuning" / name]  # fmt: skip
     for path in targets:
