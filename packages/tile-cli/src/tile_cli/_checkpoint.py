@@ -65,7 +65,7 @@ class Checkpoints:
     def write(self) -> None:
         """report.json (status `incomplete`), summary.md, then an `incomplete` manifest."""
         import tile_artifacts as ta
-        from tile_cli._report import build_report
+        from tile_cli._report import build_report, config_snapshots
 
         if self._held:
             self._missed = True
@@ -86,7 +86,7 @@ class Checkpoints:
                 report,
                 summary=ta.render_summary_markdown(report, paths),
                 context=report.context,
-                config_snapshots=_snapshots(rec),
+                config_snapshots=config_snapshots(rec),
             )
 
         # Under the run log's rule: a full disk is said once and ends the checkpoints, and
@@ -100,18 +100,3 @@ def _pending(info: tp.CaseInfo) -> ta.CaseRecord:
     return ta.CaseRecord(
         case_id=info.case_id, kernel=info.kernel, params=dict(info.params), status="incomplete"
     )
-
-
-def _snapshots(rec: RunRecorder) -> list[ta.ConfigSnapshot]:
-    import tile_artifacts as ta
-
-    snapshots = [ta.ConfigSnapshot(path="config/resolved_tool.json", kind="resolved_config")]
-    if rec.resolved.config_file is not None and rec.resolved.raw_text is not None:
-        snapshots.append(
-            ta.ConfigSnapshot(
-                path="config/tile.toml",
-                kind="config_source",
-                source_path=str(rec.resolved.config_file),
-            )
-        )
-    return snapshots

@@ -21,7 +21,14 @@ if TYPE_CHECKING:
     from tile_cli._compare import CompareSettings
     from tile_cli._record import RunRecorder
 
-__all__ = ["Result", "build_report", "case_record", "result_record", "write_final"]
+__all__ = [
+    "Result",
+    "build_report",
+    "case_record",
+    "config_snapshots",
+    "result_record",
+    "write_final",
+]
 
 # A protocol failure status as a case status in the report.
 _CASE_STATUS = {"failed": "failed", "timed_out": "timed_out", "skipped": "skipped",
@@ -323,15 +330,7 @@ def write_final(
     w.write_json("report.json", report)
     w.write_summary(report, comparison)
     rec._event("info", "run", "run_finished", f"status {report.run.status}")
-    snapshots = [ta.ConfigSnapshot(path="config/resolved_tool.json", kind="resolved_config")]
-    if rec.resolved.config_file is not None and rec.resolved.raw_text is not None:
-        snapshots.append(
-            ta.ConfigSnapshot(
-                path="config/tile.toml",
-                kind="config_source",
-                source_path=str(rec.resolved.config_file),
-            )
-        )
+    snapshots = config_snapshots(rec)
     inputs = [ta.fingerprint_input(path, "download") for path in rec.input_files.values()]
     if rec.resolved.config_file is not None:
         inputs.append(ta.fingerprint_input(rec.resolved.config_file, "config"))
@@ -345,3 +344,19 @@ def write_final(
     if problem is not None:
         raise problem
     return report, comparison
+
+
+def config_snapshots(rec: RunRecorder) -> list[ta.ConfigSnapshot]:
+    """The config files a run directory keeps: the resolved config, and tile.toml when read."""
+    import tile_artifacts as ta
+
+    snapshots = [ta.ConfigSnapshot(path="config/resolved_tool.json", kind="resolved_config")]
+    if rec.resolved.config_file is not None and rec.resolved.raw_text is not None:
+        snapshots.append(
+            ta.ConfigSnapshot(
+                path="config/tile.toml",
+                kind="config_source",
+                source_path=str(rec.resolved.config_file),
+            )
+        )
+    return snapshots
