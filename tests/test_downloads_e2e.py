@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -27,7 +28,21 @@ class _Server:
                 self.send_response(200)
                 self.send_header("Content-Length", str(len(PAYLOAD)))
                 self.end_headers()
+                if self.path.endswith("/slow.txt"):
+                    self._trickle()
+                    return
                 self.wfile.write(PAYLOAD)
+
+            def _trickle(self) -> None:
+                # One byte every 0.5 s: each read comes well within any read timeout, the
+                # whole never within the deadline. The pace is the behaviour under test.
+                for i in range(len(PAYLOAD)):
+                    try:
+                        self.wfile.write(PAYLOAD[i : i + 1])
+                        self.wfile.flush()
+                    except OSError:  # tile gave up: the test is over
+                        return
+                    time.sleep(0.5)
 
             def log_message(self, *args: object) -> None:
                 pass
@@ -88,3 +103,17 @@ def test_unknown_entry_is_a_usage_error(
     proc = tile("fetch", "nope", cwd=root)
     assert proc.returncode == 2
     assert "nope" in proc.stderr and "hint:" in proc.stderr
+
+
+def test_fetch_from_a_trickling_server_ends_at_its_deadline(
+    tile: TileRun, project: MakeProject, server: _Server, tmp_path: Path
+) -> None:
+    root = project(["with_data.py"], _toml(server.url.replace("table.txt", "slow.txt")))
+    cache = tmp_path / "cache"
+    proc = tile("fetch", "--deadline", "1", cwd=root, env={"TILE_CACHE_DIR": str(cache)})
+    assert proc.returncode == 3, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert "did not finish within its deadline of 1 s" in proc.stderr
+    assert "hint: the server is too slow" in proc.stderr and "--deadline" in proc.stderr
+    assert not any(p.is_file() for p in cache.rglob("*"))  # no partial file is left
+    assert tile("fetch", "--deadline", "0", cwd=root).returncode == 2

@@ -12,7 +12,7 @@
 # benchmarks/gpu/norm_sweep.py, "cache" a cold bench twice with the persistent compile cache,
 # "aa" repeated tile-std runs for compare's false alarms, AA_ARGS added to each, e.g.
 # "--rounds 4"; "ttr" benchmarks/gpu/time_to_result.py, with .whl/old/ as the code before;
-# "tune" tile tune of the row kernels; "campaign" the std-warm-cold campaign; "cachereport"
+# "tune" tile tune of the row kernels (TUNE_ARGS narrows it, e.g. "-k 16384x8192"); "campaign" the std-warm-cold campaign; "cachereport"
 # cold vs warm process; "report" the HTML report of the ttr warm run).
 set -uo pipefail
 OUT=${OUT:-/tmp/tile-gpu-out}
@@ -108,10 +108,10 @@ if want tune; then
     stamp "tile tune"
     mkdir -p /tmp/tunewd && cd /tmp/tunewd
     timeout "${TUNE_LIMIT_S:-300}" python3 -m tile_cli tune --kernel std/layernorm \
-        --kernel std/rmsnorm --kernel std/softmax --budget "${TUNE_BUDGET_S:-240}" \
+        --kernel std/rmsnorm --kernel std/softmax --budget "${TUNE_BUDGET_S:-240}" ${TUNE_ARGS:-} \
         -o /tmp/tune-run 2>&1 | tee "$OUT/tune.txt"
     timeout 120 python3 -m tile_cli bench --kernel std/layernorm --kernel std/rmsnorm \
-        --kernel std/softmax -o /tmp/tuned-bench -v 2>&1 | tee -a "$OUT/tune.txt"
+        --kernel std/softmax ${TUNE_ARGS:-} -o /tmp/tuned-bench -v 2>&1 | tee -a "$OUT/tune.txt"
     cp tuning/*.json "$OUT/" 2>/dev/null
     cd - >/dev/null
 fi

@@ -12,6 +12,7 @@ from tile_artifacts import (
     Producer,
     Report,
     ReportSummary,
+    case_metrics,
     check_path,
     new_run_id,
     read_manifest,
@@ -93,3 +94,27 @@ def test_the_final_manifest_is_strict_again(
         fh.write(writer_path.read_text().splitlines()[0] + "\n")
     problems = [str(p) for p in check_path(run)]
     assert any("events.jsonl: size is" in p for p in problems), problems
+
+
+def test_metrics_may_lag_the_report_of_a_checkpoint_not_a_final_one(
+    tmp_path: Path, case_factory: Callable[..., CaseRecord]
+) -> None:
+    """A case is checkpointed before its metrics are appended: a kill or a full disk may come
+    between, and the directory must still validate; a finished run must have them all."""
+    run = tmp_path / "run"
+    writer = ArtifactWriter(run, run_id=new_run_id("bench"), producer=PRODUCER)
+    case = case_factory("k/a[n=1]", 1e-3)
+    metrics = case_metrics(case, run_id=writer.run_id, index=0)
+    assert metrics
+    report = _report(writer, [case], "incomplete").model_copy(update={"metrics": metrics})
+    writer.append_jsonl("metrics.jsonl", *metrics[1:])  # the first one never made it
+    writer.checkpoint(report, summary=render_summary_markdown(report, writer.files()))
+    assert check_path(run) == []
+    final = _report(writer, [case], "success").model_copy(update={"metrics": metrics})
+    writer.write_json("report.json", final)
+    writer.finalize(status="success")
+    problems = [str(p) for p in check_path(run)]
+    assert any(
+        p.startswith("metrics.jsonl:") and "is in report.json but not in this file" in p
+        for p in problems
+    ), problems

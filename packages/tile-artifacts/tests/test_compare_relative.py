@@ -334,9 +334,15 @@ def test_round_sizes_must_add_up_to_the_samples(sample_factory: Samples) -> None
         Report.model_validate(data)
 
 
+def _rerun(report: Report, seed: int) -> Report:
+    """The same report under another run id: pooling refuses one run given twice."""
+    run = report.run.model_copy(update={"run_id": f"bench-20250131T120000Z-{seed:08x}"})
+    return report.model_copy(update={"run": run})
+
+
 def _at_level(sample_factory: Samples, level: float, seed: int) -> Report:
     """One run of 60 samples around 1 ms * level: a process that landed at its own speed."""
-    return _run(sample_factory(1e-3 * level, n=60, spread=0.02, seed=seed), None)
+    return _rerun(_run(sample_factory(1e-3 * level, n=60, spread=0.02, seed=seed), None), seed)
 
 
 def test_a_pooled_baseline_judges_against_the_spread_between_its_runs(
@@ -364,7 +370,7 @@ def test_only_runs_of_one_device_and_timer_pool(sample_factory: Samples) -> None
     gpu = run.model_copy(update={"device": DeviceRecord(device_kind="NVIDIA H200")})
     with pytest.raises(ArtifactError, match="different devices"):
         baseline_from_reports([run, gpu])
-    batched = run.model_copy(
+    batched = _rerun(run, 2).model_copy(
         update={"cases": [run.cases[0].model_copy(update={"timer": "batched"})]}
     )
     with pytest.raises(ArtifactError, match="timed differently"):
@@ -373,7 +379,7 @@ def test_only_runs_of_one_device_and_timer_pool(sample_factory: Samples) -> None
         baseline_from_reports([])
     # Runs of whole rounds pool with their rounds; run boundaries must fall between rounds.
     rounds = _rounds_run(_in_rounds(sample_factory, 1e-3, [1.0] * 3, 2), None)
-    pooled = baseline_from_reports([rounds, rounds])
+    pooled = baseline_from_reports([rounds, _rerun(rounds, 3)])
     assert pooled.cases[0].round_sizes == [30] * 6 and pooled.cases[0].run_sizes == [90, 90]
     data = json.loads(pooled.model_dump_json())
     data["cases"][0]["run_sizes"] = [45, 135]
@@ -381,12 +387,12 @@ def test_only_runs_of_one_device_and_timer_pool(sample_factory: Samples) -> None
         Baseline.model_validate(data)
 
 
-def test_a_round_without_a_positive_median_is_inconclusive(sample_factory: Samples) -> None:
-    # A timer that read 0 for a whole round: that round's median has no logarithm, so the
-    # scatter between rounds cannot be measured. The row says so instead of raising.
+def test_a_round_without_a_positive_median_is_not_comparable(sample_factory: Samples) -> None:
+    # A timer that read 0 for a whole round: no time is 0, so the baseline is corrupt. The row
+    # says so (and points at schema-check) instead of raising or judging from it.
     steady = _in_rounds(sample_factory, 1e-3, [1.0] * 4, 9)
     zeroed = ([0.0] * 30 + steady[0][30:], steady[1])
     row = _row(compare_runs(_rounds_run(zeroed, None), _rounds_run(steady, None)))
-    assert row.judgement == "inconclusive"
+    assert row.judgement == "not_comparable"
     assert row.reason is not None
-    assert row.reason.startswith("statistics failed: baseline group 0 has median 0")
+    assert row.reason.startswith("baseline has zero or negative times (sample 0 is 0.0)")

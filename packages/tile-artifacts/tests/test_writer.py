@@ -192,3 +192,31 @@ def test_fingerprint_input(tmp_path: Path) -> None:
     assert (meta.size_bytes, meta.sha256, meta.fingerprint_policy) == (10, None, "metadata_only")
     gone = fingerprint_input(tmp_path / "gone", "data")
     assert (gone.fingerprint_policy, gone.size_bytes) == ("missing", None)
+
+
+def test_an_append_the_disk_cuts_short_leaves_whole_lines(tmp_path: Path) -> None:
+    """A file size limit (RLIMIT_FSIZE) fails a write part way, as a full disk does: the
+    part that was written is cut off again, so the file keeps whole lines only."""
+    import resource
+    import signal
+
+    writer = _writer(tmp_path / "run")
+    writer.event("first", "fits")
+    events = tmp_path / "run" / "events.jsonl"
+    before = events.read_bytes()
+    lines = [json.dumps({"n": i, "pad": "x" * 100}) for i in range(100)]
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    old = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # EFBIG instead of a signal
+    try:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (len(before) + 4096, hard))
+        with pytest.raises(ArtifactError, match="File too large"):
+            writer.append_lines("events.jsonl", lines)
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        signal.signal(signal.SIGXFSZ, old)
+    assert events.read_bytes() == before
+    writer.event("after", "the limit is gone")
+    assert [json.loads(line)["event"] for line in events.read_text().splitlines()] == [
+        "first",
+        "after",
+    ]

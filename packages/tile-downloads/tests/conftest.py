@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import time
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ class Route:
     body: bytes
     status: int = 200
     cut: bool = False  # declare the full Content-Length, send half, close
+    trickle: float | None = None  # seconds between single bytes (a server that never stalls)
     flaky: int = 0  # the first `flaky` requests are cut like `cut`, the later ones served
 
 
@@ -33,9 +35,16 @@ class Server:
         self.base = ""
 
     def add(
-        self, path: str, body: bytes, *, status: int = 200, cut: bool = False, flaky: int = 0
+        self,
+        path: str,
+        body: bytes,
+        *,
+        status: int = 200,
+        cut: bool = False,
+        trickle: float | None = None,
+        flaky: int = 0,
     ) -> str:
-        self.routes[path] = Route(body, status, cut, flaky)
+        self.routes[path] = Route(body, status, cut, trickle, flaky)
         return self.base + path
 
     def entry(
@@ -74,12 +83,27 @@ def _handler(server: Server) -> type[BaseHTTPRequestHandler]:
             self.send_header("Content-Type", "application/octet-stream")
             self.send_header("Content-Length", str(len(route.body)))
             self.end_headers()
+            if route.trickle is not None:
+                self._trickle(route)
+                return
             if route.cut or count <= route.flaky:
                 self.wfile.write(route.body[: len(route.body) // 2])
                 self.wfile.flush()
                 self.close_connection = True
                 return
             self.wfile.write(route.body)
+
+        def _trickle(self, route: Route) -> None:
+            # The pace is the behaviour under test (bytes keep coming, never fast enough),
+            # not a synchronization.
+            assert route.trickle is not None
+            for i in range(len(route.body)):
+                try:
+                    self.wfile.write(route.body[i : i + 1])
+                    self.wfile.flush()
+                except OSError:  # the client gave up: the test is over
+                    return
+                time.sleep(route.trickle)
 
         def log_message(self, format: str, *args: object) -> None:
             pass  # keep test output clean

@@ -257,3 +257,30 @@ def test_errors_pickle_with_their_fields() -> None:
         "h",
         "y",
     )
+
+
+def test_a_trickling_server_meets_the_deadline_of_the_whole_transfer(server, cache: Path) -> None:
+    # One byte every 0.2 s: each read comes well within the 30 s timeout, forever.
+    url = server.add("/slow.bin", BODY, trickle=0.2)
+    reg = {"slow": td.DownloadEntry("slow", url, hashlib.sha256(BODY).hexdigest())}
+    with pytest.raises(td.TransferError) as info:
+        td.fetch("slow", reg, cache_dir=cache, deadline=1.0)
+    err = info.value
+    assert_ours(err)
+    assert "did not finish within its deadline of 1 s" in str(err)
+    assert f"of {len(BODY)} bytes arrived" in str(err)
+    assert err.hint and "--deadline" in err.hint
+    assert files_under(cache) == []  # the partial download is gone
+
+
+def test_retries_stay_inside_the_deadline(server, cache: Path) -> None:
+    # pooch waits 1 s before a retry, past this 0.5 s deadline: the retry is not made, and the
+    # error says the deadline ended it, not the server's 503.
+    reg = server.entry("weights", b"busy", status=503)
+    with pytest.raises(td.TransferError) as info:
+        td.fetch("weights", reg, cache_dir=cache, retries=2, deadline=0.5)
+    err = info.value
+    assert_ours(err)
+    assert "did not finish within its deadline of 0.5 s (before another attempt)" in str(err)
+    assert server.counts["/weights.bin"] == 1
+    assert files_under(cache) == []

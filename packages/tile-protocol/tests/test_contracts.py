@@ -9,19 +9,21 @@ import pytest
 
 import tile_protocol as p
 
-OLD_HELLO = p.Hello(protocol_version=1, protocol_minor=4, runner_version="0.1", python_version="3")
-
 
 def _stream(*lines: bytes) -> list[p.Event]:
     decoder = p.StreamDecoder()
     return decoder.feed(b"".join(lines)) + decoder.close()
 
 
-def test_a_minor_4_stream_reads_and_its_input_file_lines_become_messages() -> None:
+@pytest.mark.parametrize("minor", [4, 6])
+def test_an_older_stream_reads_and_its_input_file_lines_become_messages(minor: int) -> None:
+    old_hello = p.Hello(
+        protocol_version=1, protocol_minor=minor, runner_version="0.1", python_version="3"
+    )
     old_line = (
         b'{"type": "log", "level": "info", "message": "input_file w /d/w.npz", "case_id": "k"}\n'
     )
-    events = _stream(p.encode(OLD_HELLO), old_line, p.encode(p.Done(ok=True, elapsed_s=1.0)))
+    events = _stream(p.encode(old_hello), old_line, p.encode(p.Done(ok=True, elapsed_s=1.0)))
     hello, log, done = events
     assert isinstance(hello, p.Hello) and isinstance(log, p.Log) and isinstance(done, p.Done)
     upgraded = [p.upgrade(e, hello.protocol_minor) for e in (log, done)]

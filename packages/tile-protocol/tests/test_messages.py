@@ -185,3 +185,40 @@ def test_arbitrary_bytes_never_raise(blob: bytes, cuts: list[int]) -> None:
     events += decoder.close()
     for event in events:
         assert isinstance(event, (p.BadLine, p.UnknownMessage, msgspec.Struct))
+
+
+@pytest.mark.parametrize("opener", [b"[", b'{"a":'])
+def test_deeply_nested_line_is_a_bad_line_not_a_recursion_error(opener: bytes) -> None:
+    closer = b"]" if opener == b"[" else b"}"
+    deep = b'{"type":"log","message":"x","case_id":' + opener * 100_000 + b"1" + closer * 100_000
+    decoder = p.StreamDecoder()
+    events = decoder.feed(deep + b"}\n" + p.encode(p.Log(message="after")))
+    assert isinstance(events[0], p.BadLine) and "nested deeper than 64" in events[0].error
+    assert events[1] == p.Log(message="after")  # the stream goes on
+    with pytest.raises(p.DecodeError, match="nested deeper"):
+        p.decode(opener * 100_000)
+
+
+def test_brackets_inside_strings_do_not_count_as_depth() -> None:
+    message = p.Log(message="[" * 500 + "{" * 500)
+    assert p.StreamDecoder().feed(p.encode(message)) == [message]
+    nested = json.dumps({"type": "log", "message": "ok", "x": [[[[1]]]]}).encode() + b"\n"
+    assert p.StreamDecoder().feed(nested) == [p.Log(message="ok")]
+
+
+def test_newer_hello_of_another_shape_is_still_recognised_as_newer() -> None:
+    line = json.dumps({"type": "hello", "protocol_version": 99, "who": {"runner": "x"}})
+    (event,) = p.StreamDecoder().feed(line.encode() + b"\n")
+    assert isinstance(event, p.Hello) and event.protocol_version == 99
+    with pytest.raises(p.VersionError, match="protocol 99"):
+        p.check_version(event)
+    # an older or equal version of the wrong shape stays a bad line
+    line = json.dumps({"type": "hello", "protocol_version": 1})
+    assert isinstance(p.StreamDecoder().feed(line.encode() + b"\n")[0], p.BadLine)
+
+
+def test_many_lines_in_one_chunk_decode_in_order() -> None:
+    logs = [p.Log(message=f"line {i}") for i in range(5000)]
+    blob = b"".join(p.encode(m) for m in logs)
+    decoder = p.StreamDecoder()
+    assert decoder.feed(blob[:7777]) + decoder.feed(blob[7777:]) + decoder.close() == logs

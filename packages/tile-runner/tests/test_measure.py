@@ -9,8 +9,9 @@ import pytest
 
 import tile_runner as tile
 from tile_protocol import BenchSettings, Peaks, Work
+from tile_runner import _timers
 from tile_runner._compile import aot_compile, bind_static, cost_estimate
-from tile_runner._measure import sample
+from tile_runner._measure import sample, time_compiled
 from tile_runner._peaks import builtin_peaks, cache_bytes, known_device
 from tile_runner._roofline import flops_peak, roofline, throughput
 from tile_runner._timers import WallSampler
@@ -86,6 +87,19 @@ def test_cold_measure_records_mode() -> None:
     assert m.stats.n <= 3
     warm = tile.measure(_tiny, x, max_runs=3, warmup=0)
     assert warm.cold is False
+
+
+def test_cold_samples_flush_the_configured_cache_size() -> None:
+    # `[machine] l2_bytes` reaches the runner as `cache_bytes` and wins over the table.
+    assert cache_bytes("gpu", "NVIDIA H200", 3 << 20) == 3 << 20
+    assert cache_bytes("cpu", "cpu", 3 << 20) == 3 << 20
+    x = jnp.ones((16,), jnp.float32)
+    compiled = aot_compile(_tiny, (x,)).compiled
+    settings = BenchSettings(warmup_runs=0, min_runs=2, max_runs=2, cold=True, cache_bytes=5 << 18)
+    timing = time_compiled(compiled, (x,), settings, timer="wall")
+    assert timing.cold and len(timing.samples) == 2
+    flushes = _timers._flushes  # pyright: ignore[reportPrivateUsage]
+    assert flushes[5 << 18].nbytes == 2 * (5 << 18)  # made for these samples, and only so
 
 
 def test_aot_compile_phases_and_static_binding() -> None:

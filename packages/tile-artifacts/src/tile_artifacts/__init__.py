@@ -53,6 +53,7 @@ from tile_artifacts._campaign import (
 from tile_artifacts._campaign_summary import render_campaign_markdown, verdict_text
 from tile_artifacts._check import Problem, check_path
 from tile_artifacts._compare import COMPARABLE_METRICS, MIN_SAMPLES, compare_runs, judge
+from tile_artifacts._consistency import case_problems
 from tile_artifacts._diagnostics import (
     CacheEvent,
     CacheEventKind,
@@ -329,6 +330,7 @@ __all__ = [
     "utc_now",
     # reading and checking
     "Problem",
+    "case_problems",
     "check_path",
     "complete_lines",
     "load_document",

@@ -19,7 +19,8 @@ from tile_artifacts._check_docs import (
     read_text,
 )
 from tile_artifacts._check_run import check_run_dir
-from tile_artifacts._documents import ComparisonDoc
+from tile_artifacts._consistency import baseline_problems
+from tile_artifacts._documents import Baseline, ComparisonDoc
 from tile_artifacts._errors import ArtifactError
 from tile_artifacts._models import Report
 from tile_artifacts._read import DecodeIssue, decode_document
@@ -52,6 +53,8 @@ def _check_file(path: Path, display: str) -> list[Problem]:
                 check_comparison(found, display, doc)
             elif isinstance(doc, Report):
                 check_report(found, doc, on_disk=None)
+            elif isinstance(doc, Baseline):
+                baseline_problems(doc, lambda message: found.add(display, message))
     check_records(found, None, None)
     return found.problems
 

@@ -11,6 +11,7 @@ from pathlib import Path, PurePosixPath
 from typing import Final
 
 from tile_artifacts._base import Status
+from tile_artifacts._consistency import report_problems
 from tile_artifacts._documents import ComparisonDoc, Document, JsonlRecord
 from tile_artifacts._models import Report
 from tile_artifacts._paths import (
@@ -205,6 +206,7 @@ def check_report(found: Found, report: Report, on_disk: set[str] | None) -> None
         check_relative(
             found, REPORT_JSON, f"metrics[{i}].source.artifact_path", metric.source.artifact_path
         )
+    report_problems(report, lambda message: found.add(REPORT_JSON, message))
 
 
 def check_records(found: Found, run_id: str | None, on_disk: set[str] | None) -> None:

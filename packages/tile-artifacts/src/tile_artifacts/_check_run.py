@@ -17,17 +17,20 @@ from tile_artifacts._check_docs import (
     check_text,
     read_text,
 )
+from tile_artifacts._consistency import metrics_file_problems
 from tile_artifacts._documents import ArtifactEntry, ComparisonDoc, Document, Manifest
 from tile_artifacts._errors import ArtifactError
 from tile_artifacts._models import Report
 from tile_artifacts._paths import (
     MANIFEST_JSON,
+    METRICS_JSONL,
     RUN_LAYOUT,
     Layout,
     relative_path_problem,
     run_files,
     sha256_file,
 )
+from tile_artifacts._records import MetricRecord
 
 __all__ = ["check_run_dir"]
 
@@ -111,6 +114,21 @@ def _check_manifest(found: Found, manifest: Manifest, run_dir: Path, regular: li
             )
 
 
+def _check_metrics_file(found: Found, report: Report, *, final: bool) -> None:
+    """metrics.jsonl must repeat report.json's metrics (the same run, written twice)."""
+    lines = [
+        (line, record)
+        for line, record in found.records.get(METRICS_JSONL, [])
+        if isinstance(record, MetricRecord)
+    ]
+    metrics_file_problems(
+        report,
+        lines,
+        lambda message, line: found.add(METRICS_JSONL, message, line or None),
+        final=final,
+    )
+
+
 def _check_agree(found: Found, manifest: Manifest, report: Document, primary: str) -> None:
     """The manifest and the primary document name the same run, in the same state."""
     # After an incomplete checkpoint the final report may be written before a kill stops the
@@ -167,6 +185,8 @@ def check_run_dir(run_dir: Path, layout: Layout = RUN_LAYOUT) -> list[Problem]:
             found.problems = [p for p in found.problems if p.message != TORN]
     if isinstance(report, Report):
         check_report(found, report, on_disk)
+        final = isinstance(manifest, Manifest) and manifest.run.status != "incomplete"
+        _check_metrics_file(found, report, final=final)
     if report is not None and isinstance(manifest, Manifest):
         _check_agree(found, manifest, report, layout.primary)
     run_id = (

@@ -72,6 +72,7 @@ from tile_artifacts._compare_series import (
     CaseSeries,
     median_or_none,
 )
+from tile_artifacts._consistency import first_impossible_sample
 from tile_artifacts._records import ComparisonRow
 
 __all__ = ["Settings", "compare_row", "one_sided"]
@@ -111,7 +112,14 @@ def _not_comparable(
     if base.cold != cur.cold and not modes:
         return f"mode differs: {_MODE[base.cold]} vs {_MODE[cur.cold]}"
     missing = [side for side, c in (("baseline", base), ("current", cur)) if not c.samples]
-    return f"no raw samples in {' and '.join(missing)}" if missing else ""
+    if missing:
+        return f"no raw samples in {' and '.join(missing)}"
+    for side, case in (("baseline", base), ("current", cur)):
+        bad = first_impossible_sample(case.samples)
+        if bad is not None:
+            return (f"{side} has zero or negative times (sample {bad[0]} is {bad[1]!r}): the "
+                    "file is corrupt; `tile schema-check` it")  # fmt: skip
+    return ""
 
 
 def _make_row(

@@ -254,6 +254,14 @@ def baseline_from_reports(reports: Sequence[Report], *, label: str | None = None
             f"the runs were made on different devices ({', '.join(sorted(map(str, kinds)))})",
             hint="pool only runs of one device kind into a baseline",
         )
+    ids = [r.run.run_id for r in reports]
+    repeated = sorted({i for i in ids if ids.count(i) > 1})
+    if repeated:
+        raise ArtifactError(
+            f"run {', '.join(f'`{i}`' for i in repeated)} is given more than once; pooled "
+            "twice, its samples would make the spread between runs look smaller than it is",
+            hint="pass each run directory once (different runs of the same code)",
+        )
     by_case: dict[str, list[CaseRecord]] = {}
     for report in reports:
         for case in report.cases:

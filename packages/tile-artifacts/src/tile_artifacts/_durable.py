@@ -14,7 +14,7 @@ from pathlib import Path
 
 from tile_artifacts._errors import ArtifactWriteError
 
-__all__ = ["append_lines", "create_run_directory", "write_atomically", "write_error"]
+__all__ = ["append_batch", "create_run_directory", "write_atomically", "write_error"]
 
 _FILE_MODE = 0o644
 
@@ -115,20 +115,28 @@ def _drop_torn_tail(fd: int) -> None:
     os.ftruncate(fd, keep)
 
 
-def append_lines(target: Path, data: bytes, *, durable: bool, repair: bool = False) -> None:
-    """Append whole lines to `target` in one `write(2)` (created if missing), then fsync;
-    with `repair`, first cut a torn last line a killed writer left."""
+def append_batch(target: Path, data: bytes, *, durable: bool, repair: bool = False) -> None:
+    """Append a batch of whole lines to `target` in one `write(2)` (created if missing), then
+    fsync; with `repair`, first cut a torn last line a killed writer left."""
     try:
         fd = os.open(target, os.O_RDWR | os.O_APPEND | os.O_CREAT, _FILE_MODE)
         try:
             if repair:
                 _drop_torn_tail(fd)
-            # One write(2) per batch of whole lines: a kill lands before or after it.
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            if durable and data:
-                os.fsync(fd)
+            start = os.fstat(fd).st_size
+            try:
+                # One write(2) per batch of whole lines: a kill lands before or after it.
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+                if durable and data:
+                    os.fsync(fd)
+            except OSError:
+                # A full disk takes part of a batch: cut it off again (truncating needs no
+                # space), so that the file keeps whole lines only.
+                with contextlib.suppress(OSError):
+                    os.ftruncate(fd, start)
+                raise
         finally:
             os.close(fd)
     except OSError as e:

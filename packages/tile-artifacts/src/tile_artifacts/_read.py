@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, TypeVar, cast
@@ -43,6 +44,10 @@ __all__ = [
 Mode = Literal["check", "read"]
 M = TypeVar("M", bound=ArtifactModel)
 _MAX_LISTED_ERRORS = 3
+MAX_DEPTH = 64
+"""Deepest nesting of arrays and objects a document may have: tile's documents nest about 8
+levels; a hostile file (`[[[[...`) would otherwise end the reader in a RecursionError."""
+_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
 
 
 class DecodeIssue(Exception):
@@ -67,10 +72,33 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"`{name}` is not valid JSON (write null for an unknown number)")
 
 
+def _depth_problem(text: str) -> str | None:
+    """Why `text` nests too deep to read, or None; brackets inside strings do not count."""
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return None  # the common case, decided without scanning
+    depth = 0
+    for match in _TOKENS.finditer(text):
+        token = match.group()
+        if token in ("[", "{"):
+            depth += 1
+            if depth > MAX_DEPTH:
+                line = text.count("\n", 0, match.start()) + 1
+                return f"nested deeper than {MAX_DEPTH} levels (line {line})"
+        elif token in ("]", "}"):
+            depth -= 1
+    return None
+
+
 def parse_json(text: str) -> Any:
-    """Parse strict JSON (no NaN/Infinity); raise DecodeIssue with the line on failure."""
+    """Parse strict JSON (no NaN/Infinity) nested at most MAX_DEPTH deep; raise DecodeIssue
+    with the line on failure."""
+    problem = _depth_problem(text)
+    if problem is not None:
+        raise DecodeIssue([f"not a tile document: {problem}"])
     try:
         return json.loads(text, parse_constant=_reject_constant)
+    except RecursionError:  # only past MAX_DEPTH, which is refused above; kept as a guard
+        raise DecodeIssue([f"nested deeper than {MAX_DEPTH} levels"]) from None
     except json.JSONDecodeError as e:
         raise DecodeIssue(
             [f"not valid JSON: {e.msg} (line {e.lineno}, column {e.colno})"], line=e.lineno

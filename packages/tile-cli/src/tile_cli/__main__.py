@@ -2,65 +2,84 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
-import signal
 import sys
 import traceback
 
 __all__ = ["main"]
 
 
-class _Terminated(BaseException):
-    """Raised in the main thread when SIGTERM arrives, so cleanup code runs."""
-
-
-def _on_sigterm(signum: int, frame: object) -> None:
-    raise _Terminated
-
-
 def main(argv: list[str] | None = None) -> None:
     """Run `tile`; never let a traceback reach the user unless `-vv` asked for it."""
-    from tile_cli._app import app
-    from tile_cli._errors import CliError, ExitCode
+    from tile_cli import _signals
 
-    args = _compose_profiles(sys.argv[1:] if argv is None else argv)
-    debug = "-vv" in args or "-vvv" in args or os.environ.get("TILE_DEBUG") == "1"
-    signal.signal(signal.SIGTERM, _on_sigterm)
+    # First, so that a Ctrl-C while the rest imports is an "interrupted", not a traceback.
+    _signals.install()
     try:
+        _tolerant_streams()
+        args = _compose_profiles(sys.argv[1:] if argv is None else argv)
+        debug = "-vv" in args or "-vvv" in args or os.environ.get("TILE_DEBUG") == "1"
+        code = _run(args, debug)
+    except KeyboardInterrupt:
+        _print_error("interrupted", None)
+        code = 130  # ExitCode.INTERRUPTED, without importing more while signals arrive
+    except _signals.Terminated:
+        _print_error("terminated by SIGTERM", None)
+        code = 143  # ExitCode.TERMINATED
+    sys.exit(code)
+
+
+def _run(args: list[str], debug: bool) -> int:
+    """The command's exit code; every error becomes a message (and a code) here."""
+    from tile_cli._errors import CliError, ExitCode, os_error
+
+    try:
+        from tile_cli._app import app
+
         code = app(args=args, prog_name="tile", standalone_mode=False)
     except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
-        sys.exit(code)
+        return exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
     except CliError as exc:
         _print_error(exc.message, exc.hint)
         if debug:
             traceback.print_exc()
-        sys.exit(int(exc.code))
-    except KeyboardInterrupt:
-        _print_error("interrupted", None)
-        sys.exit(int(ExitCode.INTERRUPTED))
-    except _Terminated:
-        _print_error("terminated by SIGTERM", None)
-        sys.exit(int(ExitCode.TERMINATED))
+        return int(exc.code)
+    except OSError as exc:  # the environment refused something: a full disk, a bad path
+        error = os_error(exc)
+        _print_error(error.message, error.hint)
+        if debug:
+            traceback.print_exc()
+        return int(error.code)
     except Exception as exc:  # the last line of defence: no bare tracebacks
         import typer
 
         if isinstance(exc, typer.Exit):
-            sys.exit(exc.exit_code)
+            return exc.exit_code
         if isinstance(exc, typer.Abort):
-            sys.exit(int(ExitCode.INTERRUPTED))
+            return int(ExitCode.INTERRUPTED)
         show = getattr(exc, "show", None)
         if callable(show):  # click's usage errors (bad flag, missing argument)
             show()
-            sys.exit(int(getattr(exc, "exit_code", ExitCode.USAGE)))
+            return int(getattr(exc, "exit_code", ExitCode.USAGE))
         _print_error(
             f"internal error: {type(exc).__name__}: {exc}",
             "rerun with -vv for the traceback and report it",
         )
         if debug:
             traceback.print_exc()
-        sys.exit(int(ExitCode.INFRA))
-    sys.exit(code if isinstance(code, int) else 0)
+        return int(ExitCode.INFRA)
+    return code if isinstance(code, int) else 0
+
+
+def _tolerant_streams() -> None:
+    """Characters the terminal's encoding lacks (`PYTHONIOENCODING=ascii`, a C locale) are
+    written as escapes instead of ending the command in a UnicodeEncodeError: tables use ✓."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if callable(reconfigure):
+            with contextlib.suppress(ValueError, OSError):  # a closed or odd stream: leave it
+                reconfigure(errors="backslashreplace")
 
 
 def _compose_profiles(args: list[str]) -> list[str]:
@@ -97,11 +116,13 @@ def _compose_profiles(args: list[str]) -> list[str]:
 
 
 def _print_error(message: str, hint: str | None) -> None:
+    from tile_cli._escape import escape_controls
+
     color = sys.stderr.isatty() and not os.environ.get("NO_COLOR")
     red, bold, reset = ("\x1b[31m", "\x1b[1m", "\x1b[0m") if color else ("", "", "")
-    print(f"{red}{bold}error{reset}: {message}", file=sys.stderr)
+    print(f"{red}{bold}error{reset}: {escape_controls(message)}", file=sys.stderr)
     if hint:
-        print(f"{bold}hint{reset}: {hint}", file=sys.stderr)
+        print(f"{bold}hint{reset}: {escape_controls(hint)}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Unpack
 
 import tile_protocol as tp
 from tile_cli._errors import usage_failure
+from tile_cli._render import failure_hints
 from tile_cli._requests import RequestChanges, build_request, derive
 from tile_cli._runners import make_session
 from tile_cli._sinks import NullSink
@@ -64,6 +65,8 @@ class Answer(NullSink):
             raise refused
         for failure in self.failures:
             err.print(f"error: {failure.phase}: {failure.message}", markup=False)
+        for hint in failure_hints(self.failures):
+            err.print(f"hint: {hint}", markup=False)
         return not clean or bool(self.failures)
 
     @property

@@ -52,7 +52,7 @@ def _events(logs: Sequence[tp.Log], role: ta.ProcessRole) -> list[ta.CacheEvent]
                 "module": data["module"], "key": data.get("key"), "code": data.get("code"),
                 "reason": data.get("reason"), "differs": data.get("differs", []),
             }))  # fmt: skip
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, RecursionError):
             continue  # a newer runner's event shape: the snapshot numbers still hold
     return events
 

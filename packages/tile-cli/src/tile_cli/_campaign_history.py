@@ -89,7 +89,7 @@ def _report_dirs(runs_dir: Path, campaigns_dir: Path) -> list[Path]:
 def _load(path: Path) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
 
 

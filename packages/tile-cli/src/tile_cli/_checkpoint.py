@@ -20,6 +20,7 @@ from tile_cli._report import RunSetup, build_report, config_snapshots
 if TYPE_CHECKING:
     import tile_artifacts as ta
     from tile_cli._results import RunResults
+    from tile_cli._runlog import RunLog
 
 __all__ = ["Checkpoints"]
 
@@ -31,9 +32,10 @@ class Checkpoints:
     cases, never a re-validation of those already finished.
     """
 
-    def __init__(self, setup: RunSetup, results: RunResults) -> None:
+    def __init__(self, setup: RunSetup, results: RunResults, log: RunLog) -> None:
         self._setup = setup
         self._results = results
+        self._log = log
         self._records: dict[str, ta.CaseRecord] = {}
         self._held = 0
         self._missed = False
@@ -81,18 +83,26 @@ class Checkpoints:
             return
         self._missed = False
         setup, writer = self._setup, self._setup.writer
+        if self._log.fault is not None:
+            return
         cases = [self._records.get(c.case_id) or _pending(c) for c in self._results.planned]
         report = build_report(setup, self._results, interrupted=None, error=None, cases=cases)
         run = writer.run_info("incomplete", ta.INCOMPLETE_REASON)
         summary = report.summary.model_copy(update={"status": "incomplete"})
         report = report.model_copy(update={"run": run, "summary": summary})
-        paths = sorted({*writer.files(), ta.MANIFEST_JSON})
-        writer.checkpoint(
-            report,
-            summary=ta.render_summary_markdown(report, paths),
-            context=report.context,
-            config_snapshots=config_snapshots(setup.resolved),
-        )
+
+        def write() -> None:
+            paths = sorted({*writer.files(), ta.MANIFEST_JSON})
+            writer.checkpoint(
+                report,
+                summary=ta.render_summary_markdown(report, paths),
+                context=report.context,
+                config_snapshots=config_snapshots(setup.resolved),
+            )
+
+        # Under the run log's rule: a full disk is said once and ends the checkpoints, and
+        # the last good one stays (the directory then reads as incomplete).
+        self._log.write(write)
 
 
 def _pending(info: tp.CaseInfo) -> ta.CaseRecord:

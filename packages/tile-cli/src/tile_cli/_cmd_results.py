@@ -74,7 +74,9 @@ def compare_cmd(
         write_atomically(output, doc.model_dump_json(indent=2) + "\n", code=ExitCode.USAGE,
                          hint="pass `-o` a file in a directory that exists and is writable")  # fmt: skip
     if fmt == "markdown":
-        print(ta.render_comparison_markdown(doc))
+        from tile_cli._escape import escape_controls
+
+        print(escape_controls(ta.render_comparison_markdown(doc)))
     elif fmt == "json":
         print(doc.model_dump_json(indent=2))
     else:
@@ -124,13 +126,14 @@ def schema_check_cmd(
 ) -> None:
     """Validate a run directory (or one file) against Artifact Format v1."""
     import tile_artifacts as ta
+    from tile_cli._escape import escape_controls
 
     try:
         problems = ta.check_path(path)
     except ta.ArtifactError as exc:
         raise CliError(exc.message, hint=exc.hint, code=ExitCode.USAGE) from None
     for problem in problems:
-        typer.echo(str(problem))
+        typer.echo(escape_controls(str(problem)))
     if problems:
         typer.echo(f"{len(problems)} problem(s) in {path}", err=True)
         raise typer.Exit(ExitCode.FAILED)

@@ -71,12 +71,19 @@ def fetch_cmd(
     offline: Annotated[
         bool, typer.Option("--offline", help="Use only the cache; fail on anything missing.")
     ] = False,
+    deadline: Annotated[
+        float,
+        typer.Option(
+            "--deadline", help="Seconds one file's whole download may take (default 3600)."
+        ),
+    ] = 3600.0,
     **flags: Any,
 ) -> None:
     """Download the pinned data files of `[downloads.<name>]`, verified by sha256."""
     from tile_cli._fetch import fetch
 
-    code = fetch(names or [], list_only=list_only, offline=offline, profile=flags["profile"])
+    code = fetch(names or [], list_only=list_only, offline=offline, profile=flags["profile"],
+                 deadline=deadline)  # fmt: skip
     raise typer.Exit(code)
 
 
@@ -138,11 +145,12 @@ def cache_clear_cmd(
 
 def campaign_list_cmd() -> None:
     """List the campaigns of this project and where each is defined."""
+    from tile_cli._escape import escape_controls
     from tile_cli._settings import load
     from tile_config import campaign_names
 
     for name, where in campaign_names(load(None, {})).items():
-        typer.echo(f"{name}\t{where}")
+        typer.echo(escape_controls(f"{name}\t{where}"))
     raise typer.Exit(ExitCode.OK)
 
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from tile_cli._errors import CliError, ExitCode
+from tile_cli._errors import CliError, ExitCode, os_error
 from tile_cli._format import fmt_time
 from tile_cli._layout import Column, emit, fit_tables
 
@@ -231,15 +231,11 @@ def save_baseline(
         baseline = ta.baseline_from_reports(reports, label=label)
     except ta.ArtifactError as exc:
         raise CliError(exc.message, hint=exc.hint, code=ExitCode.USAGE) from None
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise CliError(
-            f"cannot create the baseline directory `{directory}`: {exc.strerror}",
-            hint="pass another `--dir`",
-        ) from None
     target = directory / f"{device_slug(baseline.device.device_kind)}.json"
     try:
+        directory.mkdir(parents=True, exist_ok=True)
+        # A temp file of this process's own, renamed over the target: two saves at once each
+        # leave a whole file, and the survivor is one of them.
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
@@ -249,7 +245,10 @@ def save_baseline(
             Path(tmp).unlink(missing_ok=True)
             raise
     except OSError as exc:
+        error = os_error(exc)
         raise CliError(
-            f"cannot write the baseline `{target}`: {exc.strerror}", hint="pass another `--dir`"
+            f"cannot write the baseline to `{directory}`: {exc.strerror or exc}",
+            hint=f"choose a writable directory with `--dir` ({error.hint})",
+            code=error.code,
         ) from None
     return target

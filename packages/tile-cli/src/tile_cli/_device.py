@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import msgspec
 from rich.table import Table
@@ -13,12 +17,17 @@ from tile_cli._format import fmt_bytes
 from tile_cli._settings import Selection, load
 from tile_cli._ui import make_consoles
 
-__all__ = ["show_device"]
+if TYPE_CHECKING:
+    from tile_config import ResolvedConfig
+
+__all__ = ["calibration_dir", "show_device"]
 
 
 def show_device(*, calibrate: bool, as_json: bool, profile: str | None) -> int:
     """Ask a runner what it sees; with --calibrate, measure and cache the ceilings too."""
     out, err = make_consoles()
+    if calibrate:
+        _check_calibration_cache(load(profile, {}))
     if calibrate and not as_json:
         err.print("calibrating: copy bandwidth and bf16 matmul (a few seconds)…", style="dim")
     answer, clean = ask("device", load(profile, {}), Selection(), calibrate=calibrate)
@@ -62,6 +71,35 @@ def show_device(*, calibrate: bool, as_json: bool, profile: str | None) -> int:
     for key, value in rows:
         table.add_row(key, value)
     out.print(table)
-    if cal is not None:
+    for warning in answer.warnings:
+        err.print(f"{warning.level}: {warning.message}", markup=False, style="yellow")
+    if cal is not None and not answer.warnings:
         err.print("calibration cached; `tile bench` uses it for the roofline", style="dim")
     return int(ExitCode.OK)
+
+
+def calibration_dir(environ: Mapping[str, str]) -> Path:
+    """Where runners cache calibrations: `calibration/` in TILE_CACHE_DIR, else in the user
+    cache directory (as tile_runner's `calibration_path`, without importing it)."""
+    root = environ.get("TILE_CACHE_DIR")
+    if not root:
+        xdg = environ.get("XDG_CACHE_HOME")
+        root = str((Path(xdg) if xdg else Path.home() / ".cache") / "tile")
+    return Path(root).expanduser() / "calibration"
+
+
+def _check_calibration_cache(resolved: ResolvedConfig) -> None:
+    """Refuse an unusable cache directory before minutes of measuring are spent (exit 2)."""
+    where = calibration_dir({**os.environ, **resolved.config.runner.env})
+    try:
+        where.mkdir(parents=True, exist_ok=True)
+        usable = os.access(where, os.W_OK | os.X_OK)
+        problem = None if usable else "it is not writable"
+    except OSError as exc:
+        problem = exc.strerror or str(exc)
+    if problem is not None:
+        raise CliError(
+            f"cannot cache the calibration in `{where}`: {problem}",
+            hint="set TILE_CACHE_DIR (or `[runner] env`) to a writable directory",
+            code=ExitCode.USAGE,
+        )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Sequence
 from enum import IntEnum
 from pathlib import Path
@@ -15,6 +16,7 @@ __all__ = [
     "CliError",
     "ExitCode",
     "no_cases",
+    "os_error",
     "os_failure",
     "stopped_code",
     "usage_failure",
@@ -82,6 +84,47 @@ def write_atomically(path: Path, data: str | bytes, *, hint: str, code: ExitCode
         tmp.replace(path)
     except OSError as exc:
         raise os_failure(f"write `{path}`", exc, hint=hint, code=code) from None
+
+
+_USAGE_ERRNOS = frozenset(
+    {
+        errno.ENOENT,
+        errno.ENOTDIR,
+        errno.EISDIR,
+        errno.EACCES,
+        errno.EPERM,
+        errno.EEXIST,
+        errno.ENAMETOOLONG,
+        errno.ELOOP,
+        errno.EROFS,
+    }
+)
+_SPACE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+
+
+def os_error(exc: OSError) -> CliError:
+    """What the environment refused, as a message naming the file, a hint and an exit code.
+
+    A path the user gave that cannot be used (missing, not a directory, no permission) is a
+    usage error (2); a full disk or a failing device is infrastructure (3).
+    """
+    where = exc.filename if exc.filename is not None else None
+    what = exc.strerror or type(exc).__name__
+    message = f"{what}: `{where}`" if where is not None else f"{what} ({exc})"
+    if exc.errno in _SPACE_ERRNOS:
+        return CliError(
+            message,
+            hint="free some space (or raise the quota) there, or point tile elsewhere "
+            "(`--output-dir`, `TILE_CACHE_DIR`), then rerun",
+            code=ExitCode.INFRA,
+        )
+    if exc.errno in _USAGE_ERRNOS:
+        return CliError(
+            message,
+            hint="check the path and its permissions, or choose another location",
+            code=ExitCode.USAGE,
+        )
+    return CliError(message, hint="check the file system, then rerun", code=ExitCode.INFRA)
 
 
 def usage_failure(failures: Sequence[tp.Failure]) -> CliError | None:

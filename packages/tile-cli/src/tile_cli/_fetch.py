@@ -3,32 +3,42 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from tile_cli._errors import CliError, ExitCode
 from tile_cli._format import fmt_bytes
 from tile_cli._settings import load
 from tile_cli._ui import make_consoles
 
+if TYPE_CHECKING:
+    import tile_downloads as td
+    from tile_config import ResolvedConfig
+
 __all__ = ["fetch"]
 
 
-def fetch(names: Sequence[str], *, list_only: bool, offline: bool, profile: str | None) -> int:
-    """Fetch the named entries (all when none are named); `--list` shows the cache state."""
-    from rich.progress import BarColumn, DownloadColumn, Progress, TaskID, TransferSpeedColumn
-    from rich.table import Table
+def fetch(
+    names: Sequence[str],
+    *,
+    list_only: bool,
+    offline: bool,
+    profile: str | None,
+    deadline: float = 3600.0,
+) -> int:
+    """Fetch the named entries (all when none are named); `--list` shows the cache state.
 
+    `deadline` bounds each file's whole download, in seconds.
+    """
     import tile_downloads as td
 
-    out, err = make_consoles()
+    if not deadline > 0:
+        raise CliError(f"--deadline must be above 0, got {deadline:g}", hint="e.g. `600`")
     resolved = load(profile, {})
-    entries = {
-        name: {k: v for k, v in e.model_dump().items() if v is not None}
-        for name, e in resolved.config.downloads.items()
-    }
     try:
-        registry = td.registry_from_mapping(entries)
-    except td.DownloadError as exc:
-        raise CliError(str(exc), hint=exc.hint) from None
+        offline = td.resolve_offline(offline or None)
+    except td.DownloadError as exc:  # TILE_OFFLINE=maybe: configuration, not the network
+        raise CliError(str(exc), hint=exc.hint, code=ExitCode.USAGE) from None
+    registry = _registry(resolved)
     unknown = [n for n in names if n not in registry]
     if unknown:
         raise CliError(
@@ -38,16 +48,49 @@ def fetch(names: Sequence[str], *, list_only: bool, offline: bool, profile: str 
         )
     wanted = list(names) or list(registry)
     if list_only:
-        table = Table(box=None, header_style="bold")
-        for col in ("name", "size", "cached", "url"):
-            table.add_column(col)
-        for name in wanted:
-            info = td.cached_info(name, registry)
-            table.add_row(
-                name, fmt_bytes(info.size_bytes), "yes" if info.cached else "no", info.url
-            )
-        out.print(table)
+        _list(registry, wanted)
         return int(ExitCode.OK)
+    failed = _download(registry, wanted, offline=offline, deadline=deadline)
+    return int(ExitCode.INFRA if failed else ExitCode.OK)
+
+
+def _registry(resolved: ResolvedConfig) -> td.Registry:
+    """`[downloads]` of the configuration as tile-downloads' registry."""
+    import tile_downloads as td
+
+    entries = {
+        name: {k: v for k, v in e.model_dump().items() if v is not None}
+        for name, e in resolved.config.downloads.items()
+    }
+    try:
+        return td.registry_from_mapping(entries)
+    except td.DownloadError as exc:
+        raise CliError(str(exc), hint=exc.hint) from None
+
+
+def _list(registry: td.Registry, wanted: list[str]) -> None:
+    """`--list`: each entry's size, whether it is cached, and its URL."""
+    from rich.table import Table
+
+    import tile_downloads as td
+
+    out, _ = make_consoles()
+    table = Table(box=None, header_style="bold")
+    for col in ("name", "size", "cached", "url"):
+        table.add_column(col)
+    for name in wanted:
+        info = td.cached_info(name, registry)
+        table.add_row(name, fmt_bytes(info.size_bytes), "yes" if info.cached else "no", info.url)
+    out.print(table)
+
+
+def _download(registry: td.Registry, wanted: list[str], *, offline: bool, deadline: float) -> int:
+    """Fetch each entry with a progress bar, printing `NAME<TAB>PATH`; the number that failed."""
+    from rich.progress import BarColumn, DownloadColumn, Progress, TaskID, TransferSpeedColumn
+
+    import tile_downloads as td
+
+    out, err = make_consoles()
     failed = 0
     with Progress(
         "[bold]{task.description}", BarColumn(), DownloadColumn(), TransferSpeedColumn(),
@@ -62,7 +105,7 @@ def fetch(names: Sequence[str], *, list_only: bool, offline: bool, profile: str 
 
         for name in wanted:
             try:
-                path = td.fetch(name, registry, offline=offline or None, progress=report)
+                path = td.fetch(name, registry, offline=offline, progress=report, deadline=deadline)
             except td.DownloadError as exc:
                 failed += 1
                 err.print(f"error: {exc}", markup=False, style="red")
@@ -70,4 +113,4 @@ def fetch(names: Sequence[str], *, list_only: bool, offline: bool, profile: str 
                     err.print(f"hint: {exc.hint}", markup=False)
                 continue
             out.print(f"{name}\t{path}", markup=False)
-    return int(ExitCode.INFRA if failed else ExitCode.OK)
+    return failed

@@ -18,6 +18,7 @@ from datetime import datetime
 from pathlib import Path
 
 import tile_protocol as tp
+from tile_cli import _signals as signals
 from tile_cli._errors import ExitCode, os_failure
 
 __all__ = [
@@ -27,8 +28,11 @@ __all__ = [
     "STOP_GRACE_S",
     "Launch",
     "LaunchCounter",
+    "death_failure",
     "describe_exit",
+    "hang_reason",
     "kill_group",
+    "last_words",
     "reap",
     "spawn",
     "stream_events",
@@ -42,7 +46,7 @@ REAP_WAIT_S = 10.0
 STARTUP_TIMEOUT_S = 120.0
 """How long a runner may take to say hello (importing JAX on a loaded machine)."""
 EOF = object()
-"""What `stream_events` puts on its queue after the runner's last message."""
+"""What `stream_events` puts on its queue after the runner's last batch of messages."""
 
 
 @dataclass(frozen=True)
@@ -53,13 +57,16 @@ class RunnerSpec:
     `env_overrides`. A launcher changes that: `argv_prefix` goes in front (`srun ... --`),
     `environ` replaces the inherited environment, `startup_timeout=None` waits for `hello`
     however long a queued job takes, and `exit_signal` reads a signal out of the exit status
-    (srun: 128+N).
+    (srun: 128+N). `timeout` (`[runner] timeout`) is how long a runner may stay silent outside
+    a case: while it starts (until `hello`; a queued job's wait is not counted) and between
+    cases; None allows the larger of `case_timeout` and STARTUP_TIMEOUT_S.
     """
 
     python: str
     cwd: Path
     env_overrides: Mapping[str, str]
     case_timeout: float
+    timeout: float | None = None
     isolate: bool = False
     argv_prefix: tuple[str, ...] = ()
     environ: Mapping[str, str] | None = None
@@ -155,13 +162,15 @@ def spawn(launch: Launch, env: dict[str, str], *, launcher: bool) -> subprocess.
 def stream_events(proc: subprocess.Popen[bytes], request: bytes) -> queue.Queue[object]:
     """Write `request` to the runner and decode its stream, each on a thread of its own.
 
-    The queue gets every protocol event, then `EOF`. Writing on a thread: a launcher may not
-    read its stdin before the job starts (srun waiting in the queue), and a large request
-    must not block the loop that watches the clock.
+    The queue gets the protocol events in lists, one per chunk read (a chatty runner sends
+    thousands of lines a chunk), then `EOF`. Writing on a thread: a launcher may not read its
+    stdin before the job starts (srun waiting in the queue), and a large request must not
+    block the loop that watches the clock. Neither thread takes Ctrl-C from the main one.
     """
     events: queue.Queue[object] = queue.Queue()
-    threading.Thread(target=_read_stream, args=(proc, events), daemon=True).start()
-    threading.Thread(target=_write_request, args=(proc, request), daemon=True).start()
+    read, write = signals.quiet(_read_stream), signals.quiet(_write_request)
+    threading.Thread(target=read, args=(proc, events), daemon=True).start()
+    threading.Thread(target=write, args=(proc, request), daemon=True).start()
     return events
 
 
@@ -177,10 +186,9 @@ def _read_stream(proc: subprocess.Popen[bytes], out: queue.Queue[object]) -> Non
             break
         if not chunk:
             break
-        for event in decoder.feed(chunk):
-            out.put(event)
-    for event in decoder.close():
-        out.put(event)
+        if events := decoder.feed(chunk):
+            out.put(events)
+    out.put(decoder.close())
     out.put(EOF)
 
 
@@ -236,3 +244,39 @@ def describe_exit(launch: Launch) -> str:
         extra = " (out of memory?)" if launch.signal == signal.SIGKILL else ""
         return f"runner killed by {name} (signal {launch.signal}){extra}"
     return f"runner exited with code {launch.return_code} before finishing"
+
+
+def hang_reason(limit: float, *, in_case: bool, configured: bool) -> str:
+    """Why a silent runner was given up on: which limit its silence reached."""
+    which = " (case_timeout)" if in_case else " (`[runner] timeout`)" if configured else ""
+    return f"no message from the runner for {limit:g} s{which}"
+
+
+def death_failure(launch: Launch, case_id: str | None, *, timed_out: bool) -> tp.Failure:
+    """The failure that stands for a runner that died or hung (`launch.reason` says how): on
+    the case it was on, else at startup, where its last words (`No module named tile_runner`,
+    a bad XLA flag) are the cause."""
+    tail = launch.stderr_tail().strip() or None
+    message = launch.reason or describe_exit(launch)
+    if case_id is None and (cause := last_words(tail)):
+        message = f"{message}: {cause}"
+    return tp.Failure(
+        case_id=case_id,
+        phase="run" if case_id is not None else "startup",
+        status="timed_out" if timed_out else "failed",
+        error_type="RunnerTimeout" if timed_out else "RunnerCrash",
+        message=message,
+        traceback=tail,
+    )
+
+
+def last_words(stderr_tail: str | None) -> str | None:
+    """The line of a runner's stderr that most likely says why it died: the last one that
+    reads like an error, else the last one (bounded)."""
+    lines = [line.strip() for line in (stderr_tail or "").splitlines() if line.strip()]
+    if not lines:
+        return None
+    markers = ("Error", "error:", "Exception", "No module named", "FATAL", "Fatal")
+    found = next((line for line in reversed(lines) if any(m in line for m in markers)), None)
+    line = found or lines[-1]
+    return line if len(line) <= 300 else line[:300] + "…"

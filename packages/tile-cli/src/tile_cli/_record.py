@@ -8,24 +8,27 @@ final report, summary and manifest are written by `finalize` (also on Ctrl-C and
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
 import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
-from importlib.metadata import PackageNotFoundError, version
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 import tile_protocol as tp
+from tile_cli import _signals as signals
 from tile_cli._checkpoint import Checkpoints
 from tile_cli._errors import CliError, ExitCode
+from tile_cli._invalid import invalid_failure, result_problem
 from tile_cli._process import Launch
 from tile_cli._report import RunSetup, build_report, write_final
 from tile_cli._results import CaseResult, RunResults
+from tile_cli._run_dir import open_run, tool_version
+from tile_cli._runlog import RunLog
 from tile_cli._telemetry import ClockWatch, write_snapshots
 
 if TYPE_CHECKING:
@@ -33,63 +36,10 @@ if TYPE_CHECKING:
     from tile_cli._compare import CompareSettings
     from tile_cli._outcome import Outcome
     from tile_cli._ui import Ui
-    from tile_config import ResolvedConfig
 
 __all__ = ["RunRecorder", "launch_id", "open_run", "tool_version"]
 
 _FORGED = "lines the runner did not send reached its pipe"
-
-TOOL = "tile"
-
-
-def tool_version() -> str:
-    """Version of the installed tile-cli."""
-    try:
-        return version("tile-cli")
-    except PackageNotFoundError:
-        return "0+unknown"
-
-
-def open_run(
-    command: str, resolved: ResolvedConfig, output_dir: Path | None, argv: list[str]
-) -> RunSetup:
-    """Create the run directory (and `.tile/latest`); refuse an unusable location clearly."""
-    import tile_artifacts as ta
-
-    run_id = ta.new_run_id(command)
-    redactor = ta.Redactor.for_run(
-        environ=os.environ,
-        settings=resolved.config.runner.env,
-        config_text=resolved.raw_text,
-        argv=argv,
-    )
-    if output_dir is not None:
-        run_dir = output_dir.absolute()
-    else:
-        run_dir = resolved.resolve_path(resolved.config.output.dir).absolute() / run_id
-    producer = ta.producer_info(TOOL, tool_version(), Path.cwd())
-    try:
-        writer = ta.ArtifactWriter(run_dir, run_id=run_id, producer=producer, redactor=redactor)
-    except ta.ArtifactError as exc:
-        raise CliError(exc.message, hint=exc.hint, code=ExitCode.USAGE) from None
-    # `-o DIR` runs too: `tile baseline save` (and --compare's users) take `.tile/latest`
-    # for the run just made; pointing it elsewhere saved an unrelated run as the baseline.
-    runs = resolved.resolve_path(resolved.config.output.dir).absolute()
-    _point_latest(run_dir, runs.parent if runs.name == "runs" else runs)
-    return RunSetup(command, resolved, writer, run_dir, argv)
-
-
-def _point_latest(run_dir: Path, tile_dir: Path) -> None:
-    """`.tile/latest` -> the newest run, replaced atomically; best effort."""
-    link = tile_dir / "latest"
-    tmp = tile_dir / f".latest-{os.getpid()}"
-    try:
-        tile_dir.mkdir(parents=True, exist_ok=True)
-        tmp.unlink(missing_ok=True)
-        tmp.symlink_to(os.path.relpath(run_dir, tile_dir))
-        tmp.replace(link)
-    except OSError:
-        pass
 
 
 class RunRecorder:
@@ -114,13 +64,16 @@ class RunRecorder:
         self._lock = threading.RLock()
         # The runner each thread's session is on, to tie its failures to its stderr log.
         self._current: dict[int, Launch] = {}
+        self.log = RunLog(setup.writer, on_fault=self._on_write_fault)
+        self.report_saved = False
+        """After a failed write: whether the final report.json was written all the same."""
         self.telemetry = setup.resolved.config.telemetry
         self.clocks = ClockWatch(setup.writer, self.telemetry)
-        self.checkpoints = Checkpoints(setup, self.results)
+        self.checkpoints = Checkpoints(setup, self.results, self.log)
         """The report-in-progress, rewritten after every case (SIGKILL leaves it valid)."""
         self._event("info", "run", "run_started", f"tile {setup.command} started",
                     argv=setup.argv)  # fmt: skip
-        write_snapshots(setup.writer, setup.resolved)
+        self.log.write(lambda: write_snapshots(setup.writer, setup.resolved))
         self.checkpoints.write()
         self.clocks.start()
 
@@ -195,7 +148,13 @@ class RunRecorder:
 
     def on_message(self, message: tp.Message) -> None:
         with self._lock:
-            self._message(message)
+            try:
+                self._message(message)
+            except Exception as exc:  # a hostile message must not end the run; say so
+                what = message.__struct_config__.tag
+                self._failure(tp.Failure(phase="protocol", error_type=type(exc).__name__,
+                                         message=f"a `{what}` message from the runner could "
+                                         f"not be recorded: {exc}"))  # fmt: skip
 
     def finalize(
         self,
@@ -208,9 +167,9 @@ class RunRecorder:
         """Write report.json, summary.md, comparisons.json if asked, the manifest last.
 
         With `judge`, the run's exit code is decided first (`self.outcome`) and stated in
-        the report and summary.
+        the report and summary. After a failed write (a full disk) see `_finalize_faulted`.
         """
-        self.clocks.stop()
+        self.log.write(self.clocks.stop)
 
         def decide(comparison: ta.ComparisonDoc | None, problem: CliError | None) -> Outcome:
             from tile_cli._outcome import Outcome, run_outcome
@@ -222,13 +181,52 @@ class RunRecorder:
             self.outcome = outcome
             return outcome
 
-        with self._lock:
+        import tile_artifacts as ta
+
+        with signals.shielded(), self._lock:
             report = build_report(self.setup, self.results, interrupted=interrupted, error=error)
-            for hook in self.before_final:
-                hook(report)
-            self._event("info", "run", "run_finished", f"status {report.run.status}")
-            return write_final(self.setup, self.results, report, compare_with,
-                               clocks=self.clocks, outcome=decide if judge else None)  # fmt: skip
+            if self.log.write(lambda: [hook(report) for hook in self.before_final]):
+                self._event("info", "run", "run_finished", f"status {report.run.status}")
+                self.log.close()
+                try:
+                    if self.log.fault is None:
+                        return write_final(self.setup, self.results, report, compare_with,
+                                           clocks=self.clocks,
+                                           outcome=decide if judge else None)  # fmt: skip
+                except ta.ArtifactError as exc:
+                    self.log.fail(exc)
+            return self._finalize_faulted(report, judge=judge), None
+
+    def _finalize_faulted(self, report: ta.Report, *, judge: bool) -> ta.Report:
+        """After a failed write the final manifest is left out, so that the directory keeps
+        its last checkpoint's `incomplete` one, and only report.json is tried: it holds every
+        measurement, and its status reason names the write that failed. The run ends with
+        exit 3 whatever it measured, and the report says so."""
+        import tile_artifacts as ta
+        from tile_cli._outcome import Outcome, apply_outcome
+
+        fault = self.log.fault
+        if fault is not None:
+            why = f"run directory incomplete: {fault.message}"
+            reason = f"{report.run.status_reason}; {why}" if report.run.status_reason else why
+            run = report.run.model_copy(update={"status_reason": reason})
+            report = report.model_copy(update={"run": run})
+            if judge:
+                self.outcome = Outcome(int(ExitCode.INFRA), why)
+                report = apply_outcome(report, self.outcome, None)
+        with contextlib.suppress(ta.ArtifactError):
+            self.writer.write_json(ta.REPORT_JSON, report)
+            self.report_saved = True
+        return report
+
+    def write_fault(self) -> CliError | None:
+        """The error to end the command with when the run directory could not be written."""
+        return self.log.fault_error(self.run_dir, report_saved=self.report_saved)
+
+    def _on_write_fault(self, error: ta.ArtifactError) -> None:
+        """Said once, at once: the run goes on and prints its results, which may not be saved."""
+        self.ui.notice(f"error: {error.message}; the run goes on, its results are printed but "
+                       "may not be saved", "red")  # fmt: skip
 
     # ---------------------------------------------------------------- helpers
 
@@ -237,7 +235,7 @@ class RunRecorder:
         there), its final record when it ends; readers take each command's last line."""
         if not self.telemetry.commands:
             return
-        self.writer.command(
+        self.log.command(
             launch_id(launch),
             launch.args,
             cwd=launch.cwd,
@@ -253,7 +251,7 @@ class RunRecorder:
 
     def _launch_end(self, launch: Launch) -> None:
         # The runner wrote its stderr itself: hide the run's secrets in it now it is closed.
-        self.writer.scrub(os.path.relpath(launch.stderr_log, self.run_dir))
+        self.log.write(lambda: self.writer.scrub(os.path.relpath(launch.stderr_log, self.run_dir)))
         self._command(launch)
         self._event(
             "info" if launch.status == "success" else "error",
@@ -291,8 +289,15 @@ class RunRecorder:
         self.ui.notice(f"warning: {log.message}")
 
     def _message(self, message: tp.Message) -> None:
-        self._echo(message)
         if isinstance(message, (tp.BenchResult, tp.TestResult, tp.BuildResult)):
+            problem = result_problem(self._planned(message.case_id), message)
+            if problem is not None:  # its case is `invalid`; the run goes on
+                self._message(invalid_failure(message, problem))
+                return
+        self._echo(message)
+        if isinstance(message, tp.Log):  # the commonest message first
+            self._log(message)
+        elif isinstance(message, (tp.BenchResult, tp.TestResult, tp.BuildResult)):
             self.results.add_result(message)
             self._case_done(message)
         elif isinstance(message, tp.Failure):
@@ -303,13 +308,15 @@ class RunRecorder:
             self.results.input_files[message.name] = message.path
             self._event("info", "runner", "input_file", f"{message.name}: {message.path}",
                         case_id=message.case_id)  # fmt: skip
-        elif isinstance(message, tp.Log):
-            self._log(message)
         elif isinstance(message, tp.StateChange):
             self._state_change(message)
         elif isinstance(message, tp.Done):
             self._event("info", "run", "runner_done", "runner finished",
                         **msgspec.to_builtins(message))  # fmt: skip
+
+    def _planned(self, case_id: str) -> tp.CaseInfo | None:
+        index = self.results.position(case_id)
+        return self.results.planned[index] if index is not None else None
 
     def _state_change(self, change: tp.StateChange) -> None:
         """A case left the runner's process changed: a finding against it (once per change)."""
@@ -338,7 +345,9 @@ class RunRecorder:
     def _log(self, log: tp.Log) -> None:
         if log.message.startswith("jax_cache "):
             self.results.jax_cache_logs.append(log)
-        self._event(log.level, "runner", "log", log.message, case_id=log.case_id)
+        # The runner's log lines go to disk in batches: it may send 200,000 of them.
+        self.log.event(log.level, "runner", "log", log.message, {"case_id": log.case_id},
+                       chatter=True)  # fmt: skip
         if log.level in ("warning", "error"):
             self.results.diagnostics.append(log)
             self.ui.notice(f"{log.level}: {log.message}")
@@ -359,19 +368,13 @@ class RunRecorder:
             self.checkpoints.write()
             metrics = ta.case_metrics(record, run_id=self.run_id, index=index)
             if metrics:
-                self.writer.append_jsonl("metrics.jsonl", *metrics)
+                self.log.append(ta.METRICS_JSONL, *metrics)
         check = result.check if not isinstance(result, tp.BuildResult) else None
         self._event("info", "case", "case_done", result.case_id,
                     passed=None if check is None else check.passed)  # fmt: skip
 
     def _event(self, level: str, phase: str, event: str, message: str, **fields: Any) -> None:
-        self.writer.event(
-            event,
-            message,
-            level=level,  # type: ignore[arg-type]
-            phase=phase,
-            fields=json.loads(json.dumps(fields, default=str)),
-        )
+        self.log.event(level, phase, event, message, json.loads(json.dumps(fields, default=str)))
 
 
 def launch_id(launch: Launch) -> str:

@@ -19,6 +19,7 @@ from tile_cli._layout import emit
 from tile_cli._outcome import split_failures
 from tile_cli._tables import BenchRows, accounting_tables, bench_tables, precision_notice
 from tile_cli._tables import test_tables as make_test_tables
+from tile_cli._ui import diagnostic_lines, timing_line
 from tile_cli._undone import undone_lines
 
 if TYPE_CHECKING:
@@ -73,10 +74,11 @@ def _signal_of(failure: tp.Failure) -> str | None:
     return match.group(1) if match else None
 
 
-def failure_hints(failures: list[tp.Failure]) -> list[str]:
+def failure_hints(failures: Sequence[tp.Failure]) -> list[str]:
     """One hint per kind of failure seen, saying what to do next."""
     phases = {f.phase for f in failures}
-    crashes = [f for f in failures if f.error_type == "RunnerCrash"]
+    # A runner that died before its first case is a startup failure, not a case's crash.
+    crashes = [f for f in failures if f.error_type == "RunnerCrash" and f.case_id]
     signals = {s for f in crashes if (s := _signal_of(f)) is not None}
     rerun = "rerun it alone with `tile bench --case ID --isolate`"
     hints: list[str] = []
@@ -85,6 +87,12 @@ def failure_hints(failures: list[tp.Failure]) -> list[str]:
             "a kernel module did not import: check `[project] modules`/`paths` in tile.toml "
             "(modules import with the project root on sys.path; install a packaged project "
             "with `pip install -e .`), or run `tile list` to see what loads"
+        )
+    if "startup" in phases:
+        hints.append(
+            "the runner did not start: check that `[runner] python` (or TILE_RUNNER_PYTHON) "
+            "has tile-runner installed and that `[runner] env` / XLA_FLAGS are valid; its "
+            "stderr is in `logs/runner-1.stderr.log` of the run directory"
         )
     if native := sorted(signals & _NATIVE):
         hints.append(
@@ -102,7 +110,7 @@ def failure_hints(failures: list[tp.Failure]) -> list[str]:
             "the runner exited in the middle of a case (`sys.exit`/`os._exit` in a kernel or "
             f"its inputs?); its stderr is under `logs/` of the run directory; {rerun}"
         )
-    if any(f.error_type == "RunnerTimeout" for f in failures):
+    if any(f.error_type == "RunnerTimeout" and f.case_id for f in failures):
         hints.append(
             "a case said nothing for `case_timeout` seconds (a hang, or a very long compile): "
             "raise `--case-timeout` if it is only slow; its stderr is under `logs/`"
@@ -162,8 +170,8 @@ def render_suite(
                   markup=False, style="red", soft_wrap=True)  # fmt: skip
     if command == "bench" and (notice := precision_notice(rows)) is not None:
         err.print(notice, markup=False, style="yellow", soft_wrap=True)
-    for log in results.diagnostics:
-        err.print(f"{log.level}: {log.message}", markup=False, style="yellow", soft_wrap=True)
+    for line in diagnostic_lines(results.diagnostics):
+        err.print(line, markup=False, style="yellow", soft_wrap=True)
     err.print(results.headline(), markup=False, soft_wrap=True)
 
 
@@ -171,8 +179,6 @@ def render_timing(
     out: Console, err: Console, results: RunResults, timing: ta.RunTiming | None
 ) -> None:
     """`-v`: each case's time accounting, and the run's wall time against what it needed."""
-    from tile_cli._ui import timing_line
-
     timed: list[tp.BenchResult | tp.TestResult] = [*results.bench_results, *results.test_results]
     emit(out, *accounting_tables(timed, plain=not out.is_terminal, width=out.width))
     if timing is not None:

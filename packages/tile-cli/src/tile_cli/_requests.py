@@ -82,6 +82,7 @@ def bench_settings(cfg: TileConfig) -> tp.BenchSettings:
         cold=b.cold,
         batch=b.batch,
         rounds=b.rounds,
+        cache_bytes=cfg.machine.l2_bytes,
     )
 
 

@@ -71,6 +71,7 @@ def make_session(
         cwd=Path.cwd(),
         env_overrides={**runner.env, **via.env},
         case_timeout=runner.case_timeout,
+        timeout=runner.timeout,
         isolate=isolate,
         argv_prefix=via.argv_prefix,
         environ=via.environ,

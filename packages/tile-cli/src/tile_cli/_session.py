@@ -21,13 +21,15 @@ from pathlib import Path
 import tile_protocol as tp
 from tile_cli._boundary import Boundary, new_token
 from tile_cli._errors import CliError, ExitCode
+from tile_cli._family import Family
 from tile_cli._process import (
-    EOF,
     STARTUP_TIMEOUT_S,
     Launch,
     LaunchCounter,
     RunnerSpec,
+    death_failure,
     describe_exit,
+    hang_reason,
     kill_group,
     reap,
     spawn,
@@ -84,6 +86,7 @@ class RunnerSession:
         self._state = _State()
         self._boundary: Boundary | None = None
         self._proc: subprocess.Popen[bytes] | None = None
+        self._family = Family()  # what the current runner started, noted at case ends
         self._proc_lock = threading.Lock()
         self._stopping = False
 
@@ -164,13 +167,14 @@ class RunnerSession:
         self._state.done_seen = self._state.hello_seen = False
         self._state.restart = self._state.ended = None
         try:
-            in_flight, timed_out = self._pump(events)
+            in_flight, timed_out, after_done = self._pump(events)
         except BaseException:
             self.stop()
             launch.status = "interrupted"
             self._close(proc, launch)
             raise
-        return self._conclude(proc, launch, in_flight, timed_out=timed_out, events=events)
+        return self._conclude(proc, launch, in_flight, timed_out=timed_out,
+                              events=(after_done, events))  # fmt: skip
 
     def _new_launch(self, request: tp.RunRequest) -> Launch:
         index = self._numbering()
@@ -198,19 +202,22 @@ class RunnerSession:
         self._sink.on_launch(launch)
         return proc
 
-    def _pump(self, events: queue.Queue[object]) -> tuple[str | None, bool]:
-        """Hand each event to the sink until `done`, EOF or silence; (case in flight, timed out)."""
+    def _pump(self, events: queue.Queue[object]) -> tuple[str | None, bool, list[object]]:
+        """Hand each event to the sink until `done`, EOF or silence; (case in flight, timed
+        out, the rest of the batch `done` came in)."""
         in_flight: str | None = None
         while True:
             try:
-                event = events.get(timeout=self._silence_limit(in_flight))
+                batch = events.get(timeout=self._silence_limit(in_flight))
             except queue.Empty:
-                return in_flight, True
-            if event is EOF:
-                return in_flight, False
-            in_flight = self._dispatch(event, in_flight)
-            if self._state.done_seen:
-                return in_flight, False
+                return in_flight, True, []
+            if not isinstance(batch, list):  # EOF
+                return in_flight, False, []
+            batch_events: list[object] = batch  # pyright: ignore[reportUnknownVariableType]
+            for i, event in enumerate(batch_events):
+                in_flight = self._dispatch(event, in_flight)
+                if self._state.done_seen:
+                    return in_flight, False, batch_events[i + 1 :]
 
     def _conclude(
         self,
@@ -219,11 +226,15 @@ class RunnerSession:
         in_flight: str | None,
         *,
         timed_out: bool,
-        events: queue.Queue[object],
+        events: tuple[list[object], queue.Queue[object]],
     ) -> bool:
-        """Close the runner's process and blame its death, if it died, on the right case."""
+        """Close the runner's process and blame its death, if it died, on the right case.
+
+        `events`: what came after `done` in its batch, and the queue with any later batches.
+        """
         if timed_out:
             launch.status = "timed_out"  # before _close records it
+            self._note_family()  # what the hung case started goes with it
             if self._spec.argv_prefix:
                 terminate(proc)  # srun forwards SIGTERM to the task and ends the job step
             else:
@@ -235,24 +246,27 @@ class RunnerSession:
             return False
         self._close(proc, launch)
         if self._state.done_seen and not timed_out:
-            self._drain(events)
+            self._drain(*events)
             return True
         if self._boundary is not None:
             self._boundary.close()
         self._blame(launch, in_flight, timed_out=timed_out)
         return False
 
-    def _drain(self, events: queue.Queue[object]) -> None:
+    def _drain(self, after_done: list[object], events: queue.Queue[object]) -> None:
         """Check what the runner wrote after `done` (nothing may follow it); then close."""
+        for event in after_done:
+            self._dispatch(event, None)
         until = time.monotonic() + DRAIN_S
         while True:
             try:
-                event = events.get(timeout=max(0.0, until - time.monotonic()))
+                batch = events.get(timeout=max(0.0, until - time.monotonic()))
             except queue.Empty:
                 break
-            if event is EOF:
+            if not isinstance(batch, list):  # EOF
                 break
-            self._dispatch(event, None)
+            for event in batch:  # pyright: ignore[reportUnknownVariableType]
+                self._dispatch(event, None)
         if self._boundary is not None:
             self._boundary.close()
 
@@ -264,17 +278,27 @@ class RunnerSession:
             # queue takes: `startup_timeout=None`) or importing JAX on a loaded machine.
             if spec.startup_timeout is None:
                 return None
-            return max(spec.case_timeout, spec.startup_timeout)
+            return (
+                spec.timeout
+                if spec.timeout is not None
+                else max(spec.case_timeout, spec.startup_timeout)
+            )
+        if in_flight:
+            return spec.case_timeout
         # Between cases the runner may be importing kernel modules or compiling: allow at
-        # least STARTUP_TIMEOUT_S there.
-        return spec.case_timeout if in_flight else max(spec.case_timeout, STARTUP_TIMEOUT_S)
+        # least STARTUP_TIMEOUT_S there unless `[runner] timeout` says otherwise.
+        return (
+            spec.timeout if spec.timeout is not None else max(spec.case_timeout, STARTUP_TIMEOUT_S)
+        )
 
     def _dispatch(self, event: object, in_flight: str | None) -> str | None:
         """Hand one event to the sink; return the case in flight after it."""
         sink = self._sink
         if self._boundary is not None and (rejected := self._boundary.admit(event)) is not None:
             return self._rejected(rejected, in_flight)
-        if isinstance(event, (tp.BadLine, tp.UnknownMessage)):
+        if isinstance(event, tp.Log):  # by far the commonest message: straight through
+            sink.on_message(tp.upgrade(event, self._state.minor))
+        elif isinstance(event, (tp.BadLine, tp.UnknownMessage)):
             sink.on_noise(event)
         elif isinstance(event, tp.Hello):
             self._hello(event)
@@ -287,6 +311,7 @@ class RunnerSession:
             return event.case_id
         elif isinstance(event, (tp.BenchResult, tp.TestResult, tp.BuildResult)):
             self._state.finished.add(event.case_id)
+            self._note_family()
             sink.on_message(event)
             return None
         elif isinstance(event, tp.Inspect):
@@ -326,6 +351,7 @@ class RunnerSession:
     def _failure(self, failure: tp.Failure, in_flight: str | None) -> str | None:
         if failure.case_id is not None:
             self._state.finished.add(failure.case_id)
+            self._note_family()
         elif (key := (failure.phase, failure.error_type, failure.message)) in self._state.seen:
             return in_flight  # a restarted runner repeats import errors: report them once
         else:
@@ -333,8 +359,16 @@ class RunnerSession:
         self._sink.on_message(failure)
         return None if failure.case_id == in_flight else in_flight
 
+    def _note_family(self) -> None:
+        """At a case end: note what the runner's kernels started, to end it with the runner."""
+        proc = self._proc
+        if proc is not None:
+            self._family.note(proc.pid)
+
     def _close(self, proc: subprocess.Popen[bytes], launch: Launch) -> None:
-        rc = reap(proc)
+        self._family.note(proc.pid)
+        rc = reap(proc)  # no orphans left in its group
+        self._family.end()  # nor outside it
         with self._proc_lock:
             self._proc = None
         launch.finished_at = datetime.now(UTC)
@@ -352,9 +386,8 @@ class RunnerSession:
         """Turn a runner that died or hung into a failure record for the case it was on."""
         if timed_out:
             limit = self._silence_limit(in_flight) or STARTUP_TIMEOUT_S
-            launch.reason = f"no message from the runner for {limit:g} s" + (
-                " (case_timeout)" if in_flight else ""
-            )
+            configured = self._spec.timeout is not None
+            launch.reason = hang_reason(limit, in_case=in_flight is not None, configured=configured)
         else:
             launch.reason = describe_exit(launch)
         self._state.ended = self._state.ended or launch.reason
@@ -364,13 +397,4 @@ class RunnerSession:
             self._state.finished.add(in_flight)
         else:
             self._state.plan = []  # died before it could say which cases exist: no restart
-        self._sink.on_message(
-            tp.Failure(
-                case_id=in_flight,
-                phase="run" if in_flight is not None else "startup",
-                status="timed_out" if timed_out else "failed",
-                error_type="RunnerTimeout" if timed_out else "RunnerCrash",
-                message=launch.reason,
-                traceback=launch.stderr_tail().strip() or None,
-            )
-        )
+        self._sink.on_message(death_failure(launch, in_flight, timed_out=timed_out))

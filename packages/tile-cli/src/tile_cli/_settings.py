@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tile_cli._errors import CliError, ExitCode
+from tile_cli._escape import escape_controls
 
 if TYPE_CHECKING:
     from tile_config import ResolvedConfig
@@ -49,7 +51,7 @@ def load(
     from tile_config import ConfigError, load_config
 
     try:
-        return load_config(
+        resolved = load_config(
             cwd=cwd or Path.cwd(), profile=profile, environ=os.environ, overrides=overrides
         )
     except ConfigError as exc:
@@ -59,6 +61,14 @@ def load(
             or "fix the value, or run `tile config` to see where each value comes from",
             code=ExitCode.USAGE,
         ) from None
+    for warning in resolved.warnings:
+        if warning not in _WARNED:  # a command may load the configuration more than once
+            _WARNED.add(warning)
+            print(f"warning: {escape_controls(warning)}", file=sys.stderr)
+    return resolved
+
+
+_WARNED: set[str] = set()
 
 
 def parse_axes(values: Sequence[str]) -> dict[str, list[str]]:
@@ -72,8 +82,23 @@ def parse_axes(values: Sequence[str]) -> dict[str, list[str]]:
                 f"bad axis override `{raw}`",
                 hint="write it as `-a AXIS=V1,V2`, e.g. `-a dtype=float32,bfloat16`",
             )
+        if name.strip() == "dtype":
+            _check_dtypes(raw, items)
         axes[name.strip()] = items
     return axes
+
+
+def _check_dtypes(raw: str, names: Sequence[str]) -> None:
+    """Refuse a dtype the runner would refuse, before JAX starts (exit 2, not 3)."""
+    from tile_config import dtype_problem
+
+    for name in names:
+        problem = dtype_problem(name)
+        if problem is not None:
+            raise CliError(
+                f"bad axis override `{raw}`: {problem}",
+                hint="write dtypes as JAX names them, e.g. `-a dtype=float32,bfloat16`",
+            )
 
 
 def parse_sets(values: Sequence[str], *, flag: str = "--set ") -> dict[str, object]:

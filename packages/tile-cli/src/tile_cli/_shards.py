@@ -46,7 +46,7 @@ def previous_costs(resolved: ResolvedConfig) -> dict[str, float] | None:
     try:
         report = json.loads((tile_dir / "latest" / "report.json").read_text())
         cases = report["cases"]
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
         return None
     costs: dict[str, float] = {}
     for case in cases if isinstance(cases, list) else []:
@@ -325,7 +325,7 @@ class ShardedRun:
         clean = True
         try:
             for _ in threads:
-                ok, exc = ends.get()
+                ok, exc = _wake_for_signals(ends)
                 if exc is not None:
                     raise exc
                 clean = clean and ok
@@ -337,3 +337,16 @@ class ShardedRun:
         for thread in threads:
             thread.join()
         return clean
+
+
+def _wake_for_signals(
+    ends: queue.Queue[tuple[bool, BaseException | None]],
+) -> tuple[bool, BaseException | None]:
+    """The next shard's end. The wait wakes every so often: a Ctrl-C that Linux hands to a
+    shard's thread (which starts processes, so it cannot block signals) is only acted on
+    when the main thread runs again."""
+    while True:
+        try:
+            return ends.get(timeout=0.25)
+        except queue.Empty:
+            continue

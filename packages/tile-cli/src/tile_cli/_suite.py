@@ -7,6 +7,7 @@ finalize the directory, show the results and choose the exit code.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import sys
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from tile_cli import _signals as signals
 from tile_cli._errors import CliError, ExitCode, no_cases, usage_failure
 from tile_cli._outcome import build_exit_code
 from tile_cli._record import RunRecorder, open_run
@@ -94,11 +96,16 @@ def run_suite(command: tp.Command, sel: Selection, flags: SuiteFlags) -> int:
 
         watch = CacheReport(resolved, cold_process=flags.cold_process)
     launching = _launching(resolved, flags.slurm_args)
+    build_request(command, resolved, sel, None)  # bad flags refused before a directory exists
+    # From here a signal waits until the session runs, where it is caught and the run
+    # directory finalized (an error before that ends tile anyway).
+    hold = contextlib.ExitStack()
+    hold.enter_context(signals.held())
     setup = open_run(command, resolved, flags.output_dir, sys.argv)
     request = build_request(command, resolved, sel, setup.run_dir)
     suite = _Suite(setup, flags, watch)
     suite.recorder.results.filtered = bool(sel.filters or sel.kernels or sel.case_ids or sel.axes)
-    interrupted = _drive(suite.session(request, launching), suite.recorder, suite.ui)
+    interrupted = _drive(suite.session(request, launching), suite.recorder, suite.ui, hold)
     if interrupted is None:
         settle(suite.recorder.results, suite.recorder)  # no planned case goes unaccounted for
     if command == "build":
@@ -157,6 +164,8 @@ class _Suite:
         render_undone(self.err, self.recorder.results)
         if not self.flags.as_json:
             self._where()
+        if (fault := self.recorder.write_fault()) is not None:
+            raise fault
         return build_exit_code(self.recorder.results, interrupted)
 
     def finish(self, interrupted: str | None, compare_with: CompareSettings | None) -> int:
@@ -198,6 +207,8 @@ class _Suite:
                 say_outcome(self.err, outcome)
         if not self.flags.as_json:
             self._where()
+        if (fault := self.recorder.write_fault()) is not None:
+            raise fault
         if (usage := usage_failure(results.failures)) is not None:
             raise usage
         if outcome.code == ExitCode.USAGE and not results.planned:
@@ -209,12 +220,18 @@ class _Suite:
         self.err.print(f"run directory: {where}", markup=False, style="dim")
 
 
-def _drive(session: _Stoppable, recorder: RunRecorder, ui: Ui) -> str | None:
+def _drive(
+    session: _Stoppable, recorder: RunRecorder, ui: Ui, hold: contextlib.ExitStack
+) -> str | None:
     """Run the session to its end; on Ctrl-C or SIGTERM stop it and say which it was.
 
-    Any other exception finalizes the run directory as failed before it goes on up.
+    `hold` keeps signals waiting until here: one that came while the run directory was made
+    is raised now. Any other exception finalizes the run directory as failed before it goes
+    on up.
     """
     try:
+        hold.close()
+        signals.raise_pending()
         session.run()
     except KeyboardInterrupt:
         session.stop()

@@ -23,6 +23,7 @@ import msgspec
 
 import tile_protocol as tp
 from tile_cli._errors import CliError, ExitCode
+from tile_cli._escape import escape_controls
 from tile_cli._format import fmt_time
 from tile_cli._process import LaunchCounter
 from tile_cli._requests import bench_settings, build_request, derive
@@ -172,7 +173,7 @@ def run_tune(
     if dry_run:
         print(line)
         for case_id, n in allowed.items():
-            print(f"  {case_id}: {n} configurations")
+            print(escape_controls(f"  {case_id}: {n} configurations"))
         return int(ExitCode.OK)
     err.print(line, markup=False)
     tuner = _Tuner(resolved, err, output_dir=output_dir, verbose=verbose)
@@ -344,8 +345,8 @@ def _finish(resolved: ResolvedConfig, recorder: RunRecorder, state: _Tune) -> in
     written = write_tuning(resolved, decisions, state.latest, hello, recorder.run_id)
     for case_id, d in decisions.items():
         margin = f", {d.margin:.3f}x over the runner-up" if d.margin else ""
-        print(f"{case_id}: {d.winner.unit_id[len(case_id):]} {fmt_time(d.winner.median)}"
-              f" ({d.decided_by}{margin})")  # fmt: skip
+        print(escape_controls(f"{case_id}: {d.winner.unit_id[len(case_id):]} "
+              f"{fmt_time(d.winner.median)} ({d.decided_by}{margin})"))  # fmt: skip
     for path in written:
         print(f"tuning file: {display_path(path)}", file=sys.stderr)
     print(f"run directory: {display_path(recorder.run_dir)}", file=sys.stderr)

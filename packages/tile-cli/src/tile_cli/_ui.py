@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console
@@ -18,9 +19,11 @@ from rich.progress import (
 )
 from rich.text import Text
 
+import tile_protocol as tp
+from tile_cli._escape import escape_controls, install_escaping
 from tile_cli._format import fmt_time
 
-__all__ = ["Ui", "make_consoles", "timing_line"]
+__all__ = ["Ui", "diagnostic_lines", "make_consoles", "timing_line"]
 
 
 def make_consoles() -> tuple[Console, Console]:
@@ -31,6 +34,7 @@ def make_consoles() -> tuple[Console, Console]:
     out = Console(file=sys.stdout, no_color=no_color, highlight=False, width=width)
     err_width = None if sys.stderr.isatty() or os.environ.get("COLUMNS") else 240
     err = Console(file=sys.stderr, no_color=no_color, highlight=False, width=err_width)
+    install_escaping((out, err))
     return out, err
 
 
@@ -63,7 +67,8 @@ class Ui:
 
     def case(self, case_id: str) -> None:
         if self._progress is not None and self._task is not None:
-            self._progress.update(self._task, case=case_id)
+            # The live bar is drawn past the consoles' escaping hook: escape the id here.
+            self._progress.update(self._task, case=escape_controls(case_id))
 
     def advance(self) -> None:
         if self._progress is not None and self._task is not None:
@@ -89,3 +94,21 @@ def timing_line(timing: Any) -> str:
         f"overhead ratio {'-' if ratio is None else f'{ratio:.2f}'} "
         "(wall / (start + compile + sampled))"
     )
+
+
+def diagnostic_lines(logs: Sequence[tp.Log], *, limit: int = 20) -> list[str]:
+    """The runners' warnings and errors for the end of a run: each distinct line once with
+    its count, at most `limit` of them (a runner that warns 200,000 times must not bury the
+    results, nor take a minute to print)."""
+    counts: dict[tuple[str, str], int] = {}
+    for log in logs:
+        key = (log.level, log.message)
+        counts[key] = counts.get(key, 0) + 1
+    lines = [
+        f"{level}: {message}" + (f" (×{count})" if count > 1 else "")
+        for (level, message), count in list(counts.items())[:limit]
+    ]
+    hidden = sum(list(counts.values())[limit:])
+    if hidden:
+        lines.append(f"… and {hidden} more warning(s) or error(s): see events.jsonl")
+    return lines

@@ -22,6 +22,7 @@ from tile_config._campaign_models import (
     VariantSpec,
     parse_duration,
 )
+from tile_config._dtypes import DTYPE_NAMES, dtype_problem
 from tile_config._errors import ConfigError
 from tile_config._loader import (
     Origin,
@@ -97,6 +98,9 @@ __all__ = [
     "campaign_names",
     "load_campaign",
     "parse_duration",
+    # dtype names
+    "DTYPE_NAMES",
+    "dtype_problem",
     # errors
     "ConfigError",
 ]

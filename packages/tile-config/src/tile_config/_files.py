@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -10,7 +12,7 @@ from typing import Any
 
 from tile_config._errors import ConfigError
 
-__all__ = ["ConfigSource", "find_config", "read_config"]
+__all__ = ["ConfigSource", "find_config", "read_config", "shadowed_tool_tile"]
 
 _PART = r"""[A-Za-z0-9_-]+|"(?:[^"\\]|\\.)*"|'[^']*'"""
 _PARTS = re.compile(_PART)
@@ -97,15 +99,47 @@ def _has_tool_tile(path: Path) -> bool:
 
 
 def find_config(start: Path) -> Path | None:
-    """The first tile.toml or pyproject.toml with `[tool.tile]` walking up from `start`."""
+    """The first tile.toml or pyproject.toml with `[tool.tile]` walking up from `start`.
+
+    A tile.toml that is there but is not a regular file (a directory, a FIFO that would block
+    the read, a broken link) is an error, not a reason to look further up: the user meant it.
+    """
     for directory in (start, *start.parents):
         candidate = directory / "tile.toml"
         if candidate.is_file():
             return candidate
+        if os.path.lexists(candidate):
+            raise ConfigError(
+                f"{candidate}: is {_kind(candidate)}, not a config file",
+                hint=f"remove `{candidate}` or make it a TOML file (`tile init` writes one)",
+            )
         candidate = directory / "pyproject.toml"
         if candidate.is_file() and _has_tool_tile(candidate):
             return candidate
     return None
+
+
+def shadowed_tool_tile(config_file: Path) -> Path | None:
+    """The pyproject.toml beside a tile.toml whose `[tool.tile]` the tile.toml overrides."""
+    if config_file.name != "tile.toml":
+        return None
+    pyproject = config_file.parent / "pyproject.toml"
+    return pyproject if pyproject.is_file() and _has_tool_tile(pyproject) else None
+
+
+def _kind(path: Path) -> str:
+    """What is at `path`, in words, when it is not a regular file."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return "a broken symbolic link"
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a device or other special file"
 
 
 def _display(path: Path, cwd: Path) -> str:
@@ -118,6 +152,11 @@ def _display(path: Path, cwd: Path) -> str:
 def read_config(path: Path, cwd: Path) -> ConfigSource:
     """Parse `path` into a ConfigSource; every failure is a ConfigError naming file and line."""
     display = _display(path, cwd)
+    if os.path.lexists(path) and not path.is_file():
+        raise ConfigError(
+            f"{display}: is {_kind(path)}, not a config file",
+            hint=f"point at a TOML file, or remove `{display}`",
+        )
     try:
         text = path.read_bytes().decode("utf-8-sig")
     except FileNotFoundError:

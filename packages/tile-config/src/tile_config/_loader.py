@@ -11,7 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ValidationError
 
 from tile_config._errors import ConfigError, Place, shown, translate, unknown_key_hint
-from tile_config._files import ConfigSource, find_config, read_config
+from tile_config._files import ConfigSource, find_config, read_config, shadowed_tool_tile
 from tile_config._models import (
     SECTIONS,
     TileConfig,
@@ -75,6 +75,8 @@ class ResolvedConfig:
     """The profiles applied, comma-separated in the order they were laid on (`ci,h200`)."""
     profiles: tuple[str, ...] = ()
     """The same names one by one; later ones win where two set the same key."""
+    warnings: tuple[str, ...] = ()
+    """What the user should know about how the configuration was found (it still loaded)."""
 
     def resolve_path(self, p: str | os.PathLike[str]) -> Path:
         """A path from the config made absolute: relative ones hang off the project root."""
@@ -298,6 +300,19 @@ def load_config(
         cwd=here,
         profile=",".join(names) or None,
         profiles=names,
+        warnings=_warnings(source),
+    )
+
+
+def _warnings(source: ConfigSource | None) -> tuple[str, ...]:
+    if source is None:
+        return ()
+    shadowed = shadowed_tool_tile(source.path)
+    if shadowed is None:
+        return ()
+    return (
+        f"`[tool.tile]` in `{shadowed}` is ignored: `{source.display}` beside it takes "
+        "precedence; move its settings into tile.toml and remove it",
     )
 
 

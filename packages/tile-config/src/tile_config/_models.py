@@ -10,6 +10,8 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
+from tile_config._dtypes import dtype_problem
+
 __all__ = [
     "SECTIONS",
     "ArchiveKind",
@@ -108,6 +110,17 @@ class TestConfig(_Model):
 
     seed: int = Field(default=0, ge=0, lt=2**63)
     tolerances: dict[_Text, _PositiveFloat] = {}
+    """Relative L2 error allowed per output dtype name, or `default` for every dtype."""
+
+    @field_validator("tolerances")
+    @classmethod
+    def _dtype_keys(cls, tolerances: dict[str, float]) -> dict[str, float]:
+        # An unknown key would be accepted and never used: a typo silently keeps the default.
+        for name in tolerances:
+            problem = dtype_problem(name) if name != "default" else None
+            if problem is not None:
+                raise ValueError(f"{problem}; use dtype names such as `float32` or `default`")
+        return tolerances
 
 
 class RunnerConfig(_Model):

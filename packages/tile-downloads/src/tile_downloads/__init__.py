@@ -12,6 +12,7 @@ from ._errors import (
     UnsafeArchiveError,
 )
 from ._fetch import (
+    DEFAULT_DEADLINE,
     DEFAULT_RETRIES,
     DEFAULT_TIMEOUT,
     CacheInfo,
@@ -31,6 +32,7 @@ __all__ = [
     "Registry",
     "registry_from_mapping",
     # fetching and the cache
+    "DEFAULT_DEADLINE",
     "DEFAULT_RETRIES",
     "DEFAULT_TIMEOUT",
     "CacheInfo",

@@ -15,6 +15,7 @@ from ._registry import DownloadEntry, Registry, lookup
 from ._transfer import Downloader, ProgressCallback, quiet_pooch, transfer_error
 
 __all__ = [
+    "DEFAULT_DEADLINE",
     "DEFAULT_RETRIES",
     "DEFAULT_TIMEOUT",
     "CacheInfo",
@@ -26,6 +27,8 @@ __all__ = [
 
 DEFAULT_TIMEOUT = 30.0
 """Seconds to wait for the server to connect or to send the next bytes."""
+DEFAULT_DEADLINE = 3600.0
+"""Seconds one file's whole transfer may take: a server that trickles bytes never times out."""
 
 DEFAULT_RETRIES = 2
 """Attempts after the first for a transfer that failed on the way (a dropped connection, a
@@ -117,10 +120,14 @@ def fetch(
     offline: bool | None = None,
     progress: ProgressCallback | None = None,
     timeout: float = DEFAULT_TIMEOUT,
+    deadline: float = DEFAULT_DEADLINE,
     retries: int = DEFAULT_RETRIES,
 ) -> Path:
-    """Return the local path of `name` (file, or extracted directory), downloading if needed;
-    a transfer that fails on the way is tried `retries` more times."""
+    """Return the local path of `name` (file, or extracted directory), downloading if needed.
+
+    `timeout` bounds each silence of the server, `deadline` the whole transfer (seconds, all
+    attempts together); a transfer that fails on the way is tried `retries` more times.
+    """
     entry = lookup(name, registry)
     layout = _Layout.of(entry, resolve_cache_dir(cache_dir))
     offline = resolve_offline(offline)
@@ -129,7 +136,7 @@ def fetch(
     if offline:
         _check_cached(entry, layout)
     else:
-        _download(entry, layout, progress, timeout, retries)
+        _download(entry, layout, progress, timeout, deadline, retries)
     if entry.archive is None:
         return layout.file
     try:
@@ -186,12 +193,13 @@ def _download(
     layout: _Layout,
     progress: ProgressCallback | None,
     timeout: float,
+    deadline: float,
     retries: int,
 ) -> None:
     import pooch
     import requests
 
-    downloader = Downloader(entry, progress, timeout)
+    downloader = Downloader(entry, progress, timeout, deadline)
     try:
         with quiet_pooch():
             # pooch skips the network when the file is there with the right hash, and otherwise
@@ -227,7 +235,7 @@ def _download(
             f"download `{entry.name}`: cannot write to the cache {layout.entry_dir}: {exc}",
             entry=entry.name,
             url=entry.url,
-            hint="point TILE_CACHE_DIR (or --cache-dir) at a writable directory with free space",
+            hint="point TILE_CACHE_DIR at a writable directory with free space",
         ) from exc
     if downloader.downloaded and progress is not None:
         size = layout.file.stat().st_size

@@ -1,16 +1,18 @@
-"""How bytes come over the network: pooch's downloader with progress and our own sha256
-check, and requests' errors in tile's words."""
+"""How bytes come over the network: pooch's retries around a stream bound by a deadline,
+progress, our own sha256 check, and requests' errors in tile's words."""
 
 from __future__ import annotations
 
 import contextlib
 import logging
 import os
+import time
 from collections.abc import Generator
 from pathlib import Path
 from typing import Any, Protocol
 
 from ._errors import ChecksumError, TransferError
+from ._http import DeadlineExceeded, stream_to_file
 from ._records import sha256_file
 from ._registry import DownloadEntry
 
@@ -22,9 +24,6 @@ __all__ = [
     "quiet_pooch",
     "transfer_error",
 ]
-
-
-_CHUNK = 64 * 1024
 
 
 class ProgressCallback(Protocol):
@@ -68,7 +67,7 @@ def transfer_error(
     if isinstance(exc, requests.HTTPError):
         return http_error(entry, exc, tries)
     if isinstance(exc, requests.Timeout):
-        what = f"timed out after {timeout} s"
+        what = f"no data for {timeout:g} s"
     elif isinstance(exc, requests.ConnectionError):
         what = "could not connect or the connection dropped"
     else:
@@ -90,15 +89,18 @@ class Downloader:
     """
 
     def __init__(
-        self, entry: DownloadEntry, progress: ProgressCallback | None, timeout: float
+        self,
+        entry: DownloadEntry,
+        progress: ProgressCallback | None,
+        timeout: float,
+        deadline: float,
     ) -> None:
         self.entry = entry
         self.downloaded = False
-        # pooch types `progressbar` as bool but takes any object with total/update/reset/close.
-        bar: Any = ProgressBar(entry.name, progress) if progress is not None else False
-        import pooch
-
-        self.http = pooch.HTTPDownloader(progressbar=bar, chunk_size=_CHUNK, timeout=timeout)
+        self.bar = ProgressBar(entry.name, progress) if progress is not None else None
+        self.timeout = timeout
+        self.deadline = deadline
+        self._end: float | None = None  # the deadline counts from the first attempt on
 
     def __call__(
         self,
@@ -114,8 +116,18 @@ class Downloader:
         url, output_file, entry = fname, action, self.entry
         if output_file is None or check_only:
             raise TypeError("tile_downloads only downloads to a file")
+        now = time.monotonic()
+        if self._end is None:
+            self._end = now + self.deadline
+        if now >= self._end:  # pooch's retries are inside the deadline, not on top of it
+            raise self._too_slow(url, "before another attempt")
         try:
-            self.http(url, output_file, pooch)
+            target = str(os.fspath(output_file))
+            stream_to_file(url, target, timeout=self.timeout, deadline_s=self._end - now,
+                           bar=self.bar)  # fmt: skip
+        except DeadlineExceeded as exc:
+            got = f"{exc.received} of {exc.total} bytes" if exc.total else f"{exc.received} bytes"
+            raise self._too_slow(url, f"{got} arrived") from exc
         except requests.HTTPError as exc:
             response = exc.response
             code = response.status_code if response is not None else None
@@ -135,41 +147,37 @@ class Downloader:
             )
         self.downloaded = True
 
+    def _too_slow(self, url: str, where: str) -> TransferError:
+        # A tile error, not a requests one: pooch does not retry it.
+        return TransferError(
+            f"download `{self.entry.name}` from {url} did not finish within its deadline of "
+            f"{self.deadline:g} s ({where})",
+            entry=self.entry.name,
+            url=url,
+            hint="the server is too slow; retry later, pin a faster mirror, or allow more "
+            "time with `tile fetch --deadline SECONDS`",
+        )
+
 
 class ProgressBar:
-    """The progressbar object pooch drives (total/update/reset/close), fed to a callback."""
+    """Feeds a ProgressCallback from the transfer (`_http.ProgressBar`)."""
 
     def __init__(self, name: str, callback: ProgressCallback) -> None:
         self.name = name
         self.callback = callback
         self._total: int | None = None
         self._done = 0
-        self._finishing = False
 
-    @property
-    def total(self) -> int | None:
-        return self._total
-
-    @total.setter
-    def total(self, value: int) -> None:
-        self._total = value or None  # pooch sets 0 when there is no Content-Length
+    def start(self, total: int | None) -> None:
+        self._total = total
         self._done = 0
-        self.callback(self.name, 0, self._total)
+        self.callback(self.name, 0, total)
 
     def update(self, n: int) -> None:
-        # pooch counts whole chunks and, at the end, resets and adds the total; the final
-        # exact report comes from `fetch` once the verified file is in place.
-        if self._finishing:
-            return
+        # The final exact report comes from `fetch` once the verified file is in place.
         self._done += n
         done = min(self._done, self._total) if self._total else self._done
         self.callback(self.name, done, self._total)
-
-    def reset(self) -> None:
-        self._finishing = True
-
-    def close(self) -> None:
-        pass
 
 
 @contextlib.contextmanager

@@ -10,6 +10,7 @@ share lives here: the messages, their closed sets, the tuning files and `case_di
 from __future__ import annotations
 
 from tile_protocol._codec import (
+    MAX_DEPTH,
     BadLine,
     Event,
     StreamDecoder,
@@ -149,6 +150,7 @@ __all__ = [
     "Timer",
     "WorkSource",
     # codec
+    "MAX_DEPTH",
     "BadLine",
     "Event",
     "StreamDecoder",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,6 +12,7 @@ from tile_protocol._errors import DecodeError, VersionError
 from tile_protocol._messages import PROTOCOL_VERSION, Hello, InputFile, Log, Message
 
 __all__ = [
+    "MAX_DEPTH",
     "BadLine",
     "Event",
     "StreamDecoder",
@@ -28,6 +30,11 @@ _raw_decoder = msgspec.json.Decoder()
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
 """A longer line is dropped and reported; it protects the CLI from a runaway writer."""
+MAX_DEPTH = 64
+"""Deepest nesting of arrays and objects a line may have. The deepest message nests 4 levels;
+the limit keeps a hostile line (`[[[[...`) far below the interpreter's recursion limit, which
+msgspec would otherwise hit with a RecursionError in the reader thread."""
+_BRACKETS = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]')
 
 
 def encode(message: Message) -> bytes:
@@ -37,10 +44,30 @@ def encode(message: Message) -> bytes:
 
 def decode(line: bytes | str) -> Message:
     """Decode one line into its message type; raise DecodeError for anything else."""
+    data = line.encode("utf-8", "surrogateescape") if isinstance(line, str) else line
+    if too_deep(data):
+        raise DecodeError(f"not a protocol message: nested deeper than {MAX_DEPTH} levels")
     try:
-        return _decoder.decode(line)
-    except msgspec.DecodeError as exc:
+        return _decoder.decode(data)
+    except (msgspec.DecodeError, RecursionError) as exc:
         raise DecodeError(f"not a protocol message: {exc}") from None
+
+
+def too_deep(line: bytes, limit: int = MAX_DEPTH) -> bool:
+    """Whether arrays and objects in `line` nest deeper than `limit` (brackets inside strings
+    do not count); cheap for ordinary lines, which hold fewer brackets than the limit."""
+    if line.count(b"[") + line.count(b"{") <= limit:
+        return False
+    depth = 0
+    for match in _BRACKETS.finditer(line):
+        token = match.group()
+        if token in (b"[", b"{"):
+            depth += 1
+            if depth > limit:
+                return True
+        elif token in (b"]", b"}"):
+            depth -= 1
+    return False
 
 
 def check_version(hello: Hello) -> None:
@@ -54,7 +81,7 @@ def check_version(hello: Hello) -> None:
 
 
 _LEGACY_INPUT_FILE = "input_file "
-"""How runners before minor 6 reported a data file: a `log` line `input_file NAME PATH`."""
+"""How runners before minor 7 reported a data file: a `log` line `input_file NAME PATH`."""
 
 
 def upgrade(message: Message, minor: int) -> Message:
@@ -62,7 +89,7 @@ def upgrade(message: Message, minor: int) -> Message:
 
     A reader passes every message through this, so that the rest of it knows one form only.
     """
-    if minor < 6 and isinstance(message, Log) and message.message.startswith(_LEGACY_INPUT_FILE):
+    if minor < 7 and isinstance(message, Log) and message.message.startswith(_LEGACY_INPUT_FILE):
         _, name, path = [*message.message.split(" ", 2), "", ""][:3]
         if name and path:
             return InputFile(name=name, path=path, case_id=message.case_id)
@@ -110,27 +137,34 @@ class StreamDecoder:
 
     def feed(self, data: bytes) -> list[Event]:
         """Add bytes; return the events of every line completed by them."""
+        if b"\n" not in data:
+            self._buffer += data
+            return self._overflow()
+        # Split every completed line at once: deleting each from the front of the buffer
+        # would copy the rest of the chunk once per line.
         self._buffer += data
+        *lines, rest = bytes(self._buffer).split(b"\n")
+        self._buffer = bytearray(rest)
         events: list[Event] = []
-        while (end := self._buffer.find(b"\n")) >= 0:
-            line = bytes(self._buffer[:end])
-            del self._buffer[: end + 1]
+        for line in lines:
             if self._discarding:
                 self._discarding = False
                 continue
             events.extend(self._line(line))
-        if len(self._buffer) > self._max and not self._discarding:
+        events.extend(self._overflow())
+        return events
+
+    def _overflow(self) -> list[Event]:
+        """Drop a line that grew past the limit (reported once) and the rest of it as it comes."""
+        if self._discarding:
+            self._buffer.clear()
+        elif len(self._buffer) > self._max:
             self._line_no += 1
-            events.append(
-                BadLine(
-                    bytes(self._buffer[:200]), f"line longer than {self._max} bytes", self._line_no
-                )
-            )
+            head = bytes(self._buffer[:200])
             self._buffer.clear()
             self._discarding = True
-        elif self._discarding:
-            self._buffer.clear()
-        return events
+            return [BadLine(head, f"line longer than {self._max} bytes", self._line_no)]
+        return []
 
     def close(self) -> list[Event]:
         """End of stream: decode what is left as a final line without newline."""
@@ -144,19 +178,40 @@ class StreamDecoder:
         self._line_no += 1
         if not line.strip():
             return []
+        if too_deep(line):
+            return [BadLine(line[:200], f"nested deeper than {MAX_DEPTH} levels", self._line_no)]
         try:
             return [_decoder.decode(line)]
-        except msgspec.DecodeError as exc:
+        except (msgspec.DecodeError, RecursionError) as exc:
             error = str(exc)
         try:
             obj = _raw_decoder.decode(line)
-        except msgspec.DecodeError:
+        except (msgspec.DecodeError, RecursionError):
             return [BadLine(line, "not JSON", self._line_no)]
         if isinstance(obj, dict):
             kind = obj.get("type")  # pyright: ignore[reportUnknownMemberType]
             if isinstance(kind, str) and kind not in _KNOWN_TYPES:
                 return [UnknownMessage(kind, line, self._line_no)]
+            newer = _newer_hello(obj)  # pyright: ignore[reportUnknownArgumentType]
+            if newer is not None:
+                return [newer]
         return [BadLine(line, error, self._line_no)]
+
+
+def _newer_hello(obj: dict[str, Any]) -> Hello | None:
+    """A `hello` of a newer major version whose other fields changed shape, reduced to what
+    `check_version` needs, so that the reader says "newer protocol", not "bad line"."""
+    version = obj.get("protocol_version")
+    if obj.get("type") != "hello" or type(version) is not int or version <= PROTOCOL_VERSION:
+        return None
+    minor = obj.get("protocol_minor")
+    runner = obj.get("runner_version")
+    return Hello(
+        protocol_version=version,
+        protocol_minor=minor if type(minor) is int else 0,
+        runner_version=runner if isinstance(runner, str) else "unknown",
+        python_version="unknown",
+    )
 
 
 def _known_types() -> frozenset[str]:

@@ -62,7 +62,7 @@ __all__ = [
 
 PROTOCOL_VERSION = 1
 """Major version: a reader refuses a stream whose major version is newer than its own."""
-PROTOCOL_MINOR = 6
+PROTOCOL_MINOR = 7
 """Minor version: grows when optional fields or message types are added.
 
 1: `Reference.interleaved`, `RunRequest.pin_cpu`, `Hello.pinned_cpu`.
@@ -74,7 +74,8 @@ PROTOCOL_MINOR = 6
 5: provenance on every runner message (`pid`, `seq`, `token`) and `RunRequest.token`; message
    `state_change` (`StateChange`, `StateDiff`); `Done.restart`; failure status `invalid`
    (set by the CLI for a message that broke the protocol's rules, never sent by a runner).
-6: message `input_file` (a data file a case used; before, a `log` line `input_file NAME PATH`,
+6: `BenchSettings.cache_bytes`.
+7: message `input_file` (a data file a case used; before, a `log` line `input_file NAME PATH`,
    which `upgrade` still reads); `RunRequest.shard` (before, the `TILE_SHARD` environment
    variable). `BenchResult.timer`, `Calibration.timer`, `Failure.phase` and
    `RunRequest.inspect_kind` are typed with the closed sets every runner already kept to.

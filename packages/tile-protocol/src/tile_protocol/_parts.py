@@ -63,6 +63,9 @@ class BenchSettings(_Base, frozen=True, kw_only=True):
     batch: int = 10
     rounds: int = 1
     """Time every case in this many rounds over the whole plan, with fresh inputs each round."""
+    cache_bytes: int | None = None
+    """The cache a cold sample must not find warm (`[machine] l2_bytes`); None: the device's
+    L2 from the runner's built-in table, or a default."""
 
 
 class TestSettings(_Base, frozen=True, kw_only=True):

@@ -61,11 +61,13 @@ Phase = Literal[
     "runner",
     "startup",
     "protocol",
+    "result",
 ]
 """Where a `Failure` happened. The runner names its own steps, from reading the request to
-choosing a case's tunable values and checking its output; the CLI adds `run` (the runner died on a case), `runner` (a case its runner
-never reached) `startup` (the runner died before its plan) and `protocol` (a message that broke the stream's
-rules, `StreamValidator`)."""
+choosing a case's tunable values and checking its output; the CLI adds `run` (the runner died
+on a case), `runner` (a case its runner never reached), `startup` (the runner died before its
+plan), `protocol` (a message that broke the stream's rules, `StreamValidator`) and `result`
+(a result that could not be recorded as its case)."""
 
 ConfigSource = Literal["default", "tuned", "override", "tune"]
 """Where a case's tunable values came from: the kernel's default, a tuning file, a request

@@ -136,7 +136,7 @@ def _run_timing(timing: object) -> Accounting | None:
 def _raw(source: Path) -> dict[str, Any]:
     try:
         data = json.loads(source.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return {}
     return data if isinstance(data, dict) else {}
 
@@ -145,7 +145,7 @@ def _config(run_dir: Path) -> tuple[ConfigValue, ...]:
     """`config/resolved_tool.json` as rows; an old or hand-made run without it has none."""
     try:
         data = json.loads((run_dir / "config" / "resolved_tool.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return ()
     if not isinstance(data, dict):
         return ()

@@ -7,7 +7,7 @@ import os
 import sys
 import threading
 
-from tile_runner._lifetime import die_with_parent
+from tile_runner._lifetime import Interrupted, die_with_parent, end_descendants, take_signals
 from tile_runner._main import main
 
 
@@ -28,4 +28,12 @@ def _exit(code: int) -> None:
 
 if __name__ == "__main__":
     die_with_parent()
-    _exit(main())
+    take_signals()
+    try:
+        code = main()
+    except Interrupted:
+        code = 130
+    finally:
+        # What the kernels started ends with the runner (orphans were handed to it).
+        end_descendants()
+    _exit(code)

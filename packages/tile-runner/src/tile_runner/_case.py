@@ -25,7 +25,7 @@ from tile_runner._check import compare, resolve_tolerance, upcast
 from tile_runner._clock import Stopwatch
 from tile_runner._compile import Compiled, aot_compile, bind_static
 from tile_runner._context import CaseContext, Outcome, case_inputs
-from tile_runner._discover import failure_from
+from tile_runner._discover import USER_ERRORS, failure_from
 from tile_runner._errors import Skip
 from tile_runner._rounds import BenchRounds, case_work, send_bench, time_round
 from tile_runner._stage import Built, compile_all
@@ -80,7 +80,7 @@ def run_case(
             watch.pause()
             return rounds
         return send_bench(ctx, rounds)
-    except (Exception, SystemExit) as exc:
+    except USER_ERRORS as exc:
         return _failed(ctx, rid, at.phase, exc)
 
 
@@ -135,7 +135,7 @@ def next_round(ctx: CaseContext, rounds: BenchRounds, *, last: bool) -> Outcome 
             return send_bench(ctx, rounds)
         rounds.watch.pause()
         return rounds
-    except (Exception, SystemExit) as exc:
+    except USER_ERRORS as exc:
         return _failed(ctx, rounds.rid, phase, exc)
 
 

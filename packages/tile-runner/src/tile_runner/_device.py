@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -84,9 +85,18 @@ def calibrated_peaks(device_kind: str, builtin: Peaks | None) -> Peaks | None:
 
 
 def device_report(
-    backend: str, devices: list[DeviceInfo], local: list[Any], *, run_calibration: bool
+    backend: str,
+    devices: list[DeviceInfo],
+    local: list[Any],
+    *,
+    run_calibration: bool,
+    warn: Callable[[str], None] | None = None,
 ) -> DeviceReport:
-    """The device report for device 0 (peaks only for accelerators in the built-in table)."""
+    """The device report for device 0 (peaks only for accelerators in the built-in table).
+
+    A calibration that cannot be cached is still reported (it was measured); `warn` says why
+    it was not kept.
+    """
     from tile_runner._peaks import builtin_peaks
 
     first = local[0] if local else None
@@ -97,7 +107,13 @@ def device_report(
     if run_calibration:
         calibration = calibrate(first.platform if first is not None else "cpu")
         if first is not None:
-            _save(first.device_kind, calibration)
+            try:
+                _save(first.device_kind, calibration)
+            except OSError as exc:
+                if warn is not None:
+                    where = calibration_path(first.device_kind).parent
+                    warn(f"the calibration was measured but not cached in `{where}`: "
+                         f"{exc.strerror or exc}; set TILE_CACHE_DIR to a writable directory")  # fmt: skip
     return DeviceReport(
         backend=backend, devices=devices, builtin_peaks=peaks, calibration=calibration
     )

@@ -13,12 +13,23 @@ from pathlib import Path
 
 from tile_protocol import Failure, Phase
 
-__all__ = ["PLUGIN_GROUP", "TRACEBACK_CHARS", "discover", "failure_from", "format_traceback"]
+__all__ = [
+    "PLUGIN_GROUP",
+    "TRACEBACK_CHARS",
+    "USER_ERRORS",
+    "discover",
+    "failure_from",
+    "format_traceback",
+]
 
 PLUGIN_GROUP = "tile.kernels"
 """Entry-point group under which installed packages register their kernel modules."""
 
 TRACEBACK_CHARS = 4000
+USER_ERRORS = (Exception, SystemExit, KeyboardInterrupt)
+"""What user code (a kernel, its inputs, a module) may raise and the runner reports as its
+failure: `sys.exit()` and a KeyboardInterrupt the code raised itself included. A Ctrl-C sent
+to the runner is `Interrupted` (tile_runner._lifetime), which stops it instead."""
 
 
 def format_traceback(exc: BaseException) -> str:
@@ -36,6 +47,8 @@ def failure_from(
     message = str(exc) or type(exc).__name__
     if isinstance(exc, SystemExit):
         message = f"SystemExit({exc.code!r})"
+    elif isinstance(exc, KeyboardInterrupt):
+        message = "KeyboardInterrupt raised by the code itself (no Ctrl-C reached the runner)"
     return Failure(
         case_id=case_id,
         phase=phase,
@@ -83,9 +96,22 @@ def _files(entry: str, root: Path | None) -> list[Path] | None:
     path = path.absolute()
     if path.is_dir():
         return sorted(p for p in path.glob("*.py") if not p.name.startswith("_"))
-    if path.is_file():
-        return [path]
+    if path.exists():
+        return [path]  # a file, or something that is not one: `_not_a_file` says so
     return None
+
+
+def _not_a_file(path: Path) -> Failure | None:
+    """A Failure for a kernel path that is not a regular file (importing a FIFO would block
+    the runner until the case timeout, naming nothing)."""
+    if path.is_file():
+        return None
+    kind = "a FIFO" if path.is_fifo() else "a directory" if path.is_dir() else "a special file"
+    return Failure(
+        phase="import",
+        error_type="NotARegularFile",
+        message=f"kernel path `{path}` is {kind}, not a Python file: skipped",
+    )
 
 
 def discover(
@@ -108,7 +134,7 @@ def discover(
     for name in modules:
         try:
             _import_name(name)
-        except (Exception, SystemExit) as exc:
+        except USER_ERRORS as exc:
             failures.append(failure_from(exc, "import", context=f"importing module `{name}`: "))
 
     for entry in paths:
@@ -124,9 +150,12 @@ def discover(
             )
             continue
         for file in files:
+            if (problem := _not_a_file(file)) is not None:
+                failures.append(problem)
+                continue
             try:
                 _import_path(file)
-            except (Exception, SystemExit) as exc:
+            except USER_ERRORS as exc:
                 failures.append(failure_from(exc, "import", context=f"importing `{file}`: "))
 
     failures.extend(_load_plugins(plugins))
@@ -154,7 +183,7 @@ def _load_plugins(wanted: Sequence[str] | None) -> list[Failure]:
             # An entry point may name a module (imported, done) or a function that registers.
             if callable(loaded):
                 loaded()
-        except (Exception, SystemExit) as exc:
+        except USER_ERRORS as exc:
             failures.append(
                 failure_from(exc, "import", context=f"loading plugin `{name}` ({ep.value}): ")
             )

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import signal
 import sys
 import time
 from pathlib import Path
@@ -142,8 +141,6 @@ def _hello(pinned_cpu: int | None = None) -> tuple[Hello, str, list[Any]]:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the runner process; returns its exit status."""
     writer = protect_stdout()
-    # A parent may have ignored SIGTERM; the runner must die promptly when asked.
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     start = time.perf_counter()
     args = _parse_args(argv)
     try:
@@ -176,14 +173,14 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(writer: ProtocolWriter, request: RunRequest, start: float) -> int:
-    from tile_runner._discover import failure_from
+    from tile_runner._discover import USER_ERRORS, failure_from
 
     # Before JAX starts: its CPU client reads XLA_FLAGS once, and its threads inherit the mask.
     shard = request.shard.index if request.shard is not None else 0
     pinned = pin_to_one_core(shard) if request.pin_cpu else None
     try:
         hello, backend, devices = _hello(pinned)
-    except (Exception, SystemExit) as exc:
+    except USER_ERRORS as exc:
         writer.send(_bare_hello())
         writer.send(failure_from(exc, "setup", context="initializing JAX: "))
         writer.send(Done(ok=False, elapsed_s=time.perf_counter() - start))
@@ -201,10 +198,15 @@ def _run(writer: ProtocolWriter, request: RunRequest, start: float) -> int:
         from tile_runner._device import device_report
 
         try:
-            writer.send(
-                device_report(backend, hello.devices, devices, run_calibration=request.calibrate)
+            report = device_report(
+                backend,
+                hello.devices,
+                devices,
+                run_calibration=request.calibrate,
+                warn=lambda message: writer.send(Log(level="warning", message=message)),
             )
-        except (Exception, SystemExit) as exc:
+            writer.send(report)
+        except USER_ERRORS as exc:
             writer.send(failure_from(exc, "calibrate"))
             writer.send(Done(ok=False, elapsed_s=time.perf_counter() - start))
             return EXIT_FAILED

@@ -189,14 +189,15 @@ def sample(
 
 
 def _make_sampler(
-    timer: TimerName, fn: Callable[..., Any], args: Sequence[Any], cold: bool
+    timer: TimerName, fn: Callable[..., Any], args: Sequence[Any], settings: BenchSettings
 ) -> Sampler:
     import jax
 
     flush = None
-    if cold:
+    if settings.cold:
         device = jax.devices()[0]
-        flush = get_flush(cache_bytes(device.platform, device.device_kind))
+        size = cache_bytes(device.platform, device.device_kind, settings.cache_bytes)
+        flush = get_flush(size)
     if timer == "cupti":
         from tile_runner._cupti import CuptiSampler
 
@@ -250,7 +251,7 @@ def _timing(
     reference: tuple[Callable[..., Any], Sequence[Any]] | None,
 ) -> Timing:
     spent = SamplingTime()
-    sampler = _make_sampler(timer, fn, args, settings.cold)
+    sampler = _make_sampler(timer, fn, args, settings)
     if reference is None:
         try:
             samples, reason = sample(sampler, settings, spent=spent)
@@ -265,7 +266,7 @@ def _timing(
             sample_s=spent.take_s,
         )
     ref_fn, ref_args = reference
-    pair = InterleavedSampler(sampler, _make_sampler(timer, ref_fn, ref_args, settings.cold))
+    pair = InterleavedSampler(sampler, _make_sampler(timer, ref_fn, ref_args, settings))
     try:
         samples, reason = sample(pair, settings, time_scale=2.0, spent=spent)
     finally:

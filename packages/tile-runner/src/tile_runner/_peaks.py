@@ -124,8 +124,11 @@ def builtin_peaks(device_kind: str) -> Peaks | None:
     )
 
 
-def cache_bytes(platform: str, device_kind: str) -> int:
-    """Size to flush between cold samples: the GPU's L2 from the table, else a default."""
+def cache_bytes(platform: str, device_kind: str, configured: int | None = None) -> int:
+    """Size to flush between cold samples: the configured size (`[machine] l2_bytes`), else
+    the GPU's L2 from the table, else a default."""
+    if configured is not None:
+        return configured
     if platform == "cpu":
         return CPU_FLUSH_BYTES // 2
     spec = known_device(device_kind)

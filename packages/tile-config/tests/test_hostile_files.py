@@ -1,0 +1,72 @@
+"""Config files that are there but unusable, and keys that would do nothing: refused or said."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tile_config import DTYPE_NAMES, ConfigError, dtype_problem, load_config
+
+
+def _error(cwd: Path, **kwargs: object) -> ConfigError:
+    with pytest.raises(ConfigError) as info:
+        load_config(cwd=cwd, environ={}, **kwargs)  # type: ignore[arg-type]
+    assert info.value.hint
+    return info.value
+
+
+@pytest.mark.parametrize(
+    ("make", "kind"),
+    [
+        (lambda p: p.mkdir(), "a directory"),
+        (os.mkfifo, "a FIFO (named pipe)"),
+        (lambda p: p.symlink_to(p.parent / "gone.toml"), "a broken symbolic link"),
+    ],
+    ids=["directory", "fifo", "broken-link"],
+)
+def test_tile_toml_that_is_not_a_file_is_an_error_not_skipped(
+    tmp_path: Path, make: object, kind: str
+) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.tile.bench]\nmax_runs = 7\n")
+    project = tmp_path / "project"
+    project.mkdir()
+    make(project / "tile.toml")  # type: ignore[operator]
+    error = _error(project)
+    assert f"tile.toml: is {kind}, not a config file" in str(error)
+
+
+def test_explicit_config_file_that_is_a_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe.toml")
+    error = _error(tmp_path, config_file=Path("pipe.toml"))
+    assert "pipe.toml: is a FIFO (named pipe), not a config file" in str(error)
+
+
+def test_tool_tile_beside_tile_toml_is_ignored_with_a_warning(tmp_path: Path) -> None:
+    (tmp_path / "tile.toml").write_text("[bench]\nmax_runs = 50\n")
+    (tmp_path / "pyproject.toml").write_text("[tool.tile.bench]\nmax_runs = 7\n")
+    resolved = load_config(cwd=tmp_path, environ={})
+    assert resolved.config.bench.max_runs == 50
+    (warning,) = resolved.warnings
+    assert "`[tool.tile]` in" in warning and "is ignored" in warning
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    assert load_config(cwd=tmp_path, environ={}).warnings == ()
+
+
+def test_tolerances_accept_only_dtype_names_and_default(tmp_path: Path) -> None:
+    (tmp_path / "tile.toml").write_text(
+        "[test]\ntolerances = { float32 = 1e-4, default = 1e-3, bfloat16 = 2e-2 }\n"
+    )
+    tolerances = load_config(cwd=tmp_path, environ={}).config.test.tolerances
+    assert tolerances == {"float32": 1e-4, "default": 1e-3, "bfloat16": 2e-2}
+    (tmp_path / "tile.toml").write_text("[test]\ntolerances = { flaot16 = 1e-2 }\n")
+    error = _error(tmp_path)
+    assert "tile.toml:2" in str(error)
+    assert "`flaot16` is not a dtype name (did you mean `float16`?)" in str(error)
+
+
+def test_dtype_names() -> None:
+    assert {"float32", "bfloat16", "int8", "bool", "float8_e4m3fn"} <= DTYPE_NAMES
+    assert dtype_problem("float32") is None
+    assert dtype_problem("notadtype") == "`notadtype` is not a dtype name"
