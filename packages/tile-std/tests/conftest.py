@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import jax
 import jax.numpy as jnp
@@ -13,11 +12,28 @@ import pytest
 TOL = {"float32": 1e-5, "bfloat16": 1e-2}
 MATMUL_TOL = {"float32": 2e-3, "bfloat16": 2e-2}
 
+# jaxlib ships no type stubs, so jnp's array constructors (asarray, array, ones, zeros) take a
+# `device` of Unknown type: calls to them in these tests ignore reportUnknownMemberType, only that.
+
+
+class Normal(Protocol):
+    """The `normal` fixture: seeded standard normal values of a shape, cast to dtype."""
+
+    def __call__(self, i: int, shape: tuple[int, ...], dtype: str) -> jax.Array: ...
+
+
+class AssertClose(Protocol):
+    """The `assert_close` fixture: checks the output against the reference, returns the error."""
+
+    def __call__(
+        self, out: jax.Array, ref: jax.Array, tol: float, dtype: str | None = None
+    ) -> float: ...
+
 
 def rel_l2(out: Any, ref: Any) -> float:
     """‖out - ref‖ / ‖ref‖ in float64, as the runner computes it."""
-    o = np.asarray(jnp.asarray(out, jnp.float32), np.float64)
-    r = np.asarray(jnp.asarray(ref, jnp.float32), np.float64)
+    o = np.asarray(jnp.asarray(out, jnp.float32), np.float64)  # pyright: ignore[reportUnknownMemberType]
+    r = np.asarray(jnp.asarray(ref, jnp.float32), np.float64)  # pyright: ignore[reportUnknownMemberType]
     assert o.shape == r.shape
     assert np.isfinite(o).all(), "kernel output has NaN/Inf"
     return float(np.linalg.norm(o - r) / np.linalg.norm(r))
@@ -29,19 +45,19 @@ def upcast(*xs: jax.Array) -> list[jax.Array]:
 
 
 @pytest.fixture
-def normal() -> Callable[..., jax.Array]:
+def normal() -> Normal:
     """normal(i, shape, dtype): seeded standard normal values, cast to dtype."""
 
     def draw(i: int, shape: tuple[int, ...], dtype: str) -> jax.Array:
         # numpy draws need no XLA compilation per shape, which keeps the suite fast.
         values = np.random.default_rng(1234 + i).standard_normal(shape, dtype=np.float32)
-        return jnp.asarray(values).astype(dtype)
+        return jnp.asarray(values).astype(dtype)  # pyright: ignore[reportUnknownMemberType]
 
     return draw
 
 
 @pytest.fixture
-def assert_close() -> Callable[..., float]:
+def assert_close() -> AssertClose:
     """assert_close(out, ref, tol): the kernel output matches the float32 reference within tol."""
 
     def check(out: jax.Array, ref: jax.Array, tol: float, dtype: str | None = None) -> float:

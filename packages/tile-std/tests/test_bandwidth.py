@@ -7,7 +7,7 @@ import pytest
 
 from tile_std import KernelInputError, add, add_ref, copy, copy_ref, scale, scale_ref
 
-from .conftest import TOL, upcast
+from .conftest import TOL, AssertClose, Normal, upcast
 
 
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
@@ -16,7 +16,9 @@ from .conftest import TOL, upcast
     [((3, 5, 67), 256), ((4000,), None)],
     ids=["ragged-3d-several-blocks", "default-block"],
 )
-def test_elementwise_matches_reference(normal, assert_close, shape, block, dtype):
+def test_elementwise_matches_reference(
+    normal: Normal, assert_close: AssertClose, shape: tuple[int, ...], block: int | None, dtype: str
+):
     x, y = normal(0, shape, dtype), normal(1, shape, dtype)
     out = copy(x, block=block)
     assert out.shape == x.shape and out.dtype == x.dtype
@@ -26,12 +28,12 @@ def test_elementwise_matches_reference(normal, assert_close, shape, block, dtype
     assert_close(add(x, y, block=block), add_ref(*upcast(x, y)), TOL[dtype], dtype)
 
 
-def test_scale_is_affine_not_identity(normal):
+def test_scale_is_affine_not_identity(normal: Normal):
     x = normal(0, (300,), "float32")
     assert jnp.allclose(scale(x, block=128), 2 * x + 1)
 
 
-def test_add_rejects_mismatched_inputs(normal):
+def test_add_rejects_mismatched_inputs(normal: Normal):
     with pytest.raises(KernelInputError, match="std_add: inputs differ"):
         add(normal(0, (8,), "float32"), normal(1, (9,), "float32"))
     with pytest.raises(KernelInputError, match="hint: pass arrays of one shape and dtype"):
@@ -39,5 +41,6 @@ def test_add_rejects_mismatched_inputs(normal):
 
 
 def test_empty_input_gives_empty_output():
-    x = jnp.zeros((0, 4), jnp.float32)
+    # jnp constructors are partly Unknown to pyright (no jaxlib stubs; see conftest).
+    x = jnp.zeros((0, 4), jnp.float32)  # pyright: ignore[reportUnknownMemberType]
     assert copy(x).shape == (0, 4)

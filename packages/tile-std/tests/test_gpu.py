@@ -23,6 +23,7 @@ def _gpu_cases() -> list[tuple[str, tile.Case]]:
 @pytest.mark.parametrize(("name", "case"), _gpu_cases(), ids=lambda v: getattr(v, "id", None))
 def test_gpu_case_matches_reference(name: str, case: tile.Case):
     kdef = tile.get_kernel(name)
+    assert kdef.reference is not None, name
     args = kdef.inputs(case, jax.random.key(0))
     result = tile.check(kdef.fn, kdef.reference, *args, tol=kdef.tol)
     assert result.passed, f"{case.id}: {result.message}"

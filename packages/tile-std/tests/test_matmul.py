@@ -6,7 +6,7 @@ import pytest
 
 from tile_std import KernelInputError, MatmulTiling, matmul, matmul_ref
 
-from .conftest import MATMUL_TOL, upcast
+from .conftest import MATMUL_TOL, AssertClose, Normal, upcast
 
 SMALL = MatmulTiling(block_m=32, block_n=32, block_k=16, group_m=2, num_warps=4, num_stages=1)
 
@@ -17,14 +17,23 @@ SMALL = MatmulTiling(block_m=32, block_n=32, block_k=16, group_m=2, num_warps=4,
     [(100, 90, 70, SMALL), (64, 64, 64, SMALL), (40, 24, 50, None)],
     ids=["ragged-mnk-grouped", "exact-tiles", "default-tiling"],
 )
-def test_matmul_matches_reference(normal, assert_close, *, m, n, k, tiling, dtype):
+def test_matmul_matches_reference(
+    normal: Normal,
+    assert_close: AssertClose,
+    *,
+    m: int,
+    n: int,
+    k: int,
+    tiling: MatmulTiling | None,
+    dtype: str,
+):
     a, b = normal(0, (m, k), dtype), normal(1, (k, n), dtype)
     out = matmul(a, b, tiling=tiling)
     assert out.shape == (m, n)
     assert_close(out, matmul_ref(*upcast(a, b)), MATMUL_TOL[dtype], dtype)
 
 
-def test_matmul_rejects_bad_inputs(normal):
+def test_matmul_rejects_bad_inputs(normal: Normal):
     with pytest.raises(KernelInputError, match=r"cannot multiply \(4, 8\) by \(9, 4\)"):
         matmul(normal(0, (4, 8), "float32"), normal(1, (9, 4), "float32"))
     with pytest.raises(KernelInputError, match="dtypes differ"):

@@ -21,17 +21,29 @@ def test_every_kernel_is_registered_with_work_and_reference():
                 assert tile.cases(name, suite, backend=backend), (name, suite, backend)
 
 
+def _bytes(name: str, case: tile.Case) -> float:
+    formula = tile.get_kernel(name).bytes
+    assert formula is not None, name
+    return formula(case)
+
+
+def _flops(name: str, case: tile.Case) -> float:
+    formula = tile.get_kernel(name).flops
+    assert formula is not None, name
+    return formula(case)
+
+
 def test_gpu_bench_cases_declare_the_expected_work():
     by_id = {c.id: c for name in tile_std.KERNELS for c in tile.cases(name, "bench", backend="gpu")}
     copy = by_id["std/copy[shape=268435456,dtype=float32]"]
-    assert tile.get_kernel("std/copy").bytes(copy) == 2 * 2**30  # 1 GiB read + 1 GiB written
+    assert _bytes("std/copy", copy) == 2 * 2**30  # 1 GiB read + 1 GiB written
     mm = by_id["std/matmul[shape=8192x8192x8192,dtype=bfloat16]"]
-    assert tile.get_kernel("std/matmul").flops(mm) == 2 * 8192**3
-    assert tile.get_kernel("std/matmul").bytes(mm) == 3 * 8192 * 8192 * 2
+    assert _flops("std/matmul", mm) == 2 * 8192**3
+    assert _bytes("std/matmul", mm) == 3 * 8192 * 8192 * 2
     attn = by_id["std/attention[shape=4x32x4096x128,dtype=bfloat16,causal=true]"]
-    assert tile.get_kernel("std/attention").flops(attn) == 2 * 4 * 32 * 4096 * 4096 * 128
+    assert _flops("std/attention", attn) == 2 * 4 * 32 * 4096 * 4096 * 128
     ln = by_id["std/layernorm[shape=16384x8192,dtype=float32]"]
-    assert tile.get_kernel("std/layernorm").bytes(ln) == (2 * 16384 * 8192 + 2 * 8192) * 4
+    assert _bytes("std/layernorm", ln) == (2 * 16384 * 8192 + 2 * 8192) * 4
 
 
 def test_cpu_shapes_are_small():
@@ -46,8 +58,9 @@ def test_cpu_shapes_are_small():
 
 
 @pytest.mark.parametrize("name", ["std/scale", "std/layernorm", "std/attention"])
-def test_runner_inputs_and_check_pass_on_cpu(name):
+def test_runner_inputs_and_check_pass_on_cpu(name: str):
     kdef = tile.get_kernel(name)
+    assert kdef.reference is not None, name
     case = tile.cases(name, "test", backend="cpu")[-1]
     args = kdef.inputs(case, jax.random.key(0))
     result = tile.check(kdef.fn, kdef.reference, *args, tol=kdef.tol)

@@ -16,7 +16,7 @@ from tile_std import (
     softmax_ref,
 )
 
-from .conftest import TOL, upcast
+from .conftest import TOL, AssertClose, Normal, upcast
 
 # (shape, block_rows): a 3-D input over several programs with a ragged last block and columns
 # padded to a power of two; the default tiling (one block holding every row, no masks).
@@ -26,7 +26,13 @@ IDS = ["ragged-rows-and-cols-3d", "default-tiling"]
 
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 @pytest.mark.parametrize(("shape", "block_rows"), CASES, ids=IDS)
-def test_row_kernels_match_reference(normal, assert_close, shape, block_rows, dtype):
+def test_row_kernels_match_reference(
+    normal: Normal,
+    assert_close: AssertClose,
+    shape: tuple[int, ...],
+    block_rows: int | None,
+    dtype: str,
+):
     x = normal(0, shape, dtype)
     hidden = shape[-1:]
     w = (1 + 0.3 * normal(1, hidden, "float32")).astype(dtype)
@@ -43,7 +49,7 @@ def test_row_kernels_match_reference(normal, assert_close, shape, block_rows, dt
     )
 
 
-def test_softmax_rows_sum_to_one_with_large_values(normal):
+def test_softmax_rows_sum_to_one_with_large_values(normal: Normal):
     # Values around 1e4 overflow exp() without the max subtraction.
     x = 1e4 * normal(0, (5, 70), "float32")
     y = softmax(x, block_rows=2)
@@ -51,23 +57,25 @@ def test_softmax_rows_sum_to_one_with_large_values(normal):
     assert jnp.array_equal(jnp.argmax(y, axis=-1), jnp.argmax(x, axis=-1))
 
 
-def test_layernorm_output_is_normalized(normal):
+def test_layernorm_output_is_normalized(normal: Normal):
     x = 5 + 3 * normal(0, (6, 96), "float32")
-    ones, zeros = jnp.ones((96,)), jnp.zeros((96,))
+    # jnp constructors are partly Unknown to pyright (no jaxlib stubs; see conftest).
+    ones, zeros = jnp.ones((96,)), jnp.zeros((96,))  # pyright: ignore[reportUnknownMemberType]
     y = layernorm(x, ones, zeros, block_rows=4)
     assert jnp.allclose(jnp.mean(y, axis=-1), 0.0, atol=1e-5)
     assert jnp.allclose(jnp.var(y, axis=-1), 1.0, atol=1e-3)
 
 
-def test_norms_reject_wrong_parameter_shape(normal):
+def test_norms_reject_wrong_parameter_shape(normal: Normal):
     x = normal(0, (4, 16), "float32")
     with pytest.raises(KernelInputError, match=r"std/rmsnorm: parameter of shape \(8,\)"):
-        rmsnorm(x, jnp.ones((8,)))
+        rmsnorm(x, jnp.ones((8,)))  # pyright: ignore[reportUnknownMemberType]
     with pytest.raises(KernelInputError, match="std/layernorm"):
-        layernorm(x, jnp.ones((16,)), jnp.ones((4, 16)))
+        layernorm(x, jnp.ones((16,)), jnp.ones((4, 16)))  # pyright: ignore[reportUnknownMemberType]
 
 
 def test_rows_too_wide_for_one_program_are_refused():
     x = jax.ShapeDtypeStruct((2, (1 << 16) + 1), jnp.float32)
     with pytest.raises(KernelInputError, match="do not fit one program"):
-        jax.eval_shape(softmax, x)
+        # jax.eval_shape's `fun` is a bare Callable in jax's sources.
+        jax.eval_shape(softmax, x)  # pyright: ignore[reportUnknownMemberType]
