@@ -13,6 +13,8 @@ import pytest
 
 import tile_downloads as td
 
+from .conftest import Server
+
 # Levels from tmp_path down to the temporary extraction directory:
 # cache/downloads/<name>/<sha16>/.extracted-XXXX
 _DEPTH = 5
@@ -67,7 +69,7 @@ def make_tar(*members: tuple[tarfile.TarInfo, bytes | None], gz: bool = True) ->
     return buf.getvalue()
 
 
-def test_zip_is_extracted_and_reused_without_requests(server, cache: Path) -> None:
+def test_zip_is_extracted_and_reused_without_requests(server: Server, cache: Path) -> None:
     body = make_zip(("data/a.txt", b"alpha"), ("data/sub/b.bin", b"\x00\x01"), ("data/empty/", b""))
     reg = server.entry("ds", body, archive="zip")
     out = td.fetch("ds", reg, cache_dir=cache)
@@ -82,7 +84,7 @@ def test_zip_is_extracted_and_reused_without_requests(server, cache: Path) -> No
     assert sorted(p.name for p in out.parent.iterdir()) == ["download", "extracted"]
 
 
-def test_tar_gz_with_exec_bit_and_inner_links(server, cache: Path) -> None:
+def test_tar_gz_with_exec_bit_and_inner_links(server: Server, cache: Path) -> None:
     body = make_tar(
         tar_member("pkg", kind=tarfile.DIRTYPE, mode=0o755),
         tar_member("pkg/run.sh", b"#!/bin/sh\n", mode=0o755),
@@ -100,7 +102,7 @@ def test_tar_gz_with_exec_bit_and_inner_links(server, cache: Path) -> None:
     assert not (out / "pkg" / "data.txt").stat().st_mode & 0o100
 
 
-def test_tar_members_are_written_by_tarfiles_data_filter(server, cache: Path) -> None:
+def test_tar_members_are_written_by_tarfiles_data_filter(server: Server, cache: Path) -> None:
     body = make_tar(
         tar_member("setuid", b"s", mode=0o4777),
         tar_member("left_out", b"p"),
@@ -119,13 +121,13 @@ def test_tar_members_are_written_by_tarfiles_data_filter(server, cache: Path) ->
     assert not (out / "left_out").exists()
 
 
-def test_plain_tar(server, cache: Path) -> None:
+def test_plain_tar(server: Server, cache: Path) -> None:
     body = make_tar(tar_member("./x.txt", b"x"), gz=False)
     out = td.fetch("ds", server.entry("ds", body, archive="tar"), cache_dir=cache)
     assert (out / "x.txt").read_bytes() == b"x"
 
 
-def test_members_restrict_what_is_extracted(server, cache: Path) -> None:
+def test_members_restrict_what_is_extracted(server: Server, cache: Path) -> None:
     body = make_zip(("a.txt", b"a"), ("sub/b.txt", b"b"), ("sub/c.txt", b"c"), ("z.txt", b"z"))
     reg = server.entry("ds", body, archive="zip", members=("sub", "z.txt"))
     out = td.fetch("ds", reg, cache_dir=cache)
@@ -137,7 +139,7 @@ def test_members_restrict_what_is_extracted(server, cache: Path) -> None:
     assert server.counts["/ds.bin"] == 1
 
 
-def test_missing_member_is_named(server, cache: Path) -> None:
+def test_missing_member_is_named(server: Server, cache: Path) -> None:
     body = make_zip(("a.txt", b"a"))
     reg = server.entry("ds", body, archive="zip", members=("a.txt", "nope/b.txt"))
     with pytest.raises(td.ArchiveError, match=r"member 'nope/b.txt' is not in the archive") as info:
@@ -146,7 +148,7 @@ def test_missing_member_is_named(server, cache: Path) -> None:
     assert files_under(cache) == []
 
 
-def test_archive_of_the_wrong_kind_is_an_archive_error(server, cache: Path) -> None:
+def test_archive_of_the_wrong_kind_is_an_archive_error(server: Server, cache: Path) -> None:
     body = make_tar(tar_member("x.txt", b"x"))
     with pytest.raises(td.ArchiveError) as info:
         td.fetch("ds", server.entry("ds", body, archive="zip"), cache_dir=cache)
@@ -156,7 +158,7 @@ def test_archive_of_the_wrong_kind_is_an_archive_error(server, cache: Path) -> N
     assert files_under(cache) == []
 
 
-def test_cached_archive_is_extracted_offline(server, cache: Path) -> None:
+def test_cached_archive_is_extracted_offline(server: Server, cache: Path) -> None:
     reg = server.entry("ds", make_zip(("a.txt", b"a")), archive="zip")
     out = td.fetch("ds", reg, cache_dir=cache)
     for p in files_under(out):
@@ -231,7 +233,7 @@ UNSAFE: dict[str, tuple[str, Builder]] = {
 
 @pytest.mark.parametrize("case", sorted(UNSAFE))
 def test_unsafe_archives_are_refused_and_leave_nothing(
-    server, tmp_path: Path, cache: Path, case: str
+    server: Server, tmp_path: Path, cache: Path, case: str
 ) -> None:
     reason, build = UNSAFE[case]
     kind, body = build(tmp_path)
@@ -252,8 +254,17 @@ def test_unsafe_archives_are_refused_and_leave_nothing(
 def _prepend_safe(kind: td.ArchiveKind, body: bytes) -> bytes:
     """Rebuild a tar with a harmless file first."""
     with tarfile.open(fileobj=io.BytesIO(body)) as tf:
-        members = [(m, tf.extractfile(m).read() if m.isreg() else None) for m in tf.getmembers()]  # type: ignore[union-attr]
+        members = [(m, _data(tf, m)) for m in tf.getmembers()]
     return make_tar(tar_member("first.txt", b"first"), *members, gz=kind == "tar.gz")
+
+
+def _data(tf: tarfile.TarFile, member: tarfile.TarInfo) -> bytes | None:
+    """A regular member's bytes; None for every other kind."""
+    if not member.isreg():
+        return None
+    data = tf.extractfile(member)
+    assert data is not None  # extractfile gives a file object for every regular member
+    return data.read()
 
 
 def test_upward_names_would_have_landed_in_tmp_path(tmp_path: Path) -> None:

@@ -11,6 +11,8 @@ import pytest
 
 import tile_downloads as td
 
+from .conftest import Server
+
 BODY = b"tile test data\n" * 5000  # ~73 KB: a few chunks
 
 
@@ -28,7 +30,7 @@ def assert_ours(exc: BaseException) -> None:
     assert isinstance(exc, OSError)
 
 
-def test_first_fetch_downloads_then_cache_hit_makes_no_request(server, cache: Path) -> None:
+def test_first_fetch_downloads_then_cache_hit_makes_no_request(server: Server, cache: Path) -> None:
     reg = server.entry("weights", BODY)
     first = td.fetch("weights", reg, cache_dir=cache)
     assert first.read_bytes() == BODY
@@ -40,21 +42,25 @@ def test_first_fetch_downloads_then_cache_hit_makes_no_request(server, cache: Pa
     assert files_under(cache) == [first]  # no temp files left beside it
 
 
-def test_progress_reports_start_chunks_and_exact_end(server, cache: Path) -> None:
+def test_progress_reports_start_chunks_and_exact_end(server: Server, cache: Path) -> None:
     reg = server.entry("weights", BODY)
     calls: list[tuple[str, int, int | None]] = []
-    td.fetch("weights", reg, cache_dir=cache, progress=lambda *a: calls.append(a))
+
+    def record(name: str, downloaded: int, total: int | None, /) -> None:
+        calls.append((name, downloaded, total))
+
+    td.fetch("weights", reg, cache_dir=cache, progress=record)
     assert calls[0] == ("weights", 0, len(BODY))
     assert calls[-1] == ("weights", len(BODY), len(BODY))
     done = [c[1] for c in calls]
     assert done == sorted(done)
     assert all(c[2] == len(BODY) and c[1] <= len(BODY) for c in calls)
     calls.clear()
-    td.fetch("weights", reg, cache_dir=cache, progress=lambda *a: calls.append(a))
+    td.fetch("weights", reg, cache_dir=cache, progress=record)
     assert calls == []  # cache hit
 
 
-def test_sha256_mismatch_raises_and_leaves_no_file(server, cache: Path) -> None:
+def test_sha256_mismatch_raises_and_leaves_no_file(server: Server, cache: Path) -> None:
     reg = server.entry("weights", BODY, sha256="ab" * 32)
     with pytest.raises(td.ChecksumError) as info:
         td.fetch("weights", reg, cache_dir=cache)
@@ -73,7 +79,7 @@ def test_sha256_mismatch_raises_and_leaves_no_file(server, cache: Path) -> None:
     [(404, "Not Found", 1), (500, "Internal Server Error", 2), (503, "Service Unavailable", 2)],
 )
 def test_http_errors_name_status_and_leave_nothing(
-    server, cache: Path, status: int, word: str, tries: int
+    server: Server, cache: Path, status: int, word: str, tries: int
 ) -> None:
     reg = server.entry("weights", b"nope", status=status)
     with pytest.raises(td.TransferError) as info:
@@ -91,7 +97,7 @@ def test_http_errors_name_status_and_leave_nothing(
     assert files_under(cache) == []
 
 
-def test_transfer_cut_mid_body_leaves_no_partial_file(server, cache: Path) -> None:
+def test_transfer_cut_mid_body_leaves_no_partial_file(server: Server, cache: Path) -> None:
     reg = server.entry("weights", BODY, cut=True)
     with pytest.raises(td.TransferError) as info:
         td.fetch("weights", reg, cache_dir=cache, timeout=5, retries=0)
@@ -101,7 +107,7 @@ def test_transfer_cut_mid_body_leaves_no_partial_file(server, cache: Path) -> No
     assert files_under(cache) == []
 
 
-def test_a_dropped_transfer_is_retried_by_pooch(server, cache: Path) -> None:
+def test_a_dropped_transfer_is_retried_by_pooch(server: Server, cache: Path) -> None:
     reg = server.entry("weights", BODY, flaky=1)
     seen: list[tuple[int, int | None]] = []
     path = td.fetch(
@@ -126,7 +132,7 @@ def test_unreachable_server_is_a_transfer_error(cache: Path) -> None:
     assert files_under(cache) == []
 
 
-def test_corrupted_cache_file_is_downloaded_again(server, cache: Path) -> None:
+def test_corrupted_cache_file_is_downloaded_again(server: Server, cache: Path) -> None:
     reg = server.entry("weights", BODY)
     path = td.fetch("weights", reg, cache_dir=cache)
     path.write_bytes(b"bit rot")
@@ -134,7 +140,7 @@ def test_corrupted_cache_file_is_downloaded_again(server, cache: Path) -> None:
     assert server.counts["/weights.bin"] == 2
 
 
-def test_new_pin_gets_a_new_cache_path(server, cache: Path) -> None:
+def test_new_pin_gets_a_new_cache_path(server: Server, cache: Path) -> None:
     old = td.fetch("weights", server.entry("weights", b"v1"), cache_dir=cache)
     new = td.fetch("weights", server.entry("weights", b"v2"), cache_dir=cache)
     assert old != new
@@ -142,7 +148,7 @@ def test_new_pin_gets_a_new_cache_path(server, cache: Path) -> None:
 
 
 def test_tile_cache_dir_env_is_read_at_call_time(
-    server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    server: Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     reg = server.entry("weights", BODY)
     monkeypatch.setenv("TILE_CACHE_DIR", str(tmp_path / "from-env"))
@@ -154,12 +160,14 @@ def test_tile_cache_dir_env_is_read_at_call_time(
     assert explicit.is_relative_to(tmp_path / "explicit")
 
 
-def test_default_cache_dir_is_the_user_cache(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+def test_default_cache_dir_is_the_user_cache(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert td.resolve_cache_dir().is_relative_to(tmp_path / "xdg")
 
 
-def test_offline_without_cached_file_fails_without_a_request(server, cache: Path) -> None:
+def test_offline_without_cached_file_fails_without_a_request(server: Server, cache: Path) -> None:
     reg = server.entry("weights", BODY)
     with pytest.raises(td.OfflineError) as info:
         td.fetch("weights", reg, cache_dir=cache, offline=True)
@@ -172,7 +180,7 @@ def test_offline_without_cached_file_fails_without_a_request(server, cache: Path
 
 @pytest.mark.parametrize("value", ["1", "true", "YES"])
 def test_offline_from_env_uses_the_cache(
-    server, cache: Path, monkeypatch: pytest.MonkeyPatch, value: str
+    server: Server, cache: Path, monkeypatch: pytest.MonkeyPatch, value: str
 ) -> None:
     reg = server.entry("weights", BODY)
     path = td.fetch("weights", reg, cache_dir=cache)
@@ -185,7 +193,7 @@ def test_offline_from_env_uses_the_cache(
     assert server.counts["/weights.bin"] == 2
 
 
-def test_offline_with_corrupted_cache_fails_without_a_request(server, cache: Path) -> None:
+def test_offline_with_corrupted_cache_fails_without_a_request(server: Server, cache: Path) -> None:
     reg = server.entry("weights", BODY)
     td.fetch("weights", reg, cache_dir=cache).write_bytes(b"bit rot")
     with pytest.raises(td.ChecksumError) as info:
@@ -202,13 +210,13 @@ def test_bad_tile_offline_value_is_an_error(monkeypatch: pytest.MonkeyPatch) -> 
     assert td.resolve_offline() is False
 
 
-def test_unknown_name_lists_known_ones(server, cache: Path) -> None:
+def test_unknown_name_lists_known_ones(server: Server, cache: Path) -> None:
     reg = server.entry("weights", BODY)
     with pytest.raises(td.RegistryError, match=r"no download called `other` \(known: `weights`\)"):
         td.fetch("other", reg, cache_dir=cache)
 
 
-def test_unwritable_cache_is_a_download_error(server, tmp_path: Path) -> None:
+def test_unwritable_cache_is_a_download_error(server: Server, tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("a file where the cache directory should be")
     reg = server.entry("weights", BODY)
@@ -218,7 +226,7 @@ def test_unwritable_cache_is_a_download_error(server, tmp_path: Path) -> None:
     assert info.value.hint and "TILE_CACHE_DIR" in info.value.hint
 
 
-def test_cached_info_before_and_after(server, cache: Path) -> None:
+def test_cached_info_before_and_after(server: Server, cache: Path) -> None:
     reg = server.entry("weights", BODY)
     before = td.cached_info("weights", reg, cache_dir=cache)
     assert (before.cached, before.size_bytes) == (False, None)
@@ -259,7 +267,9 @@ def test_errors_pickle_with_their_fields() -> None:
     )
 
 
-def test_a_trickling_server_meets_the_deadline_of_the_whole_transfer(server, cache: Path) -> None:
+def test_a_trickling_server_meets_the_deadline_of_the_whole_transfer(
+    server: Server, cache: Path
+) -> None:
     # One byte every 0.2 s: each read comes well within the 30 s timeout, forever.
     url = server.add("/slow.bin", BODY, trickle=0.2)
     reg = {"slow": td.DownloadEntry("slow", url, hashlib.sha256(BODY).hexdigest())}
@@ -273,7 +283,7 @@ def test_a_trickling_server_meets_the_deadline_of_the_whole_transfer(server, cac
     assert files_under(cache) == []  # the partial download is gone
 
 
-def test_retries_stay_inside_the_deadline(server, cache: Path) -> None:
+def test_retries_stay_inside_the_deadline(server: Server, cache: Path) -> None:
     # pooch waits 1 s before a retry, past this 0.5 s deadline: the retry is not made, and the
     # error says the deadline ended it, not the server's 503.
     reg = server.entry("weights", b"busy", status=503)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -95,10 +96,10 @@ def test_direct_construction_is_validated_too() -> None:
     with pytest.raises(td.RegistryError, match="`sha256`"):
         td.DownloadEntry("x", URL, "nope")
     with pytest.raises(td.RegistryError, match="`archive`"):
-        td.DownloadEntry("x", URL, SHA, archive="7z")  # type: ignore[arg-type]
+        td.DownloadEntry("x", URL, SHA, archive="7z")  # pyright: ignore[reportArgumentType]
 
 
-def test_registry_key_must_match_entry_name(tmp_path) -> None:
+def test_registry_key_must_match_entry_name(tmp_path: Path) -> None:
     reg = {"alias": td.DownloadEntry("real", URL, SHA)}
     with pytest.raises(td.RegistryError, match="holds the entry named `real`"):
         td.fetch("alias", reg, cache_dir=tmp_path)
@@ -107,4 +108,4 @@ def test_registry_key_must_match_entry_name(tmp_path) -> None:
 def test_entries_are_frozen() -> None:
     entry = td.DownloadEntry("x", URL, SHA)
     with pytest.raises(AttributeError):
-        entry.url = "https://elsewhere"  # type: ignore[misc]
+        entry.url = "https://elsewhere"  # pyright: ignore[reportAttributeAccessIssue]
