@@ -355,7 +355,7 @@ def judge_all(root: Path, pairs: int, noise_floor: float, alpha: float) -> int:
     )
     print(f"  {'':<{width}}  auto     absolute  previous   relative        absolute        ref A/B")
     for case_id in case_ids:
-        cells = []
+        cells: list[str] = []
         for name in ("auto", "absolute", "previous"):
             aa = tallies[name].by_case.get(("A/A", case_id), [])
             ab = tallies[name].by_case.get(("A/B", case_id), [])

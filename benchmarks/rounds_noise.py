@@ -18,11 +18,20 @@ also compiles kernel and reference anew. About 15-40 s a process on a 2-core VM.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    from tile_runner import Case, KernelDef
+
+Bound = tuple[Callable[..., Any], tuple[Any, ...], Callable[..., Any], tuple[Any, ...]]
+"""Kernel and reference, each with the arguments left to trace once static ones are bound."""
 
 
 def one_process(args: argparse.Namespace, out: Path) -> None:
@@ -32,20 +41,27 @@ def one_process(args: argparse.Namespace, out: Path) -> None:
     pin_to_one_core()
     import jax
 
-    import tile_std  # noqa: F401  (registers the kernels)
+    importlib.import_module("tile_std")  # registers the kernels
     from tile_protocol import BenchSettings
     from tile_runner._compile import aot_compile, bind_static
     from tile_runner._inputs import case_key
     from tile_runner._measure import time_compiled
     from tile_runner._plan import make_plan
 
-    def inputs(kernel, case):
-        made = jax.block_until_ready(kernel.inputs(case, case_key(0, case.id)))
-        return made if isinstance(made, tuple) else (made,)
+    def inputs(kernel: KernelDef, case: Case) -> tuple[Any, ...]:
+        made: Any = kernel.inputs(case, case_key(0, case.id))
+        # Untyped in jax; it returns its argument, once every array in it is ready.
+        jax.block_until_ready(made)  # pyright: ignore[reportUnknownMemberType]
+        return cast("tuple[Any, ...]", made) if isinstance(made, tuple) else (made,)
 
-    def build(kernel, args_):
+    def bind(kernel: KernelDef, args_: tuple[Any, ...]) -> Bound:
+        assert kernel.reference is not None, f"{kernel.name} has no reference to time against"
         fn, dyn = bind_static(kernel.fn, args_)
         ref, ref_dyn = bind_static(kernel.reference, args_)
+        return fn, dyn, ref, ref_dyn
+
+    def build(kernel: KernelDef, args_: tuple[Any, ...]) -> Bound:
+        fn, dyn, ref, ref_dyn = bind(kernel, args_)
         return aot_compile(fn, dyn).compiled, dyn, aot_compile(ref, ref_dyn).compiled, ref_dyn
 
     cases = make_plan("bench", "cpu", kernels=args.kernel or ()).cases
@@ -59,11 +75,7 @@ def one_process(args: argparse.Namespace, out: Path) -> None:
             if round_ and args.recompile:
                 fn, dyn, ref, ref_dyn = build(kernel, inputs(kernel, case))
             elif round_ and args.fresh_inputs:
-                args_ = inputs(kernel, case)
-                dyn, ref_dyn = (
-                    bind_static(kernel.fn, args_)[1],
-                    bind_static(kernel.reference, args_)[1],
-                )
+                _, dyn, _, ref_dyn = bind(kernel, inputs(kernel, case))
             t = time_compiled(fn, dyn, settings, timer="wall", reference=(ref, ref_dyn))
             assert t.reference is not None
             timings[case.id].append((t.samples, t.reference.samples))
@@ -73,19 +85,21 @@ def one_process(args: argparse.Namespace, out: Path) -> None:
 def report(files: list[Path], rounds: int) -> None:
     import numpy as np
 
-    runs = [json.loads(f.read_text()) for f in files]
+    # Per process, per case, per round: [kernel samples, reference samples].
+    runs: list[dict[str, list[list[list[float]]]]] = [json.loads(f.read_text()) for f in files]
     print(f"{len(runs)} processes, {rounds} rounds; SD in %: between processes | within / sqrt(R)")
     print(f"  {'case':<52} {'kernel':>15} {'ratio':>15}")
     for case_id in runs[0]:
-        cols = []
+        cols: list[str] = []
         for ratio in (False, True):
-            means, within = [], []
+            means: list[float] = []
+            within: list[float] = []
             for run in runs:
                 logs = [
                     np.log(np.median(np.array(k) / np.array(r) if ratio else np.array(k)))
                     for k, r in run[case_id]
                 ]
-                means.append(np.mean(logs))
+                means.append(float(np.mean(logs)))
                 within.append(np.std(logs, ddof=1) / np.sqrt(len(logs)) if len(logs) > 1 else 0)
             cols.append(f"{np.std(means, ddof=1) * 100:6.1f} | {np.mean(within) * 100:5.1f}")
         print(f"  {case_id[:52]:<52} {cols[0]:>15} {cols[1]:>15}")
@@ -105,7 +119,7 @@ def main() -> int:
         one_process(args, args.child)
         return 0
     with tempfile.TemporaryDirectory(prefix="tile-rounds-") as tmp:
-        files = []
+        files: list[Path] = []
         for i in range(args.processes):
             files.append(Path(tmp) / f"p{i}.json")
             child = [sys.executable, __file__, *sys.argv[1:], "--child", str(files[-1])]

@@ -54,14 +54,16 @@ def main() -> None:
     )
     args = parser.parse_args()
 
-    xs = np.random.default_rng(42).lognormal(mean=0.0, sigma=0.25, size=args.n)
-    values = xs.tolist()
+    n: int = args.n
+    resamples: int = args.resamples
+    xs = np.random.default_rng(42).lognormal(mean=0.0, sigma=0.25, size=n)
+    values: list[float] = xs.tolist()
 
     def run_tile() -> tuple[float, float]:
-        return tile_stats.bootstrap_ci(values, resamples=args.resamples, seed=1)
+        return tile_stats.bootstrap_ci(values, resamples=resamples, seed=1)
 
     def run_numpy() -> tuple[float, float]:
-        return numpy_bootstrap_median_ci(xs, resamples=args.resamples, confidence=0.95, seed=1)
+        return numpy_bootstrap_median_ci(xs, resamples=resamples, confidence=0.95, seed=1)
 
     run_tile()  # warm caches and the thread pool path once
     t_tile = best_of(run_tile, args.repeats)

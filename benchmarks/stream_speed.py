@@ -57,7 +57,7 @@ out.flush()
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--lines", type=int, default=200_000)
     parser.add_argument("--level", default="info", choices=["debug", "info", "warning"])
     args = parser.parse_args()

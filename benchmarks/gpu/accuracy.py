@@ -16,56 +16,74 @@ from __future__ import annotations
 
 import argparse
 import csv
+import importlib
 import io
 import shutil
 import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, cast
+
+if TYPE_CHECKING:
+    import jax
 
 SIZES = {"4KB": 4 << 10, "4MB": 4 << 20, "64MB": 64 << 20, "1GB": 1 << 30}
 NCU_TIMEOUT_S = 75
 CUPTI_LIVE_BYTES = 8 << 30
+Row = tuple[str, int, float, str, float, float | None, float, float | None]
+"""size label, bytes, tile (s), tile's timer, cupti, ncu, wall, do_bench (s; None: not run)"""
 
 
-def _kernel():
+def _twice_plus_one(x: jax.Array) -> jax.Array:
+    return x * 2.0 + 1.0
+
+
+def _kernel() -> Callable[[jax.Array], jax.Array]:
     import jax
 
-    return jax.jit(lambda x: x * 2.0 + 1.0)
+    # jax.jit's signature names jaxlib's Device, which has no types.
+    return jax.jit(_twice_plus_one)  # pyright: ignore[reportUnknownMemberType]
 
 
-def _input(nbytes: int):
+def _input(nbytes: int) -> jax.Array:
     import jax
     import jax.numpy as jnp
 
     return jax.random.normal(jax.random.key(0), (nbytes // 4,), jnp.float32)
 
 
-def tile_time(x) -> tuple[float, str]:
+def tile_time(x: jax.Array) -> tuple[float, str]:
     import tile_runner as tile
 
-    m = tile.measure(lambda v: v * 2.0 + 1.0, x, timer="auto", max_time=2.0, min_runs=50)
+    m = tile.measure(_twice_plus_one, x, timer="auto", max_time=2.0, min_runs=50)
     return m.median, m.timer
 
 
-def cupti_time(x) -> float:
+def cupti_time(x: jax.Array) -> float:
+    import jax
     from jax.experimental.mosaic.gpu import profiler
 
     # measure(iterations=N) keeps all N outputs alive: at 1 GB, 200 of them would not fit (the
     # first version of this script hung there in JAX's allocator). Same bound as tile's timer.
     per_call = max(1, min(200, CUPTI_LIVE_BYTES // x.nbytes))
-    compiled = _kernel().lower(x).compile()
+    # The stages' signatures name jaxlib's Device, which has no types.
+    compiled = jax.jit(_twice_plus_one).lower(x).compile()  # pyright: ignore[reportUnknownMemberType]
     samples: list[float] = []
     while len(samples) < 200:
         _, ms = profiler.measure(compiled, iterations=per_call)(x)
-        samples.extend(ms if isinstance(ms, list) else [ms])
+        # A float for one iteration, a list for more (the stub says a list for any int); None
+        # only when no kernel ran, and this one always launches one.
+        timed = cast("list[float] | float", ms)
+        samples.extend(timed if isinstance(timed, list) else [timed])
     return statistics.median(samples) * 1e-3
 
 
-def wall_time(x) -> float:
+def wall_time(x: jax.Array) -> float:
     f = _kernel()
     f(x).block_until_ready()
-    samples = []
+    samples: list[float] = []
     for _ in range(200):
         t = time.perf_counter()
         f(x).block_until_ready()
@@ -74,9 +92,11 @@ def wall_time(x) -> float:
 
 
 def do_bench_time(nbytes: int) -> float | None:
+    # Optional and not in the workspace's environment: imported by name (their attributes are
+    # Any to the type checker).
     try:
-        import torch
-        from triton.testing import do_bench
+        torch = importlib.import_module("torch")
+        do_bench = importlib.import_module("triton.testing").do_bench
     except ImportError:
         return None
     x = torch.randn(nbytes // 4, device="cuda", dtype=torch.float32)
@@ -113,7 +133,7 @@ def ncu_time(nbytes: int) -> float | None:
         return None
     header, data = rows[0], rows[1:]
     vi, ui = header.index("Metric Value"), header.index("Metric Unit")
-    values = []
+    values: list[float] = []
     for r in data:
         v = float(r[vi].replace(",", ""))
         scale = {"nsecond": 1e-9, "usecond": 1e-6, "msecond": 1e-3, "second": 1.0}.get(r[ui], 1e-9)
@@ -133,8 +153,9 @@ def main() -> None:
         return
     import jax
 
-    print(f"device: {jax.devices()[0].device_kind}, jax {jax.__version__}")
-    rows = []
+    # jaxlib ships no types for its Device class: jax.devices() is a list of Unknown.
+    print(f"device: {jax.devices()[0].device_kind}, jax {jax.__version__}")  # pyright: ignore[reportUnknownMemberType]
+    rows: list[Row] = []
     for label, nbytes in SIZES.items():
         x = _input(nbytes)
         t_tile, timer = tile_time(x)

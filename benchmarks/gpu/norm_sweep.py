@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
@@ -25,13 +26,51 @@ from jax.experimental import pallas as pl
 
 import tile_runner as tile
 import tile_std
-from tile_std._norms import LAYERNORM_EPS, _masks
-from tile_std._pallas import as_rows, compiler_params, load, row_tiling, store
+from tile_std._norms import LAYERNORM_EPS
+from tile_std._pallas import as_rows, compiler_params, load, row_tiling, span, store
 
 SHAPES = [((16384, 8192), jnp.bfloat16), ((16384, 8192), jnp.float32), ((4096, 4096), jnp.bfloat16)]
 
 
-def _one_pass_kernel(x_ref, w_ref, b_ref, o_ref, *, n_rows: int, n_cols: int, eps: float):
+def _masks(
+    block_rows: int, block_cols: int, n_rows: int, n_cols: int
+) -> tuple[jax.Array | None, jax.Array | None]:
+    """(block mask, 1-D column mask) as tile_std's norm kernels take them (a private helper
+    there): each None when that edge never crosses the array's end."""
+    cols = span(0, block_cols, 1, 2)
+    # jnp.arange's signature names jaxlib's Device, which has no types.
+    col_mask = None if n_cols == block_cols else jnp.arange(block_cols) < n_cols  # pyright: ignore[reportUnknownMemberType]
+    if n_rows % block_rows == 0 and col_mask is None:
+        return None, None
+    rows = span(pl.program_id(0), block_rows, 0, 2)
+    return (rows < n_rows) & (cols < n_cols), col_mask
+
+
+def _row_block(i: jax.Array) -> tuple[jax.Array, int]:
+    """Block i of whole rows."""
+    return i, 0
+
+
+def _whole_vector(i: jax.Array) -> tuple[int]:
+    """The whole parameter vector, for every block."""
+    return (0,)
+
+
+def _jitted(fn: Callable[..., jax.Array]) -> Callable[..., jax.Array]:
+    """jax.jit(fn), typed (jax.jit's signature names jaxlib's Device, which has no types)."""
+    return jax.jit(fn)  # pyright: ignore[reportUnknownMemberType]
+
+
+def _one_pass_kernel(
+    x_ref: jax.Array,
+    w_ref: jax.Array,
+    b_ref: jax.Array,
+    o_ref: jax.Array,
+    *,
+    n_rows: int,
+    n_cols: int,
+    eps: float,
+) -> None:
     block_rows, block_cols = x_ref.shape
     mask, col_mask = _masks(block_rows, block_cols, n_rows, n_cols)
     x = load(x_ref, mask).astype(jnp.float32)
@@ -44,12 +83,14 @@ def _one_pass_kernel(x_ref, w_ref, b_ref, o_ref, *, n_rows: int, n_cols: int, ep
     store(o_ref, y.astype(o_ref.dtype), mask)
 
 
-def one_pass(x, w, b, *, num_warps: int, block_rows: int = 1):
+def one_pass(
+    x: jax.Array, w: jax.Array, b: jax.Array, *, num_warps: int, block_rows: int = 1
+) -> jax.Array:
     rows = as_rows(x)
     n_rows, n_cols = rows.shape
     t = row_tiling("sweep", n_rows, n_cols, interpret=False, block_rows=block_rows)
-    x_spec = pl.BlockSpec((t.block_rows, t.block_cols), lambda i: (i, 0))
-    p_spec = pl.BlockSpec((t.block_cols,), lambda i: (0,))
+    x_spec = pl.BlockSpec((t.block_rows, t.block_cols), _row_block)
+    p_spec = pl.BlockSpec((t.block_cols,), _whole_vector)
     kernel = functools.partial(_one_pass_kernel, n_rows=n_rows, n_cols=n_cols, eps=LAYERNORM_EPS)
     return pl.pallas_call(
         kernel,
@@ -63,14 +104,18 @@ def one_pass(x, w, b, *, num_warps: int, block_rows: int = 1):
 
 
 def main() -> None:
-    print(f"device: {jax.devices()[0].device_kind}, jax {jax.__version__}")
+    # jaxlib ships no types for its Device class: jax.devices() is a list of Unknown.
+    print(f"device: {jax.devices()[0].device_kind}, jax {jax.__version__}")  # pyright: ignore[reportUnknownMemberType]
     for shape, dtype in SHAPES:
         keys = jax.random.split(jax.random.key(0), 3)
         x = jax.random.normal(keys[0], shape, dtype)
         w = jax.random.normal(keys[1], shape[-1:], dtype)
         b = jax.random.normal(keys[2], shape[-1:], dtype)
         nbytes = 2 * x.nbytes + 2 * w.nbytes
-        variants = {"xla": tile_std.layernorm_ref, "lib": tile_std.layernorm}
+        variants: dict[str, Callable[..., jax.Array]] = {
+            "xla": tile_std.layernorm_ref,
+            "lib": tile_std.layernorm,
+        }
         for r, warps in itertools.product((1, 2, 4), (4, 8, 16, 32)):
             variants[f"r{r}w{warps}"] = functools.partial(
                 tile_std.layernorm, block_rows=r, num_warps=warps
@@ -82,7 +127,7 @@ def main() -> None:
         print(f"\n{shape} {jnp.dtype(dtype).name}")
         for name, fn in variants.items():
             try:
-                got = jax.jit(fn)(x, w, b)
+                got = _jitted(fn)(x, w, b)
                 err = float(
                     jnp.max(jnp.abs(got.astype(jnp.float32) - expected.astype(jnp.float32)))
                 )

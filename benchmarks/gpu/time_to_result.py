@@ -30,8 +30,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 ONE_CASE = "std/softmax[shape=4096x4096,dtype=float32]"
 LIMIT_S = 420
@@ -80,6 +81,13 @@ def _floor(site: str, report: Path, log: Path) -> float:
     return time.perf_counter() - t0
 
 
+def _ready(tree: object) -> None:
+    """Wait for every array in `tree` (jax.block_until_ready, which jax leaves untyped)."""
+    import jax
+
+    jax.block_until_ready(tree)  # pyright: ignore[reportUnknownMemberType]
+
+
 def floor_loop(report_path: str) -> None:
     """jit + compile each case's kernel and reference, then CUPTI with tile's sample counts."""
     import jax
@@ -89,9 +97,11 @@ def floor_loop(report_path: str) -> None:
     from tile_runner._compile import bind_static
     from tile_runner._tuning import bind_config
 
-    gpu = jax.default_backend() == "gpu"
-    if gpu:
+    measure = None
+    if jax.default_backend() == "gpu":
         from jax.experimental.mosaic.gpu import profiler
+
+        measure = profiler.measure
     report = json.loads(Path(report_path).read_text())
     tile.discover(plugins=["tile-std"])
     for case_rec in report["cases"]:
@@ -99,17 +109,19 @@ def floor_loop(report_path: str) -> None:
             continue
         kernel = tile.get_kernel(case_rec["kernel"])
         case = next(c for c in tile.cases(kernel.name, "bench") if c.id == case_rec["case_id"])
-        args = jax.block_until_ready(kernel.inputs(case, tile.case_key(0, case.id)))
-        args = args if isinstance(args, tuple) else (args,)
-        ref = case_rec.get("reference") or {}
+        made: Any = kernel.inputs(case, tile.case_key(0, case.id))
+        _ready(made)
+        args = cast("tuple[Any, ...]", made) if isinstance(made, tuple) else (made,)
+        ref: dict[str, Any] = case_rec.get("reference") or {}
         defaults = kernel.tunables.default if kernel.tunables is not None else {}
-        pairs = [(kernel.fn, case_rec["stats"]["n"])]
+        pairs: list[tuple[Callable[..., Any], int]] = [(kernel.fn, case_rec["stats"]["n"])]
         if kernel.reference is not None and ref.get("stats"):
             pairs.append((kernel.reference, ref["stats"]["n"]))
         for fn, n in pairs:
             # Python values among the inputs (attention's `causal`) are static, as in tile.
             bound, dynamic = bind_static(bind_config(fn, defaults) if fn is kernel.fn else fn, args)
-            compiled = jax.jit(bound).lower(*dynamic).compile()
+            # The stages' signatures name jaxlib's Device, which has no types.
+            compiled = jax.jit(bound).lower(*dynamic).compile()  # pyright: ignore[reportUnknownMemberType]
             args_now = dynamic
             out = compiled(*args_now)
             nbytes = sum(x.nbytes for x in jax.tree.leaves(out))
@@ -118,23 +130,23 @@ def floor_loop(report_path: str) -> None:
             left = n
             while left > 0:
                 k = min(per, left)
-                if gpu:
-                    profiler.measure(compiled, iterations=k)(*args_now)
+                if measure is not None:
+                    measure(compiled, iterations=k)(*args_now)
                 else:  # a CPU dry run of this script: plain calls
-                    jax.block_until_ready([compiled(*args_now) for _ in range(k)])
+                    _ready([compiled(*args_now) for _ in range(k)])
                 left -= k
         if kernel.reference is not None:
-            jax.block_until_ready(kernel.reference(*upcast(args)))  # the check's reference run
+            _ready(kernel.reference(*upcast(args)))  # the check's reference run
     print(f"floor: {len(report['cases'])} cases")
 
 
 def _parts(report: dict[str, Any] | None) -> dict[str, float]:
-    timing = (report or {}).get("timing") or {}
+    timing: dict[str, Any] = (report or {}).get("timing") or {}
     return {**(timing.get("parts") or {}), **{k: v for k, v in timing.items() if k != "parts"}}
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--new", help="site dir of the code under test")
     parser.add_argument("--old", help="site dir of the code before (optional)")
     parser.add_argument("--out", default=os.environ.get("OUT", "/tmp/ttr"))

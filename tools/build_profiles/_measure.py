@@ -16,7 +16,7 @@ import sys
 from dataclasses import dataclass, field
 from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
-from typing import Final
+from typing import Final, cast
 
 from tools.build_profiles._commands import CommandResult, Commands
 from tools.build_profiles._target import Target
@@ -149,7 +149,7 @@ def _last_json(step: str, result: CommandResult) -> dict[str, object]:
         data = None
     if not isinstance(data, dict):
         raise _StepFailed(step, f"{step}: the last line of stdout is not a JSON object", result)
-    return data  # pyright: ignore[reportUnknownVariableType]
+    return cast("dict[str, object]", data)  # a JSON object's keys are strings
 
 
 def _probes(

@@ -11,7 +11,7 @@ import sys
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from tools.build_profiles._errors import BuildProfileError
 
@@ -107,11 +107,14 @@ def _text(path: Path, data: dict[str, Any], key: str) -> str:
 
 def _texts(path: Path, data: dict[str, Any], key: str) -> tuple[str, ...]:
     value = data.get(key, [])
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):  # pyright: ignore[reportUnknownVariableType]
+    # TOML arrays hold any value: a list here is a list of objects until each is checked.
+    items = cast("list[object]", value) if isinstance(value, list) else None
+    strings = tuple(v for v in items or () if isinstance(v, str))
+    if items is None or len(strings) != len(items):
         raise _problem(
             path, f"`{key}` must be a list of strings, got {value!r}", f'write `{key} = ["..."]`'
         )
-    return tuple(value)  # pyright: ignore[reportUnknownArgumentType]
+    return strings
 
 
 def _existing(path: Path, key: str, where: Path) -> Path:
@@ -158,7 +161,8 @@ def check_labels(target: Target, labels: list[str]) -> list[str]:
     """The labels as given, once each, after checking each is a profile of the manifest."""
     manifest = _read_toml(target.manifest)
     profiles = manifest.get("profile", {})
-    custom = sorted(profiles) if isinstance(profiles, dict) else []  # pyright: ignore[reportUnknownArgumentType]
+    # The keys of a TOML table are strings.
+    custom = sorted(cast("dict[str, object]", profiles)) if isinstance(profiles, dict) else []
     known = [*BUILTIN_PROFILES, *(p for p in custom if p not in BUILTIN_PROFILES)]
     seen: list[str] = []
     for label in labels:
