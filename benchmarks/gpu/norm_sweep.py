@@ -26,24 +26,12 @@ from jax.experimental import pallas as pl
 
 import tile_runner as tile
 import tile_std
-from tile_std._norms import LAYERNORM_EPS
-from tile_std._pallas import as_rows, compiler_params, load, row_tiling, span, store
+
+# Variants of tile-std's own LayerNorm kernel: its private masks, as the kernel takes them.
+from tile_std._norms import LAYERNORM_EPS, _masks  # pyright: ignore[reportPrivateUsage]
+from tile_std._pallas import as_rows, compiler_params, load, row_tiling, store
 
 SHAPES = [((16384, 8192), jnp.bfloat16), ((16384, 8192), jnp.float32), ((4096, 4096), jnp.bfloat16)]
-
-
-def _masks(
-    block_rows: int, block_cols: int, n_rows: int, n_cols: int
-) -> tuple[jax.Array | None, jax.Array | None]:
-    """(block mask, 1-D column mask) as tile_std's norm kernels take them (a private helper
-    there): each None when that edge never crosses the array's end."""
-    cols = span(0, block_cols, 1, 2)
-    # jnp.arange's signature names jaxlib's Device, which has no types.
-    col_mask = None if n_cols == block_cols else jnp.arange(block_cols) < n_cols  # pyright: ignore[reportUnknownMemberType]
-    if n_rows % block_rows == 0 and col_mask is None:
-        return None, None
-    rows = span(pl.program_id(0), block_rows, 0, 2)
-    return (rows < n_rows) & (cols < n_cols), col_mask
 
 
 def _row_block(i: jax.Array) -> tuple[jax.Array, int]:
