@@ -11,13 +11,15 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
 from tile_protocol import BadLine, Event, Message, StreamDecoder, UnknownMessage
 
 RUN_TIMEOUT_S = 600
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -27,12 +29,12 @@ class RunOutput:
     returncode: int
     events: list[Event]
     stderr: str
-    messages: list[Message] = field(default_factory=list)
+    messages: list[Message] = field(init=False)
 
     def __post_init__(self) -> None:
         self.messages = [e for e in self.events if not isinstance(e, BadLine | UnknownMessage)]
 
-    def of(self, kind: type[Any]) -> list[Any]:
+    def of(self, kind: type[T]) -> list[T]:
         """Messages of one type, in stream order."""
         return [m for m in self.messages if isinstance(m, kind)]
 

@@ -18,10 +18,14 @@ from tile_runner._context import CaseContext
 from tile_runner._rounds import BenchRounds
 
 
+def _triple_reference(x: Any) -> Any:
+    return x * 3.0
+
+
 @tile.kernel(
     "acct/triple",
     inputs=lambda case, key: (tile.normal(key, (512,), case.dtype),),
-    reference=lambda x: x * 3.0,
+    reference=_triple_reference,
     bench=tile.axes(dtype=["float32", "bfloat16"]),
 )
 def triple(x: Any) -> Any:
@@ -30,7 +34,7 @@ def triple(x: Any) -> Any:
 
 def _host_ref(x: Any) -> Any:
     # Host code: cannot be traced, so it runs as a plain function (and is not timed).
-    return jnp.asarray(np.asarray(x, np.float64) * 3.0, jnp.float32)
+    return jnp.asarray(np.asarray(x, np.float64) * 3.0, jnp.float32)  # pyright: ignore[reportUnknownMemberType]
 
 
 @tile.kernel(
@@ -44,10 +48,11 @@ def host_triple(x: Any) -> Any:
 
 
 def _context(command: str, sent: list[Message], **bench: Any) -> CaseContext:
+    settings: dict[str, Any] = {"max_runs": 20, "max_time": 0.1, "warmup_runs": 1, **bench}
     return CaseContext(
         command=command,
         seed=0,
-        bench=BenchSettings(**{"max_runs": 20, "max_time": 0.1, "warmup_runs": 1, **bench}),
+        bench=BenchSettings(**settings),
         tolerances={},
         timer="wall",
         peaks=None,
@@ -59,7 +64,7 @@ def _context(command: str, sent: list[Message], **bench: Any) -> CaseContext:
 def _results(command: str, kernel: str, **bench: Any) -> list[Message]:
     sent: list[Message] = []
     ctx = _context(command, sent, **bench)
-    for case in tile.cases(kernel, "bench", backend="cpu"):  # type: ignore[arg-type]
+    for case in tile.cases(kernel, "bench", backend="cpu"):
         run_case(ctx, tile.get_kernel(kernel), case)
     return sent
 
@@ -99,10 +104,13 @@ def _count_compiles(event: str, *_: Any, **__: Any) -> None:
 def _triple_kernel(name: str) -> None:
     """A fresh kernel and reference (new function objects: nothing of theirs is cached)."""
 
+    def reference(x: Any) -> Any:
+        return x * 3.0
+
     @tile.kernel(
         name,
         inputs=lambda case, key: (tile.normal(key, (512,), case.dtype),),
-        reference=lambda x: x * 3.0,
+        reference=reference,
         bench=tile.axes(dtype=["float32", "bfloat16"]),
     )
     def kernel(x: Any) -> Any:
@@ -117,7 +125,7 @@ def test_the_reference_is_compiled_once_per_input_signature() -> None:
     _triple_kernel("acct/fresh")
     _results("bench", "acct/warm")  # compiles what the two share: inputs, the check's reductions
     counts: dict[str, int] = {}
-    for case in tile.cases("acct/fresh", "bench", backend="cpu"):  # type: ignore[arg-type]
+    for case in tile.cases("acct/fresh", "bench", backend="cpu"):
         _COMPILES.append(0)
         sent: list[Message] = []
         run_case(_context("bench", sent), tile.get_kernel("acct/fresh"), case)
@@ -149,7 +157,7 @@ def test_a_reference_that_cannot_be_traced_still_checks_the_kernel() -> None:
 def test_rounds_count_only_their_own_time() -> None:
     sent: list[Message] = []
     ctx = _context("bench", sent, rounds=2, max_runs=10)
-    case = tile.cases("acct/triple", "bench", backend="cpu")[0]  # type: ignore[arg-type]
+    case = tile.cases("acct/triple", "bench", backend="cpu")[0]
     t0 = time.perf_counter()
     first = run_case(ctx, tile.get_kernel("acct/triple"), case)
     t1 = time.perf_counter()

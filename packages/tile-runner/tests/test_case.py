@@ -10,8 +10,10 @@ import pytest
 import tile_protocol as proto
 import tile_runner as tile
 from tile_protocol import BenchSettings, BuildResult, Failure, Inspect, Message
+from tile_runner._api import Suite
 from tile_runner._case import run_case
-from tile_runner._context import CaseContext
+from tile_runner._context import CaseContext, Outcome
+from tile_runner._rounds import BenchRounds
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -21,7 +23,9 @@ def _fixture_kernels() -> None:
     assert tile.discover(paths=[str(FIXTURES / "good_kernels.py")], plugins=[]) == []
 
 
-def _run(command: str, kernel: str, suite: str = "test", **kw: Any) -> list[tuple[Message, str]]:
+def _run(
+    command: str, kernel: str, suite: Suite = "test", **kw: Any
+) -> list[tuple[Message, Outcome | BenchRounds]]:
     sent: list[Message] = []
     ctx = CaseContext(
         command=command,
@@ -34,8 +38,8 @@ def _run(command: str, kernel: str, suite: str = "test", **kw: Any) -> list[tupl
         warn=lambda message, case_id: None,
         **kw,
     )
-    out: list[tuple[Message, str]] = []
-    for case in tile.cases(kernel, suite, backend="cpu"):  # type: ignore[arg-type]
+    out: list[tuple[Message, Outcome | BenchRounds]] = []
+    for case in tile.cases(kernel, suite, backend="cpu"):
         before = len(sent)
         outcome = run_case(ctx, tile.get_kernel(kernel), case)
         out.extend((m, outcome) for m in sent[before:])
@@ -49,13 +53,15 @@ def test_test_command_checks_every_case() -> None:
         assert isinstance(message, proto.TestResult)
         assert message.check.passed and outcome == "passed"
         assert message.seed == 0
-    bf16 = next(m for m, _ in results if "bfloat16" in m.case_id)  # type: ignore[union-attr]
+    bf16 = next(
+        m for m, _ in results if isinstance(m, proto.TestResult) and "bfloat16" in m.case_id
+    )
     assert bf16.check.tol == 2e-2  # the kernel's own tolerance
 
 
 def test_request_tolerance_overrides_kernel() -> None:
     results = _run("test", "fx/softmax", tolerances={"bfloat16": 1e-9})
-    outcomes = {m.case_id: o for m, o in results}  # type: ignore[union-attr]
+    outcomes = {m.case_id: o for m, o in results if isinstance(m, proto.TestResult)}
     assert outcomes["fx/softmax[shape=8x128,dtype=bfloat16]"] == "failed"
     assert outcomes["fx/softmax[shape=8x128,dtype=float32]"] == "passed"
 
@@ -102,7 +108,7 @@ def test_failures_and_skips_in_process() -> None:
 
 def test_rounds_time_with_fresh_inputs_and_send_one_result() -> None:
     from tile_runner._case import next_round
-    from tile_runner._rounds import BenchRounds, round_settings
+    from tile_runner._rounds import round_settings
 
     settings = BenchSettings(min_runs=10, max_runs=1000, max_time=2.0, rounds=4)
     share = round_settings(settings)
@@ -119,7 +125,7 @@ def test_rounds_time_with_fresh_inputs_and_send_one_result() -> None:
         send=sent.append,
         warn=lambda message, case_id: None,
     )
-    case = tile.cases("fx/softmax", "bench", backend="cpu")[0]  # type: ignore[arg-type]
+    case = tile.cases("fx/softmax", "bench", backend="cpu")[0]
     rounds = run_case(ctx, tile.get_kernel("fx/softmax"), case)
     assert isinstance(rounds, BenchRounds) and not sent  # nothing until the last round
     rounds = next_round(ctx, rounds, last=False)

@@ -15,9 +15,13 @@ def _tol(dtype: str) -> float:
     return resolve_tolerance(dtype)
 
 
+def _softmax(a: jax.Array) -> jax.Array:
+    return jax.nn.softmax(a, axis=-1)
+
+
 def test_correct_kernel_passes_with_metrics() -> None:
     x = tile.normal(tile.case_key(0, "c"), (32, 64), "float32")
-    result = tile.check(lambda a: jax.nn.softmax(a, axis=-1), jax.nn.softmax, x)
+    result = tile.check(_softmax, jax.nn.softmax, x)
     assert result.passed
     assert result.rel_l2_err is not None and result.rel_l2_err <= 1e-5
     assert result.tol == 1e-5
@@ -45,7 +49,7 @@ def test_bfloat16_kernel_checked_against_float32_reference() -> None:
         seen.append(a.dtype.name)
         return jax.nn.softmax(a, axis=-1)
 
-    result = tile.check(lambda a: jax.nn.softmax(a, axis=-1), ref, x)
+    result = tile.check(_softmax, ref, x)
     assert seen == ["float32"]  # reference ran on upcast inputs
     assert result.passed, result.message
     assert result.tol == 1e-2
@@ -98,17 +102,24 @@ def test_tolerance_precedence() -> None:
     assert resolve_tolerance("float32", request={"float32": 0.1}, kernel=1e-3) == 0.1
     assert resolve_tolerance("float32", request={"default": 0.2}, kernel=1e-3) == 0.2
     x = np.ones(4, np.float32)
-    assert tile.check(lambda a: a * 1.001, lambda a: a, x, tol=1e-2).passed
-    assert not tile.check(lambda a: a * 1.001, lambda a: a, x).passed
+
+    def off_by_a_thousandth(a: jax.Array) -> jax.Array:
+        return a * 1.001
+
+    def identity(a: jax.Array) -> jax.Array:
+        return a
+
+    assert tile.check(off_by_a_thousandth, identity, x, tol=1e-2).passed
+    assert not tile.check(off_by_a_thousandth, identity, x).passed
 
 
 def test_upcast_keeps_wide_and_non_float() -> None:
     args = (
-        jnp.ones(2, jnp.bfloat16),
-        jnp.ones(2, jnp.float32),
-        jnp.ones(2, jnp.int8),
+        jnp.ones(2, jnp.bfloat16),  # pyright: ignore[reportUnknownMemberType]
+        jnp.ones(2, jnp.float32),  # pyright: ignore[reportUnknownMemberType]
+        jnp.ones(2, jnp.int8),  # pyright: ignore[reportUnknownMemberType]
         True,
-        {"w": jnp.ones(2, jnp.float16)},
+        {"w": jnp.ones(2, jnp.float16)},  # pyright: ignore[reportUnknownMemberType]
     )
     out = upcast(args)
     assert out[0].dtype == jnp.float32

@@ -65,7 +65,7 @@ def test_import_errors_become_failures_and_discovery_goes_on(tmp_path: Path) -> 
 
 
 def test_entry_point_plugins(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.syspath_prepend(str(FIXTURES / "plugin_site"))
+    monkeypatch.syspath_prepend(str(FIXTURES / "plugin_site"))  # pyright: ignore[reportUnknownMemberType]
     assert tile.discover(plugins=[]) == []
     assert "fxplugin_kernels" not in sys.modules  # plugins=[] loads none
     failures = tile.discover(plugins=["fxplugin", "nope"])
@@ -79,7 +79,7 @@ def test_entry_point_plugins(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_all_installed_plugins_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.syspath_prepend(str(FIXTURES / "plugin_site"))
+    monkeypatch.syspath_prepend(str(FIXTURES / "plugin_site"))  # pyright: ignore[reportUnknownMemberType]
     failures = tile.discover(plugins=None)
     assert "fxplugin/double" in tile.registry()
     # fxbroken is installed too (on purpose) and reported; other plugins may add their own.

@@ -10,6 +10,8 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from types import FrameType
+from typing import Any
 
 import jax
 
@@ -49,16 +51,25 @@ def test_messages_are_stamped_and_a_forked_childs_writer_is_silent() -> None:
     assert b"child writer fd -1" in done.stderr
 
 
+def _ignore_signal(signum: int, frame: FrameType | None) -> None:
+    pass
+
+
+def _jax_flag(name: str) -> object:
+    """A jax flag's value (jax declares its flags at run time, out of the type checker's sight)."""
+    return getattr(jax.config, name)
+
+
 def test_restorable_changes_are_put_back(tmp_path: Path) -> None:
     # Taken in the test itself (pytest changes PYTEST_CURRENT_TEST between phases); what the
     # test changes is put back by the guard.
     guard = StateGuard()
     cwd = Path.cwd()
-    jax.config.update("jax_enable_x64", True)
+    jax.config.update("jax_enable_x64", True)  # pyright: ignore[reportUnknownMemberType]
     os.chdir(tmp_path)
     os.environ["TILE_GUARD_TEST_SECRET_TOKEN"] = "hunter2"
     sys.path.insert(0, "/guard/test")
-    signal.signal(signal.SIGUSR2, lambda *_: None)
+    signal.signal(signal.SIGUSR2, _ignore_signal)
     diffs, restart = guard.check()
     assert not restart
     by_kind = {d.kind: d for d in diffs}
@@ -70,7 +81,7 @@ def test_restorable_changes_are_put_back(tmp_path: Path) -> None:
     assert by_kind["sys_path"].after == "/guard/test"
     assert by_kind["signal_handlers"].name == "SIGUSR2"
     # ...and the process is as it was.
-    assert jax.config.jax_enable_x64 is False
+    assert _jax_flag("jax_enable_x64") is False
     assert Path.cwd() == cwd
     assert "TILE_GUARD_TEST_SECRET_TOKEN" not in os.environ
     assert "/guard/test" not in sys.path
@@ -95,9 +106,7 @@ def test_a_running_thread_asks_for_a_fresh_runner() -> None:
     assert guard.check() == ([], False)  # a thread that ended is no change
 
 
-def test_a_state_change_reaches_the_stream_and_ends_the_runner(
-    tmp_path: Path, runner: object
-) -> None:
+def test_a_state_change_reaches_the_stream_and_ends_the_runner(tmp_path: Path, runner: Any) -> None:
     kernels = tmp_path / "leaks.py"
     kernels.write_text(
         "import os, threading\n"
@@ -115,9 +124,7 @@ def test_a_state_change_reaches_the_stream_and_ends_the_runner(
         "tile.kernel('l/b_thread', inputs=thread_inputs, test=AX)(lambda x: x)\n"
         "tile.kernel('l/c_after', inputs=inputs, test=AX)(lambda x: x)\n"
     )
-    run = runner(  # type: ignore[operator]
-        {"command": "test", "paths": [str(kernels)], "plugins": [], "token": "t0"}
-    )
+    run = runner({"command": "test", "paths": [str(kernels)], "plugins": [], "token": "t0"})
     assert run.returncode == 0, run.stderr[-2000:]
     changes = run.of(tp.StateChange)
     assert [(c.case_id, c.restart) for c in changes] == [

@@ -20,10 +20,14 @@ def _limit(case: Any, config: Any) -> str | None:
     return "block 4 needs 8 warps" if config["block"] == 4 and config["warps"] == 4 else None
 
 
+def _scaled_reference(x: Any) -> Any:
+    return x * 2.0
+
+
 @tile.kernel(
     "tun/scale",
     inputs=lambda case, key: (tile.normal(key, (64,), "float32"),),
-    reference=lambda x: x * 2.0,
+    reference=_scaled_reference,
     bench=tile.axes(n=[1]),
     tunables=AXES,
     constraint=_limit,
@@ -56,17 +60,20 @@ def test_configurations_constraint_and_signature() -> None:
 
 def test_which_values_run_override_then_tuned_then_default() -> None:
     t = tile.get_kernel("tun/scale").tunables
+    assert t is not None
     case = tile.cases("tun/scale")[0]
     none = TuningIndex()
-    assert choose(t, case, overrides={}, tuning=none)[1].source == "default"  # type: ignore[union-attr]
-    entry = proto.TuningEntry(kernel="tun/scale", case_id=case.id, signature=t.signature,  # type: ignore[union-attr]
+    _, info = choose(t, case, overrides={}, tuning=none)
+    assert info is not None and info.source == "default"
+    entry = proto.TuningEntry(kernel="tun/scale", case_id=case.id, signature=t.signature,
                               device_kind="cpu", values={"block": "1", "warps": "8"})  # fmt: skip
     tuned = TuningIndex([entry])
     config, info = choose(t, case, overrides={}, tuning=tuned)
     assert config == {"block": 1, "warps": 8} and info is not None and info.source == "tuned"
     stale = TuningIndex([proto.TuningEntry(kernel="tun/scale", case_id=case.id, signature="old",
                                            device_kind="cpu", values={"block": "1"})])  # fmt: skip
-    assert choose(t, case, overrides={}, tuning=stale)[1].source == "default"  # type: ignore[union-attr]
+    _, info = choose(t, case, overrides={}, tuning=stale)
+    assert info is not None and info.source == "default"
     config, info = choose(t, case, overrides={"warps": "4", "other": "1"}, tuning=tuned)
     assert config == {"block": 1, "warps": 4} and info is not None and info.source == "override"
     with pytest.raises(tile.Skip, match="block 4 needs 8 warps"):

@@ -57,10 +57,10 @@ def test_summary_ci_is_the_median_bootstrap() -> None:
 
 def test_wider_confidence_gives_wider_interval() -> None:
     xs = np.random.default_rng(2).normal(size=500)
-    widths = [
-        np.subtract(*reversed(bootstrap_ci(xs, confidence=c, resamples=5000)))
-        for c in (0.5, 0.8, 0.95, 0.999)
-    ]
+    widths: list[float] = []
+    for c in (0.5, 0.8, 0.95, 0.999):
+        low, high = bootstrap_ci(xs, confidence=c, resamples=5000)
+        widths.append(high - low)
     assert widths == sorted(widths)
     assert widths[0] < widths[-1]
 

@@ -6,14 +6,15 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy.stats import mannwhitneyu
+from scipy.stats import mannwhitneyu  # pyright: ignore[reportUnknownVariableType]
 
 from tile_stats import Comparison, compare, mann_whitney_u
 
 
 def scipy_mwu(a: object, b: object) -> tuple[float, float]:
+    # scipy ships no type stubs (scipy-stubs is not a dependency): its names are untyped.
     r = mannwhitneyu(a, b, alternative="two-sided", method="asymptotic", use_continuity=True)
-    return float(r.statistic), float(r.pvalue)
+    return float(r.statistic), float(r.pvalue)  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
 
 
 def pairs() -> list[tuple[np.ndarray, np.ndarray]]:

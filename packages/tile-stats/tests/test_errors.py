@@ -4,21 +4,27 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypedDict
 
 import pytest
 
 import tile_stats
-from tile_stats import StatsError
+from tile_stats import Comparison, StatsError, StopDecision
 
 GOOD = [1.0, 2.0, 3.0, 4.0]
-STOP = {
-    "target_precision": 0.01,
-    "min_runs": 2,
-    "max_runs": 10,
-    "elapsed_s": 0.0,
-    "max_time_s": 1.0,
-}
+
+
+class Stop(TypedDict):
+    """A valid stopping rule; each test breaks one part of it."""
+
+    target_precision: float
+    min_runs: int
+    max_runs: int
+    elapsed_s: float
+    max_time_s: float
+
+
+STOP = Stop(target_precision=0.01, min_runs=2, max_runs=10, elapsed_s=0.0, max_time_s=1.0)
 
 # Every public function, called with one sample argument.
 ONE_SAMPLE: dict[str, Callable[[Any], object]] = {
@@ -52,6 +58,14 @@ def test_non_finite_values(fn: Callable[[Any], object], bad: float) -> None:
         fn([1.0, 2.0, bad, 3.0])
 
 
+def _compare_with_itself(xs: list[float], **options: Any) -> Comparison:
+    return tile_stats.compare(xs, xs, **options)
+
+
+def _should_stop(xs: list[float], **options: Any) -> StopDecision:
+    return tile_stats.should_stop(xs, **STOP, **options)
+
+
 def test_should_stop_rejects_non_finite_samples() -> None:
     with pytest.raises(StatsError, match="index 1"):
         tile_stats.should_stop([1.0, math.nan], **STOP)
@@ -63,7 +77,7 @@ def test_should_stop_rejects_non_finite_samples() -> None:
     [
         tile_stats.summarize,
         tile_stats.bootstrap_ci,
-        lambda xs, **kw: tile_stats.compare(xs, xs, **kw),
+        _compare_with_itself,
     ],
     ids=["summarize", "bootstrap_ci", "compare"],
 )
@@ -78,8 +92,8 @@ def test_bad_resample_count(fn: Callable[..., object], resamples: int) -> None:
     [
         tile_stats.summarize,
         tile_stats.bootstrap_ci,
-        lambda xs, **kw: tile_stats.compare(xs, xs, **kw),
-        lambda xs, **kw: tile_stats.should_stop(xs, **STOP, **kw),
+        _compare_with_itself,
+        _should_stop,
     ],
     ids=["summarize", "bootstrap_ci", "compare", "should_stop"],
 )

@@ -63,7 +63,7 @@ def scipy_grouped_ci(
         se = math.sqrt(sum(terms))
         df = se**4 / sum(t * t / (len(v) - 1) for t, v in zip(terms, sides, strict=True))
     ratio = float(np.median(cur) / np.median(base))
-    t = float(scipy_t.ppf(1 - (1 - confidence) / 2, df))
+    t = float(scipy_t.ppf(1 - (1 - confidence) / 2, df))  # pyright: ignore[reportUnknownMemberType]
     return ratio * math.exp(-t * se), ratio * math.exp(t * se)
 
 

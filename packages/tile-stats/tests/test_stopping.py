@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -9,7 +11,17 @@ from hypothesis import strategies as st
 
 from tile_stats import StopDecision, should_stop
 
-RULE = {"target_precision": 0.01, "min_runs": 10, "max_runs": 500, "max_time_s": 5.0}
+
+class Rule(TypedDict):
+    """The stopping rule's settings these tests hold fixed."""
+
+    target_precision: float
+    min_runs: int
+    max_runs: int
+    max_time_s: float
+
+
+RULE = Rule(target_precision=0.01, min_runs=10, max_runs=500, max_time_s=5.0)
 
 
 def tight(n: int) -> list[float]:
@@ -62,7 +74,7 @@ def test_stops_on_max_time() -> None:
 
 
 def test_infinite_time_budget() -> None:
-    rule = {**RULE, "max_time_s": float("inf")}
+    rule: Rule = {**RULE, "max_time_s": float("inf")}
     assert not should_stop(noisy(50), elapsed_s=1e9, **rule).stop
 
 
