@@ -52,7 +52,6 @@ class Server:
         name: str,
         body: bytes,
         *,
-        path: str | None = None,
         status: int = 200,
         cut: bool = False,
         flaky: int = 0,
@@ -60,8 +59,9 @@ class Server:
         archive: ArchiveKind | None = None,
         members: tuple[str, ...] | None = None,
     ) -> Registry:
-        """Serve `body` and return a registry of one entry, pinned to its sha256 by default."""
-        url = self.add(path or f"/{name}.bin", body, status=status, cut=cut, flaky=flaky)
+        """Serve `body` at `/NAME.bin` and return a registry of one entry, pinned to its sha256
+        by default (`add` serves a body at any other path)."""
+        url = self.add(f"/{name}.bin", body, status=status, cut=cut, flaky=flaky)
         sha = sha256 or hashlib.sha256(body).hexdigest()
         return {name: DownloadEntry(name, url, sha, archive=archive, members=members)}
 
