@@ -364,9 +364,15 @@ def test_smoke_run_compares_variants_and_schema_check_catches_damage(
     assert "variants against `warm`" in proc.stdout
     check = tile("schema-check", str(camp), cwd=root)
     assert check.returncode == 0, check.stdout
+    _schema_check_catches_damage(tile, camp, root / "damaged")
+
+
+def _schema_check_catches_damage(tile: TileRun, camp: Path, copies: Path) -> None:
+    """Each kind of damage to a copy of the campaign directory `camp` fails `tile schema-check`
+    with a message that names the file."""
 
     def damaged(how: str) -> Path:
-        copy = root / "damaged" / how
+        copy = copies / how
         shutil.copytree(camp, copy, symlinks=True)
         return copy
 

@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
 
@@ -26,6 +27,7 @@ from support import slurm_cluster
 from tile_cli._launchers import (
     DEFAULT_GRES,
     LauncherError,
+    SrunOptions,
     find_srun,
     local_env,
     shard_cases,
@@ -189,19 +191,26 @@ def test_visible_gpus_reads_cuda_visible_devices_like_cuda(
 # --- srun_argv and friends --------------------------------------------------------------------
 
 
-def argv(**overrides: object) -> list[str]:
-    kwargs: dict[str, object] = {
-        "shard_index": 1,
-        "job_name": "tile-bench-r1",
-        "partition": None,
-        "time_limit": None,
-        "gres": None,
-        "extra_args": [],
-        "inside_allocation": False,
-        "srun": "/usr/bin/srun",
-    }
-    kwargs.update(overrides)
-    return srun_argv(["/venv/bin/python", "-m", "tile_runner"], **kwargs)  # type: ignore[arg-type]
+def argv(
+    *,
+    shard_index: int = 1,
+    inside_allocation: bool = False,
+    partition: str | None = None,
+    time_limit: str | None = None,
+    gres: str | None = None,
+    extra_args: Sequence[str] = (),
+    srun: str | None = "/usr/bin/srun",
+) -> list[str]:
+    return srun_argv(
+        ["/venv/bin/python", "-m", "tile_runner"],
+        shard_index=shard_index,
+        job_name="tile-bench-r1",
+        options=SrunOptions(
+            partition=partition, time_limit=time_limit, gres=gres, extra_args=extra_args
+        ),
+        inside_allocation=inside_allocation,
+        srun=srun,
+    )
 
 
 def test_srun_argv_outside_an_allocation() -> None:
@@ -262,10 +271,7 @@ def test_srun_argv_rejects_bad_input() -> None:
             [],
             shard_index=0,
             job_name="j",
-            partition=None,
-            time_limit=None,
-            gres=None,
-            extra_args=[],
+            options=SrunOptions(),
             inside_allocation=False,
             srun="srun",
         )
@@ -352,11 +358,8 @@ def launch(
         [sys.executable, "-c", code],
         shard_index=0,
         job_name=job_name,
-        partition=None,
-        time_limit="10",
-        gres=gres,
         # A busy or broken queue fails the test instead of hanging it.
-        extra_args=["--immediate=60"],
+        options=SrunOptions(time_limit="10", gres=gres, extra_args=["--immediate=60"]),
         inside_allocation=False,
     )
     return subprocess.Popen(
@@ -479,7 +482,7 @@ def test_a_single_sigint_ends_the_task(slurm: str) -> None:
 
 STEPS = r"""
 import json, os, subprocess, sys
-from tile_cli._launchers import srun_argv, srun_env
+from tile_cli._launchers import SrunOptions, srun_argv, srun_env
 code = '''
 import os, sys
 print(os.environ["SLURM_JOB_ID"], os.environ["SLURM_STEP_ID"], flush=True)
@@ -488,8 +491,7 @@ sys.stdin.readline()
 procs = [
     subprocess.Popen(
         srun_argv([sys.executable, "-c", code], shard_index=i, job_name="tile-test-steps",
-                  partition=None, time_limit=None, gres=sys.argv[1], extra_args=[],
-                  inside_allocation=True),
+                  options=SrunOptions(gres=sys.argv[1]), inside_allocation=True),
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=srun_env(os.environ))
     for i in range(2)
 ]

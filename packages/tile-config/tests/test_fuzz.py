@@ -68,17 +68,22 @@ def toml_value(value: Any) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
-        if math.isnan(value):
-            return "nan"
-        if math.isinf(value):
-            return "inf" if value > 0 else "-inf"
-        return repr(value)
+        return _toml_float(value)
     if isinstance(value, str):
         return json.dumps(value)
     if isinstance(value, list):
         return "[" + ", ".join(toml_value(v) for v in value) + "]"
     assert isinstance(value, dict)
     return "{" + ", ".join(f"{json.dumps(k)} = {toml_value(v)}" for k, v in value.items()) + "}"
+
+
+def _toml_float(value: float) -> str:
+    """TOML spells the float specials as words (`nan`, `inf`, `-inf`), not as Python's repr."""
+    if math.isnan(value):
+        return "nan"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return repr(value)
 
 
 def to_toml(doc: Mapping[str, Any], prefix: str = "") -> str:

@@ -59,7 +59,8 @@ class Server:
         archive: ArchiveKind | None = None,
         members: tuple[str, ...] | None = None,
     ) -> Registry:
-        """Serve `body` at `/<name>.bin`; a registry of one entry, pinned to its sha256 by default."""
+        """Serve `body` at `/NAME.bin` and return a registry of one entry, pinned to its sha256
+        by default (`add` serves a body at any other path)."""
         url = self.add(f"/{name}.bin", body, status=status, cut=cut, flaky=flaky)
         sha = sha256 or hashlib.sha256(body).hexdigest()
         return {name: DownloadEntry(name, url, sha, archive=archive, members=members)}

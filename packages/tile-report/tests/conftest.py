@@ -25,20 +25,24 @@ def samples(center: float, n: int = 40, spread: float = 0.02, seed: int = 0) -> 
     return [center * math.exp(rng.gauss(0, spread)) for _ in range(n)]
 
 
+# What one call does unless a test says otherwise: moves a gigabyte, no FLOPs.
+_COPY_WORK = ta.Work(bytes=1e9, flops=None, source="declared")
+
+
 def _make_case(
     case_id: str,
     center: float,
     *,
-    flops: float | None = None,
-    nbytes: float | None = 1e9,
+    work: ta.Work = _COPY_WORK,
     status: ta.Status = "success",
     seed: int = 0,
     peaks: ta.Peaks | None = None,
     check_passed: bool = True,
     ref_center: float | None = None,
 ) -> ta.CaseRecord:
-    """A measured case with a reference (1.3x slower unless `ref_center`), rates and roofline
-    position as the runner writes them."""
+    """A measured case with a reference (1.3x slower unless `ref_center`), and the rates and
+    roofline position (against `peaks`) of its `work` as the runner writes them."""
+    flops, nbytes = work.flops, work.bytes
     xs = samples(center, seed=seed)
     ref = samples(ref_center or center * 1.3, seed=seed + 1000)
     stats = ta.StatsRecord.from_summary(tile_stats.summarize(xs), stop_reason="precision")
@@ -66,7 +70,7 @@ def _make_case(
         cold=False,
         samples=xs,
         stats=stats,
-        work=ta.Work(bytes=nbytes, flops=flops, source="declared"),
+        work=work,
         throughput=ta.Throughput(gbps=gbps, tflops=tflops),
         roofline=roof,
         reference=ta.ReferenceRecord(
@@ -123,8 +127,7 @@ def _write_run(run_dir: Path, report: ta.Report) -> Path:
 
 @pytest.fixture
 def make_case() -> Callable[..., ta.CaseRecord]:
-    """`make_case(case_id, median_s, *, flops, nbytes, status, seed, peaks, check_passed,
-    ref_center)`."""
+    """`make_case(case_id, median_s, *, work, status, seed, peaks, check_passed, ref_center)`."""
     return _make_case
 
 

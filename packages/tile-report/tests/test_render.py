@@ -27,6 +27,8 @@ Reports = Callable[..., ta.Report]
 Writer = Callable[[Path, ta.Report], Path]
 
 H200 = ta.Peaks(bandwidth_gbps=4800.0, tflops={"bfloat16": 989.0}, source="builtin")
+MATMUL = ta.Work(bytes=1e9, flops=2e12, source="declared")
+COPY = ta.Work(bytes=1e9, flops=None, source="declared")
 
 
 def _plots(html: str) -> dict[str, list[int]]:
@@ -45,8 +47,8 @@ def test_a_bench_run_has_a_roofline_a_bandwidth_chart_and_a_plot_per_case(
     make_case: Cases, make_report: Reports
 ) -> None:
     cases = [
-        make_case("k/matmul[n=1]", 1e-3, flops=2e12, nbytes=1e9, peaks=H200),
-        make_case("k/copy[n=1]", 2e-4, flops=None, nbytes=1e9, peaks=H200, seed=2),
+        make_case("k/matmul[n=1]", 1e-3, work=MATMUL, peaks=H200),
+        make_case("k/copy[n=1]", 2e-4, work=COPY, peaks=H200, seed=2),
     ]
     html = render_html(_run(make_report(cases, peaks=H200)))
     plots = _plots(html)
@@ -63,7 +65,7 @@ def test_peaks_the_runner_used_are_recovered_from_the_percentages(
 ) -> None:
     # The runner's peaks (built-in table or calibration) are not in the device record; each
     # case carries its rates and % of peak, which give the peaks back.
-    cases = [make_case("k/mm[n=1]", 1e-3, flops=2e12, nbytes=1e9, peaks=H200)]
+    cases = [make_case("k/mm[n=1]", 1e-3, work=MATMUL, peaks=H200)]
     html = render_html(_run(make_report(cases, peaks=None)))
     assert "builtin peaks: 4800 GB/s, bfloat16 989 TFLOP/s" in html
 
@@ -71,7 +73,7 @@ def test_peaks_the_runner_used_are_recovered_from_the_percentages(
 def test_without_peaks_the_roofline_says_why_it_has_no_roofs(
     make_case: Cases, make_report: Reports
 ) -> None:
-    cases = [make_case("k/mm[n=1]", 1e-3, flops=2e12, nbytes=1e9)]
+    cases = [make_case("k/mm[n=1]", 1e-3, work=MATMUL)]
     html = render_html(_run(make_report(cases)))
     assert "no peaks known for this device" in html
     assert "tile device --calibrate" in html

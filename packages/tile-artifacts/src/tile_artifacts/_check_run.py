@@ -66,7 +66,16 @@ def _check_entry(found: Found, run_dir: Path, path: str, entry: ArtifactEntry, g
 
 
 def _check_manifest(found: Found, manifest: Manifest, run_dir: Path, regular: list[str]) -> None:
+    """The manifest against the disk: the files it lists, and the paths it points to."""
     on_disk = set(regular)
+    listed = _check_artifacts(found, manifest, run_dir, on_disk)
+    _check_references(found, manifest, on_disk, listed)
+
+
+def _check_artifacts(
+    found: Found, manifest: Manifest, run_dir: Path, on_disk: set[str]
+) -> set[str]:
+    """The manifest's `artifacts` against the files on disk; returns the paths it lists."""
     listed: set[str] = set()
     incomplete = manifest.run.status == "incomplete"
     for i, entry in enumerate(manifest.artifacts):
@@ -95,6 +104,14 @@ def _check_manifest(found: Found, manifest: Manifest, run_dir: Path, regular: li
     unlisted = set[str]() if incomplete else on_disk - listed - {MANIFEST_JSON}
     for path in sorted(unlisted):
         found.add(path, "not listed in artifact_manifest.json")
+    return listed
+
+
+def _check_references(
+    found: Found, manifest: Manifest, on_disk: set[str], listed: set[str]
+) -> None:
+    """The paths the manifest names besides its `artifacts` (primary files, config snapshots,
+    input files) point where their path_type says."""
     for name, path in manifest.primary_artifacts.model_dump().items():
         check_relative(found, MANIFEST_JSON, f"primary_artifacts.{name}", path, on_disk=listed)
     for i, snap in enumerate(manifest.config_snapshots):
@@ -150,15 +167,9 @@ def _outside(paths: list[str], nested: tuple[str, ...]) -> list[str]:
     return [p for p in paths if p.split("/", 1)[0] not in nested]
 
 
-def check_run_dir(run_dir: Path, layout: Layout = RUN_LAYOUT) -> list[Problem]:
-    """Every problem of the run directory (or campaign unit) at `run_dir`, by file and line."""
-    regular, other = (_outside(paths, layout.nested) for paths in run_files(run_dir))
-    if not set(layout.required) & set(regular):
-        raise ArtifactError(
-            f"`{run_dir}` is not a run directory: none of {', '.join(layout.required)} is in it",
-            path=str(run_dir),
-            hint="pass a run directory such as `.tile/runs/<run_id>` or one artifact file",
-        )
+def _decode_files(run_dir: Path, layout: Layout, regular: list[str], other: list[str]) -> Found:
+    """Each file on its own: regular, present when required, and decoded (JSON and JSON Lines);
+    the cross-checks then read the decoded documents from what this returns."""
     found = Found()
     for rel in other:
         found.add(
@@ -174,6 +185,19 @@ def check_run_dir(run_dir: Path, layout: Layout = RUN_LAYOUT) -> list[Problem]:
             text = read_text(found, run_dir / rel, rel)
             if text is not None:
                 check_text(found, rel, text, suffix, layout)
+    return found
+
+
+def check_run_dir(run_dir: Path, layout: Layout = RUN_LAYOUT) -> list[Problem]:
+    """Every problem of the run directory (or campaign unit) at `run_dir`, by file and line."""
+    regular, other = (_outside(paths, layout.nested) for paths in run_files(run_dir))
+    if not set(layout.required) & set(regular):
+        raise ArtifactError(
+            f"`{run_dir}` is not a run directory: none of {', '.join(layout.required)} is in it",
+            path=str(run_dir),
+            hint="pass a run directory such as `.tile/runs/<run_id>` or one artifact file",
+        )
+    found = _decode_files(run_dir, layout, regular, other)
     on_disk = set(regular)
     manifest = found.documents.get(MANIFEST_JSON)
     report = found.documents.get(layout.primary)

@@ -124,7 +124,7 @@ def _rows(
     return rows
 
 
-def compare_runs(
+def compare_runs(  # noqa: PLR0913 (public call: its keyword options are documented)
     baseline: Report | Baseline,
     current: Report | Baseline,
     *,

@@ -129,7 +129,6 @@ def judge(
     """
     f = noise_floor_pct / 100
     floor = max(f, drift_pct / 100)
-    low, high = 1 - f, 1 + f
     change = f"{(ratio - 1) * 100:+.1f}%, CI {ci_low:.3f}–{ci_high:.3f}, p={p_value:.2g}"
     widened = ""
     if floor > f:
@@ -139,6 +138,29 @@ def judge(
         return "regression", f"slower: {change}{widened}"
     if significant and ci_high < 1 - floor:
         return "improvement", f"faster: {change}{widened}"
+    return _neutral_or_inconclusive(
+        ci_low,
+        ci_high,
+        significant=significant,
+        noise_floor_pct=noise_floor_pct,
+        change=change,
+        widened=widened,
+    )
+
+
+def _neutral_or_inconclusive(
+    ci_low: float,
+    ci_high: float,
+    *,
+    significant: bool,
+    noise_floor_pct: float,
+    change: str,
+    widened: str,
+) -> tuple[Judgement, str]:
+    """Rules 3 and 4 of `judge`, once no change beyond the practical floor was shown: does the
+    evidence say there is none (neutral), or is it too weak to tell (inconclusive)?"""
+    f = noise_floor_pct / 100
+    low, high = 1 - f, 1 + f
     if low <= ci_low and ci_high <= high:
         return "neutral", f"CI within the ±{noise_floor_pct:g}% noise floor: {change}"
     beyond = ci_low > high or ci_high < low

@@ -102,6 +102,18 @@ def _not_comparable(
     cur_kind: str | None,
     modes: bool = False,
 ) -> str:
+    """Why the two cases cannot be judged against each other, or "" when they can."""
+    return _not_alike(base, cur, base_kind, cur_kind, modes) or _unusable_samples(base, cur)
+
+
+def _not_alike(
+    base: CaseSeries,
+    cur: CaseSeries,
+    base_kind: str | None,
+    cur_kind: str | None,
+    modes: bool,
+) -> str:
+    """What differs between how the two cases were measured (if they were), or ""."""
     for side, case in (("baseline", base), ("current", cur)):
         if case.status not in MEASURED:
             return f"{side} case status is `{case.status}`"
@@ -111,6 +123,11 @@ def _not_comparable(
         return f"timer differs: `{base.timer}` vs `{cur.timer}`"
     if base.cold != cur.cold and not modes:
         return f"mode differs: {_MODE[base.cold]} vs {_MODE[cur.cold]}"
+    return ""
+
+
+def _unusable_samples(base: CaseSeries, cur: CaseSeries) -> str:
+    """Why the raw samples of either side cannot be compared (none, or impossible), or ""."""
     missing = [side for side, c in (("baseline", base), ("current", cur)) if not c.samples]
     if missing:
         return f"no raw samples in {' and '.join(missing)}"
@@ -182,6 +199,7 @@ def _noise(
     base: CaseSeries,
     cur: CaseSeries,
     series: tuple[list[float], list[float]],
+    *,
     result: tile_stats.Comparison,
     used: Basis,
     s: Settings,
@@ -232,7 +250,7 @@ def compare_row(
         result = tile_stats.compare(
             series[0], series[1], confidence=1 - s.alpha, resamples=s.resamples, seed=s.seed
         )
-        ci, drift, note = _noise(base, cur, series, result, used, s)
+        ci, drift, note = _noise(base, cur, series, result=result, used=used, s=s)
     except tile_stats.StatsError as e:
         reason = f"statistics failed: {e}{suffix}"
         return _make_row(cur.case_id, s.metric, values, "inconclusive", reason, basis=used)

@@ -214,7 +214,7 @@ class ArtifactWriter:
         self.append_jsonl(EVENTS_JSONL, record)
         return record
 
-    def metric(
+    def metric(  # noqa: PLR0913 (public call: its keyword options are MetricRecord's fields)
         self,
         metric_name: str,
         value: float | None,
@@ -253,7 +253,7 @@ class ArtifactWriter:
         self.append_jsonl(METRICS_JSONL, record)
         return record
 
-    def command(
+    def command(  # noqa: PLR0913 (public call: its keyword options are CommandRecord's fields)
         self,
         command_id: str,
         args: Sequence[str],

@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> None:
 
 def _run(args: list[str], debug: bool) -> int:
     """The command's exit code; every error becomes a message (and a code) here."""
-    from tile_cli._errors import CliError, ExitCode, os_error
+    from tile_cli._errors import CliError, os_error
 
     try:
         from tile_cli._app import app
@@ -52,24 +52,32 @@ def _run(args: list[str], debug: bool) -> int:
             traceback.print_exc()
         return int(error.code)
     except Exception as exc:  # the last line of defence: no bare tracebacks
-        import typer
-
-        if isinstance(exc, typer.Exit):
-            return exc.exit_code
-        if isinstance(exc, typer.Abort):
-            return int(ExitCode.INTERRUPTED)
-        show = getattr(exc, "show", None)
-        if callable(show):  # click's usage errors (bad flag, missing argument)
-            show()
-            return int(getattr(exc, "exit_code", ExitCode.USAGE))
-        _print_error(
-            f"internal error: {type(exc).__name__}: {exc}",
-            "rerun with -vv for the traceback and report it",
-        )
-        if debug:
-            traceback.print_exc()
-        return int(ExitCode.INFRA)
+        return _unexpected(exc, debug)
     return code if isinstance(code, int) else 0
+
+
+def _unexpected(exc: Exception, debug: bool) -> int:
+    """The exit code of an exception no tile code raised on purpose: typer's and click's own
+    exits and usage errors keep their meaning; anything else is an internal error."""
+    import typer
+
+    from tile_cli._errors import ExitCode
+
+    if isinstance(exc, typer.Exit):
+        return exc.exit_code
+    if isinstance(exc, typer.Abort):
+        return int(ExitCode.INTERRUPTED)
+    show = getattr(exc, "show", None)
+    if callable(show):  # click's usage errors (bad flag, missing argument)
+        show()
+        return int(getattr(exc, "exit_code", ExitCode.USAGE))
+    _print_error(
+        f"internal error: {type(exc).__name__}: {exc}",
+        "rerun with -vv for the traceback and report it",
+    )
+    if debug:
+        traceback.print_exc()
+    return int(ExitCode.INFRA)
 
 
 def _tolerant_streams() -> None:

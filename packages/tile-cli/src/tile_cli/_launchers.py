@@ -24,11 +24,13 @@ import re
 import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TypeGuard
 
 __all__ = [
     "DEFAULT_GRES",
     "LauncherError",
+    "SrunOptions",
     "find_srun",
     "local_env",
     "shard_cases",
@@ -172,32 +174,40 @@ def find_srun(search_path: str | None = None) -> str:
     return found
 
 
+@dataclass(frozen=True)
+class SrunOptions:
+    """What the user asks srun for, the same for every shard: the `[launcher]` keys, with
+    `--slurm-arg` values after the configured `extra_args`."""
+
+    partition: str | None = None
+    time_limit: str | None = None
+    gres: str | None = None
+    extra_args: Sequence[str] = ()
+
+
 def srun_argv(
     runner_argv: Sequence[str],
     *,
     shard_index: int,
     job_name: str,
-    partition: str | None,
-    time_limit: str | None,
-    gres: str | None,
-    extra_args: Sequence[str],
+    options: SrunOptions,
     inside_allocation: bool,
     srun: str | None = None,
 ) -> list[str]:
     """The shell-free argument vector that starts one runner task of one shard through srun.
 
     The task reads the request on srun's stdin and writes the protocol on srun's stdout.
-    `gres` defaults to one GPU (`gpu:1`; `none` asks for no GRES). Outside an allocation srun
-    requests a job of its own (named `JOB_NAME.INDEX`, with the partition and time limit);
-    inside one it starts a step that takes only its own CPUs and GPU. `extra_args` come last,
-    so they can override the others, except for options that would break one task per shard
-    with its own stdio. `srun` defaults to the one on PATH.
+    `options.gres` defaults to one GPU (`gpu:1`; `none` asks for no GRES). Outside an
+    allocation srun requests a job of its own (named `JOB_NAME.INDEX`, with the partition and
+    time limit); inside one it starts a step that takes only its own CPUs and GPU.
+    `options.extra_args` come last, so they can override the others, except for options that
+    would break one task per shard with its own stdio. `srun` defaults to the one on PATH.
     """
     if shard_index < 0:
         raise ValueError(f"shard index {shard_index} is negative")
     if not runner_argv:
         raise ValueError("runner_argv is empty")
-    _check_extra_args(extra_args)
+    _check_extra_args(options.extra_args)
     argv = [
         srun or find_srun(),
         "--ntasks=1",
@@ -210,13 +220,13 @@ def srun_argv(
     ]
     if inside_allocation:
         argv.append("--exact")
-    argv.append(f"--gres={gres or DEFAULT_GRES}")
+    argv.append(f"--gres={options.gres or DEFAULT_GRES}")
     # Inside an allocation the partition is the allocation's; a step only takes a time limit.
-    if partition and not inside_allocation:
-        argv.append(f"--partition={partition}")
-    if time_limit:
-        argv.append(f"--time={time_limit}")
-    argv.extend(extra_args)
+    if options.partition and not inside_allocation:
+        argv.append(f"--partition={options.partition}")
+    if options.time_limit:
+        argv.append(f"--time={options.time_limit}")
+    argv.extend(options.extra_args)
     argv.append("--")
     argv.extend(runner_argv)
     return argv

@@ -129,6 +129,18 @@ def run_outcome(
         return Outcome(int(ExitCode.USAGE), usage.message)
     if rec.command == "build":
         return _build_outcome(rec)
+    outcome = _cases_outcome(rec)
+    if outcome.code == 0 and comparison is not None and settings is not None:
+        return comparison_outcome(
+            comparison,
+            fail_on_inconclusive=settings.fail_on_inconclusive,
+            allow_missing=settings.allow_missing,
+        )
+    return outcome
+
+
+def _cases_outcome(rec: RunResults) -> Outcome:
+    """A bench or test run's cases, before any gate: infrastructure, wrong output, no case."""
     if rec.failures:
         return Outcome(int(ExitCode.INFRA), _failure_reason(rec.failures))
     if wrong := rec.failed_checks:
@@ -136,16 +148,11 @@ def run_outcome(
         return Outcome(int(ExitCode.FAILED), f"{what}: {_names([r.case_id for r in wrong])}")
     if not rec.planned:
         return Outcome(int(ExitCode.USAGE), "no case was selected")
-    if comparison is not None and settings is not None:
-        return comparison_outcome(
-            comparison,
-            fail_on_inconclusive=settings.fail_on_inconclusive,
-            allow_missing=settings.allow_missing,
-        )
     return Outcome(int(ExitCode.OK))
 
 
 def _build_outcome(rec: RunResults) -> Outcome:
+    """A build run's cases: infrastructure, cases that did not build, no case."""
     broken, other = split_failures(rec.failures)
     if other:
         return Outcome(int(ExitCode.INFRA), _failure_reason(other))

@@ -88,10 +88,12 @@ def _srun_prefix(
         runner_argv,
         shard_index=index,
         job_name=job_name,
-        partition=launcher.partition,
-        time_limit=launcher.time_limit,
-        gres=launcher.gres,
-        extra_args=[*launcher.extra_args, *slurm_args],
+        options=launchers.SrunOptions(
+            partition=launcher.partition,
+            time_limit=launcher.time_limit,
+            gres=launcher.gres,
+            extra_args=[*launcher.extra_args, *slurm_args],
+        ),
         inside_allocation=launchers.slurm_job_id(os.environ) is not None,
         srun=srun,
     )

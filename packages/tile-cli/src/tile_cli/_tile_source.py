@@ -25,7 +25,7 @@ import shlex
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import Literal
+from typing import Literal, cast
 from urllib.parse import unquote, urlparse
 
 __all__ = ["DirectUrl", "SourceKind", "TileSource", "direct_url", "find_tile_source"]
@@ -102,27 +102,32 @@ class TileSource:
 
 def direct_url(distribution: str) -> DirectUrl | None:
     """The local path `distribution` was installed from (PEP 610), or None (index, or remote)."""
+    data = _direct_url_json(distribution)
+    if data is None:
+        return None
+    url = urlparse(str(data.get("url", "")))
+    if url.scheme != "file":
+        return None
+    path = Path(unquote(url.path))
+    dir_info = data.get("dir_info")
+    if isinstance(dir_info, dict):
+        editable = cast("dict[str, object]", dir_info).get("editable") is True
+        return DirectUrl(path, is_dir=True, editable=editable)
+    return DirectUrl(path, is_dir=False, editable=False)
+
+
+def _direct_url_json(distribution: str) -> dict[str, object] | None:
+    """The object in `distribution`'s `direct_url.json`; None when it has no such file (an
+    install from an index) or the file holds no JSON object."""
     try:
         text = metadata.distribution(distribution).read_text("direct_url.json")
     except metadata.PackageNotFoundError:
         return None
-    if not text:
-        return None
     try:
-        data = json.loads(text)
+        data = json.loads(text) if text else None
     except json.JSONDecodeError:
         return None
-    if not isinstance(data, dict):
-        return None
-    url = urlparse(str(data.get("url", "")))  # pyright: ignore[reportUnknownArgumentType]
-    if url.scheme != "file":
-        return None
-    path = Path(unquote(url.path))
-    dir_info = data.get("dir_info")  # pyright: ignore[reportUnknownVariableType]
-    if isinstance(dir_info, dict):
-        editable = dir_info.get("editable") is True  # pyright: ignore[reportUnknownMemberType]
-        return DirectUrl(path, is_dir=True, editable=editable)
-    return DirectUrl(path, is_dir=False, editable=False)
+    return cast("dict[str, object]", data) if isinstance(data, dict) else None
 
 
 def find_tile_source(*, from_index: bool = False) -> TileSource:

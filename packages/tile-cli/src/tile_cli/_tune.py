@@ -249,7 +249,7 @@ class _Tuner:
             state.finalists = timed
         survivors = _prune(state, timed, resolved.config.tune.eta, rung, final)
         shown = sorted(state.finalists) if final else survivors
-        _progress(self.err, state, len(timed), rung, final, shown)
+        _progress(self.err, state, rung=rung, final=final, timed=len(timed), survivors=shown)
         return survivors
 
 
@@ -305,9 +305,10 @@ def _prune(state: _Tune, timed: set[str], eta: int, rung: int, final: bool) -> l
 
 
 def _progress(
-    err: Console, state: _Tune, timed: int, rung: int, final: bool, survivors: Sequence[str]
+    err: Console, state: _Tune, *, rung: int, final: bool, timed: int, survivors: Sequence[str]
 ) -> None:
-    """One line per rung: configurations timed, kept, and the best so far."""
+    """One line per rung (`final`: the finalists' measurement): configurations timed, kept,
+    and the best so far."""
     best = min(
         (r for r in state.latest.values() if r.check is None or r.check.passed),
         key=lambda r: r.stats.median,

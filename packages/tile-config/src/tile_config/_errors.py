@@ -75,23 +75,22 @@ _BOUNDS = {
 }
 
 
+# First match wins: a bool is also an int.
+_TOML_KINDS: tuple[tuple[type | tuple[type, ...], str], ...] = (
+    (bool, "boolean"),
+    (int, "integer"),
+    (float, "float"),
+    (str, "string"),
+    ((list, tuple), "array"),
+    (dict, "table"),
+    ((dt.datetime, dt.date, dt.time), "date/time"),
+)
+
+
 def toml_kind(value: object) -> str:
-    """The TOML name of a value's type, for messages."""
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "float"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list | tuple):
-        return "array"
-    if isinstance(value, dict):
-        return "table"
-    if isinstance(value, dt.datetime | dt.date | dt.time):
-        return "date/time"
-    return type(value).__name__
+    """The TOML name of a value's type, for messages (Python's name for what TOML lacks)."""
+    kinds = (name for kind, name in _TOML_KINDS if isinstance(value, kind))
+    return next(kinds, type(value).__name__)
 
 
 def shown(value: object) -> str:

@@ -4,7 +4,7 @@ the key declares; values from Python callers converted the way TOML would have t
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel
@@ -18,31 +18,36 @@ _FALSE = frozenset({"false", "0", "no", "off"})
 _NONE = frozenset({"", "none", "null"})
 
 
+def _boolean(word: str) -> bool:
+    if word.lower() not in _TRUE | _FALSE:
+        raise ValueError(word)
+    return word.lower() in _TRUE
+
+
+# Scalar types read from one word: how, and what the error says was expected.
+_WORDS: dict[type, tuple[Callable[[str], object], str]] = {
+    bool: (_boolean, "a boolean (true/false, yes/no, on/off, 1/0)"),
+    int: (int, "an integer"),
+    float: (float, "a number"),
+}
+
+
 def parse_text(text: str, annotation: Any) -> object:
     """Read an env or CLI string as the declared type; ValueError says which type was expected."""
     if is_optional(annotation) and text.strip().lower() in _NONE:
         return None
     bare = strip_annotation(annotation)
-    word = text.strip()
-    if bare is bool:
-        if word.lower() in _TRUE | _FALSE:
-            return word.lower() in _TRUE
-        raise ValueError("a boolean (true/false, yes/no, on/off, 1/0)")
-    if bare is int:
+    if isinstance(bare, type) and bare in _WORDS:
+        read, expected = _WORDS[bare]
         try:
-            return int(word)
+            return read(text.strip())
         except ValueError:
-            raise ValueError("an integer") from None
-    if bare is float:
-        try:
-            return float(word)
-        except ValueError:
-            raise ValueError("a number") from None
+            raise ValueError(expected) from None
     if get_origin(bare) is list:
         item = get_args(bare)[0]
         return [parse_text(part.strip(), item) for part in text.split(",") if part.strip()]
     if get_origin(bare) is Literal:
-        return word
+        return text.strip()
     if bare is str:
         return text
     raise ValueError("a table, which cannot be written as text")

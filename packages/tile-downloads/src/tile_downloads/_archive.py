@@ -141,22 +141,35 @@ def _members(
     raw: zipfile.ZipFile | tarfile.TarFile, unsafe: Callable[[str, str], UnsafeArchiveError]
 ) -> Iterator[_Member]:
     if isinstance(raw, zipfile.ZipFile):
-        for info in raw.infolist():
-            name = _normalize(info.filename, unsafe)
-            mode = info.external_attr >> 16
-            fmt = stat.S_IFMT(mode)
-            opener = _zip_opener(raw, info)
-            if info.is_dir() or fmt == stat.S_IFDIR:
-                yield _Member(name, "dir", None, False, opener)
-            elif fmt == stat.S_IFLNK:
-                with raw.open(info) as f:
-                    target = f.read(4096).decode("utf-8", "surrogateescape")
-                yield _Member(name, "symlink", target, False, opener)
-            elif fmt in (0, stat.S_IFREG):
-                yield _Member(name, "file", None, bool(mode & 0o111), opener)
-            else:
-                raise unsafe(info.filename, "device file or other special file")
-        return
+        return _zip_members(raw, unsafe)
+    return _tar_members(raw, unsafe)
+
+
+def _zip_members(
+    zf: zipfile.ZipFile, unsafe: Callable[[str, str], UnsafeArchiveError]
+) -> Iterator[_Member]:
+    """A zip's members; a zip keeps a member's Unix type in the high bits of external_attr."""
+    for info in zf.infolist():
+        name = _normalize(info.filename, unsafe)
+        mode = info.external_attr >> 16
+        fmt = stat.S_IFMT(mode)
+        opener = _zip_opener(zf, info)
+        if info.is_dir() or fmt == stat.S_IFDIR:
+            yield _Member(name, "dir", None, False, opener)
+        elif fmt == stat.S_IFLNK:
+            with zf.open(info) as f:
+                target = f.read(4096).decode("utf-8", "surrogateescape")
+            yield _Member(name, "symlink", target, False, opener)
+        elif fmt in (0, stat.S_IFREG):
+            yield _Member(name, "file", None, bool(mode & 0o111), opener)
+        else:
+            raise unsafe(info.filename, "device file or other special file")
+
+
+def _tar_members(
+    raw: tarfile.TarFile, unsafe: Callable[[str, str], UnsafeArchiveError]
+) -> Iterator[_Member]:
+    """A tar's members; a hard link's target is a member name, checked like one."""
     for info in raw.getmembers():
         name = _normalize(info.name, unsafe)
         opener = _tar_opener(raw, info)

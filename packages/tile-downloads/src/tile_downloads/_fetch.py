@@ -136,7 +136,7 @@ def fetch(
     if offline:
         _check_cached(entry, layout)
     else:
-        _download(entry, layout, progress, timeout, deadline, retries)
+        _download(entry, layout, progress, timeout=timeout, deadline=deadline, retries=retries)
     if entry.archive is None:
         return layout.file
     try:
@@ -192,6 +192,7 @@ def _download(
     entry: DownloadEntry,
     layout: _Layout,
     progress: ProgressCallback | None,
+    *,
     timeout: float,
     deadline: float,
     retries: int,

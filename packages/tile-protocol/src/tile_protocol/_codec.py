@@ -184,18 +184,24 @@ class StreamDecoder:
             return [_decoder.decode(line)]
         except (msgspec.DecodeError, RecursionError) as exc:
             error = str(exc)
-        try:
-            obj = _raw_decoder.decode(line)
-        except (msgspec.DecodeError, RecursionError):
-            return [BadLine(line, "not JSON", self._line_no)]
-        if isinstance(obj, dict):
-            kind = obj.get("type")  # pyright: ignore[reportUnknownMemberType]
-            if isinstance(kind, str) and kind not in _KNOWN_TYPES:
-                return [UnknownMessage(kind, line, self._line_no)]
-            newer = _newer_hello(obj)  # pyright: ignore[reportUnknownArgumentType]
-            if newer is not None:
-                return [newer]
-        return [BadLine(line, error, self._line_no)]
+        return [_not_a_message(line, error, self._line_no)]
+
+
+def _not_a_message(line: bytes, error: str, line_no: int) -> Event:
+    """What a line that decodes as no message is: not JSON, a message type this reader does not
+    know, a newer major version's hello, or else a bad line with the decoder's `error`."""
+    try:
+        obj = _raw_decoder.decode(line)
+    except (msgspec.DecodeError, RecursionError):
+        return BadLine(line, "not JSON", line_no)
+    if isinstance(obj, dict):
+        kind = obj.get("type")  # pyright: ignore[reportUnknownMemberType]
+        if isinstance(kind, str) and kind not in _KNOWN_TYPES:
+            return UnknownMessage(kind, line, line_no)
+        newer = _newer_hello(obj)  # pyright: ignore[reportUnknownArgumentType]
+        if newer is not None:
+            return newer
+    return BadLine(line, error, line_no)
 
 
 def _newer_hello(obj: dict[str, Any]) -> Hello | None:

@@ -222,13 +222,20 @@ class StreamValidator:
             return None
         if not self._stamped:
             return None
-        if message.token != self._token:
+        return self._unstamped(self._hello, token=message.token, pid=message.pid, seq=message.seq)
+
+    def _unstamped(
+        self, hello: Hello, *, token: str | None, pid: int | None, seq: int | None
+    ) -> str | None:
+        """Why a message's stamp is not this runner's (after a hello with a token: the token,
+        the hello's pid, the next sequence number), or None, and its number is the last seen."""
+        if token != self._token:
             return "it does not carry the token this runner was given"
-        if message.pid != self._hello.pid:
-            return f"it comes from pid {message.pid}, the runner is pid {self._hello.pid}"
-        if message.seq is None or message.seq <= self._last_seq:
-            return f"its sequence number {message.seq} does not follow {self._last_seq}"
-        self._last_seq = message.seq
+        if pid != hello.pid:
+            return f"it comes from pid {pid}, the runner is pid {hello.pid}"
+        if seq is None or seq <= self._last_seq:
+            return f"its sequence number {seq} does not follow {self._last_seq}"
+        self._last_seq = seq
         return None
 
     # ---------------------------------------------------------------- order
@@ -239,10 +246,15 @@ class StreamValidator:
             return "a run_request goes to the runner, never comes from it"
         if self._done is not None:
             return "it came after `done`, which must be the last message"
+        if self._hello is None and not isinstance(message, Hello):
+            return "it came before `hello`, which must be the first message"
+        return self._stage(message)
+
+    def _stage(self, message: Message) -> str | None:
+        """hello, plan and done mark the stream's stages: why one cannot come at the stage
+        reached, or None (and the stream is at its stage from then on)."""
         if isinstance(message, Hello):
             return self._on_hello(message)
-        if self._hello is None:
-            return "it came before `hello`, which must be the first message"
         if isinstance(message, Plan):
             return self._on_plan(message)
         if isinstance(message, Done):
@@ -297,6 +309,15 @@ class StreamValidator:
             return self._result(message)
         if isinstance(message, Failure):
             return self._failure(message)
+        if isinstance(message, Inspect):
+            return self._inspect(message)
+        if isinstance(message, (CaseStart, Artifact, StateChange)):
+            return self._on_the_way(message)
+        return None  # hello, plan, done (checked above), log, device_report
+
+    def _on_the_way(self, message: CaseStart | Artifact | StateChange) -> Violation | None:
+        """A message on a case's way to its outcome: a start at its place in the plan, an
+        artifact with a size; a bad state change spoils the run, never a case."""
         if isinstance(message, CaseStart):
             problem = self._planned(message.case_id) or self._open(message.case_id)
             if problem is None and self._plan is not None:
@@ -306,16 +327,12 @@ class StreamValidator:
                 elif ids[message.index] != message.case_id:
                     problem = f"index {message.index} is `{ids[message.index]}` in the plan"
             return self._spoils(message, message.case_id, problem)
-        if isinstance(message, Inspect):
-            return self._inspect(message)
         if isinstance(message, Artifact):
             problem = None if message.case_id is None else self._planned(message.case_id)
             if problem is None and message.size_bytes < 0:
                 problem = f"size_bytes is {message.size_bytes}"
             return self._spoils(message, message.case_id, problem)
-        if isinstance(message, StateChange):
-            return self._spoils(message, None, self._planned(message.case_id))
-        return None  # hello, plan, done (checked above), log, device_report
+        return self._spoils(message, None, self._planned(message.case_id))
 
     def _result(self, result: _Result) -> Violation | None:
         problem = self._planned(result.case_id) or self._open(result.case_id)

@@ -166,7 +166,7 @@ class KernelDef:
         return None if value is None else float(value)
 
 
-def kernel(
+def kernel(  # noqa: PLR0913 (public call: the @tile.kernel options are documented)
     name: str,
     *,
     inputs: Callable[[Case, Any], Any],

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, TypeAlias
 
 import numpy as np
@@ -87,26 +87,21 @@ def format_value(value: AxisValue) -> str:
 
 def parse_value(text: str, like: Sequence[AxisValue] = ()) -> AxisValue:
     """Parse a value given on the command line, in the type of the axis' declared values `like`."""
-    kinds = {type(v) for v in like}
     text = text.strip()
+    read = _READERS.get(frozenset(type(v) for v in like))
+    if read is None:  # no values declared, or of mixed types
+        return _guess(text)
     try:
-        if kinds == {tuple}:
-            if text == "scalar":
-                return ()
-            return tuple(int(d) for d in text.split("x"))
-        if kinds == {bool}:
-            return _parse_bool(text)
-        if kinds == {int}:
-            return int(text)
-        if kinds <= {int, float} and kinds:
-            return float(text)
-        if kinds == {str}:
-            return text
+        return read(text)
     except ValueError:
         declared = ", ".join(format_value(v) for v in like)
         raise AxisValueError(
             f"axis value {text!r} does not match the declared values ({declared})"
         ) from None
+
+
+def _guess(text: str) -> AxisValue:
+    """A value of no one declared type: a bool, an int, a shape, a float, else the text."""
     if text.lower() in ("true", "false"):
         return text.lower() == "true"
     if _INT_RE.fullmatch(text):
@@ -119,6 +114,12 @@ def parse_value(text: str, like: Sequence[AxisValue] = ()) -> AxisValue:
         return text
 
 
+def _parse_shape(text: str) -> tuple[int, ...]:
+    if text == "scalar":
+        return ()
+    return tuple(int(d) for d in text.split("x"))
+
+
 def _parse_bool(text: str) -> bool:
     low = text.lower()
     if low in ("true", "1"):
@@ -126,6 +127,18 @@ def _parse_bool(text: str) -> bool:
     if low in ("false", "0"):
         return False
     raise ValueError(text)
+
+
+# How text is read for an axis whose declared values are all of these types (ints and floats
+# mixed: floats). A reader raises ValueError for text that is none of its type.
+_READERS: dict[frozenset[type], Callable[[str], AxisValue]] = {
+    frozenset({tuple}): _parse_shape,
+    frozenset({bool}): _parse_bool,
+    frozenset({int}): int,
+    frozenset({float}): float,
+    frozenset({int, float}): float,
+    frozenset({str}): str,
+}
 
 
 class Axes:

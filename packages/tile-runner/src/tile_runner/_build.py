@@ -180,11 +180,13 @@ def write_build_outputs(
     run_dir: str,
     case_id: str,
     stages: Stages,
+    *,
     fn: Callable[..., Any],
     args: Sequence[Any],
     send: Callable[[Message], None],
 ) -> str | None:
-    """Write `outputs/<case-dir>/` and announce each file; return why there is no export.
+    """Write `outputs/<case-dir>/` and announce each file with `send`; return why there is no
+    export (of `fn` on `args`).
 
     A kernel that cannot be exported (Pallas custom calls, host callbacks, a missing
     `flatbuffers`) still builds: the reason is returned for the BuildResult instead.

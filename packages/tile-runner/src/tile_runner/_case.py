@@ -62,9 +62,9 @@ def run_case(
             at.phase = "outputs"
             return _build(ctx, case, compiled, fn, dynamic)
         built = compile_all(ctx, kernel, fn, args, watch)
-        checked = _check(ctx, kernel, fn, args, built, watch, at)
+        checked = _check(ctx, kernel, fn, args, built, watch=watch, at=at)
         if ctx.command == "test":
-            return _send_test(ctx, case, rid, checked, watch, info)
+            return _send_test(ctx, case, rid, checked, watch=watch, info=info)
         at.phase = "work"
         work = case_work(kernel, case, built.kernel.compiled)
         at.phase = "reference"
@@ -103,10 +103,11 @@ def _send_test(
     case: Case,
     rid: str,
     checked: _Checked,
+    *,
     watch: Stopwatch,
     info: ConfigInfo | None,
 ) -> Outcome:
-    """`tile test`: the check is the result."""
+    """`tile test`: the check is the result (with the case's accounting and configuration)."""
     check = checked.check or Check(passed=True, message="no reference")
     ctx.send(
         TestResult(
@@ -158,7 +159,9 @@ def _build(
     note = None
     if ctx.output_dir is not None:
         stages = Stages(compiled.traced, compiled.lowered, compiled.compiled)
-        note = write_build_outputs(ctx.output_dir, case.id, stages, fn, dynamic, ctx.send)
+        note = write_build_outputs(
+            ctx.output_dir, case.id, stages, fn=fn, args=dynamic, send=ctx.send
+        )
         if note is not None:
             ctx.warn(note, case.id)
     ctx.send(
@@ -213,6 +216,7 @@ def _check(
     fn: Callable[..., Any],
     args: tuple[Any, ...],
     built: Built,
+    *,
     watch: Stopwatch,
     at: _Phase,
 ) -> _Checked:

@@ -284,7 +284,7 @@ def _timing(
     )
 
 
-def measure(
+def measure(  # noqa: PLR0913 (public call: its keyword options are documented)
     fn: Callable[..., Any],
     *args: Any,
     timer: str = "auto",

@@ -110,19 +110,24 @@ def _key_blocks(
     return unmasked, end
 
 
+@dataclass(frozen=True)
+class _Problem:
+    """What the kernel knows at trace time: the sizes, the key block of its loop, the number
+    of query blocks, the mask and the score scale."""
+
+    seq: int
+    head_dim: int
+    block_k: int
+    num_q_blocks: int
+    causal: bool
+    scale: float
+
+
 def _attention_kernel(
-    q_ref: jax.Array,
-    k_ref: jax.Array,
-    v_ref: jax.Array,
-    o_ref: jax.Array,
-    *,
-    seq: int,
-    head_dim: int,
-    block_k: int,
-    num_q_blocks: int,
-    causal: bool,
-    scale: float,
+    q_ref: jax.Array, k_ref: jax.Array, v_ref: jax.Array, o_ref: jax.Array, *, problem: _Problem
 ) -> None:
+    seq, head_dim, block_k = problem.seq, problem.head_dim, problem.block_k
+    num_q_blocks, causal, scale = problem.num_q_blocks, problem.causal, problem.scale
     block_q, d_pad = q_ref.shape
     # Programs run in reverse query order: under a causal mask the long rows start first.
     q_block = num_q_blocks - 1 - pl.program_id(0)
@@ -210,8 +215,7 @@ def attention(
 
     q_spec = pl.BlockSpec((None, None, block_q, d_pad), q_map)
     kv_spec = pl.BlockSpec((None, None, seq, d_pad), kv_map)
-    kernel = functools.partial(
-        _attention_kernel,
+    problem = _Problem(
         seq=seq,
         head_dim=head_dim,
         block_k=block_k,
@@ -219,6 +223,7 @@ def attention(
         causal=causal,
         scale=1.0 / math.sqrt(head_dim),
     )
+    kernel = functools.partial(_attention_kernel, problem=problem)
     return pl.pallas_call(
         kernel,
         out_shape=jax.ShapeDtypeStruct(q.shape, q.dtype),

@@ -49,21 +49,24 @@ def _tile_coords(pid: jax.Array, grid_m: int, grid_n: int, group_m: int) -> tupl
     return first_m + within % rows_in_group, within // rows_in_group
 
 
-def _matmul_kernel(
-    a_ref: jax.Array,
-    b_ref: jax.Array,
-    o_ref: jax.Array,
-    *,
-    m: int,
-    n: int,
-    k: int,
-    block_k: int,
-    grid_m: int,
-    grid_n: int,
-    group_m: int,
-) -> None:
+@dataclass(frozen=True)
+class _Grid:
+    """What the kernel knows at trace time: the problem (M, N, K), the K block of its loop,
+    and the grid of output tiles, walked `group_m` rows of tiles at a time."""
+
+    m: int
+    n: int
+    k: int
+    block_k: int
+    grid_m: int
+    grid_n: int
+    group_m: int
+
+
+def _matmul_kernel(a_ref: jax.Array, b_ref: jax.Array, o_ref: jax.Array, *, grid: _Grid) -> None:
+    m, n, k, block_k = grid.m, grid.n, grid.k, grid.block_k
     block_m, block_n = o_ref.shape
-    tile_m, tile_n = _tile_coords(pl.program_id(0), grid_m, grid_n, group_m)
+    tile_m, tile_n = _tile_coords(pl.program_id(0), grid.grid_m, grid.grid_n, grid.group_m)
     rows = span(tile_m, block_m, 0, 2)
     cols = span(tile_n, block_n, 1, 2)
     row_mask = None if m % block_m == 0 else rows < m
@@ -129,16 +132,8 @@ def matmul(a: jax.Array, b: jax.Array, *, tiling: MatmulTiling | None = None) ->
     def o_map(pid: jax.Array) -> tuple[jax.Array, ...]:
         return _tile_coords(pid, grid_m, grid_n, t.group_m)
 
-    kernel = functools.partial(
-        _matmul_kernel,
-        m=m,
-        n=n,
-        k=k,
-        block_k=block_k,
-        grid_m=grid_m,
-        grid_n=grid_n,
-        group_m=t.group_m,
-    )
+    grid = _Grid(m=m, n=n, k=k, block_k=block_k, grid_m=grid_m, grid_n=grid_n, group_m=t.group_m)
+    kernel = functools.partial(_matmul_kernel, grid=grid)
     return pl.pallas_call(
         kernel,
         out_shape=jax.ShapeDtypeStruct((m, n), a.dtype),
