@@ -232,7 +232,7 @@ def _orphans_gone(marker: str, limit: float) -> None:
     """Wait until no process has `marker` in its command line (children left by a SIGKILL)."""
     deadline = time.monotonic() + limit
     while time.monotonic() < deadline:
-        alive = []
+        alive: list[str] = []
         for proc in Path("/proc").iterdir():
             try:
                 cmdline = (proc / "cmdline").read_bytes() if proc.name.isdigit() else b""
@@ -364,6 +364,11 @@ def test_smoke_run_compares_variants_and_schema_check_catches_damage(
     assert "variants against `warm`" in proc.stdout
     check = tile("schema-check", str(camp), cwd=root)
     assert check.returncode == 0, check.stdout
+    _schema_check_catches_damage(tile, root, camp)
+
+
+def _schema_check_catches_damage(tile: TileRun, root: Path, camp: Path) -> None:
+    """Each kind of damage to a copy of the campaign `camp` fails `tile schema-check`."""
 
     def damaged(how: str) -> Path:
         copy = root / "damaged" / how
