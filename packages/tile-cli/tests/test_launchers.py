@@ -16,12 +16,14 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from support import slurm_cluster
+
+# tests/support.py, on sys.path through pytest's `pythonpath`; pyright's paths stop at tests/.
+from support import slurm_cluster  # pyright: ignore[reportMissingImports, reportUnknownVariableType]
 
 from tile_cli._launchers import (
     DEFAULT_GRES,
@@ -189,8 +191,8 @@ def test_visible_gpus_reads_cuda_visible_devices_like_cuda(
 # --- srun_argv and friends --------------------------------------------------------------------
 
 
-def argv(**overrides: object) -> list[str]:
-    kwargs: dict[str, object] = {
+def argv(**overrides: Any) -> list[str]:
+    kwargs: dict[str, Any] = {
         "shard_index": 1,
         "job_name": "tile-bench-r1",
         "partition": None,
@@ -201,7 +203,7 @@ def argv(**overrides: object) -> list[str]:
         "srun": "/usr/bin/srun",
     }
     kwargs.update(overrides)
-    return srun_argv(["/venv/bin/python", "-m", "tile_runner"], **kwargs)  # type: ignore[arg-type]
+    return srun_argv(["/venv/bin/python", "-m", "tile_runner"], **kwargs)
 
 
 def test_srun_argv_outside_an_allocation() -> None:
@@ -338,7 +340,7 @@ def test_srun_task_signal(returncode: int, expected: int | None) -> None:
 @pytest.fixture(scope="session")
 def slurm() -> str:
     """A SLURM cluster that runs tasks; its gres for one task: DEFAULT_GRES with GPUs, else none."""
-    return slurm_cluster(DEFAULT_GRES)
+    return slurm_cluster(DEFAULT_GRES)  # pyright: ignore[reportUnknownVariableType]
 
 
 def launch(
