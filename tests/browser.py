@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -154,7 +155,7 @@ class Browser:
             raise BrowserError(f"{method}: {reply['error']}")
         return reply.get("result", {})
 
-    def _wait(self, wanted: Any, what: str) -> dict[str, Any]:
+    def _wait(self, wanted: Callable[[dict[str, Any]], bool], what: str) -> dict[str, Any]:
         deadline = time.monotonic() + self.timeout
         while True:
             for i, event in enumerate(self._events):

@@ -250,7 +250,7 @@ def smoke(m: Member, house: Path, tile_versions: dict[str, Version]) -> str | No
             return f"{m.module}.__version__ is {said!r}, pyproject says {m.version}"
         argv, expect = SMOKE[m.name]
         argv = [a.replace("{python}", python).replace("{bin}", str(venv / "bin")) for a in argv]
-        ran = _run(argv, cwd=tmp, env={**os.environ, "NO_COLOR": "1", "JAX_PLATFORMS": "cpu"})
+        ran = _run(argv, cwd=Path(tmp), env={**os.environ, "NO_COLOR": "1", "JAX_PLATFORMS": "cpu"})
         if ran.returncode != 0 or expect not in ran.stdout:
             return (
                 f"smoke command failed (exit {ran.returncode}, expected "

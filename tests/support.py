@@ -74,7 +74,9 @@ def slurm_cluster(gpu_gres: str) -> str:
     return gpu_gres if "gpu" in gres else "none"
 
 
-def wait_for(path: Path, needle: str, proc: subprocess.Popen[str], limit: float) -> None:
+def wait_for(
+    path: Path, needle: str, proc: subprocess.Popen[str] | subprocess.Popen[bytes], limit: float
+) -> None:
     """Wait until `needle` appears in the file `path` that `proc` writes; fail if it exits first."""
     deadline = time.monotonic() + limit
     while time.monotonic() < deadline:

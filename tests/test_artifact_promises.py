@@ -10,6 +10,7 @@ import random
 import signal
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support import MakeProject, TileRun, tile_argv, tile_env
@@ -19,7 +20,7 @@ pytestmark = pytest.mark.slow
 FAST = "[bench]\nmax_time = 0.05\nmin_runs = 5\nwarmup_runs = 1\n[runner]\ncase_timeout = 30\n"
 
 
-def _lines(path: Path) -> list[dict]:
+def _lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 

@@ -76,7 +76,7 @@ def test_two_profiles_build_apart_and_leave_valid_summaries(tmp_path: Path) -> N
         str(release),
     }
     # Cargo itself says what it did: the no-op compiled nothing, the touched crate recompiled.
-    logs = {c["phase"]: [] for c in builds}
+    logs: dict[str, list[str]] = {c["phase"]: [] for c in builds}
     for c in builds:
         logs[c["phase"]].append((out / c["stderr_log"]).read_text())
     assert all("Compiling tiny" in text for text in logs["build"] + logs["incremental"])

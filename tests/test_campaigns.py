@@ -232,7 +232,7 @@ def _orphans_gone(marker: str, limit: float) -> None:
     """Wait until no process has `marker` in its command line (children left by a SIGKILL)."""
     deadline = time.monotonic() + limit
     while time.monotonic() < deadline:
-        alive = []
+        alive: list[str] = []
         for proc in Path("/proc").iterdir():
             try:
                 cmdline = (proc / "cmdline").read_bytes() if proc.name.isdigit() else b""

@@ -15,6 +15,7 @@ import json
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support import tile_argv, tile_env
@@ -76,7 +77,7 @@ class Project:
         return _tile(self.root, *args)
 
 
-def _rows(path: Path) -> dict[str, dict]:
+def _rows(path: Path) -> dict[str, dict[str, Any]]:
     return {row["case_id"]: row for row in json.loads(path.read_text())["rows"]}
 
 

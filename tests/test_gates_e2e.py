@@ -11,6 +11,7 @@ import json
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support import FIXTURES, tile_argv, tile_env
@@ -68,7 +69,7 @@ class Project:
             timeout=300,
         )
 
-    def json(self, relpath: str) -> dict:
+    def json(self, relpath: str) -> dict[str, Any]:
         return json.loads((self.root / relpath).read_text())
 
 

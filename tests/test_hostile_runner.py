@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from fake_runner import fake_project
 from support import TileRun
@@ -15,7 +16,7 @@ from support import TileRun
 ALL1, ALL2 = "fake/k[i=1]", "fake/k[i=2]"
 
 
-def _report(root: Path) -> dict:  # type: ignore[type-arg]
+def _report(root: Path) -> dict[str, Any]:
     return json.loads((root / "run" / "report.json").read_text())
 
 

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -181,7 +182,7 @@ def test_bad_names_are_refused(tmp_path: Path, name: str, says: str) -> None:
 # ---------------------------------------------------------------- where tile comes from
 
 
-def _pyproject(source: TileSource, tmp_path: Path) -> dict:
+def _pyproject(source: TileSource, tmp_path: Path) -> dict[str, Any]:
     init_project("my-kernels", tmp_path / "p", source=source)
     return tomllib.loads((tmp_path / "p" / "pyproject.toml").read_text())
 

@@ -7,6 +7,7 @@ import signal
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support import MakeProject, TileRun, tile_argv, tile_env, wait_for
@@ -28,7 +29,7 @@ BAD = {
 }
 
 
-def _cases(report: dict) -> dict[str, dict]:
+def _cases(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {c["kernel"]: c for c in report["cases"]}
 
 

@@ -107,7 +107,7 @@ def write_run(
         make_case("mylib/softmax[shape=4096x4096,dtype=float32]", 1e-3),
         make_case("mylib/add[shape=4096x4096,dtype=float32]", 2e-4, seed=1),
     ]
-    failures = []
+    failures: list[FailureRecord] = []
     if with_failure:
         failures.append(
             FailureRecord(
@@ -186,8 +186,15 @@ def make_run(tmp_path: Path) -> Callable[..., Path]:
     """Factory for run directories with options (status, failures, cases)."""
     counter = iter(range(1000))
 
-    def make(**kwargs: object) -> Path:
-        return write_run(tmp_path / f"run{next(counter)}", **kwargs)  # type: ignore[arg-type]
+    def make(
+        *,
+        status: Status = "success",
+        with_failure: bool = False,
+        cases: list[CaseRecord] | None = None,
+    ) -> Path:
+        return write_run(
+            tmp_path / f"run{next(counter)}", status=status, with_failure=with_failure, cases=cases
+        )
 
     return make
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,13 +16,13 @@ def _messages(problems: list[Problem], file: str, line: int | None = None) -> li
     return [p.message for p in problems if p.file == file and (line is None or p.line == line)]
 
 
-def _edit_json(path: Path, edit: Callable[[dict], None]) -> None:  # type: ignore[type-arg]
+def _edit_json(path: Path, edit: Callable[[dict[str, Any]], object]) -> None:
     data = json.loads(path.read_text())
     edit(data)
     path.write_text(json.dumps(data, indent=2))
 
 
-def _edit_line(path: Path, number: int, edit: Callable[[dict], None]) -> None:  # type: ignore[type-arg]
+def _edit_line(path: Path, number: int, edit: Callable[[dict[str, Any]], object]) -> None:
     lines = path.read_text().splitlines(keepends=True)
     data = json.loads(lines[number - 1])
     edit(data)

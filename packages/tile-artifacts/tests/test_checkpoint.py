@@ -12,6 +12,7 @@ from tile_artifacts import (
     Producer,
     Report,
     ReportSummary,
+    Status,
     case_metrics,
     check_path,
     new_run_id,
@@ -22,13 +23,13 @@ from tile_artifacts import (
 PRODUCER = Producer(tool_name="tile", tool_version="0.1.0")
 
 
-def _report(writer: ArtifactWriter, cases: list[CaseRecord], status: str) -> Report:
+def _report(writer: ArtifactWriter, cases: list[CaseRecord], status: Status) -> Report:
     return Report(
         producer=PRODUCER,
-        run=writer.run_info(status),  # type: ignore[arg-type]
+        run=writer.run_info(status),
         summary=ReportSummary(
             title="tile bench",
-            status=status,  # type: ignore[arg-type]
+            status=status,
             headline=f"{len(cases)} cases so far",
             counts=Counts(cases=len(cases), passed=len(cases)),
         ),

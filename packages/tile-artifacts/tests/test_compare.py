@@ -5,6 +5,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,6 +14,7 @@ from tile_artifacts import (
     Baseline,
     CaseRecord,
     ComparisonDoc,
+    ComparisonRow,
     DeviceRecord,
     Producer,
     ReferenceRecord,
@@ -64,7 +66,7 @@ def _report(
     )
 
 
-def _row(doc: ComparisonDoc, case_id: str = "k[a=1]"):  # type: ignore[no-untyped-def]
+def _row(doc: ComparisonDoc, case_id: str = "k[a=1]") -> ComparisonRow:
     return next(r for r in doc.rows if r.case_id == case_id)
 
 
@@ -82,7 +84,7 @@ def test_one_and_a_half_times_slower_is_a_regression(sample_factory: Samples) ->
     doc = compare_runs(base, cur)
     row = _row(doc)
     assert row.judgement == "regression"
-    assert row.ratio == pytest.approx(1.5, rel=0.03)
+    assert row.ratio is not None and row.ratio == pytest.approx(1.5, rel=0.03)
     assert row.ratio_ci_low is not None and row.ratio_ci_low > 1.02
     assert row.p_value is not None and row.p_value < 0.05
     assert row.percent_change == pytest.approx((row.ratio - 1) * 100)
@@ -108,10 +110,10 @@ def test_faster_is_an_improvement(sample_factory: Samples) -> None:
     ],
 )
 def test_different_setup_is_not_comparable(
-    sample_factory: Samples, change: dict[str, object], reason: str
+    sample_factory: Samples, change: dict[str, Any], reason: str
 ) -> None:
     xs = sample_factory(1e-3, n=30)
-    doc = compare_runs(_report({"k[a=1]": xs}), _report({"k[a=1]": [x * 2 for x in xs]}, **change))  # type: ignore[arg-type]
+    doc = compare_runs(_report({"k[a=1]": xs}), _report({"k[a=1]": [x * 2 for x in xs]}, **change))
     row = _row(doc)
     assert (row.judgement, row.reason, row.ratio) == ("not_comparable", reason, None)
     assert doc.summary.status == "partial"
@@ -274,8 +276,9 @@ def test_scatter_of_few_samples_a_block_is_not_drift(sample_factory: Samples) ->
     medians = [statistics.median(steady[i : i + 10]) for i in range(10, 50, 10)]
     chance = (max(medians) - min(medians)) / statistics.median(steady)
     assert chance > 0.03
-    assert within_run_drift(steady) is not None
-    assert within_run_drift(steady) < chance / 2
+    drift = within_run_drift(steady)
+    assert drift is not None
+    assert drift < chance / 2
     # A real trend is still seen: +20% over the run, of which blocks 2-5 span about 12%.
     trend = [x * (1 + 0.2 * i / 49) for i, x in enumerate(sample_factory(1e-3, n=50, spread=0.02))]
     assert (within_run_drift(trend) or 0.0) > 0.08

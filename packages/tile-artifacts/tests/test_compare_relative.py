@@ -192,7 +192,7 @@ def test_basis_is_recorded_validated_and_rendered(sample_factory: Samples) -> No
     assert "basis relative)" in markdown.splitlines()[0]
     assert "| basis |" in markdown and "| relative |" in markdown
     with pytest.raises(ArtifactError, match="unknown comparison basis `relativ`"):
-        compare_runs(run, run, basis="relativ")  # type: ignore[arg-type]
+        compare_runs(run, run, basis="relativ")  # pyright: ignore[reportArgumentType]  (the typo is the point)
 
 
 def test_files_without_the_new_keys_still_pass_the_check(sample_factory: Samples) -> None:

@@ -81,8 +81,12 @@ def test_closed_sets_and_strict_types_are_enforced() -> None:
         RunInfo.model_validate({**RUN, "run_id": "my run"})
     with pytest.raises(ValidationError, match="unit"):
         MetricRecord(
-            run_id="r", metric_name="time_s", value=1.0, unit="seconds", aggregation="median"
-        )  # type: ignore[arg-type]
+            run_id="r",
+            metric_name="time_s",
+            value=1.0,
+            unit="seconds",  # pyright: ignore[reportArgumentType]  (the wrong unit is the point)
+            aggregation="median",
+        )
     with pytest.raises(ValidationError, match="Input should be a valid integer"):
         StatsRecord.model_validate_json('{"n": "3", "min": 1, "max": 1, "mean": 1, "median": 1}')
 
@@ -142,7 +146,9 @@ def test_baseline_round_trip(run_dir: Path, tmp_path: Path) -> None:
     back = read_baseline(path)
     assert back == baseline and isinstance(load_document(path), Baseline)
     assert back.cases[0].samples == report.cases[0].samples
-    assert back.cases[0].reference_samples == report.cases[0].reference.samples  # type: ignore[union-attr]
+    reference = report.cases[0].reference
+    assert reference is not None
+    assert back.cases[0].reference_samples == reference.samples
     assert back.device.device_kind == "NVIDIA H200" and back.label == "main"
     assert not isinstance(load_document(path), ComparisonDoc)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from tile_artifacts import (
     CaseRecord,
@@ -74,7 +75,7 @@ def test_wrong_output_says_why_in_the_failures(
     )
 
 
-def _report(case_factory: Callable[..., CaseRecord], **summary: object) -> Report:
+def _report(case_factory: Callable[..., CaseRecord], **summary: Any) -> Report:
     case = case_factory("k[x=1]", 1e-3)
     return Report(
         producer=Producer(tool_name="tile", tool_version="0"),

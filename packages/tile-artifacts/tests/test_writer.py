@@ -10,6 +10,7 @@ import shutil
 import subprocess
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,6 +22,7 @@ from tile_artifacts import (
     ArtifactWriter,
     Context,
     EventRecord,
+    MetricRecord,
     Producer,
     fingerprint_input,
     new_run_id,
@@ -33,8 +35,8 @@ from tile_artifacts import (
 PRODUCER = Producer(tool_name="tile", tool_version="0.1.0")
 
 
-def _writer(run_dir: Path, **kwargs: object) -> ArtifactWriter:
-    return ArtifactWriter(run_dir, run_id=new_run_id("bench"), producer=PRODUCER, **kwargs)  # type: ignore[arg-type]
+def _writer(run_dir: Path, **kwargs: Any) -> ArtifactWriter:
+    return ArtifactWriter(run_dir, run_id=new_run_id("bench"), producer=PRODUCER, **kwargs)
 
 
 def test_run_id_format() -> None:
@@ -143,7 +145,8 @@ def test_events_metrics_and_finalize(tmp_path: Path) -> None:
     )
     assert read_manifest(tmp_path / "run" / MANIFEST_JSON) == manifest
     metric = read_jsonl(tmp_path / "run/metrics.jsonl")[0]
-    assert (metric.unit, metric.aggregation, metric.higher_is_better) == ("s", "median", False)  # type: ignore[union-attr]
+    assert isinstance(metric, MetricRecord)
+    assert (metric.unit, metric.aggregation, metric.higher_is_better) == ("s", "median", False)
     event = read_jsonl(tmp_path / "run/events.jsonl")[0]
     assert isinstance(event, EventRecord) and event.fields == {"i": 1, "nested": {"a": [1, 2]}}
     with pytest.raises(ArtifactWriteError, match="finalized"):

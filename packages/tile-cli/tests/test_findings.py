@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import tile_artifacts as ta
-from tile_cli._findings import RunFacts, notice
+from tile_cli._findings import Noticed, RunFacts, notice
 from tile_cli._telemetry import ClockSample, parse_clocks, recorded_environment, throttle_reasons
 
 PRODUCER = ta.Producer(tool_name="tile", tool_version="0.1.0")
 
 
-def _case(case_id: str, *, ci: float = 0.001, passed: bool = True, peaks: str | None = None):
+def _case(
+    case_id: str, *, ci: float = 0.001, passed: bool = True, peaks: ta.PeakSource | None = None
+) -> ta.CaseRecord:
     median = 1e-3
     return ta.CaseRecord(
         case_id=case_id,
@@ -26,14 +30,14 @@ def _case(case_id: str, *, ci: float = 0.001, passed: bool = True, peaks: str | 
             ci_high=median * (1 + ci),
             stop_reason="max_time",
         ),
-        roofline=ta.Roofline(peak_source=peaks),  # type: ignore[arg-type]
+        roofline=ta.Roofline(peak_source=peaks),
         check=ta.CheckRecord(
             passed=passed, max_abs_err=0.5, rel_l2_err=0.2, tol=1e-5, worst_index=[3]
         ),
     )
 
 
-def _report(cases: list[ta.CaseRecord], failures: list[ta.FailureRecord] = ()) -> ta.Report:  # type: ignore[assignment]
+def _report(cases: list[ta.CaseRecord], failures: Sequence[ta.FailureRecord] = ()) -> ta.Report:
     return ta.Report(
         producer=PRODUCER,
         run=ta.RunInfo(
@@ -49,15 +53,17 @@ def _report(cases: list[ta.CaseRecord], failures: list[ta.FailureRecord] = ()) -
     )
 
 
-def _failure(n: int, case_id: str | None, error_type: str, status: str = "failed"):
+def _failure(
+    n: int, case_id: str | None, error_type: str, status: ta.Status = "failed"
+) -> ta.FailureRecord:
     return ta.FailureRecord(
-        failure_id=ta.failure_id(n), case_id=case_id, phase="run", status=status,  # type: ignore[arg-type]
+        failure_id=ta.failure_id(n), case_id=case_id, phase="run", status=status,
         message=f"{error_type} on purpose\nsecond line", exception_type=error_type,
         stderr_log="logs/runner-2.stderr.log",
     )  # fmt: skip
 
 
-def _by_category(facts: RunFacts) -> dict[str, object]:
+def _by_category(facts: RunFacts) -> dict[str, Noticed]:
     return {n.category: n for n in notice(facts)}
 
 
@@ -102,9 +108,7 @@ def test_unmet_precision_and_peaks_from_the_table() -> None:
     report = _report([_case("k/a[n=1]", ci=0.05, peaks="builtin"), _case("k/b[n=1]")])
     by = _by_category(RunFacts(report=report, comparison=None, target_precision=0.01))
     noise = by["noise"]
-    assert noise.evidence == [  # type: ignore[attr-defined]
-        "k/a[n=1]: ±5.0% (target ±1%), 10 samples, stopped by max_time"
-    ]
+    assert noise.evidence == ["k/a[n=1]: ±5.0% (target ±1%), 10 samples, stopped by max_time"]
     titles = [n.title for n in notice(RunFacts(report=report, comparison=None))]
     assert "peaks of NVIDIA H200 come from the built-in table" in titles
     assert "no peak numbers for NVIDIA H200: % of peak and bound are unknown" in titles

@@ -22,6 +22,8 @@ from typing import IO
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+
+# tests/support.py: on sys.path through pytest's `pythonpath`, and in pyright's extraPaths here.
 from support import slurm_cluster
 
 from tile_cli._launchers import (

@@ -31,8 +31,10 @@ def _project(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("given", [["ci", "h200"], "ci,h200", ["ci,h200"], ["ci", "h200", "ci"]])
-def test_profiles_compose_in_order_and_origins_name_each(given: object, tmp_path: Path) -> None:
-    r = load_config(cwd=_project(tmp_path), environ={}, profile=given)  # type: ignore[arg-type]
+def test_profiles_compose_in_order_and_origins_name_each(
+    given: str | list[str], tmp_path: Path
+) -> None:
+    r = load_config(cwd=_project(tmp_path), environ={}, profile=given)
     assert r.profiles == ("ci", "h200")
     assert r.profile == "ci,h200"
     bench = r.config.bench

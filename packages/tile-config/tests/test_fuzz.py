@@ -8,7 +8,7 @@ import math
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -61,6 +61,15 @@ profiles = st.dictionaries(
 )
 
 
+def toml_float(value: float) -> str:
+    """A float as TOML writes it, the non-finite ones included."""
+    if math.isnan(value):
+        return "nan"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return repr(value)
+
+
 def toml_value(value: Any) -> str:
     """A tiny TOML writer: everything TOML can say inline."""
     if isinstance(value, bool):
@@ -68,22 +77,14 @@ def toml_value(value: Any) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
-        return _toml_float(value)
+        return toml_float(value)
     if isinstance(value, str):
         return json.dumps(value)
     if isinstance(value, list):
-        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+        return "[" + ", ".join(toml_value(v) for v in cast("list[Any]", value)) + "]"
     assert isinstance(value, dict)
-    return "{" + ", ".join(f"{json.dumps(k)} = {toml_value(v)}" for k, v in value.items()) + "}"
-
-
-def _toml_float(value: float) -> str:
-    """TOML spells the float specials as words (`nan`, `inf`, `-inf`), not as Python's repr."""
-    if math.isnan(value):
-        return "nan"
-    if math.isinf(value):
-        return "inf" if value > 0 else "-inf"
-    return repr(value)
+    table = cast("dict[str, Any]", value)
+    return "{" + ", ".join(f"{json.dumps(k)} = {toml_value(v)}" for k, v in table.items()) + "}"
 
 
 def to_toml(doc: Mapping[str, Any], prefix: str = "") -> str:
@@ -94,7 +95,8 @@ def to_toml(doc: Mapping[str, Any], prefix: str = "") -> str:
     for name, table in doc.items():
         if isinstance(table, dict):
             lines.append(f"[{prefix}{json.dumps(name)}]")
-            lines += [f"{json.dumps(k)} = {toml_value(v)}" for k, v in table.items()]
+            entries = cast("dict[str, Any]", table)
+            lines += [f"{json.dumps(k)} = {toml_value(v)}" for k, v in entries.items()]
     return "\n".join(lines) + "\n"
 
 

@@ -3,36 +3,46 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tile_config import DTYPE_NAMES, ConfigError, dtype_problem, load_config
 
 
-def _error(cwd: Path, **kwargs: object) -> ConfigError:
+def _error(cwd: Path, **kwargs: Any) -> ConfigError:
     with pytest.raises(ConfigError) as info:
-        load_config(cwd=cwd, environ={}, **kwargs)  # type: ignore[arg-type]
+        load_config(cwd=cwd, environ={}, **kwargs)
     assert info.value.hint
     return info.value
+
+
+def _directory(path: Path) -> None:
+    path.mkdir()
+
+
+def _broken_link(path: Path) -> None:
+    path.symlink_to(path.parent / "gone.toml")
 
 
 @pytest.mark.parametrize(
     ("make", "kind"),
     [
-        (lambda p: p.mkdir(), "a directory"),
+        (_directory, "a directory"),
         (os.mkfifo, "a FIFO (named pipe)"),
-        (lambda p: p.symlink_to(p.parent / "gone.toml"), "a broken symbolic link"),
+        (_broken_link, "a broken symbolic link"),
     ],
     ids=["directory", "fifo", "broken-link"],
 )
 def test_tile_toml_that_is_not_a_file_is_an_error_not_skipped(
-    tmp_path: Path, make: object, kind: str
+    tmp_path: Path, make: Callable[[Path], object], kind: str
 ) -> None:
     (tmp_path / "pyproject.toml").write_text("[tool.tile.bench]\nmax_runs = 7\n")
     project = tmp_path / "project"
     project.mkdir()
-    make(project / "tile.toml")  # type: ignore[operator]
+    make(project / "tile.toml")
     error = _error(project)
     assert f"tile.toml: is {kind}, not a config file" in str(error)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,10 +18,10 @@ def write(path: Path, text: str) -> Path:
     return path
 
 
-def error(cwd: Path, **kwargs: object) -> ConfigError:
+def error(cwd: Path, **kwargs: Any) -> ConfigError:
     kwargs.setdefault("environ", {})
     with pytest.raises(ConfigError) as info:
-        load_config(cwd=cwd, **kwargs)  # type: ignore[arg-type]
+        load_config(cwd=cwd, **kwargs)
     assert info.value.hint, "every ConfigError says what to do next"
     return info.value
 
@@ -258,7 +259,7 @@ def test_download_entries_are_normalized(tmp_path: Path) -> None:
 def test_models_are_frozen() -> None:
     cfg = TileConfig()
     with pytest.raises(ValueError, match="frozen"):
-        cfg.bench.max_runs = 3  # type: ignore[misc]
+        cfg.bench.max_runs = 3
 
 
 # --- profile layer ----------------------------------------------------------------------------

@@ -205,12 +205,18 @@ times = st.lists(
     st.one_of(st.floats(min_value=-1.0, max_value=1.0), st.sampled_from([0.0, 1e-6])),
     max_size=4,
 )
+
+
+def _bench_in_rounds(case_id: str, samples: list[float], rounds: list[int] | None) -> p.BenchResult:
+    return bench(case_id, samples or [1.0], round_sizes=rounds)
+
+
 messages = st.one_of(
     st.just(HELLO),
     st.lists(case_ids, max_size=4).map(lambda ids: plan(*ids)),
     st.builds(p.CaseStart, case_id=case_ids, index=st.integers(-1, 4), total=st.integers(0, 4)),
     st.builds(
-        lambda c, s, r: bench(c, s or [1.0], round_sizes=r),
+        _bench_in_rounds,
         case_ids,
         times,
         st.none() | st.lists(st.integers(-1, 3), max_size=3),
@@ -261,8 +267,10 @@ def test_what_is_believed_of_any_sequence_follows_the_rules(
     assert isinstance(first, p.Hello)
     assert sum(isinstance(m, p.Hello) for m in believed) == 1
     if first.token is not None:  # a stamped stream: only the runner's own lines, in order
-        assert all(m.token == TOKEN and m.pid == first.pid for m in believed)
-        seqs = [m.seq for m in believed]
+        stamped = [m for m in believed if not isinstance(m, p.RunRequest)]
+        assert len(stamped) == len(believed)  # a run_request is never believed
+        assert all(m.token == TOKEN and m.pid == first.pid for m in stamped)
+        seqs = [m.seq for m in stamped]
         assert all(a is not None and b is not None and a < b for a, b in itertools.pairwise(seqs))
     plans = [m for m in believed if isinstance(m, p.Plan)]
     assert len(plans) <= 1

@@ -17,6 +17,7 @@ import json
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -93,11 +94,11 @@ def test_twice(tile_bench):
 """
 
 
-def _json(path: Path) -> dict:
+def _json(path: Path) -> dict[str, Any]:
     return json.loads(path.read_text())
 
 
-def _rows(run: Path) -> dict[str, dict]:
+def _rows(run: Path) -> dict[str, dict[str, Any]]:
     return {row["case_id"]: row for row in _json(run / "comparisons.json")["rows"]}
 
 

@@ -20,8 +20,10 @@ DTYPES = ["float32", "bfloat16", "float16", "float64", "int32"]
 
 @pytest.mark.parametrize("kernel", KERNEL_TOLS)
 @pytest.mark.parametrize("request_tols", REQUESTS)
-def test_same_tolerance_as_the_runner(kernel: object, request_tols: dict[str, float]) -> None:
-    merged = merged_tolerance(kernel, request_tols)  # type: ignore[arg-type]
+def test_same_tolerance_as_the_runner(
+    kernel: float | dict[str, float] | None, request_tols: dict[str, float]
+) -> None:
+    merged = merged_tolerance(kernel, request_tols)
     for dtype in DTYPES:
-        runner = resolve_tolerance(dtype, request=request_tols, kernel=kernel)  # type: ignore[arg-type]
+        runner = resolve_tolerance(dtype, request=request_tols, kernel=kernel)
         assert resolve_tolerance(dtype, kernel=merged) == runner, (dtype, kernel, request_tols)

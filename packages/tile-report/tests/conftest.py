@@ -37,11 +37,11 @@ def _make_case(
     status: ta.Status = "success",
     seed: int = 0,
     peaks: ta.Peaks | None = None,
-    check_passed: bool = True,
     ref_center: float | None = None,
 ) -> ta.CaseRecord:
     """A measured case with a reference (1.3x slower unless `ref_center`), and the rates and
-    roofline position (against `peaks`) of its `work` as the runner writes them."""
+    roofline position (against `peaks`) of its `work` as the runner writes them; its check
+    passed when its status is `success`."""
     flops, nbytes = work.flops, work.bytes
     xs = samples(center, seed=seed)
     ref = samples(ref_center or center * 1.3, seed=seed + 1000)
@@ -76,7 +76,9 @@ def _make_case(
         reference=ta.ReferenceRecord(
             samples=ref, stats=ref_stats, speedup=ref_stats.median / stats.median
         ),
-        check=ta.CheckRecord(passed=check_passed, max_abs_err=1e-3, rel_l2_err=1e-4, tol=2e-2),
+        check=ta.CheckRecord(
+            passed=status == "success", max_abs_err=1e-3, rel_l2_err=1e-4, tol=2e-2
+        ),
     )
 
 
@@ -127,7 +129,7 @@ def _write_run(run_dir: Path, report: ta.Report) -> Path:
 
 @pytest.fixture
 def make_case() -> Callable[..., ta.CaseRecord]:
-    """`make_case(case_id, median_s, *, work, status, seed, peaks, check_passed, ref_center)`."""
+    """`make_case(case_id, median_s, *, work, status, seed, peaks, ref_center)`."""
     return _make_case
 
 

@@ -31,7 +31,7 @@ def _report(make_case: Callable[..., ta.CaseRecord], make_report: Reports) -> Re
         cases = [
             make_case("k/a[n=1]", 1e-3, seed=seed),
             make_case("k/b[n=1]", 2e-3, seed=seed + 1),
-            make_case("k/bad[n=1]", 3e-3, status="failed", check_passed=False),
+            make_case("k/bad[n=1]", 3e-3, status="failed"),
         ]
         return make_report(cases, git_head="a" * 40, **kwargs)
 
@@ -110,7 +110,7 @@ def test_concurrent_writers_all_land_even_while_the_file_is_created(
     tmp_path: Path, _report: Reports
 ) -> None:
     path = tmp_path / "h.sqlite"
-    files = []
+    files: list[Path] = []
     for i in range(8):
         target = tmp_path / f"r{i}.json"
         target.write_text(_report(seed=i).model_dump_json())

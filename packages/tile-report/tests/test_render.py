@@ -164,13 +164,15 @@ def test_a_comparison_is_drawn_worst_first_with_its_noise_floor(
 def test_history_trends_mark_their_steps_at_the_commit(
     make_case: Cases, make_report: Reports, tmp_path: Path
 ) -> None:
+    reports: list[ta.Report] = []
     with History(tmp_path / "h.sqlite") as history:
         for i in range(8):
             median = 1e-3 * (1.2 if i >= 5 else 1.0)
             report = make_report([make_case("k/a[n=1]", median, seed=i)], git_head=f"{i:040x}")
             history.add_run(report, git=GitInfo(commit=f"{i:040x}", subject=f"change {i}"))
+            reports.append(report)
         found = trends(history.series())
-    html = render_html(_run(report), history=found)
+    html = render_html(_run(reports[-1]), history=found)
     assert _plots(html)["trend"] == [8 * 2 + 1]  # whisker + dot per commit, one step
     assert f'data-commit="{5:040x}"' in html
     assert "regression +20" in html

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from tile_report import Point, Series, commit_points, fit_steps, trends
+from tile_report import Fit, Point, Series, commit_points, fit_steps, trends
 
 
 def _series(
@@ -38,7 +38,9 @@ def _series(
     return Series("k/case[n=1]", "k/case", "NVIDIA H200", "cupti", False, points)
 
 
-def _noisy(n: int, sigma: float, seed: int, step_at: int | None = None, step: float = 0.0):
+def _noisy(
+    n: int, sigma: float, seed: int, step_at: int | None = None, step: float = 0.0
+) -> list[float]:
     rng = random.Random(seed)
     return [
         1e-3
@@ -48,8 +50,8 @@ def _noisy(n: int, sigma: float, seed: int, step_at: int | None = None, step: fl
     ]
 
 
-def _fit(values: Sequence[float], **kwargs: object):
-    return fit_steps(commit_points(_series(values, **kwargs)))  # type: ignore[arg-type]
+def _fit(values: Sequence[float]) -> Fit:
+    return fit_steps(commit_points(_series(values)))
 
 
 @pytest.mark.parametrize("seed", range(20))
