@@ -25,7 +25,7 @@ import shlex
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import Literal
+from typing import Literal, cast
 from urllib.parse import unquote, urlparse
 
 __all__ = ["DirectUrl", "SourceKind", "TileSource", "direct_url", "find_tile_source"]
@@ -114,13 +114,14 @@ def direct_url(distribution: str) -> DirectUrl | None:
         return None
     if not isinstance(data, dict):
         return None
-    url = urlparse(str(data.get("url", "")))  # pyright: ignore[reportUnknownArgumentType]
+    fields = cast("dict[str, object]", data)
+    url = urlparse(str(fields.get("url", "")))
     if url.scheme != "file":
         return None
     path = Path(unquote(url.path))
-    dir_info = data.get("dir_info")  # pyright: ignore[reportUnknownVariableType]
+    dir_info = fields.get("dir_info")
     if isinstance(dir_info, dict):
-        editable = dir_info.get("editable") is True  # pyright: ignore[reportUnknownMemberType]
+        editable = cast("dict[str, object]", dir_info).get("editable") is True
         return DirectUrl(path, is_dir=True, editable=editable)
     return DirectUrl(path, is_dir=False, editable=False)
 
