@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from typing import Annotated, Any, ClassVar, Final, Literal, get_args
+from typing import Annotated, Any, ClassVar, Final, Literal, cast, get_args
 
 from pydantic import (
     AfterValidator,
@@ -130,20 +130,25 @@ class ArtifactModel(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _key_policy(cls, data: Any, info: ValidationInfo) -> Any:
-        context = info.context
-        mode = context.get(MODE_KEY) if isinstance(context, dict) else None
+        context: object = info.context
+        mode = (
+            cast("dict[str, object]", context).get(MODE_KEY) if isinstance(context, dict) else None
+        )
         if mode is None or not isinstance(data, dict):
             return data
+        fields = cast("dict[object, object]", data)
         if mode == "check":
             missing = [
-                name for name in cls.model_fields if name not in data and name not in cls.added_keys
+                name
+                for name in cls.model_fields
+                if name not in fields and name not in cls.added_keys
             ]
             if missing:
                 raise ValueError(
                     f"missing key(s) {', '.join(missing)}: an unknown value is null, never missing"
                 )
-            return data
-        return {key: value for key, value in data.items() if key in cls.model_fields}
+            return fields
+        return {key: value for key, value in fields.items() if key in cls.model_fields}
 
 
 class Producer(ArtifactModel):

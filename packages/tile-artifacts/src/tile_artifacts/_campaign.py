@@ -75,7 +75,7 @@ class PlannedUnit(ArtifactModel):
     case_ids: list[str] = Field(default_factory=list)
     args: list[str] = Field(default_factory=list)
     estimate: TimeSplit
-    cases: list[CaseEstimate] = Field(default_factory=list)
+    cases: list[CaseEstimate] = Field(default_factory=list[CaseEstimate])
 
 
 class SelectorMatch(ArtifactModel):
@@ -113,8 +113,8 @@ class CampaignPlan(ArtifactModel):
     variants: list[str] = Field(default_factory=list)
     machines: list[str] = Field(default_factory=list)
     baseline_variant: str
-    selectors: list[SelectorMatch] = Field(default_factory=list)
-    units: list[PlannedUnit] = Field(default_factory=list)
+    selectors: list[SelectorMatch] = Field(default_factory=list[SelectorMatch])
+    units: list[PlannedUnit] = Field(default_factory=list[PlannedUnit])
     budget: BudgetRecord
     estimate_method: str
 
@@ -161,7 +161,7 @@ class UnitRecord(ArtifactModel):
     estimate: TimeSplit | None = None
     actual: TimeSplit | None = None
     error_pct: float | None = None
-    attempts: list[AttemptRecord] = Field(default_factory=list)
+    attempts: list[AttemptRecord] = Field(default_factory=list[AttemptRecord])
 
 
 class VariantCell(ArtifactModel):
@@ -182,7 +182,7 @@ class VariantRow(ArtifactModel):
 
     machine: str
     case_id: str
-    cells: list[VariantCell] = Field(default_factory=list)
+    cells: list[VariantCell] = Field(default_factory=list[VariantCell])
 
 
 class ComparisonRef(ArtifactModel):
@@ -250,8 +250,8 @@ class CampaignReport(ArtifactModel):
     smoke: bool = False
     baseline_variant: str
     summary: CampaignSummary
-    units: list[UnitRecord] = Field(default_factory=list)
-    comparisons: list[ComparisonRef] = Field(default_factory=list)
-    table: list[VariantRow] = Field(default_factory=list)
+    units: list[UnitRecord] = Field(default_factory=list[UnitRecord])
+    comparisons: list[ComparisonRef] = Field(default_factory=list[ComparisonRef])
+    table: list[VariantRow] = Field(default_factory=list[VariantRow])
     budget: BudgetRecord
     accounting: CampaignAccounting

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Final
+from typing import Final, cast
 
 from tile_artifacts._base import Status
 from tile_artifacts._consistency import report_problems
@@ -82,9 +82,11 @@ TORN: Final = "last line has no newline: the writer was killed mid-line (readers
 class Found:
     """What the run-directory check decoded, for the cross-file checks."""
 
-    documents: dict[str, Document] = field(default_factory=dict)
-    records: dict[str, list[tuple[int, JsonlRecord]]] = field(default_factory=dict)
-    problems: list[Problem] = field(default_factory=list)
+    documents: dict[str, Document] = field(default_factory=dict[str, Document])
+    records: dict[str, list[tuple[int, JsonlRecord]]] = field(
+        default_factory=dict[str, list[tuple[int, JsonlRecord]]]
+    )
+    problems: list[Problem] = field(default_factory=list[Problem])
 
     def add(self, file: str, message: str, line: int | None = None) -> None:
         self.problems.append(Problem(file, line, message))
@@ -98,11 +100,9 @@ def issue_problems(found: Found, file: str, issue: DecodeIssue, line: int | None
 def check_json(found: Found, file: str, text: str, expected: str | None) -> None:
     try:
         if expected is None:
-            data = parse_json(text)
-            is_tile = isinstance(data, dict) and str(data.get("schema_name", "")).startswith(
-                "tile."
-            )
-            if not is_tile:
+            data: object = parse_json(text)
+            fields = cast("dict[str, object]", data) if isinstance(data, dict) else {}
+            if not str(fields.get("schema_name", "")).startswith("tile."):
                 return  # Plain JSON (resolved config, cost analysis): parsing is all we check.
         found.documents[file] = decode_document(text, expected=expected, mode="check")
     except DecodeIssue as issue:

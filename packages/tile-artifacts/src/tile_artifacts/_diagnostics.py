@@ -97,6 +97,6 @@ class JaxCacheDoc(ArtifactModel):
     after: CacheSnapshot
     hit_count: int = 0
     miss_count: int = 0
-    events: list[CacheEvent] = Field(default_factory=list)
-    processes: list[CacheProcess] = Field(default_factory=list)
-    cases: list[ColdWarmCase] = Field(default_factory=list)
+    events: list[CacheEvent] = Field(default_factory=list[CacheEvent])
+    processes: list[CacheProcess] = Field(default_factory=list[CacheProcess])
+    cases: list[ColdWarmCase] = Field(default_factory=list[ColdWarmCase])

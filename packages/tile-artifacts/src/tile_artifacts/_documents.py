@@ -118,9 +118,9 @@ class Manifest(ArtifactModel):
     run: RunInfo
     context: Context = Field(default_factory=Context)
     primary_artifacts: PrimaryArtifacts = Field(default_factory=PrimaryArtifacts)
-    artifacts: list[ArtifactEntry] = Field(default_factory=list)
-    input_files: list[InputFile] = Field(default_factory=list)
-    config_snapshots: list[ConfigSnapshot] = Field(default_factory=list)
+    artifacts: list[ArtifactEntry] = Field(default_factory=list[ArtifactEntry])
+    input_files: list[InputFile] = Field(default_factory=list[InputFile])
+    config_snapshots: list[ConfigSnapshot] = Field(default_factory=list[ConfigSnapshot])
     notes: list[str] = Field(default_factory=list)
 
 
@@ -166,7 +166,7 @@ class ComparisonDoc(ArtifactModel):
     baseline: ComparisonSide
     current: ComparisonSide
     thresholds: Thresholds
-    rows: list[ComparisonRow] = Field(default_factory=list)
+    rows: list[ComparisonRow] = Field(default_factory=list[ComparisonRow])
     summary: ComparisonSummary
 
 
@@ -196,9 +196,9 @@ class BaselineCase(ArtifactModel):
     status: Status
     timer: Timer | None = None
     cold: bool | None = None
-    samples: list[float] = Field(default_factory=list)
+    samples: list[float] = Field(default_factory=list[float])
     stats: StatsRecord | None = None
-    reference_samples: list[float] = Field(default_factory=list)
+    reference_samples: list[float] = Field(default_factory=list[float])
     reference_interleaved: bool = False
     round_sizes: list[int] | None = None
     run_sizes: list[int] | None = None
@@ -229,7 +229,7 @@ class Baseline(ArtifactModel):
     git_head: str | None = None
     pinned_cpu: int | None = None  # the report's context.pinned_cpu
     run_ids: list[str] | None = None  # the runs pooled, when there were several
-    cases: list[BaselineCase] = Field(default_factory=list)
+    cases: list[BaselineCase] = Field(default_factory=list[BaselineCase])
 
 
 def baseline_from_report(report: Report, *, label: str | None = None) -> Baseline:

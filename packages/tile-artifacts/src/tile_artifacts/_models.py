@@ -202,7 +202,7 @@ class ReferenceRecord(ArtifactModel):
 
     added_keys: ClassVar[frozenset[str]] = frozenset({"interleaved"})
 
-    samples: list[float] = Field(default_factory=list)
+    samples: list[float] = Field(default_factory=list[float])
     stats: StatsRecord | None = None
     speedup: float | None = None
     interleaved: bool = False
@@ -309,7 +309,7 @@ class CaseRecord(ArtifactModel):
     phases: Phases = Field(default_factory=Phases)
     timer: Timer | None = None
     cold: bool | None = None
-    samples: list[float] = Field(default_factory=list)
+    samples: list[float] = Field(default_factory=list[float])
     stats: StatsRecord | None = None
     work: Work = Field(default_factory=Work)
     throughput: Throughput = Field(default_factory=Throughput)
@@ -381,11 +381,11 @@ class Report(ArtifactModel):
     configuration: dict[str, JsonValue] = Field(default_factory=dict)
     device: DeviceRecord = Field(default_factory=DeviceRecord)
     summary: ReportSummary
-    cases: list[CaseRecord] = Field(default_factory=list)
-    metrics: list[MetricRecord] = Field(default_factory=list)
-    comparisons: list[ComparisonRow] = Field(default_factory=list)
-    diagnostics: list[Diagnostic] = Field(default_factory=list)
-    failures: list[FailureRecord] = Field(default_factory=list)
-    findings: list[Finding] = Field(default_factory=list)
-    recommended_actions: list[RecommendedAction] = Field(default_factory=list)
+    cases: list[CaseRecord] = Field(default_factory=list[CaseRecord])
+    metrics: list[MetricRecord] = Field(default_factory=list[MetricRecord])
+    comparisons: list[ComparisonRow] = Field(default_factory=list[ComparisonRow])
+    diagnostics: list[Diagnostic] = Field(default_factory=list[Diagnostic])
+    failures: list[FailureRecord] = Field(default_factory=list[FailureRecord])
+    findings: list[Finding] = Field(default_factory=list[Finding])
+    recommended_actions: list[RecommendedAction] = Field(default_factory=list[RecommendedAction])
     timing: RunTiming | None = None

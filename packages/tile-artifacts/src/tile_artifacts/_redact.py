@@ -17,7 +17,7 @@ import tempfile
 import tomllib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Final
+from typing import Final, cast
 
 from pydantic import JsonValue
 
@@ -68,10 +68,10 @@ def redact_environment(env: Mapping[str, str]) -> tuple[dict[str, str], list[str
 def _toml_secrets(value: object, name: str = "") -> Iterator[tuple[str, str]]:
     """(key, value text) of every scalar under a secret-named key, at any depth."""
     if isinstance(value, dict):
-        for key, item in value.items():  # pyright: ignore[reportUnknownVariableType]
-            yield from _toml_secrets(item, str(key))  # pyright: ignore[reportUnknownArgumentType]
+        for key, item in cast("dict[object, object]", value).items():
+            yield from _toml_secrets(item, str(key))
     elif isinstance(value, list):
-        for item in value:  # pyright: ignore[reportUnknownVariableType]
+        for item in cast("list[object]", value):
             yield from _toml_secrets(item, name)
     elif is_secret_name(name) and not isinstance(value, bool):
         yield name, str(value)

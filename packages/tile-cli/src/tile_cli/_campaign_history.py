@@ -15,7 +15,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Final, cast
 
 __all__ = ["History", "Observation", "bench_fingerprint", "read_history"]
 
@@ -86,19 +86,33 @@ def _report_dirs(runs_dir: Path, campaigns_dir: Path) -> list[Path]:
     return [path for _, path in found[:MAX_REPORTS]]
 
 
-def _load(path: Path) -> Any:
+def _load(path: Path) -> object:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError):
         return None
 
 
+def _object(value: object) -> dict[str, object] | None:
+    """`value` as a JSON object (its keys are strings), or None when it is something else."""
+    return cast("dict[str, object]", value) if isinstance(value, dict) else None
+
+
+def _array(value: object) -> list[object]:
+    """A JSON array's items; null or an absent key reads as none."""
+    return cast("list[object]", value or [])
+
+
 def _settings(run_dir: Path) -> tuple[str, int]:
     """The run's bench fingerprint and how many runners ran its cases (1 unless sharded)."""
-    doc = _load(run_dir / "config" / "resolved_tool.json")
-    if not isinstance(doc, dict):
+    doc = _object(_load(run_dir / "config" / "resolved_tool.json"))
+    if doc is None:
         return "", 0
-    values = {str(k): v.get("value") for k, v in doc.items() if isinstance(v, dict)}
+    values: dict[str, object] = {}
+    for key, item in doc.items():
+        entry = _object(item)
+        if entry is not None:
+            values[str(key)] = entry.get("value")
     shards = values.get("launcher.shards")
     sharded = values.get("launcher.kind") != "local" or (isinstance(shards, int) and shards > 1)
     return bench_fingerprint(values), 0 if sharded else 1
@@ -108,27 +122,29 @@ def _float(value: object) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-def _cases(report: dict[str, Any]) -> Iterator[tuple[str, float, float]]:
+def _cases(report: dict[str, object]) -> Iterator[tuple[str, float, float]]:
     """(case id, total_s, sampling_s) of every measured case with an accounting."""
-    for case in report.get("cases") or []:
-        if not isinstance(case, dict) or case.get("status") not in _MEASURED:
+    for item in _array(report.get("cases")):
+        case = _object(item)
+        if case is None or case.get("status") not in _MEASURED:
             continue
-        acc = case.get("accounting")
-        total = _float(acc.get("total_s")) if isinstance(acc, dict) else None
-        if total is None or not isinstance(case.get("case_id"), str):
+        acc = _object(case.get("accounting"))
+        total = _float(acc.get("total_s")) if acc is not None else None
+        case_id = case.get("case_id")
+        if total is None or not isinstance(case_id, str):
             continue
-        assert isinstance(acc, dict)
+        assert acc is not None
         parts = ("warmup_s", "sample_s", "reference_sample_s")
         sampling = sum(_float(acc.get(p)) or 0.0 for p in parts)
-        yield case["case_id"], total, sampling
+        yield case_id, total, sampling
 
 
 def _add_run(history: History, run_dir: Path) -> None:
-    report = _load(run_dir / "report.json")
-    if not isinstance(report, dict) or report.get("schema_name") != "tile.report":
+    report = _object(_load(run_dir / "report.json"))
+    if report is None or report.get("schema_name") != "tile.report":
         return
-    device = report.get("device")
-    kind = device.get("device_kind") if isinstance(device, dict) else None
+    device = _object(report.get("device"))
+    kind = device.get("device_kind") if device is not None else None
     if not isinstance(kind, str):
         return
     settings, runners = _settings(run_dir)
@@ -138,8 +154,8 @@ def _add_run(history: History, run_dir: Path) -> None:
     for case_id, total, sampling in _cases(report):
         history.cases[(kind, case_id)].append(Observation(settings, total, sampling, mtime))
         case_total += total
-    timing = report.get("timing")
-    if not isinstance(timing, dict) or runners != 1:
+    timing = _object(report.get("timing"))
+    if timing is None or runners != 1:
         return  # a sharded run's start and overhead overlap: they say little about one runner
     start, wall = _float(timing.get("runner_start_s")), _float(timing.get("wall_s"))
     if start is not None:
@@ -150,17 +166,19 @@ def _add_run(history: History, run_dir: Path) -> None:
 
 def _add_campaign(history: History, campaign_json: Path) -> None:
     """What each unit's `tile bench` process took beyond its run (interpreter, imports, exit)."""
-    doc = _load(campaign_json)
-    if not isinstance(doc, dict) or doc.get("schema_name") != "tile.campaign":
+    doc = _object(_load(campaign_json))
+    if doc is None or doc.get("schema_name") != "tile.campaign":
         return
-    for unit in doc.get("units") or []:
-        for attempt in unit.get("attempts") or [] if isinstance(unit, dict) else []:
-            if not isinstance(attempt, dict) or not attempt.get("done"):
+    for item in _array(doc.get("units")):
+        unit = _object(item)
+        for entry in _array(unit.get("attempts")) if unit is not None else []:
+            attempt = _object(entry)
+            if attempt is None or not attempt.get("done"):
                 continue
             wall = _float(attempt.get("wall_s"))
-            report = _load(campaign_json.parent / str(attempt.get("path")) / "report.json")
-            timing = report.get("timing") if isinstance(report, dict) else None
-            run_wall = _float(timing.get("wall_s")) if isinstance(timing, dict) else None
+            report = _object(_load(campaign_json.parent / str(attempt.get("path")) / "report.json"))
+            timing = _object(report.get("timing")) if report is not None else None
+            run_wall = _float(timing.get("wall_s")) if timing is not None else None
             kind = attempt.get("device_kind")
             if wall is not None and run_wall is not None and isinstance(kind, str):
                 history.process[kind].append(max(0.0, wall - run_wall))

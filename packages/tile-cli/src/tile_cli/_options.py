@@ -124,7 +124,7 @@ def with_flags(*groups: tuple[inspect.Parameter, ...]) -> Callable[[_Command], _
             if p.kind is not inspect.Parameter.VAR_KEYWORD
         ]
         params = [*(p for group in groups for p in group), *kept]
-        command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+        command.__signature__ = inspect.Signature(params)
         return command
 
     return apply

@@ -239,7 +239,7 @@ class RunRecorder:
             launch_id(launch),
             launch.args,
             cwd=launch.cwd,
-            status="incomplete" if started else launch.status,  # type: ignore[arg-type]
+            status="incomplete" if started else launch.status,
             phase=launch.phase,
             environment_overrides=launch.env_overrides,
             stderr_log=os.path.relpath(launch.stderr_log, self.run_dir),

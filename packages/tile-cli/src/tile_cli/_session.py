@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import cast
 
 import tile_protocol as tp
 from tile_cli._boundary import Boundary, new_token
@@ -213,7 +214,7 @@ class RunnerSession:
                 return in_flight, True, []
             if not isinstance(batch, list):  # EOF
                 return in_flight, False, []
-            batch_events: list[object] = batch  # pyright: ignore[reportUnknownVariableType]
+            batch_events = cast("list[object]", batch)
             for i, event in enumerate(batch_events):
                 in_flight = self._dispatch(event, in_flight)
                 if self._state.done_seen:
@@ -265,7 +266,7 @@ class RunnerSession:
                 break
             if not isinstance(batch, list):  # EOF
                 break
-            for event in batch:  # pyright: ignore[reportUnknownVariableType]
+            for event in cast("list[object]", batch):
                 self._dispatch(event, None)
         if self._boundary is not None:
             self._boundary.close()

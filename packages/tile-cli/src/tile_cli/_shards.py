@@ -13,7 +13,7 @@ import queue
 import sys
 import threading
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 import tile_protocol as tp
 from tile_cli import _launchers as launchers
@@ -49,10 +49,11 @@ def previous_costs(resolved: ResolvedConfig) -> dict[str, float] | None:
     except (OSError, ValueError, KeyError, TypeError, RecursionError):
         return None
     costs: dict[str, float] = {}
-    for case in cases if isinstance(cases, list) else []:
+    # A malformed entry raises inside the `try` and is skipped: its values are read as Any.
+    for case in cast("list[Any]", cases) if isinstance(cases, list) else []:
         try:
-            stats = case.get("stats") or {}
-            phases = case.get("phases") or {}
+            stats: dict[str, Any] = case.get("stats") or {}
+            phases: dict[str, Any] = case.get("phases") or {}
             cost = float(stats.get("median") or 0.0) * float(stats.get("n") or 0)
             cost += sum(float(phases.get(k) or 0.0) for k in ("trace_s", "lower_s", "compile_s"))
             if cost > 0:

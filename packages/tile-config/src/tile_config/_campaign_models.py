@@ -10,7 +10,7 @@ campaign is an ordinary run that could be typed by hand.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
@@ -48,7 +48,8 @@ def _split_commas(value: object) -> object:
     if isinstance(value, str):
         return [part.strip() for part in value.split(",")]
     if isinstance(value, list):
-        return [item.strip() if isinstance(item, str) else item for item in value]  # pyright: ignore[reportUnknownVariableType]
+        items = cast("list[object]", value)
+        return [item.strip() if isinstance(item, str) else item for item in items]
     return value
 
 
@@ -58,8 +59,11 @@ def _axis_value(value: object) -> object:
         return value  # left for strict validation to refuse
     if isinstance(value, int | float):
         return str(value)
-    if isinstance(value, list) and value and all(type(v) is int for v in value):  # pyright: ignore[reportUnknownVariableType]
-        return "x".join(str(v) for v in value)  # pyright: ignore[reportUnknownArgumentType]
+    if isinstance(value, list):
+        items = cast("list[object]", value)
+        if items and all(type(v) is int for v in items):
+            return "x".join(str(v) for v in items)
+        return items
     return value
 
 
@@ -67,7 +71,7 @@ def _parse_axes(value: object) -> object:
     """`["dtype=f32,bf16"]` (as `-a` takes it) or `{dtype = [...]}` -> `{axis: [values]}`."""
     if isinstance(value, list):
         table: dict[str, object] = {}
-        for item in value:  # pyright: ignore[reportUnknownVariableType]
+        for item in cast("list[object]", value):
             if not isinstance(item, str) or "=" not in item:
                 raise ValueError(f"holds {item!r}: write each override as `AXIS=V1,V2`")
             name, _, rest = item.partition("=")
@@ -76,9 +80,12 @@ def _parse_axes(value: object) -> object:
     if not isinstance(value, dict):
         return value
     out: dict[object, object] = {}
-    for name, items in value.items():  # pyright: ignore[reportUnknownVariableType]
+    for name, items in cast("dict[object, object]", value).items():
         listed = _split_commas(items)
-        out[name] = [_axis_value(v) for v in listed] if isinstance(listed, list) else listed  # pyright: ignore[reportUnknownVariableType]
+        if isinstance(listed, list):
+            out[name] = [_axis_value(v) for v in cast("list[object]", listed)]
+        else:
+            out[name] = listed
     return out
 
 

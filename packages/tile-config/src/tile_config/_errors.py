@@ -97,6 +97,7 @@ def shown(value: object) -> str:
     """A short rendering of a bad value with its TOML type."""
     if value is None:
         return "None"
+    kind = toml_kind(value)
     if isinstance(value, bool):
         text = "true" if value else "false"
     elif isinstance(value, dict):
@@ -105,7 +106,7 @@ def shown(value: object) -> str:
         text = repr(value)
     if len(text) > 60:
         text = text[:57] + "..."
-    return f"{text} ({toml_kind(value)})"
+    return f"{text} ({kind})"
 
 
 def dotted(path: Sequence[str | int]) -> str:

@@ -8,7 +8,7 @@ import stat
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from tile_config._errors import ConfigError
 
@@ -189,8 +189,8 @@ def read_config(path: Path, cwd: Path) -> ConfigSource:
     lines = line_numbers(text)
     if path.name != "pyproject.toml":
         return ConfigSource(path, display, text, doc, (), lines)
-    tool = doc.get("tool")
-    data = tool.get("tile") if isinstance(tool, dict) else None
+    tool: object = doc.get("tool")
+    data: object = cast("dict[str, object]", tool).get("tile") if isinstance(tool, dict) else None
     where = f"{display}:{lines.get(('tool', 'tile'), 1)}"
     if data is None:
         raise ConfigError(
@@ -202,4 +202,4 @@ def read_config(path: Path, cwd: Path) -> ConfigSource:
             f"{where}: `tool.tile` must be a table, got {type(data).__name__}",
             hint=f"write the settings under `[tool.tile]` headers in `{display}`",
         )
-    return ConfigSource(path, display, text, data, ("tool", "tile"), lines)
+    return ConfigSource(path, display, text, cast("dict[str, Any]", data), ("tool", "tile"), lines)

@@ -6,7 +6,7 @@ import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ValidationError
 
@@ -90,7 +90,7 @@ def _walk(value: object, path: _Key) -> Iterator[tuple[_Key, object]]:
             if path or name not in _NOT_SETTINGS:
                 yield from _walk(getattr(value, name), (*path, name))
     elif isinstance(value, dict) and value:
-        for key, item in value.items():  # pyright: ignore[reportUnknownVariableType]
+        for key, item in cast("dict[object, object]", value).items():
             yield from _walk(item, (*path, str(key)))
     else:
         yield path, value
@@ -230,7 +230,11 @@ def _file_place(source: ConfigSource, path: _Key) -> Place:
     """Where `path` sits in the file; rank 0 when the file leaves it at its default."""
     node: object = source.data
     for part in path:
-        node = node.get(part, _MISSING) if isinstance(node, dict) else _MISSING  # pyright: ignore[reportUnknownMemberType]
+        node = (
+            cast("dict[str, object]", node).get(part, _MISSING)
+            if isinstance(node, dict)
+            else _MISSING
+        )
     where = source.where(path)
     return Place(where, f"edit `{where}`", 0 if node is _MISSING else _RANK["file"])
 

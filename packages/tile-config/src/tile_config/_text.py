@@ -4,8 +4,8 @@ the key declares; values from Python callers converted the way TOML would have t
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
-from typing import Any, Literal, get_args, get_origin
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal, cast, get_args, get_origin
 
 from pydantic import BaseModel
 
@@ -56,16 +56,16 @@ def parse_text(text: str, annotation: Any) -> object:
 def coerce(value: object, annotation: Any) -> object:
     """CLI override values: strings parsed like env values, containers converted to TOML's."""
     if isinstance(value, os.PathLike):
-        value = os.fspath(value)  # pyright: ignore[reportUnknownArgumentType]
+        value = os.fspath(cast("os.PathLike[Any]", value))
     if isinstance(value, str):
         return parse_text(value, annotation)
     bare = strip_annotation(annotation)
     if isinstance(value, list | tuple):
         item = get_args(bare)[0] if get_origin(bare) is list else Any
-        return [coerce(v, item) for v in value]  # pyright: ignore[reportUnknownVariableType]
+        return [coerce(v, item) for v in cast("Sequence[object]", value)]
     if isinstance(value, Mapping):
         out: dict[str, object] = {}
-        for key, item in value.items():  # pyright: ignore[reportUnknownVariableType]
+        for key, item in cast("Mapping[object, object]", value).items():
             if get_origin(bare) is dict:
                 inner = get_args(bare)[1]
             elif isinstance(bare, type) and issubclass(bare, BaseModel):

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias, get_args
+from typing import Any, Literal, TypeAlias, cast, get_args
 from urllib.parse import urlsplit
 
 from ._errors import RegistryError
@@ -38,6 +38,11 @@ def _check_member_path(name: str, member: object) -> str:
     if member.startswith(("/", "\\")) or re.match(r"[A-Za-z]:", member) or ".." in parts:
         raise _bad(name, "members", "must hold relative paths without `..`", member)
     return "/".join(p for p in parts if p not in ("", "."))
+
+
+def _items(value: object) -> Sequence[object]:
+    """The items of a list or tuple; none for anything else (a string included)."""
+    return cast("Sequence[object]", value) if isinstance(value, (tuple, list)) else ()
 
 
 def _is_http_url(url: str) -> bool:
@@ -89,9 +94,10 @@ class DownloadEntry:
         if members is not None:
             if archive is None:
                 raise _bad(name, "members", "needs `archive` to be set", members)
-            if isinstance(members, str) or not isinstance(members, (tuple, list)) or not members:
+            paths = _items(members)
+            if not paths:
                 raise _bad(name, "members", "must be a non-empty list of paths", members)
-            checked = tuple(_check_member_path(name, m) for m in members)
+            checked = tuple(_check_member_path(name, m) for m in paths)
             object.__setattr__(self, "members", checked)
         description = _as_object(self.description)
         if description is not None and not isinstance(description, str):
@@ -118,7 +124,7 @@ def registry_from_mapping(data: Mapping[str, object]) -> Registry:
                 entry=str(name),
                 hint=_HINT.format(name=name),
             )
-        fields: Mapping[str, Any] = raw  # values are checked by DownloadEntry
+        fields = cast("Mapping[str, Any]", raw)  # values are checked by DownloadEntry
         for key in fields:
             if key not in _KEYS:
                 raise RegistryError(
@@ -140,7 +146,7 @@ def registry_from_mapping(data: Mapping[str, object]) -> Registry:
             url=fields["url"],
             sha256=fields["sha256"],
             archive=fields.get("archive"),
-            members=tuple(members) if isinstance(members, list) else members,
+            members=tuple(cast("list[Any]", members)) if isinstance(members, list) else members,
             description=fields.get("description"),
         )
     return registry

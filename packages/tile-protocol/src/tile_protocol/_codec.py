@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 
@@ -25,7 +25,7 @@ __all__ = [
 ]
 
 _encoder = msgspec.json.Encoder()
-_decoder: msgspec.json.Decoder[Message] = msgspec.json.Decoder(Message)  # pyright: ignore[reportArgumentType]
+_decoder: msgspec.json.Decoder[Message] = msgspec.json.Decoder(Message)
 _raw_decoder = msgspec.json.Decoder()
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
@@ -98,7 +98,7 @@ def upgrade(message: Message, minor: int) -> Message:
 
 def json_schema() -> dict[str, Any]:
     """JSON Schema of every message, for `tile protocol schema`."""
-    return msgspec.json.schema(Message)  # pyright: ignore[reportArgumentType]
+    return msgspec.json.schema(Message)
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,10 +195,11 @@ def _not_a_message(line: bytes, error: str, line_no: int) -> Event:
     except (msgspec.DecodeError, RecursionError):
         return BadLine(line, "not JSON", line_no)
     if isinstance(obj, dict):
-        kind = obj.get("type")  # pyright: ignore[reportUnknownMemberType]
+        fields = cast("dict[str, Any]", obj)
+        kind = fields.get("type")
         if isinstance(kind, str) and kind not in _KNOWN_TYPES:
             return UnknownMessage(kind, line, line_no)
-        newer = _newer_hello(obj)  # pyright: ignore[reportUnknownArgumentType]
+        newer = _newer_hello(fields)
         if newer is not None:
             return newer
     return BadLine(line, error, line_no)
@@ -222,7 +223,7 @@ def _newer_hello(obj: dict[str, Any]) -> Hello | None:
 
 def _known_types() -> frozenset[str]:
     tags: set[str] = set()
-    for cls in Message.__args__:  # pyright: ignore[reportAttributeAccessIssue]
+    for cls in Message.__args__:
         tags.add(cls.__struct_config__.tag)
     return frozenset(tags)
 

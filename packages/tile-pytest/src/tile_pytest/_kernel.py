@@ -8,7 +8,7 @@ compiles it and compares it with its reference under the same tolerances.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import pytest
 
@@ -116,8 +116,10 @@ class KernelCase:
             import tile_runner as tile
 
             drawn = self.definition.inputs(self.case, tile.case_key(self.seed, self.case.id))
-            args = drawn if isinstance(drawn, tuple) else (drawn,)
-            self._inputs = tuple(jax.block_until_ready(args))
+            args = cast("tuple[Any, ...]", drawn) if isinstance(drawn, tuple) else (drawn,)
+            # jax leaves block_until_ready unannotated; it returns the pytree it is given.
+            ready = cast("tuple[Any, ...]", jax.block_until_ready(args))  # pyright: ignore[reportUnknownMemberType]
+            self._inputs = tuple(ready)
         return self._inputs
 
     def check(self) -> Check:
@@ -156,6 +158,8 @@ def _compiled(fn: Callable[..., Any]) -> Callable[..., Any]:
 
     def call(*args: Any) -> Any:
         bound, dynamic = tile.bind_static(fn, args)
-        return jax.jit(bound)(*dynamic)
+        # jax.jit's `device` parameter names jaxlib's Device (no stubs); its call is untyped.
+        jitted = cast("Callable[..., Any]", jax.jit(bound))  # pyright: ignore[reportUnknownMemberType]
+        return jitted(*dynamic)
 
     return call

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, cast
 
 import tile_artifacts as ta
 
@@ -23,6 +23,13 @@ if TYPE_CHECKING:
     from tile_protocol import Check
     from tile_pytest._settings import Settings
     from tile_runner import Measurement
+
+    class _Device(Protocol):
+        """What the record reads of a `jax.Device` (jaxlib's native type, without stubs)."""
+
+        @property
+        def device_kind(self) -> str: ...
+
 
 __all__ = ["TOOL", "CaseName", "SessionRecord", "tool_version"]
 
@@ -98,7 +105,7 @@ class SessionRecord:
             return
         import jax
 
-        devices = jax.devices()
+        devices = cast("list[_Device]", jax.devices())  # pyright: ignore[reportUnknownMemberType]
         self._device = ta.DeviceRecord(
             backend=jax.default_backend(),
             device_kind=devices[0].device_kind if devices else None,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from tile_pytest._errors import TilePytestError
 
@@ -123,8 +123,10 @@ def parallel_workers(config: pytest.Config) -> str | None:
 
 def xdist_worker(config: pytest.Config) -> str | None:
     """The id of this pytest-xdist worker (`gw0`, ...), or None in the main process."""
-    workerinput: Any = getattr(config, "workerinput", None)
-    return str(workerinput.get("workerid", "?")) if isinstance(workerinput, dict) else None
+    workerinput: object = getattr(config, "workerinput", None)
+    if not isinstance(workerinput, dict):
+        return None
+    return str(cast("dict[str, object]", workerinput).get("workerid", "?"))
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import cast
 
 import tile_artifacts as ta
 from tile_report._errors import ReportError
@@ -48,11 +48,12 @@ class Accounting:
     @classmethod
     def from_json(cls, obj: object) -> Accounting | None:
         """Numeric fields of a JSON object; `name_s` reads as `name`; None when there are none."""
-        if not isinstance(obj, dict):
+        fields = _object(obj)
+        if fields is None:
             return None
         parts: list[tuple[str, float]] = []
         total: float | None = None
-        for key, value in obj.items():
+        for key, value in fields.items():
             if isinstance(value, bool) or not isinstance(value, int | float):
                 continue
             seconds = float(value)
@@ -101,12 +102,14 @@ def load_run(path: str | Path) -> RunData:
     raw = _raw(source)
     cases = raw.get("cases")
     accounting: dict[str, Accounting] = {}
-    if isinstance(cases, list):
-        for case in cases:
-            if isinstance(case, dict) and isinstance(case.get("case_id"), str):
-                found = Accounting.from_json(case.get("accounting"))
-                if found is not None:
-                    accounting[case["case_id"]] = found
+    for item in cast("list[object]", cases) if isinstance(cases, list) else []:
+        case = _object(item)
+        case_id = case.get("case_id") if case is not None else None
+        if case is None or not isinstance(case_id, str):
+            continue
+        found = Accounting.from_json(case.get("accounting"))
+        if found is not None:
+            accounting[case_id] = found
     return RunData(
         report=report,
         source=source,
@@ -122,36 +125,46 @@ def _run_timing(timing: object) -> Accounting | None:
 
     What neither explains (the CLI, discovery of kernel modules) shows as the unaccounted rest.
     """
-    if not isinstance(timing, dict):
+    fields = _object(timing)
+    if fields is None:
         return None
-    cases = Accounting.from_json(timing.get("parts"))
-    start = timing.get("runner_start_s")
-    wall = timing.get("wall_s")
+    cases = Accounting.from_json(fields.get("parts"))
+    start = fields.get("runner_start_s")
+    wall = fields.get("wall_s")
     parts = [("runner start", float(start))] if isinstance(start, int | float) else []
     parts += list(cases.parts) if cases is not None else []
     total = float(wall) if isinstance(wall, int | float) else None
     return Accounting(tuple(parts), total) if parts else None
 
 
-def _raw(source: Path) -> dict[str, Any]:
+def _object(value: object) -> dict[str, object] | None:
+    """`value` as a JSON object (its keys are strings), or None when it is something else."""
+    return cast("dict[str, object]", value) if isinstance(value, dict) else None
+
+
+def _raw(source: Path) -> dict[str, object]:
     try:
-        data = json.loads(source.read_text(encoding="utf-8"))
+        data: object = json.loads(source.read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError):
         return {}
-    return data if isinstance(data, dict) else {}
+    return _object(data) or {}
 
 
 def _config(run_dir: Path) -> tuple[ConfigValue, ...]:
     """`config/resolved_tool.json` as rows; an old or hand-made run without it has none."""
     try:
-        data = json.loads((run_dir / "config" / "resolved_tool.json").read_text(encoding="utf-8"))
+        data: object = json.loads(
+            (run_dir / "config" / "resolved_tool.json").read_text(encoding="utf-8")
+        )
     except (OSError, ValueError, RecursionError):
         return ()
-    if not isinstance(data, dict):
+    doc = _object(data)
+    if doc is None:
         return ()
     rows: list[ConfigValue] = []
-    for key, entry in data.items():
-        if isinstance(entry, dict) and "value" in entry:
+    for key, item in doc.items():
+        entry = _object(item)
+        if entry is not None and "value" in entry:
             value = json.dumps(entry["value"], sort_keys=True)
             rows.append(ConfigValue(str(key), value, str(entry.get("origin", "?"))))
     return tuple(rows)

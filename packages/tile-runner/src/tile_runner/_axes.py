@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, TypeAlias
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, TypeAlias, cast
 
 import numpy as np
 
@@ -26,12 +26,13 @@ Product = tuple[tuple[str, tuple[AxisValue, ...]], ...]
 
 def _normalize(axis: str, value: object) -> AxisValue:
     """Turn a declared value into its canonical form, or raise DefinitionError."""
+    # numpy scalars narrow to `np.integer[Unknown]` and the like: their precision is not needed.
     if isinstance(value, bool | np.bool_):
-        return bool(value)
+        return bool(cast("bool | np.bool[Any]", value))
     if isinstance(value, int | np.integer):
-        return int(value)
+        return int(cast("int | np.integer[Any]", value))
     if isinstance(value, float | np.floating):
-        return float(value)
+        return float(cast("float | np.floating[Any]", value))
     if isinstance(value, str):
         if not value or _FORBIDDEN & set(value):
             raise DefinitionError(
@@ -41,16 +42,25 @@ def _normalize(axis: str, value: object) -> AxisValue:
         if axis == "dtype":
             _check_dtype(value)
         return value
-    if isinstance(value, tuple | list):
-        items: list[object] = list(value)  # pyright: ignore[reportUnknownArgumentType]
-        if all(isinstance(v, int | np.integer) and not isinstance(v, bool) for v in items):
-            return tuple(int(v) for v in items)  # pyright: ignore[reportArgumentType]
+    shape = _int_tuple(value)
+    if shape is not None:
+        return shape
     if isinstance(value, np.dtype) or (isinstance(value, type) and axis == "dtype"):
         return _dtype_name(value)
     raise DefinitionError(
         f"axis `{axis}`: unsupported value {value!r} of type {type(value).__name__}",
         hint="use shapes as tuples of ints, dtypes as strings, or ints, floats, bools, strings",
     )
+
+
+def _int_tuple(value: object) -> tuple[int, ...] | None:
+    """A tuple or list of ints (numpy's included) as a tuple of ints; None for anything else."""
+    if not isinstance(value, tuple | list):
+        return None
+    items = cast("Sequence[object]", value)
+    if not all(isinstance(v, int | np.integer) and not isinstance(v, bool) for v in items):
+        return None
+    return tuple(int(cast("int | np.integer[Any]", v)) for v in items)
 
 
 def _dtype_name(value: Any) -> str:
@@ -229,13 +239,14 @@ def axes(**values: Sequence[Any] | Any) -> Axes:
     for name, raw in values.items():
         if not _NAME_RE.fullmatch(name):
             raise DefinitionError(f"axis name {name!r} must be a Python identifier")
-        if isinstance(raw, tuple) and raw and _is_shape(raw):  # pyright: ignore[reportUnknownArgumentType]
+        given = cast("tuple[object, ...]", raw) if isinstance(raw, tuple) else ()
+        if given and _is_shape(given):
             raise DefinitionError(
                 f"axis `{name}`: {raw!r} is ambiguous (one shape, or a list of ints?)",
-                hint=f"write `{name}=[{raw!r}]` for one shape or `{name}={list(raw)!r}` for values",
+                hint=f"write `{name}=[{raw!r}]` for one shape or `{name}={list(given)!r}` for values",
             )
         if isinstance(raw, list | tuple | range):
-            items: list[object] = list(raw)  # pyright: ignore[reportUnknownArgumentType]
+            items: list[object] = list(cast("Iterable[object]", raw))
         else:
             items = [raw]
         if not items:

@@ -10,7 +10,7 @@ import os
 from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from tile_protocol import INSPECT_KINDS, Artifact, InspectKind, Message, case_dirname
 
@@ -57,23 +57,23 @@ def _without_source_locations() -> Generator[None]:
     modules whose locations carry absolute file paths and line numbers; without them the
     text is the same in every checkout, so `tile snap` compares lowering, not paths.
     """
-    import jax
+    from tile_runner._jaxapi import config
 
     try:
-        before = getattr(jax.config, _LOCATION_FRAMES)
-        jax.config.update(_LOCATION_FRAMES, 0)
+        before = getattr(config, _LOCATION_FRAMES)
+        config.update(_LOCATION_FRAMES, 0)
     except (AttributeError, KeyError, ValueError):  # a jax without the option
         yield
         return
     try:
         yield
     finally:
-        jax.config.update(_LOCATION_FRAMES, before)
+        config.update(_LOCATION_FRAMES, before)
 
 
 def lower_only(fn: Callable[..., Any], args: Sequence[Any]) -> Stages:
     """Trace and lower without compiling or source locations (jaxpr and StableHLO views)."""
-    import jax
+    from tile_runner._jaxapi import jit
 
     if hasattr(fn, "lower") and hasattr(fn, "trace"):
         jitted: Any = fn
@@ -85,7 +85,7 @@ def lower_only(fn: Callable[..., Any], args: Sequence[Any]) -> Stages:
 
         fresh.__name__ = getattr(fn, "__name__", "kernel")
         fresh.__qualname__ = getattr(fn, "__qualname__", fresh.__name__)
-        jitted = jax.jit(fresh)
+        jitted = jit(fresh)
     with _without_source_locations():
         traced = jitted.trace(*args)
         return Stages(traced=traced, lowered=traced.lower())
@@ -96,9 +96,9 @@ def _finite(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, Mapping):
-        return {str(k): _finite(v) for k, v in value.items()}
+        return {str(k): _finite(v) for k, v in cast("Mapping[object, object]", value).items()}
     if isinstance(value, list | tuple):
-        return [_finite(v) for v in value]
+        return [_finite(v) for v in cast("Sequence[object]", value)]
     if isinstance(value, int | float | str | bool) or value is None:
         return value
     return str(value)
@@ -107,15 +107,16 @@ def _finite(value: Any) -> Any:
 def cost_dict(compiled: Any) -> dict[str, Any] | None:
     """XLA's cost analysis of one call as plain JSON data; None where XLA has none."""
     try:
-        analysis = compiled.cost_analysis()
+        analysis: object = compiled.cost_analysis()
     except Exception:
         return None
     # Older jax versions return a list with one dict per computation.
     if isinstance(analysis, list | tuple):
-        analysis = analysis[0] if analysis else None
+        analysis = cast("Sequence[object]", analysis)[0] if analysis else None
     if not isinstance(analysis, Mapping):
         return None
-    return {str(k): _finite(v) for k, v in sorted(analysis.items())}
+    fields = cast("Mapping[str, object]", analysis)
+    return {str(k): _finite(v) for k, v in sorted(fields.items())}
 
 
 def memory_dict(compiled: Any) -> dict[str, Any] | None:
@@ -169,10 +170,11 @@ def _write(path: Path, data: bytes) -> None:
 
 def _export(fn: Callable[..., Any], args: Sequence[Any]) -> bytes:
     """The serialized `jax.export` artifact of the jitted kernel."""
-    import jax
     from jax import export
 
-    jitted: Any = fn if hasattr(fn, "lower") and hasattr(fn, "trace") else jax.jit(fn)
+    from tile_runner._jaxapi import jit
+
+    jitted: Any = fn if hasattr(fn, "lower") and hasattr(fn, "trace") else jit(fn)
     return bytes(export.export(jitted)(*args).serialize())
 
 

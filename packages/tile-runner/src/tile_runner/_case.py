@@ -226,10 +226,10 @@ def _check(
     the same executable is timed later. A reference that cannot be traced (host code inside)
     runs as a plain function, as it always could.
     """
-    import jax
+    from tile_runner._jaxapi import block_until_ready
 
     at.phase = "run"
-    out = jax.block_until_ready(built.kernel.compiled(*bind_static(fn, args)[1]))
+    out = block_until_ready(built.kernel.compiled(*bind_static(fn, args)[1]))
     watch.lap("check")
     if kernel.reference is None:
         return _Checked(None, None, same_inputs=False)
@@ -237,9 +237,9 @@ def _check(
     up = upcast(args)
     ref_compiled = built.check_reference
     if ref_compiled is not None:
-        expected = jax.block_until_ready(ref_compiled(*bind_static(kernel.reference, up)[1]))
+        expected = block_until_ready(ref_compiled(*bind_static(kernel.reference, up)[1]))
     else:
-        expected = jax.block_until_ready(kernel.reference(*up))
+        expected = block_until_ready(kernel.reference(*up))
     at.phase = "check"
     check = compare(
         out,

@@ -73,16 +73,18 @@ def upcast(args: Any) -> Any:
     import jax
     import jax.numpy as jnp
 
-    def one(leaf: Any) -> Any:
+    def narrow_float(leaf: object) -> bool:
+        """A floating array (host or device) narrower than float32."""
         dtype = getattr(leaf, "dtype", None)
-        if (
+        return (
             isinstance(leaf, jax.Array | np.ndarray)
             and dtype is not None
             and jnp.issubdtype(dtype, jnp.floating)
             and jnp.dtype(dtype).itemsize < 4
-        ):
-            return leaf.astype(jnp.float32)
-        return leaf
+        )
+
+    def one(leaf: Any) -> Any:
+        return leaf.astype(jnp.float32) if narrow_float(leaf) else leaf
 
     return jax.tree_util.tree_map(one, args)
 
@@ -182,9 +184,11 @@ _jitted: Any = None
 def _figures(o: Any, r: Any) -> _Figures:
     import jax
 
+    from tile_runner._jaxapi import jit
+
     global _jitted
     if _jitted is None:
-        _jitted = jax.jit(_leaf_figures, static_argnums=(2, 3))
+        _jitted = jit(_leaf_figures, static_argnums=(2, 3))
     exact = _category(o.dtype) in ("integer", "bool")
     values = jax.device_get(_jitted(o, r, _wide_dtype(o, r), exact))
     n_bad, first, max_abs, worst, d_scale, d_norm, r_scale, r_norm = values
@@ -254,20 +258,21 @@ def _compare_leaf(out: Any, ref: Any, tol: float) -> Check:
 def _on_device(leaf: Any) -> Any:
     """A jax.Array as it is; anything array-like (numpy, scalars) put on the default device."""
     import jax
-    import jax.numpy as jnp
 
-    return leaf if isinstance(leaf, jax.Array) else jnp.asarray(leaf)
+    from tile_runner._jaxapi import asarray
+
+    return leaf if isinstance(leaf, jax.Array) else asarray(leaf)
 
 
 def compare(out: Any, ref: Any, tol_for: Callable[[str], float]) -> Check:
     """Compare output pytrees leaf by leaf; report the worst leaf (failures first)."""
-    import jax
+    from tile_runner._jaxapi import keystr, tree_flatten, tree_flatten_with_path
 
-    out_leaves, out_tree = jax.tree_util.tree_flatten(out)
-    ref_leaves, ref_tree = jax.tree_util.tree_flatten(ref)
+    out_leaves, out_tree = tree_flatten(out)
+    ref_leaves, ref_tree = tree_flatten(ref)
     if out_tree != ref_tree:
         return _fail(f"output structure differs: kernel {out_tree} vs reference {ref_tree}")
-    paths = [jax.tree_util.keystr(p) for p, _ in jax.tree_util.tree_flatten_with_path(out)[0]]
+    paths = [keystr(p) for p, _ in tree_flatten_with_path(out)[0]]
     worst: Check | None = None
     worst_key: tuple[int, float] = (-1, -1.0)
     for path, o_leaf, r_leaf in zip(paths, out_leaves, ref_leaves, strict=True):
@@ -309,8 +314,8 @@ def check(
     `tol` is the largest relative L2 error that passes, or a mapping from output dtype name;
     by default float64 1e-10, float32 1e-5, float16 2e-3, bfloat16 1e-2, integers exact.
     """
-    import jax
+    from tile_runner._jaxapi import block_until_ready
 
-    out = jax.block_until_ready(fn(*args))
-    expected = jax.block_until_ready(ref(*upcast(args)))
+    out = block_until_ready(fn(*args))
+    expected = block_until_ready(ref(*upcast(args)))
     return compare(out, expected, lambda dtype: resolve_tolerance(dtype, kernel=tol))

@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from tile_protocol import Phases
 
@@ -118,14 +118,14 @@ def aot_compile(fn: Callable[..., Any], args: Sequence[Any], *, untuned: bool = 
     never timed, so its speed does not matter, and autotuning a float32 reference cost up to
     seconds a case on the H200).
     """
-    import jax
+    from tile_runner._jaxapi import config, jit
 
     _install_listeners()
     counter = _Counter()
     mine = _active.setdefault(threading.get_ident(), [])
     mine.append(counter)
     try:
-        jitted: Any = fn if hasattr(fn, "lower") and hasattr(fn, "trace") else jax.jit(fn)
+        jitted: Any = fn if hasattr(fn, "lower") and hasattr(fn, "trace") else jit(fn)
         t0 = time.perf_counter()
         traced = jitted.trace(*args)
         t1 = time.perf_counter()
@@ -135,7 +135,7 @@ def aot_compile(fn: Callable[..., Any], args: Sequence[Any], *, untuned: bool = 
         t3 = time.perf_counter()
     finally:
         mine.remove(counter)
-    cache_on = bool(getattr(jax.config, "jax_compilation_cache_dir", None))
+    cache_on = bool(getattr(config, "jax_compilation_cache_dir", None))
     phases = Phases(
         trace_s=t1 - t0,
         lower_s=t2 - t1,
@@ -166,7 +166,7 @@ def enable_persistent_cache(directory: str) -> str | None:
     Cached executables are trusted code, so the directory is created private (0700) and one
     that others could write to is refused.
     """
-    import jax
+    from tile_runner._jaxapi import config
 
     path = Path(directory).expanduser().absolute()
     try:
@@ -187,24 +187,25 @@ def enable_persistent_cache(directory: str) -> str | None:
             f"the compilation cache directory `{path}` belongs to uid {st.st_uid}, not to this "
             "user; cached executables are code, so it is not used"
         )
-    jax.config.update("jax_compilation_cache_dir", str(path))
-    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
-    jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+    config.update("jax_compilation_cache_dir", str(path))
+    config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+    config.update("jax_persistent_cache_min_entry_size_bytes", 0)
     return None
 
 
 def cost_estimate(compiled: Any) -> tuple[float | None, float | None]:
     """`(bytes, flops)` of one call from XLA's cost analysis; None where it has no answer."""
     try:
-        analysis = compiled.cost_analysis()
+        analysis: object = compiled.cost_analysis()
     except Exception:
         return None, None
     # Older jax versions return a list with one dict per computation.
     if isinstance(analysis, list | tuple):
-        analysis = analysis[0] if analysis else None
+        analysis = cast("Sequence[object]", analysis)[0] if analysis else None
     if not isinstance(analysis, Mapping):
         return None, None
-    return _nonneg(analysis.get("bytes accessed")), _nonneg(analysis.get("flops"))
+    fields = cast("Mapping[str, object]", analysis)
+    return _nonneg(fields.get("bytes accessed")), _nonneg(fields.get("flops"))
 
 
 def _nonneg(value: object) -> float | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from tile_protocol import BenchSettings, InspectKind, Message, Peaks
 from tile_runner._api import Case, KernelDef
@@ -38,11 +38,11 @@ class CaseContext:
 
 def _as_args(value: Any) -> tuple[Any, ...]:
     """An inputs factory returns a tuple of arguments; a single value is one argument."""
-    return value if isinstance(value, tuple) else (value,)
+    return cast("tuple[Any, ...]", value) if isinstance(value, tuple) else (value,)
 
 
 def case_inputs(ctx: CaseContext, kernel: KernelDef, case: Case) -> tuple[Any, ...]:
     """The case's inputs, made from its key and ready on the device."""
-    import jax
+    from tile_runner._jaxapi import block_until_ready
 
-    return jax.block_until_ready(_as_args(kernel.inputs(case, case_key(ctx.seed, case.id))))
+    return block_until_ready(_as_args(kernel.inputs(case, case_key(ctx.seed, case.id))))

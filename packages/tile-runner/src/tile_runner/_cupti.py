@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from tile_runner._timers import Flush, TimerName, output_bytes
 
@@ -22,19 +22,20 @@ def _profiler() -> Any:
 
 
 def _ext() -> Any:
-    from jax._src.lib import mosaic_gpu  # pyright: ignore[reportAttributeAccessIssue]
+    from jax._src.lib import mosaic_gpu
 
     if mosaic_gpu is None:
         raise RuntimeError("this jaxlib has no Mosaic GPU extension (CUPTI unavailable)")
-    return mosaic_gpu._mosaic_gpu_ext  # pyright: ignore[reportPrivateImportUsage]
+    # A private, native (so untyped) module of jaxlib: the only way to its CUPTI session.
+    return cast(Any, mosaic_gpu._mosaic_gpu_ext)  # pyright: ignore[reportPrivateUsage, reportPrivateImportUsage, reportUnknownMemberType]
 
 
 def available() -> bool:
     """True when the default backend is CUDA and the CUPTI profiler can be imported."""
     try:
-        import jax
+        from tile_runner._jaxapi import devices
 
-        device = jax.devices()[0]
+        device = devices()[0]
         if device.platform != "gpu":
             return False
         version = str(getattr(device.client, "platform_version", "")).lower()
@@ -92,11 +93,11 @@ class CuptiSampler:
 
     def warmup(self, runs: int) -> None:
         """Untimed calls; also bounds iterations per call by the output size."""
-        import jax
+        from tile_runner._jaxapi import block_until_ready
 
         out = None
         for _ in range(max(runs, 1)):
-            out = jax.block_until_ready(self._fn(*self._args))
+            out = block_until_ready(self._fn(*self._args))
         per_call = max(output_bytes(out), 1)
         self._max_iterations = int(max(1, min(_MAX_ITERATIONS, _MAX_LIVE_BYTES // per_call)))
 
@@ -133,7 +134,7 @@ class CuptiSampler:
         return _as_list(ms, k)
 
     def _session_batch(self, k: int) -> list[float]:
-        import jax
+        from tile_runner._jaxapi import block_until_ready
 
         ext = _ext()
         ext._cupti_init()
@@ -141,7 +142,7 @@ class CuptiSampler:
         outs: list[Any] = []
         try:
             outs = [self._fn(*self._args) for _ in range(k)]
-            jax.block_until_ready(outs)
+            block_until_ready(outs)
         finally:
             timings = list(ext._cupti_get_timings(False) or [])
         del outs
@@ -154,7 +155,7 @@ class CuptiSampler:
 
     def _take_cold(self, n: int) -> list[float]:
         """Flush, call, repeat under one CUPTI session; drop the flush kernels' timings."""
-        import jax
+        from tile_runner._jaxapi import block_until_ready
 
         assert self._flush is not None
         flush, fn, args = self._flush, self._fn, self._args
@@ -173,7 +174,7 @@ class CuptiSampler:
         try:
             for _ in range(n):
                 flush()
-                out = jax.block_until_ready(fn(*args))
+                out = block_until_ready(fn(*args))
                 del out
         finally:
             timings = list(ext._cupti_get_timings(True) or [])

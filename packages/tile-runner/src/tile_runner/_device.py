@@ -33,17 +33,18 @@ def calibrate(platform: str) -> Calibration:
     n = 1024 if on_cpu else 8192
     key = jax.random.key(0)
     x = jax.random.normal(key, (copy_bytes // 4,), jnp.float32)
+
     # `x + 1` reads and writes every element once: the traffic of a copy that XLA cannot elide.
-    copy = measure(lambda v: v + 1.0, x, max_time=2.0, min_runs=20)
+    def add_one(v: jax.Array) -> jax.Array:
+        return v + 1.0
+
+    def bf16_matmul(p: jax.Array, q: jax.Array) -> jax.Array:
+        return jnp.matmul(p, q, preferred_element_type=jnp.float32).astype(jnp.bfloat16)
+
+    copy = measure(add_one, x, max_time=2.0, min_runs=20)
     a = jax.random.normal(key, (n, n), jnp.bfloat16)
     b = jax.random.normal(jax.random.fold_in(key, 1), (n, n), jnp.bfloat16)
-    mm = measure(
-        lambda p, q: jnp.matmul(p, q, preferred_element_type=jnp.float32).astype(jnp.bfloat16),
-        a,
-        b,
-        max_time=3.0,
-        min_runs=10,
-    )
+    mm = measure(bf16_matmul, a, b, max_time=3.0, min_runs=10)
     return Calibration(
         copy_gbps=2 * copy_bytes / copy.median / 1e9,
         copy_bytes=copy_bytes,

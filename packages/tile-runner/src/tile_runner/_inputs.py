@@ -6,7 +6,7 @@ import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from tile_runner._errors import RunnerError
 
@@ -101,7 +101,11 @@ def data(name: str, *, downloads: Mapping[str, Any] | None = None) -> Path:
     entries: dict[str, Any] = {}
     for key, value in table.items():
         # Protocol DownloadSpec structs and plain tables (tile.toml) alike.
-        raw = value if isinstance(value, Mapping) else {k: getattr(value, k, None) for k in _KEYS}
+        raw: Mapping[str, object] = (
+            cast("Mapping[str, object]", value)
+            if isinstance(value, Mapping)
+            else {k: getattr(value, k, None) for k in _KEYS}
+        )
         entries[key] = {k: v for k, v in raw.items() if v is not None}
     if name not in entries:
         known = ", ".join(f"`{n}`" for n in sorted(entries)) or "none"

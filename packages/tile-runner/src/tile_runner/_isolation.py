@@ -73,12 +73,12 @@ def _signal_name(signum: int) -> str:
 
 def _jax_config() -> dict[str, object]:
     """Every JAX configuration value as this thread sees it (thread-local overrides included)."""
-    import jax
+    from tile_runner._jaxapi import config
 
     values: dict[str, object] = {}
-    for name, value in dict(jax.config.values).items():
+    for name, value in dict(config.values).items():
         try:
-            values[name] = getattr(jax.config, name)
+            values[name] = getattr(config, name)
         except AttributeError:  # absl-style flags are read from the table only
             values[name] = value
     return values
@@ -258,10 +258,10 @@ class StateGuard:
 
 def _restore_jax(name: str, before: object) -> bool:
     """Set a JAX flag back; False when JAX refuses or a thread-local override still wins."""
-    import jax
+    from tile_runner._jaxapi import config
 
     try:
-        jax.config.update(name, before)
+        config.update(name, before)
     except Exception:
         return False
     return _same(_jax_config().get(name), before)

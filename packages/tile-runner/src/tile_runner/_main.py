@@ -8,7 +8,7 @@ import platform
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from tile_protocol import (
     PROTOCOL_MINOR,
@@ -23,6 +23,9 @@ from tile_protocol import (
     decode,
 )
 from tile_runner._stdout import ProtocolWriter, protect_stdout
+
+if TYPE_CHECKING:
+    from tile_runner._jaxapi import Device
 
 __all__ = ["main", "runner_version"]
 
@@ -93,17 +96,18 @@ def _bare_hello() -> Hello:
     )
 
 
-def _hello(pinned_cpu: int | None = None) -> tuple[Hello, str, list[Any]]:
+def _hello(pinned_cpu: int | None = None) -> tuple[Hello, str, list[Device]]:
     """Hello with the JAX side filled in; importing jax initializes the devices here."""
     import jax
     import jaxlib
 
+    from tile_runner._jaxapi import local_devices
     from tile_runner._measure import available_timers
     from tile_runner._peaks import known_device
 
     backend = jax.default_backend()
     devices: list[DeviceInfo] = []
-    local = jax.local_devices()
+    local = local_devices()
     for device in local:
         memory = None
         try:

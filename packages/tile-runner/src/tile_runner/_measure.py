@@ -113,7 +113,7 @@ def resolve_timer(requested: str, backend: str, warn: Warn | None) -> TimerName:
             f"unknown timer {requested!r}", hint=f"use one of auto, {', '.join(TIMERS)}"
         )
     if requested in available:
-        return requested  # pyright: ignore[reportReturnType]
+        return requested
     message = f"timer {requested!r} is not available on this {backend} backend; using 'wall'"
     if warn is None:
         raise RunnerError(message, hint=f"available timers: {', '.join(available)}")
@@ -191,11 +191,11 @@ def sample(
 def _make_sampler(
     timer: TimerName, fn: Callable[..., Any], args: Sequence[Any], settings: BenchSettings
 ) -> Sampler:
-    import jax
+    from tile_runner._jaxapi import devices
 
     flush = None
     if settings.cold:
-        device = jax.devices()[0]
+        device = devices()[0]
         size = cache_bytes(device.platform, device.device_kind, settings.cache_bytes)
         flush = get_flush(size)
     if timer == "cupti":

@@ -70,11 +70,17 @@ class Flush:
         import jax
         import jax.numpy as jnp
 
+        from tile_runner._jaxapi import jit, ones
+
         self.nbytes = 2 * cache_bytes
-        self._buf = jnp.ones((self.nbytes // 4,), jnp.float32)
+        self._buf = ones((self.nbytes // 4,), jnp.float32)
         # Donation avoids holding two buffers on accelerators; CPU would warn it cannot donate.
         donate = (0,) if jax.default_backend() != "cpu" else ()
-        self._step: Callable[[Any], Any] = jax.jit(lambda b: b + 1.0, donate_argnums=donate)
+
+        def rewrite(buf: jax.Array) -> jax.Array:
+            return buf + 1.0
+
+        self._step: Callable[[Any], Any] = jit(rewrite, donate_argnums=donate)
         self()
 
     def __call__(self) -> None:
@@ -106,14 +112,14 @@ class WallSampler:
 
     def warmup(self, runs: int) -> None:
         """Untimed calls."""
-        import jax
+        from tile_runner._jaxapi import block_until_ready
 
         for _ in range(runs):
-            jax.block_until_ready(self._fn(*self._args))
+            block_until_ready(self._fn(*self._args))
 
     def take(self, n: int) -> list[float]:
         """`n` timed calls."""
-        import jax
+        from tile_runner._jaxapi import block_until_ready
 
         fn, args, flush = self._fn, self._args, self._flush
         samples: list[float] = []
@@ -121,7 +127,7 @@ class WallSampler:
             if flush is not None:
                 flush()
             t0 = time.perf_counter()
-            out = jax.block_until_ready(fn(*args))
+            out = block_until_ready(fn(*args))
             t1 = time.perf_counter()
             del out  # freed outside the timed region
             samples.append(t1 - t0)
@@ -143,13 +149,13 @@ class BatchedSampler:
 
     def warmup(self, runs: int) -> None:
         """Untimed calls, then size N from one timed call."""
-        import jax
+        from tile_runner._jaxapi import block_until_ready
 
         fn, args = self._fn, self._args
         for _ in range(runs):
-            jax.block_until_ready(fn(*args))
+            block_until_ready(fn(*args))
         t0 = time.perf_counter()
-        out = jax.block_until_ready(fn(*args))
+        out = block_until_ready(fn(*args))
         once = max(time.perf_counter() - t0, 1e-9)
         by_memory = _BATCHED_MAX_BYTES // max(output_bytes(out), 1)
         self.calls = int(
@@ -158,7 +164,7 @@ class BatchedSampler:
 
     def take(self, n: int) -> list[float]:
         """`n` samples of `calls` back-to-back calls each."""
-        import jax
+        from tile_runner._jaxapi import block_until_ready
 
         fn, args, calls = self._fn, self._args, self.calls
         samples: list[float] = []
@@ -166,7 +172,7 @@ class BatchedSampler:
             t0 = time.perf_counter()
             # Keep every output alive so that no call's buffers are freed mid-batch.
             outs = [fn(*args) for _ in range(calls)]
-            jax.block_until_ready(outs)
+            block_until_ready(outs)
             t1 = time.perf_counter()
             del outs
             samples.append((t1 - t0) / calls)

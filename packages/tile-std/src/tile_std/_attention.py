@@ -12,7 +12,16 @@ from jax import lax
 from jax.experimental import pallas as pl
 
 from ._errors import KernelInputError
-from ._pallas import CaseLike, compiler_params, interpret_mode, load, next_pow2, span, store
+from ._pallas import (
+    CaseLike,
+    compiler_params,
+    fori_loop,
+    interpret_mode,
+    load,
+    next_pow2,
+    span,
+    store,
+)
 
 __all__ = [
     "AttentionTiling",
@@ -41,8 +50,9 @@ _GPU_TILING = AttentionTiling(256, 64, 8, 3)
 # 128x64 does (checked correct there).
 _GPU_TILING_WIDE = AttentionTiling(128, 64, 8, 3)
 _INTERPRET_TILING = AttentionTiling(128, 128, 4, 1)
-# Finite, so masked scores never make inf - inf = nan in the running max.
-_MASKED = -0.7 * float(jnp.finfo(jnp.float32).max)
+# Finite, so masked scores never make inf - inf = nan in the running max. (ml_dtypes, behind
+# jnp.finfo, leaves `max` partly untyped.)
+_MASKED = -0.7 * float(jnp.finfo(jnp.float32).max)  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
 
 
 @dataclass(frozen=True)
@@ -77,7 +87,7 @@ def _step(
         kv_mask = in_seq if rows.d_mask is None else in_seq & rows.d_mask
     k = load(k_ref.at[ks, :], kv_mask)
     v = load(v_ref.at[ks, :], kv_mask)
-    s = lax.dot_general(rows.q, k, (((1,), (1,)), ((), ())), preferred_element_type=jnp.float32)
+    s = lax.dot_general(rows.q, k, (((1,), (1,)), ((), ())), preferred_element_type=jnp.float32)  # pyright: ignore[reportUnknownMemberType]
     s = s * rows.qk_scale
     if masked:
         k_cols = span(j, block_k, 1, 2)
@@ -143,13 +153,13 @@ def _attention_kernel(
     )
     step = functools.partial(_step, rows=rows, k_ref=k_ref, v_ref=v_ref)
     carry = (
-        jnp.zeros((block_q, d_pad), jnp.float32),
-        jnp.full((block_q,), -jnp.inf, jnp.float32),
-        jnp.zeros((block_q,), jnp.float32),
+        jnp.zeros((block_q, d_pad), jnp.float32),  # pyright: ignore[reportUnknownMemberType]
+        jnp.full((block_q,), -jnp.inf, jnp.float32),  # pyright: ignore[reportUnknownMemberType]
+        jnp.zeros((block_q,), jnp.float32),  # pyright: ignore[reportUnknownMemberType]
     )
     unmasked, end = _key_blocks(q_block, block_q, block_k, seq, causal)
-    carry = lax.fori_loop(0, unmasked, functools.partial(step, masked=False), carry)
-    carry = lax.fori_loop(unmasked, end, functools.partial(step, masked=True), carry)
+    carry = fori_loop(0, unmasked, functools.partial(step, masked=False), carry)
+    carry = fori_loop(unmasked, end, functools.partial(step, masked=True), carry)
     acc, _, l_sum = carry
     out = acc / l_sum[:, None]
     o_mask = None
@@ -239,13 +249,13 @@ def attention(
 def attention_ref(q: jax.Array, k: jax.Array, v: jax.Array, causal: bool = False) -> jax.Array:
     """Reference attention in float32: softmax(q k^T / sqrt(d), masked if causal) v (jnp)."""
     qf, kf, vf = (t.astype(jnp.float32) for t in (q, k, v))
-    s = jnp.einsum("bhqd,bhkd->bhqk", qf, kf) / math.sqrt(q.shape[-1])
+    s = jnp.einsum("bhqd,bhkd->bhqk", qf, kf) / math.sqrt(q.shape[-1])  # pyright: ignore[reportUnknownMemberType]
     if causal:
         seq = q.shape[2]
-        keep = jnp.arange(seq)[:, None] >= jnp.arange(seq)[None, :]
+        keep = jnp.arange(seq)[:, None] >= jnp.arange(seq)[None, :]  # pyright: ignore[reportUnknownMemberType]
         s = jnp.where(keep, s, -jnp.inf)
     p = jax.nn.softmax(s, axis=-1)
-    return jnp.einsum("bhqk,bhkd->bhqd", p, vf).astype(q.dtype)
+    return jnp.einsum("bhqk,bhkd->bhqd", p, vf).astype(q.dtype)  # pyright: ignore[reportUnknownMemberType]
 
 
 def attention_bytes(case: CaseLike) -> float:

@@ -58,12 +58,16 @@ def _elementwise(
             )
     n = x0.size
     if n == 0:
-        return jnp.empty_like(x0)
+        return jnp.empty_like(x0)  # pyright: ignore[reportUnknownMemberType]
     interpret = interpret_mode()
     if block is None:
         block = _INTERPRET_BLOCK if interpret else _GPU_BLOCK_BYTES // x0.dtype.itemsize
     block = min(next_pow2(block), next_pow2(n))
-    spec = pl.BlockSpec((block,), lambda i: (i,))
+
+    def flat_block(i: jax.Array) -> tuple[jax.Array]:
+        return (i,)
+
+    spec = pl.BlockSpec((block,), flat_block)
     flat = [x.reshape(n) for x in xs]
     out = pl.pallas_call(
         functools.partial(_elementwise_kernel, op=op, n=n),

@@ -7,11 +7,19 @@ from dataclasses import dataclass
 
 import jax
 import jax.numpy as jnp
-from jax import lax
 from jax.experimental import pallas as pl
 
 from ._errors import KernelInputError
-from ._pallas import CaseLike, compiler_params, interpret_mode, load, next_pow2, span, store
+from ._pallas import (
+    CaseLike,
+    compiler_params,
+    fori_loop,
+    interpret_mode,
+    load,
+    next_pow2,
+    span,
+    store,
+)
 
 __all__ = ["MatmulTiling", "matmul", "matmul_bytes", "matmul_flops", "matmul_ref"]
 
@@ -87,8 +95,8 @@ def _matmul_kernel(a_ref: jax.Array, b_ref: jax.Array, o_ref: jax.Array, *, grid
         b = load(b_ref.at[ks, :], b_mask)
         return acc + jnp.dot(a, b, preferred_element_type=jnp.float32)
 
-    acc = jnp.zeros((block_m, block_n), jnp.float32)
-    acc = lax.fori_loop(0, pl.cdiv(k, block_k), step, acc)
+    acc = jnp.zeros((block_m, block_n), jnp.float32)  # pyright: ignore[reportUnknownMemberType]
+    acc = fori_loop(0, pl.cdiv(k, block_k), step, acc)
     mask = None
     if row_mask is not None or col_mask is not None:
         mask = (rows < m) & (cols < n)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
@@ -43,7 +44,7 @@ def _masks(
 ) -> tuple[jax.Array | None, jax.Array | None]:
     """(block mask, 1-D column mask), each None when that edge never crosses the array's end."""
     cols = span(0, block_cols, 1, 2)
-    col_mask = None if n_cols == block_cols else jnp.arange(block_cols) < n_cols
+    col_mask = None if n_cols == block_cols else jnp.arange(block_cols) < n_cols  # pyright: ignore[reportUnknownMemberType]
     if n_rows % block_rows == 0 and col_mask is None:
         return None, None
     rows = span(pl.program_id(0), block_rows, 0, 2)
@@ -100,7 +101,7 @@ def _check_params(kernel: str, x: jax.Array, *params: jax.Array) -> None:
 
 def _row_call(
     name: str,
-    kernel: object,
+    kernel: Callable[..., None],
     x: jax.Array,
     params: tuple[jax.Array, ...],
     *,
@@ -111,7 +112,7 @@ def _row_call(
     rows = as_rows(x)
     n_rows, n_cols = rows.shape
     if rows.size == 0:
-        return jnp.empty_like(x)
+        return jnp.empty_like(x)  # pyright: ignore[reportUnknownMemberType]
     interpret = interpret_mode()
     t = row_tiling(
         f"std/{name}",
@@ -121,10 +122,17 @@ def _row_call(
         block_rows=block_rows,
         num_warps=num_warps,
     )
-    x_spec = pl.BlockSpec((t.block_rows, t.block_cols), lambda i: (i, 0))
-    p_spec = pl.BlockSpec((t.block_cols,), lambda i: (0,))
+
+    def row_block(i: jax.Array) -> tuple[jax.Array, int]:
+        return i, 0
+
+    def whole(i: jax.Array) -> tuple[int]:
+        return (0,)
+
+    x_spec = pl.BlockSpec((t.block_rows, t.block_cols), row_block)
+    p_spec = pl.BlockSpec((t.block_cols,), whole)
     out = pl.pallas_call(
-        functools.partial(kernel, n_rows=n_rows, n_cols=n_cols, eps=eps),  # type: ignore[arg-type]
+        functools.partial(kernel, n_rows=n_rows, n_cols=n_cols, eps=eps),
         out_shape=jax.ShapeDtypeStruct(rows.shape, x.dtype),
         grid=(pl.cdiv(n_rows, t.block_rows),),
         in_specs=[x_spec] + [p_spec] * len(params),

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import jax
 import jax.numpy as jnp
+from jax import lax
 from jax.experimental import pallas as pl
 from jax.experimental.pallas import triton as plgpu
 
@@ -17,6 +19,7 @@ __all__ = [
     "CaseLike",
     "as_rows",
     "compiler_params",
+    "fori_loop",
     "interpret_mode",
     "RowTiling",
     "load",
@@ -52,6 +55,19 @@ def compiler_params(num_warps: int, num_stages: int) -> plgpu.CompilerParams:
     return plgpu.CompilerParams(num_warps=num_warps, num_stages=num_stages)
 
 
+_Carry = TypeVar("_Carry")
+
+
+def fori_loop(
+    lower: int | jax.Array,
+    upper: int | jax.Array,
+    body: Callable[[jax.Array, _Carry], _Carry],
+    init: _Carry,
+) -> _Carry:
+    """`lax.fori_loop`, typed: jax leaves its parameters and result unannotated."""
+    return lax.fori_loop(lower, upper, body, init)  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+
+
 def next_pow2(n: int) -> int:
     """Smallest power of two >= n (Triton blocks must have power-of-two sizes)."""
     return int(pl.next_power_of_2(max(int(n), 1)))
@@ -66,7 +82,10 @@ def as_rows(x: jax.Array) -> jax.Array:
 
 def span(block_index: Any, block: int, axis: int, ndim: int) -> jax.Array:
     """Global indices covered by block `block_index` of size `block`, broadcastable along `axis`."""
-    idx = block_index * block + jnp.arange(block)
+    # jnp.arange (like jnp.zeros, full, empty_like in the kernels) has a `device` parameter of
+    # jaxlib's Device type, which ships without stubs: pyright calls the function partly unknown.
+    # The result is a typed jax.Array, so each such call carries a one-rule ignore.
+    idx = block_index * block + jnp.arange(block)  # pyright: ignore[reportUnknownMemberType]
     shape = [1] * ndim
     shape[axis] = block
     return idx.reshape(shape)

@@ -44,7 +44,7 @@ def softmax(
     rows = as_rows(x)
     n_rows, n_cols = rows.shape
     if rows.size == 0:
-        return jnp.empty_like(x)
+        return jnp.empty_like(x)  # pyright: ignore[reportUnknownMemberType]
     interpret = interpret_mode()
     t = row_tiling(
         "std/softmax",
@@ -54,7 +54,11 @@ def softmax(
         block_rows=block_rows,
         num_warps=num_warps,
     )
-    spec = pl.BlockSpec((t.block_rows, t.block_cols), lambda i: (i, 0))
+
+    def row_block(i: jax.Array) -> tuple[jax.Array, int]:
+        return i, 0
+
+    spec = pl.BlockSpec((t.block_rows, t.block_cols), row_block)
     out = pl.pallas_call(
         functools.partial(_softmax_kernel, n_rows=n_rows, n_cols=n_cols),
         out_shape=jax.ShapeDtypeStruct(rows.shape, x.dtype),
