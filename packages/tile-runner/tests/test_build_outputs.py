@@ -115,7 +115,7 @@ def test_export_round_trips(tmp_path: Path) -> None:
     assert result.error is None
     [export] = [m for m in sent if isinstance(m, Artifact) and m.kind == "export"]
     exported = jax.export.deserialize(bytearray((tmp_path / export.path).read_bytes()))
-    x = jnp.arange(64, dtype=jnp.float32)  # pyright: ignore[reportUnknownMemberType]
+    x = jnp.arange(64, dtype=jnp.float32)
     np.testing.assert_allclose(exported.call(x), x * 2.0 + 1.0)  # pyright: ignore[reportUnknownMemberType]
 
 
@@ -169,7 +169,7 @@ def test_lower_only_drops_source_locations_and_restores_the_config(tmp_path: Pat
     before = _jax_flag("jax_traceback_in_locations_limit")
     # Lowered normally first: a cached lowering must not leak its locations into ours.
     assert str(source) in jax.jit(f).lower(jnp.ones(4)).as_text(debug_info=True)  # pyright: ignore[reportUnknownMemberType]
-    stages = lower_only(f, (jnp.ones(4),))  # pyright: ignore[reportUnknownMemberType]
+    stages = lower_only(f, (jnp.ones(4),))
     assert _jax_flag("jax_traceback_in_locations_limit") == before
     assert stages.compiled is None
     text = stages.lowered.as_text(debug_info=True)

@@ -115,11 +115,11 @@ def test_tolerance_precedence() -> None:
 
 def test_upcast_keeps_wide_and_non_float() -> None:
     args = (
-        jnp.ones(2, jnp.bfloat16),  # pyright: ignore[reportUnknownMemberType]
-        jnp.ones(2, jnp.float32),  # pyright: ignore[reportUnknownMemberType]
-        jnp.ones(2, jnp.int8),  # pyright: ignore[reportUnknownMemberType]
+        jnp.ones(2, jnp.bfloat16),
+        jnp.ones(2, jnp.float32),
+        jnp.ones(2, jnp.int8),
         True,
-        {"w": jnp.ones(2, jnp.float16)},  # pyright: ignore[reportUnknownMemberType]
+        {"w": jnp.ones(2, jnp.float16)},
     )
     out = upcast(args)
     assert out[0].dtype == jnp.float32

@@ -59,7 +59,7 @@ def _agree(out: Any, ref: Any) -> None:
     o_host, r_host = np.asarray(out), np.asarray(ref)
     tol = resolve_tolerance(o_host.dtype.name)
     want = _host_leaf(o_host, r_host, tol)
-    got = compare(jnp.asarray(out), jnp.asarray(ref), resolve_tolerance)  # pyright: ignore[reportUnknownMemberType]
+    got = compare(jnp.asarray(out), jnp.asarray(ref), resolve_tolerance)
     if want["mismatch"]:
         assert not got.passed and "NaN/Inf mismatch" in (got.message or "")
         assert got.worst_index == want["index"]
@@ -82,7 +82,7 @@ _RNG = np.random.default_rng(20261203)
 def _random_pair(shape: tuple[int, ...], dtype: str, scale: float) -> tuple[Any, Any]:
     ref = _RNG.standard_normal(shape).astype(np.float32) * scale
     noise = _RNG.standard_normal(shape).astype(np.float32) * scale * _RNG.choice([0, 1e-7, 1e-3])
-    return jnp.asarray(ref + noise, dtype), jnp.asarray(ref, jnp.float32)  # pyright: ignore[reportUnknownMemberType]
+    return jnp.asarray(ref + noise, dtype), jnp.asarray(ref, jnp.float32)
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -96,7 +96,7 @@ def test_random_outputs_agree(seed: int) -> None:
 
 
 def test_tolerance_knife_edges_agree() -> None:
-    ref = jnp.asarray(_RNG.standard_normal(1000), jnp.float32)  # pyright: ignore[reportUnknownMemberType]
+    ref = jnp.asarray(_RNG.standard_normal(1000), jnp.float32)
     for factor in (0.5e-5, 0.9e-5, 1.1e-5, 2e-5):
         _agree(ref * (1 + factor), ref)
 
@@ -124,7 +124,7 @@ def test_adversarial_floats_agree(out: list[float], ref: list[float]) -> None:
 def test_integers_and_bools_are_exact() -> None:
     big = np.array([2**30 + 1, 5, -7], np.int32)
     near = np.array([2**30, 5, -7], np.int32)  # equal in float32, not as integers
-    got = compare(jnp.asarray(big), jnp.asarray(near), resolve_tolerance)  # pyright: ignore[reportUnknownMemberType]
+    got = compare(jnp.asarray(big), jnp.asarray(near), resolve_tolerance)
     assert not got.passed and got.worst_index == [0]
     _agree(np.array([1, 2, 3], np.int32), np.array([1, 2, 3], np.int32))
     _agree(np.array([1, 2, 4], np.int32), np.array([1, 2, 3], np.int32))
@@ -144,16 +144,16 @@ def test_complex_outputs_agree() -> None:
 
 
 def test_empty_and_scalar_outputs() -> None:
-    empty = compare(jnp.zeros((0, 3)), jnp.zeros((0, 3)), resolve_tolerance)  # pyright: ignore[reportUnknownMemberType]
+    empty = compare(jnp.zeros((0, 3)), jnp.zeros((0, 3)), resolve_tolerance)
     assert empty.passed and empty.worst_index == []
     _agree(np.float32(2.0), np.float32(2.0))
     _agree(np.float32(2.0), np.float32(3.0))
 
 
 def test_pytrees_report_the_worst_leaf_like_the_host_check() -> None:
-    good = jnp.ones(3)  # pyright: ignore[reportUnknownMemberType]
-    out = {"a": good, "b": good * 3, "c": (good, jnp.array([1, 2], jnp.int32))}  # pyright: ignore[reportUnknownMemberType]
-    ref = {"a": good, "b": good * 2, "c": (good, jnp.array([1, 2], jnp.int32))}  # pyright: ignore[reportUnknownMemberType]
+    good = jnp.ones(3)
+    out = {"a": good, "b": good * 3, "c": (good, jnp.array([1, 2], jnp.int32))}
+    ref = {"a": good, "b": good * 2, "c": (good, jnp.array([1, 2], jnp.int32))}
     result = compare(out, ref, resolve_tolerance)
     assert not result.passed and "['b']" in (result.message or "")
     assert result.rel_l2_err == pytest.approx(float(np.linalg.norm([1, 1, 1]) / np.sqrt(12)))

@@ -25,7 +25,7 @@ def _tiny(x: jax.Array) -> jax.Array:
 
 
 def test_measure_in_process() -> None:
-    x = jnp.ones((8,), jnp.float32)  # pyright: ignore[reportUnknownMemberType]
+    x = jnp.ones((8,), jnp.float32)
     m = tile.measure(_tiny, x, max_time=0.05, max_runs=30, warmup=1)
     assert m.timer == ("cupti" if jax.default_backend() == "gpu" else "wall")
     assert 1 <= m.stats.n <= 30
@@ -43,7 +43,7 @@ def test_measure_batched_and_static_args() -> None:
     def upper_or_all(a: jax.Array, upper: bool) -> jax.Array:
         return jnp.triu(a) if upper else a
 
-    x = jnp.ones((4, 4), jnp.float32)  # pyright: ignore[reportUnknownMemberType]
+    x = jnp.ones((4, 4), jnp.float32)
     m = tile.measure(upper_or_all, x, True, timer="batched", max_runs=5)
     assert m.timer == "batched"
     assert m.stats.n <= 5
@@ -52,13 +52,13 @@ def test_measure_batched_and_static_args() -> None:
 def test_unavailable_timer_raises_in_process() -> None:
     if jax.default_backend() != "gpu":
         with pytest.raises(tile.RunnerError, match="cupti"):
-            tile.measure(_tiny, jnp.ones(2), timer="cupti")  # pyright: ignore[reportUnknownMemberType]
+            tile.measure(_tiny, jnp.ones(2), timer="cupti")
     with pytest.raises(tile.RunnerError, match="unknown timer"):
-        tile.measure(_tiny, jnp.ones(2), timer="sundial")  # pyright: ignore[reportUnknownMemberType]
+        tile.measure(_tiny, jnp.ones(2), timer="sundial")
 
 
 def test_sampling_stops_at_max_runs() -> None:
-    x = jnp.ones((8,), jnp.float32)  # pyright: ignore[reportUnknownMemberType]
+    x = jnp.ones((8,), jnp.float32)
     compiled = aot_compile(_tiny, (x,)).compiled
     settings = BenchSettings(
         warmup_runs=1, min_runs=2, max_runs=7, max_time=60.0, target_precision=1e-12, batch=3
@@ -69,7 +69,7 @@ def test_sampling_stops_at_max_runs() -> None:
 
 
 def test_sampling_stops_at_max_time() -> None:
-    x = jnp.ones((8,), jnp.float32)  # pyright: ignore[reportUnknownMemberType]
+    x = jnp.ones((8,), jnp.float32)
     compiled = aot_compile(_tiny, (x,)).compiled
     settings = BenchSettings(
         warmup_runs=0,
@@ -85,7 +85,7 @@ def test_sampling_stops_at_max_time() -> None:
 
 
 def test_cold_measure_records_mode() -> None:
-    x = jnp.ones((16,), jnp.float32)  # pyright: ignore[reportUnknownMemberType]
+    x = jnp.ones((16,), jnp.float32)
     m = tile.measure(_tiny, x, cold=True, max_runs=3, max_time=0.05, warmup=0)
     assert m.cold is True
     assert m.stats.n <= 3
@@ -97,7 +97,7 @@ def test_cold_samples_flush_the_configured_cache_size() -> None:
     # `[machine] l2_bytes` reaches the runner as `cache_bytes` and wins over the table.
     assert cache_bytes("gpu", "NVIDIA H200", 3 << 20) == 3 << 20
     assert cache_bytes("cpu", "cpu", 3 << 20) == 3 << 20
-    x = jnp.ones((16,), jnp.float32)  # pyright: ignore[reportUnknownMemberType]
+    x = jnp.ones((16,), jnp.float32)
     compiled = aot_compile(_tiny, (x,)).compiled
     settings = BenchSettings(warmup_runs=0, min_runs=2, max_runs=2, cold=True, cache_bytes=5 << 18)
     timing = time_compiled(compiled, (x,), settings, timer="wall")
@@ -110,7 +110,7 @@ def test_aot_compile_phases_and_static_binding() -> None:
     def scale(a: jax.Array, n: int) -> jax.Array:
         return a * n
 
-    fn, dynamic = bind_static(scale, (jnp.ones(3), 4))  # pyright: ignore[reportUnknownMemberType]
+    fn, dynamic = bind_static(scale, (jnp.ones(3), 4))
     assert len(dynamic) == 1
     compiled = aot_compile(fn, dynamic)
     assert np.allclose(np.asarray(compiled.compiled(*dynamic)), 4.0)
@@ -188,7 +188,7 @@ def test_builtin_peaks_table() -> None:
 
 @pytest.mark.gpu
 def test_cupti_timer_on_gpu() -> None:
-    x = jnp.ones((1 << 20,), jnp.float32)  # pyright: ignore[reportUnknownMemberType]
+    x = jnp.ones((1 << 20,), jnp.float32)
     m = tile.measure(_tiny, x, timer="cupti", max_runs=50, max_time=0.5)
     assert m.timer == "cupti"
     assert 0 < m.stats.median < 1e-3

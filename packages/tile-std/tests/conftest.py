@@ -12,9 +12,6 @@ import pytest
 TOL = {"float32": 1e-5, "bfloat16": 1e-2}
 MATMUL_TOL = {"float32": 2e-3, "bfloat16": 2e-2}
 
-# jaxlib ships no type stubs, so jnp's array constructors (asarray, array, ones, zeros) take a
-# `device` of Unknown type: calls to them in these tests ignore reportUnknownMemberType, only that.
-
 
 class Normal(Protocol):
     """The `normal` fixture: seeded standard normal values of a shape, cast to dtype."""
@@ -32,8 +29,8 @@ class AssertClose(Protocol):
 
 def rel_l2(out: Any, ref: Any) -> float:
     """‖out - ref‖ / ‖ref‖ in float64, as the runner computes it."""
-    o = np.asarray(jnp.asarray(out, jnp.float32), np.float64)  # pyright: ignore[reportUnknownMemberType]
-    r = np.asarray(jnp.asarray(ref, jnp.float32), np.float64)  # pyright: ignore[reportUnknownMemberType]
+    o = np.asarray(jnp.asarray(out, jnp.float32), np.float64)
+    r = np.asarray(jnp.asarray(ref, jnp.float32), np.float64)
     assert o.shape == r.shape
     assert np.isfinite(o).all(), "kernel output has NaN/Inf"
     return float(np.linalg.norm(o - r) / np.linalg.norm(r))
@@ -51,7 +48,7 @@ def normal() -> Normal:
     def draw(i: int, shape: tuple[int, ...], dtype: str) -> jax.Array:
         # numpy draws need no XLA compilation per shape, which keeps the suite fast.
         values = np.random.default_rng(1234 + i).standard_normal(shape, dtype=np.float32)
-        return jnp.asarray(values).astype(dtype)  # pyright: ignore[reportUnknownMemberType]
+        return jnp.asarray(values).astype(dtype)
 
     return draw
 

@@ -48,5 +48,5 @@ def test_attention_rejects_bad_inputs(normal: Normal):
     with pytest.raises(KernelInputError, match="share one"):
         attention(q, normal(1, (1, 2, 32, 8), "float32"), q)
     with pytest.raises(KernelInputError, match="causal must be a Python bool"):
-        # A jax bool on purpose; jnp.array is partly Unknown to pyright (no jaxlib stubs).
-        attention(q, q, q, jnp.array(True))  # pyright: ignore[reportArgumentType, reportUnknownMemberType]
+        # A jax bool on purpose, where the signature asks for a Python bool.
+        attention(q, q, q, jnp.array(True))  # pyright: ignore[reportArgumentType]

@@ -41,6 +41,5 @@ def test_add_rejects_mismatched_inputs(normal: Normal):
 
 
 def test_empty_input_gives_empty_output():
-    # jnp constructors are partly Unknown to pyright (no jaxlib stubs; see conftest).
-    x = jnp.zeros((0, 4), jnp.float32)  # pyright: ignore[reportUnknownMemberType]
+    x = jnp.zeros((0, 4), jnp.float32)
     assert copy(x).shape == (0, 4)

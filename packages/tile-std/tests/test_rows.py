@@ -59,8 +59,7 @@ def test_softmax_rows_sum_to_one_with_large_values(normal: Normal):
 
 def test_layernorm_output_is_normalized(normal: Normal):
     x = 5 + 3 * normal(0, (6, 96), "float32")
-    # jnp constructors are partly Unknown to pyright (no jaxlib stubs; see conftest).
-    ones, zeros = jnp.ones((96,)), jnp.zeros((96,))  # pyright: ignore[reportUnknownMemberType]
+    ones, zeros = jnp.ones((96,)), jnp.zeros((96,))
     y = layernorm(x, ones, zeros, block_rows=4)
     assert jnp.allclose(jnp.mean(y, axis=-1), 0.0, atol=1e-5)
     assert jnp.allclose(jnp.var(y, axis=-1), 1.0, atol=1e-3)
@@ -69,9 +68,9 @@ def test_layernorm_output_is_normalized(normal: Normal):
 def test_norms_reject_wrong_parameter_shape(normal: Normal):
     x = normal(0, (4, 16), "float32")
     with pytest.raises(KernelInputError, match=r"std/rmsnorm: parameter of shape \(8,\)"):
-        rmsnorm(x, jnp.ones((8,)))  # pyright: ignore[reportUnknownMemberType]
+        rmsnorm(x, jnp.ones((8,)))
     with pytest.raises(KernelInputError, match="std/layernorm"):
-        layernorm(x, jnp.ones((16,)), jnp.ones((4, 16)))  # pyright: ignore[reportUnknownMemberType]
+        layernorm(x, jnp.ones((16,)), jnp.ones((4, 16)))
 
 
 def test_rows_too_wide_for_one_program_are_refused():

@@ -1,9 +1,9 @@
 """Typed handles on the JAX functions the runner calls whose types jax leaves open.
 
 `jax.block_until_ready` and `jax.config.update` have unannotated parameters, and `jax.jit`,
-`jax.devices`, `jnp.asarray` and the pytree functions name jaxlib's native types (Device,
-PyTreeDef), which ship without stubs: pyright sees all of them as partly unknown. Each is
-bound here once, to the type the runner relies on. They are jax's own objects, not wrappers,
+`jax.devices` and the pytree functions name jaxlib's native types (Device, PyTreeDef), which
+ship without stubs (typings/jaxlib/_jax.pyi gives pyright a Device and little else): pyright
+sees them as partly unknown. Each is bound here once, to the type the runner relies on. They are jax's own objects, not wrappers,
 so a timing loop pays nothing for them.
 
 This module imports jax: import it where jax is imported, inside functions, never at the top
@@ -86,9 +86,9 @@ devices = cast("Callable[[], list[Device]]", jax.devices)  # pyright: ignore[rep
 """`jax.devices`: the default backend's devices."""
 local_devices = cast("Callable[[], list[Device]]", jax.local_devices)  # pyright: ignore[reportUnknownMemberType]
 """`jax.local_devices`: the devices this process drives."""
-asarray = cast("Callable[[object], jax.Array]", jnp.asarray)  # pyright: ignore[reportUnknownMemberType]
+asarray = cast("Callable[[object], jax.Array]", jnp.asarray)
 """`jnp.asarray`: an array-like (numpy array, scalar) as a jax.Array on the default device."""
-ones = cast("Callable[[tuple[int, ...], DTypeLike], jax.Array]", jnp.ones)  # pyright: ignore[reportUnknownMemberType]
+ones = cast("Callable[[tuple[int, ...], DTypeLike], jax.Array]", jnp.ones)
 """`jnp.ones(shape, dtype)`."""
 config = cast("Config", jax.config)
 """`jax.config`."""

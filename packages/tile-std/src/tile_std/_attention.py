@@ -153,9 +153,9 @@ def _attention_kernel(
     )
     step = functools.partial(_step, rows=rows, k_ref=k_ref, v_ref=v_ref)
     carry = (
-        jnp.zeros((block_q, d_pad), jnp.float32),  # pyright: ignore[reportUnknownMemberType]
-        jnp.full((block_q,), -jnp.inf, jnp.float32),  # pyright: ignore[reportUnknownMemberType]
-        jnp.zeros((block_q,), jnp.float32),  # pyright: ignore[reportUnknownMemberType]
+        jnp.zeros((block_q, d_pad), jnp.float32),
+        jnp.full((block_q,), -jnp.inf, jnp.float32),
+        jnp.zeros((block_q,), jnp.float32),
     )
     unmasked, end = _key_blocks(q_block, block_q, block_k, seq, causal)
     carry = fori_loop(0, unmasked, functools.partial(step, masked=False), carry)
@@ -252,7 +252,7 @@ def attention_ref(q: jax.Array, k: jax.Array, v: jax.Array, causal: bool = False
     s = jnp.einsum("bhqd,bhkd->bhqk", qf, kf) / math.sqrt(q.shape[-1])  # pyright: ignore[reportUnknownMemberType]
     if causal:
         seq = q.shape[2]
-        keep = jnp.arange(seq)[:, None] >= jnp.arange(seq)[None, :]  # pyright: ignore[reportUnknownMemberType]
+        keep = jnp.arange(seq)[:, None] >= jnp.arange(seq)[None, :]
         s = jnp.where(keep, s, -jnp.inf)
     p = jax.nn.softmax(s, axis=-1)
     return jnp.einsum("bhqk,bhkd->bhqd", p, vf).astype(q.dtype)  # pyright: ignore[reportUnknownMemberType]

@@ -58,7 +58,7 @@ def _elementwise(
             )
     n = x0.size
     if n == 0:
-        return jnp.empty_like(x0)  # pyright: ignore[reportUnknownMemberType]
+        return jnp.empty_like(x0)
     interpret = interpret_mode()
     if block is None:
         block = _INTERPRET_BLOCK if interpret else _GPU_BLOCK_BYTES // x0.dtype.itemsize

@@ -95,7 +95,7 @@ def _matmul_kernel(a_ref: jax.Array, b_ref: jax.Array, o_ref: jax.Array, *, grid
         b = load(b_ref.at[ks, :], b_mask)
         return acc + jnp.dot(a, b, preferred_element_type=jnp.float32)
 
-    acc = jnp.zeros((block_m, block_n), jnp.float32)  # pyright: ignore[reportUnknownMemberType]
+    acc = jnp.zeros((block_m, block_n), jnp.float32)
     acc = fori_loop(0, pl.cdiv(k, block_k), step, acc)
     mask = None
     if row_mask is not None or col_mask is not None:

@@ -44,7 +44,7 @@ def _masks(
 ) -> tuple[jax.Array | None, jax.Array | None]:
     """(block mask, 1-D column mask), each None when that edge never crosses the array's end."""
     cols = span(0, block_cols, 1, 2)
-    col_mask = None if n_cols == block_cols else jnp.arange(block_cols) < n_cols  # pyright: ignore[reportUnknownMemberType]
+    col_mask = None if n_cols == block_cols else jnp.arange(block_cols) < n_cols
     if n_rows % block_rows == 0 and col_mask is None:
         return None, None
     rows = span(pl.program_id(0), block_rows, 0, 2)
@@ -112,7 +112,7 @@ def _row_call(
     rows = as_rows(x)
     n_rows, n_cols = rows.shape
     if rows.size == 0:
-        return jnp.empty_like(x)  # pyright: ignore[reportUnknownMemberType]
+        return jnp.empty_like(x)
     interpret = interpret_mode()
     t = row_tiling(
         f"std/{name}",

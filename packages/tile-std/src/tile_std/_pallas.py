@@ -82,10 +82,7 @@ def as_rows(x: jax.Array) -> jax.Array:
 
 def span(block_index: Any, block: int, axis: int, ndim: int) -> jax.Array:
     """Global indices covered by block `block_index` of size `block`, broadcastable along `axis`."""
-    # jnp.arange (like jnp.zeros, full, empty_like in the kernels) has a `device` parameter of
-    # jaxlib's Device type, which ships without stubs: pyright calls the function partly unknown.
-    # The result is a typed jax.Array, so each such call carries a one-rule ignore.
-    idx = block_index * block + jnp.arange(block)  # pyright: ignore[reportUnknownMemberType]
+    idx = block_index * block + jnp.arange(block)
     shape = [1] * ndim
     shape[axis] = block
     return idx.reshape(shape)

@@ -44,7 +44,7 @@ def softmax(
     rows = as_rows(x)
     n_rows, n_cols = rows.shape
     if rows.size == 0:
-        return jnp.empty_like(x)  # pyright: ignore[reportUnknownMemberType]
+        return jnp.empty_like(x)
     interpret = interpret_mode()
     t = row_tiling(
         "std/softmax",
