@@ -256,18 +256,15 @@ class RunnerSession:
 
     def _drain(self, after_done: list[object], events: queue.Queue[object]) -> None:
         """Check what the runner wrote after `done` (nothing may follow it); then close."""
-        for event in after_done:
-            self._dispatch(event, None)
+        batch: object = after_done
         until = time.monotonic() + DRAIN_S
-        while True:
+        while isinstance(batch, list):  # until EOF
+            for event in cast("list[object]", batch):
+                self._dispatch(event, None)
             try:
                 batch = events.get(timeout=max(0.0, until - time.monotonic()))
             except queue.Empty:
                 break
-            if not isinstance(batch, list):  # EOF
-                break
-            for event in cast("list[object]", batch):
-                self._dispatch(event, None)
         if self._boundary is not None:
             self._boundary.close()
 
