@@ -258,10 +258,9 @@ def _compare_leaf(out: Any, ref: Any, tol: float) -> Check:
 def _on_device(leaf: Any) -> Any:
     """A jax.Array as it is; anything array-like (numpy, scalars) put on the default device."""
     import jax
+    import jax.numpy as jnp
 
-    from tile_runner._jaxapi import asarray
-
-    return leaf if isinstance(leaf, jax.Array) else asarray(leaf)
+    return leaf if isinstance(leaf, jax.Array) else jnp.asarray(leaf)
 
 
 def compare(out: Any, ref: Any, tol_for: Callable[[str], float]) -> Check:

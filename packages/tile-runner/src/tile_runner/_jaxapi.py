@@ -16,21 +16,17 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeVar, cast
 
 import jax
-import jax.numpy as jnp
-from jax.typing import DTypeLike
 
 __all__ = [
     "Config",
     "Device",
     "KeyPath",
-    "asarray",
     "block_until_ready",
     "config",
     "devices",
     "jit",
     "keystr",
     "local_devices",
-    "ones",
     "tree_flatten",
     "tree_flatten_with_path",
 ]
@@ -86,10 +82,6 @@ devices = cast("Callable[[], list[Device]]", jax.devices)  # pyright: ignore[rep
 """`jax.devices`: the default backend's devices."""
 local_devices = cast("Callable[[], list[Device]]", jax.local_devices)  # pyright: ignore[reportUnknownMemberType]
 """`jax.local_devices`: the devices this process drives."""
-asarray = cast("Callable[[object], jax.Array]", jnp.asarray)
-"""`jnp.asarray`: an array-like (numpy array, scalar) as a jax.Array on the default device."""
-ones = cast("Callable[[tuple[int, ...], DTypeLike], jax.Array]", jnp.ones)
-"""`jnp.ones(shape, dtype)`."""
 config = cast("Config", jax.config)
 """`jax.config`."""
 tree_flatten = cast(

@@ -70,10 +70,10 @@ class Flush:
         import jax
         import jax.numpy as jnp
 
-        from tile_runner._jaxapi import jit, ones
+        from tile_runner._jaxapi import jit
 
         self.nbytes = 2 * cache_bytes
-        self._buf = ones((self.nbytes // 4,), jnp.float32)
+        self._buf = jnp.ones((self.nbytes // 4,), jnp.float32)
         # Donation avoids holding two buffers on accelerators; CPU would warn it cannot donate.
         donate = (0,) if jax.default_backend() != "cpu" else ()
 
