@@ -231,9 +231,13 @@ def smoke(m: Member, house: Path, tile_versions: dict[str, Version]) -> str | No
         if made.returncode != 0:
             return f"uv venv failed: {made.stderr[-2000:]}"
         python = str(venv / "bin" / "python")
+        # uv caches a find-links wheel by its path, name and version, so a wheelhouse rebuilt
+        # at the same path with unchanged versions (CI's clone) would install last run's
+        # siblings; refreshing the tile packages makes it read this run's files.
+        refresh = [arg for name in tile_versions for arg in ("--refresh-package", name)]
         installed = _run(
-            ["uv", "pip", "install", "-q", "--python", python, "--find-links", str(house),
-             str(wheel)]
+            ["uv", "pip", "install", "-q", "--python", python, *refresh,
+             "--find-links", str(house), str(wheel)]
         )  # fmt: skip
         if installed.returncode != 0:
             return f"installing it alone failed:\n{installed.stderr[-3000:]}"

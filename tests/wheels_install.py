@@ -25,6 +25,9 @@ def main(dist: Path) -> int:
     if missing:
         print(f"missing wheels: {sorted(missing)}", file=sys.stderr)
         return 1
+    # uv caches a find-links wheel by path, name and version: without a refresh, a dist folder
+    # rebuilt in place with unchanged versions would install the previous build's siblings.
+    refresh = [arg for m in sorted(EXPECTED) for arg in ("--refresh-package", m.replace("_", "-"))]
     failed = 0
     for wheel in wheels:
         module = wheel.name.split("-")[0]
@@ -33,8 +36,8 @@ def main(dist: Path) -> int:
             subprocess.run(["uv", "venv", "-q", str(venv)], check=True)
             python = str(venv / "bin" / "python")
             install = subprocess.run(
-                ["uv", "pip", "install", "-q", "--python", python, "--find-links", str(dist),
-                 str(wheel)],
+                ["uv", "pip", "install", "-q", "--python", python, *refresh,
+                 "--find-links", str(dist), str(wheel)],
                 capture_output=True, text=True,
             )  # fmt: skip
             probe = subprocess.run(
