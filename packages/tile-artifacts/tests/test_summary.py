@@ -10,6 +10,7 @@ from typing import Any
 from tile_artifacts import (
     CaseRecord,
     CheckRecord,
+    Finding,
     Producer,
     Report,
     ReportSummary,
@@ -118,6 +119,13 @@ def test_unmet_precision_is_flagged_with_what_to_do(
     assert "--rounds" in text and "TILE_RUNNER_PIN_CPU=1" in text
     # The same CI reached by the stopping rule itself is not flagged.
     assert "⚠" not in render_summary_markdown(_report(case_factory), [])
+    # When tile's findings already name the unmet precision, the Cases section does not repeat
+    # it; the ⚠ beside each CI stays.
+    noted = Finding(finding_id="F1", severity="medium", category="noise",
+                    title="1 case did not reach the target precision")  # fmt: skip
+    once = render_summary_markdown(report.model_copy(update={"findings": [noted]}), [])
+    assert "cases missed the" not in once and once.count("did not reach the target") == 1
+    assert "% ⚠ |" in once
 
 
 def test_a_test_run_has_error_columns_not_empty_bench_columns(

@@ -109,6 +109,16 @@ def test_unmet_precision_and_peaks_from_the_table() -> None:
     by = _by_category(RunFacts(report=report, comparison=None, target_precision=0.01))
     noise = by["noise"]
     assert noise.evidence == ["k/a[n=1]: ±5.0% (target ±1%), 10 samples, stopped by max_time"]
+    assert noise.action and "--rounds 5" in noise.action
+    # The tables' rule: a case the stopping rule ended on `precision` met the target by its own
+    # CI, so one a hair wider in the summary is not named (nor flagged ⚠ in the tables).
+    near = _case("k/c[n=1]", ci=0.0101)
+    assert near.stats is not None
+    stopped = near.model_copy(
+        update={"stats": near.stats.model_copy(update={"stop_reason": "precision"})}
+    )
+    by = _by_category(RunFacts(report=_report([stopped]), comparison=None, target_precision=0.01))
+    assert "noise" not in by
     titles = [n.title for n in notice(RunFacts(report=report, comparison=None))]
     assert "peaks of NVIDIA H200 come from the built-in table" in titles
     assert "no peak numbers for NVIDIA H200: % of peak and bound are unknown" in titles

@@ -181,7 +181,9 @@ def _cases_section(report: Report) -> list[str]:
                   f"mode: {', '.join(modes) or MISSING}."]  # fmt: skip
     target = _target(report)
     missed = [c for c in report.cases if _missed(c, target)]
-    if kind == "bench" and missed and target is not None:
+    # tile's findings say it too (category `noise`, with each case's CI): say it once.
+    said = any(f.category == "noise" for f in report.findings)
+    if kind == "bench" and missed and target is not None and not said:
         stops = sorted({c.stats.stop_reason or "unknown" for c in missed if c.stats})
         lines += [
             "",
