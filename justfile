@@ -26,7 +26,7 @@ typecheck:
 
 # Python tests (GPU tests skip without a GPU). Extra args go to pytest; `-n 0` runs them in
 # one process. Most tests wait on runner subprocesses, so workers (one per core, at most 4)
-# bring the suite from about 19 to about 11 minutes on 2 cores; the tests that judge measured
+# bring the suite from about 19 to 8-12 minutes on 2 cores; the tests that judge measured
 # times wait on sleeps calibrated for a loaded machine, so they hold beside other workers.
 test *ARGS:
     uv run pytest -n auto --maxprocesses 4 {{ARGS}}

@@ -93,6 +93,7 @@ from tile_artifacts._errors import (
 )
 from tile_artifacts._format import (
     MISSING,
+    PRECISION_CATEGORY,
     PRECISION_HINT,
     check_failure_reason,
     format_bytes,
@@ -365,5 +366,6 @@ __all__ = [
     "format_seconds",
     "check_failure_reason",
     "missed_precision",
+    "PRECISION_CATEGORY",
     "PRECISION_HINT",
 ]

@@ -14,6 +14,7 @@ from typing import Final, Protocol
 
 __all__ = [
     "MISSING",
+    "PRECISION_CATEGORY",
     "PRECISION_HINT",
     "CheckLike",
     "check_failure_reason",
@@ -168,6 +169,10 @@ PRECISION_HINT: Final = (
     "pinned core (`TILE_RUNNER_PIN_CPU=1`); or loosen `--target-precision`"
 )
 """What to do about a median whose CI stayed wider than the target precision."""
+
+PRECISION_CATEGORY: Final = "noise"
+"""The category of the finding that names the medians which missed the target precision:
+summary.md leaves its own line about them out when a report carries it."""
 
 
 def missed_precision(

@@ -13,6 +13,7 @@ from typing import Final
 from tile_artifacts._documents import ComparisonDoc
 from tile_artifacts._format import (
     MISSING,
+    PRECISION_CATEGORY,
     PRECISION_HINT,
     check_failure_reason,
     format_change_ci,
@@ -181,8 +182,8 @@ def _cases_section(report: Report) -> list[str]:
                   f"mode: {', '.join(modes) or MISSING}."]  # fmt: skip
     target = _target(report)
     missed = [c for c in report.cases if _missed(c, target)]
-    # tile's findings say it too (category `noise`, with each case's CI): say it once.
-    said = any(f.category == "noise" for f in report.findings)
+    # tile's findings may say it already, with each case's CI: say it once.
+    said = any(f.category == PRECISION_CATEGORY for f in report.findings)
     if kind == "bench" and missed and target is not None and not said:
         stops = sorted({c.stats.stop_reason or "unknown" for c in missed if c.stats})
         lines += [

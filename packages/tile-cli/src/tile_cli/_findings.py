@@ -194,7 +194,7 @@ def _noise(x: RunFacts) -> Iterable[Noticed]:
     if evidence:
         yield Noticed(
             "medium",
-            "noise",
+            ta.PRECISION_CATEGORY,
             f"{_plural(len(evidence), 'case')} did not reach the target precision",
             evidence,
             "the 95% CI of their median is wider than "
