@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from tile_runner._axes import Axes, AxisValue, axes, format_value, parse_value
     from tile_runner._check import DEFAULT_TOLERANCES, check
     from tile_runner._compile import bind_static
+    from tile_runner._configure import Configured, configure
     from tile_runner._discover import PLUGIN_GROUP, discover
     from tile_runner._errors import DefinitionError, RunnerError, Skip
     from tile_runner._inputs import case_key, data, normal, randint, uniform
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from tile_runner._measure import Measurement, measure
     from tile_runner._peaks import builtin_peaks
     from tile_runner._plan import matches
+    from tile_runner._tuning import TuningIndex
 
 __all__ = [
     # authoring
@@ -57,6 +59,10 @@ __all__ = [
     "matches",
     "parse_value",
     "registry",
+    # tunables
+    "Configured",
+    "TuningIndex",
+    "configure",
     # measuring and checking
     "DEFAULT_TOLERANCES",
     "Measurement",
@@ -88,6 +94,8 @@ _WHERE: dict[str, str] = {
     "DEFAULT_TOLERANCES": "_check",
     "check": "_check",
     "bind_static": "_compile",
+    "Configured": "_configure",
+    "configure": "_configure",
     "PLUGIN_GROUP": "_discover",
     "discover": "_discover",
     "DefinitionError": "_errors",
@@ -103,6 +111,7 @@ _WHERE: dict[str, str] = {
     "measure": "_measure",
     "builtin_peaks": "_peaks",
     "matches": "_plan",
+    "TuningIndex": "_tuning",
 }
 
 

@@ -24,12 +24,13 @@ from tile_runner._build import Stages, lower_only, view_text, write_build_output
 from tile_runner._check import compare, resolve_tolerance, upcast
 from tile_runner._clock import Stopwatch
 from tile_runner._compile import Compiled, aot_compile, bind_static
+from tile_runner._configure import configure
 from tile_runner._context import CaseContext, Outcome, case_inputs
 from tile_runner._discover import USER_ERRORS, failure_from
 from tile_runner._errors import Skip
 from tile_runner._rounds import BenchRounds, case_work, send_bench, time_round
 from tile_runner._stage import Built, compile_all
-from tile_runner._tuning import Config, bind_config, choose, unit_id
+from tile_runner._tuning import unit_id
 
 __all__ = ["finish_rounds", "next_round", "run_case"]
 
@@ -47,12 +48,13 @@ def run_case(
     watch = Stopwatch()
     rid = case.id if unit is None else unit_id(case.id, unit)
     try:
-        config, info = _configuration(ctx, kernel, case, unit)
+        configured = configure(kernel, case, tuning=ctx.tuning, overrides=ctx.tunables, unit=unit)
+        info = configured.info
         at.phase = "inputs"
         args = case_inputs(ctx, kernel, case)
         watch.lap("inputs")
         at.phase = "compile"
-        fn, dynamic = bind_static(bind_config(kernel.fn, config), args)
+        fn, dynamic = bind_static(configured.fn, args)
         if ctx.command == "inspect":
             _inspect(ctx, case, fn, dynamic)
             return "passed"
@@ -82,20 +84,6 @@ def run_case(
         return send_bench(ctx, rounds)
     except USER_ERRORS as exc:
         return _failed(ctx, rid, at.phase, exc)
-
-
-def _configuration(
-    ctx: CaseContext, kernel: KernelDef, case: Case, unit: Mapping[str, str] | None
-) -> tuple[Config, ConfigInfo | None]:
-    """The tunable values this case runs with; Skip for a unit its kernel rules out."""
-    config, info = choose(
-        kernel.tunables, case, overrides=ctx.tunables, tuning=ctx.tuning, unit=unit
-    )
-    if unit is not None and kernel.tunables is not None:
-        for candidate, reason in kernel.tunables.configs(case):
-            if candidate == config and reason is not None:
-                raise Skip(reason)
-    return config, info
 
 
 def _send_test(

@@ -312,9 +312,12 @@ def check(
 
     `tol` is the largest relative L2 error that passes, or a mapping from output dtype name;
     by default float64 1e-10, float32 1e-5, float16 2e-3, bfloat16 1e-2, integers exact.
+    A `@tile.kernel` function with tunables runs its declared default configuration, with
+    the values a `functools.partial` binds instead (`with_default_config`).
     """
+    from tile_runner._configure import with_default_config
     from tile_runner._jaxapi import block_until_ready
 
-    out = block_until_ready(fn(*args))
+    out = block_until_ready(with_default_config(fn)(*args))
     expected = block_until_ready(ref(*upcast(args)))
     return compare(out, expected, lambda dtype: resolve_tolerance(dtype, kernel=tol))

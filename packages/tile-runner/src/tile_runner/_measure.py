@@ -300,9 +300,13 @@ def measure(  # noqa: PLR0913 (public call: its keyword options are documented)
     """Compile `fn` ahead of time for `args`, then time it adaptively.
 
     Array arguments are traced; others (ints, bools, strings) are static. `timer` is
-    `auto` (cupti on CUDA, else wall), `cupti`, `wall` or `batched`.
+    `auto` (cupti on CUDA, else wall), `cupti`, `wall` or `batched`. A `@tile.kernel`
+    function with tunables runs its declared default configuration, with the values a
+    `functools.partial` binds instead (`with_default_config`).
     """
     import jax
+
+    from tile_runner._configure import with_default_config
 
     settings = BenchSettings(
         warmup_runs=warmup,
@@ -318,7 +322,7 @@ def measure(  # noqa: PLR0913 (public call: its keyword options are documented)
     if isinstance(fn, jax.stages.Compiled):
         compiled, dynamic, phases = fn, tuple(args), Phases()
     else:
-        bound, dynamic = bind_static(fn, args)
+        bound, dynamic = bind_static(with_default_config(fn), args)
         result = aot_compile(bound, dynamic)
         compiled, phases = result.compiled, result.phases
     timing = time_compiled(compiled, dynamic, settings, timer=chosen, warn=_warn)

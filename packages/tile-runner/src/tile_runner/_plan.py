@@ -16,7 +16,7 @@ Unit = tuple[KernelDef, Case, dict[str, str] | None, str]
 """What the runner goes through: kernel, case, tunable values to time (`tune`) or None, and
 the id its results carry (the case id, or the unit id `case{a=1,b=2}`)."""
 
-__all__ = ["UNKNOWN_AXIS", "Plan", "Unit", "make_plan", "matches"]
+__all__ = ["UNKNOWN_AXIS", "UNKNOWN_TUNABLE", "Plan", "Unit", "make_plan", "matches"]
 
 _GLOB_CHARS = set("*?[")
 
@@ -51,26 +51,23 @@ def make_plan(
     case_ids: Sequence[str] | None = None,
     axes: Mapping[str, list[str]] | None = None,
     units: bool = False,
+    tunables: Mapping[str, str] | None = None,
 ) -> Plan:
     """Expand every registered kernel into cases and keep the selected ones.
 
     `units` (`tile tune`): every case of a kernel with tunables becomes one unit per
     configuration, `case{name=value,...}` (ruled-out ones too: they are skipped with the
-    constraint's reason when reached); `case_ids` may then name units.
+    constraint's reason when reached); `case_ids` may then name units. `axes` and `tunables`
+    (the request's overrides) must each name something some selected kernel has.
     """
     plan = Plan()
     overrides = dict(axes or {})
-    seen_axes: set[str] = set()
+    selected = [d for d in registry().values() if _selected(d, kernels)]
     kernel_axes: dict[str, tuple[str, ...]] = {}
     seen_ids: set[str] = set()
-    for definition in registry().values():
-        if kernels and not any(
-            definition.name == k or fnmatch.fnmatchcase(definition.name, k) for k in kernels
-        ):
-            continue
+    for definition in selected:
         spec = definition.axes_for(suite, backend)
         if spec is not None:
-            seen_axes.update(spec.names)
             kernel_axes[definition.name] = spec.names
         try:
             expanded = cases(definition, suite, backend=backend, overrides=overrides)
@@ -90,18 +87,45 @@ def make_plan(
                 continue
             seen_ids.add(case.id)
             plan.cases.append((definition, case))
-    if any(f.error_type == "AxisValueError" for f in plan.failures):
-        # A value that cannot be parsed is the user's typo, for every kernel alike: run none.
-        plan.cases = []
-    unused = sorted(set(overrides) - seen_axes)
-    if unused:
-        # Running the cases without the override would measure something nobody asked for.
-        plan.failures.append(_unknown_axes(unused, kernel_axes))
-        plan.cases = []
+    _refuse_unknown(plan, overrides, kernel_axes, tunables or {}, selected)
     plan.units = _units(plan.cases) if units else [(d, c, None, c.id) for d, c in plan.cases]
     if case_ids is not None:
         _keep_only(plan, case_ids)
     return plan
+
+
+def _selected(definition: KernelDef, kernels: Sequence[str]) -> bool:
+    """Whether `--kernel` (names or globs; none: every kernel) selects the kernel."""
+    return not kernels or any(
+        definition.name == k or fnmatch.fnmatchcase(definition.name, k) for k in kernels
+    )
+
+
+def _refuse_unknown(
+    plan: Plan,
+    axes: Mapping[str, list[str]],
+    kernel_axes: Mapping[str, tuple[str, ...]],
+    tunables: Mapping[str, str],
+    selected: Sequence[KernelDef],
+) -> None:
+    """Empty the plan, with the failure that says why, for a typo in the request's overrides.
+
+    Running the cases without an override would measure something nobody asked for.
+    """
+    if any(f.error_type == "AxisValueError" for f in plan.failures):
+        # A value that cannot be parsed is the user's typo, for every kernel alike: run none.
+        plan.cases = []
+    seen_axes = {a for names in kernel_axes.values() for a in names}
+    unused = sorted(set(axes) - seen_axes)
+    if unused:
+        plan.failures.append(_unknown_axes(unused, kernel_axes))
+        plan.cases = []
+    kernel_tunables = {d.name: d.tunables.axes.names for d in selected if d.tunables is not None}
+    seen_tunables = {t for names in kernel_tunables.values() for t in names}
+    unknown = sorted(set(tunables) - seen_tunables)
+    if unknown:
+        plan.failures.append(_unknown_tunables(unknown, kernel_tunables))
+        plan.cases = []
 
 
 def _keep_only(plan: Plan, case_ids: Sequence[str]) -> None:
@@ -125,21 +149,42 @@ def _keep_only(plan: Plan, case_ids: Sequence[str]) -> None:
 
 UNKNOWN_AXIS = "UnknownAxis"
 """`error_type` of the plan failure for `-a AXIS=V` naming an axis no selected kernel has."""
-_AXES_LISTED = 8
+UNKNOWN_TUNABLE = "UnknownTunable"
+"""`error_type` of the plan failure for `--tunable NAME=V` naming a tunable no selected
+kernel has."""
+_LISTED = 8
+
+
+def _listed(by_kernel: Mapping[str, tuple[str, ...]]) -> str:
+    """`k1 (a, b); k2 (c)`: the first kernels with their names, and how many more."""
+    named = [f"{k} ({', '.join(a) or 'none'})" for k, a in sorted(by_kernel.items())]
+    text = "; ".join(named[:_LISTED])
+    if len(named) > _LISTED:
+        text += f"; and {len(named) - _LISTED} more kernels"
+    return text
 
 
 def _unknown_axes(unused: list[str], kernel_axes: Mapping[str, tuple[str, ...]]) -> Failure:
     """The failure that refuses `-a` overrides of axes the selected kernels do not have."""
     named = ", ".join(f"`{a}`" for a in unused)
-    by_kernel = [f"{k} ({', '.join(a) or 'none'})" for k, a in sorted(kernel_axes.items())]
-    listed = "; ".join(by_kernel[:_AXES_LISTED])
-    if len(by_kernel) > _AXES_LISTED:
-        listed += f"; and {len(by_kernel) - _AXES_LISTED} more kernels"
     return Failure(
         phase="plan",
         error_type=UNKNOWN_AXIS,
         message=f"no selected kernel has the axis {named}; the selected kernels' axes: "
-        + (listed or "none (no kernel selected)"),
+        + (_listed(kernel_axes) or "none (no kernel selected)"),
+    )
+
+
+def _unknown_tunables(
+    unknown: list[str], kernel_tunables: Mapping[str, tuple[str, ...]]
+) -> Failure:
+    """The failure that refuses `--tunable` overrides no selected kernel could take."""
+    named = ", ".join(f"`{t}`" for t in unknown)
+    return Failure(
+        phase="plan",
+        error_type=UNKNOWN_TUNABLE,
+        message=f"no selected kernel has the tunable {named}; the selected kernels' tunables: "
+        + (_listed(kernel_tunables) or "none (no selected kernel declares tunables)"),
     )
 
 

@@ -30,13 +30,18 @@ def _ruled_out(kernel: Any, case: Any, unit: dict[str, str] | None) -> str | Non
     return None
 
 
-def _is_default(kernel: Any, unit: dict[str, str] | None) -> bool:
-    """Whether the unit's configuration is the kernel's default one."""
+def _is_default(kernel: Any, case: Any, unit: dict[str, str] | None) -> bool:
+    """Whether the unit's configuration is what the case runs untuned (`Tunables.default_for`)."""
     if unit is None or kernel.tunables is None:
         return False
     from tile_runner._axes import format_value
+    from tile_runner._errors import Skip
 
-    return {k: format_value(v) for k, v in kernel.tunables.default.items()} == unit
+    try:
+        default = kernel.tunables.default_for(case)
+    except Skip:  # the constraint allows no configuration of this case
+        return False
+    return {k: format_value(v) for k, v in default.items()} == unit
 
 
 class Session:
@@ -115,6 +120,7 @@ class Session:
             case_ids=request.case_ids,
             axes=request.axes,
             units=request.command == "tune" or request.units,
+            tunables=request.tunables,
         )
         for warning in plan.warnings:
             self.log("warning", warning)
@@ -127,7 +133,7 @@ class Session:
                         kernel=c.kernel,
                         params=c.str_params,
                         skip=_ruled_out(k, c, u),
-                        default=_is_default(k, u),
+                        default=_is_default(k, c, u),
                     )
                     for k, c, u, rid in plan.units
                 ],

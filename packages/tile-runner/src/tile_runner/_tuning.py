@@ -13,6 +13,7 @@ import functools
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from os import PathLike
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,7 @@ __all__ = [
     "Tunables",
     "TuningIndex",
     "bind_config",
+    "choose",
     "config_text",
     "split_unit",
     "unit_id",
@@ -88,16 +90,38 @@ class Tunables:
 
     def configs(self, case: Any) -> list[tuple[Config, str | None]]:
         """Every configuration in declaration order, with why the constraint rules it out."""
-        out: list[tuple[Config, str | None]] = []
-        for point in self.axes:
-            reason: str | None = None
-            if self.constraint is not None:
-                try:
-                    reason = self.constraint(case, dict(point))
-                except Exception as exc:
-                    reason = f"the constraint raised {type(exc).__name__}: {exc}"
-            out.append((dict(point), None if reason is None else str(reason) or "ruled out"))
-        return out
+        return [(dict(point), self.ruled_out(case, point)) for point in self.axes]
+
+    def ruled_out(self, case: Any, config: Mapping[str, AxisValue]) -> str | None:
+        """Why the constraint rules `config` out for `case`, or None.
+
+        A constraint that raises rules the configuration out (its error is the reason). No
+        case (`case` None: a direct call of the kernel) leaves nothing to ask it about.
+        """
+        if self.constraint is None or case is None:
+            return None
+        try:
+            reason = self.constraint(case, dict(config))
+        except Exception as exc:
+            return f"the constraint raised {type(exc).__name__}: {exc}"
+        return None if reason is None else str(reason) or "ruled out"
+
+    def default_for(self, case: Any) -> Config:
+        """The configuration a case runs when nothing was tuned or overridden.
+
+        The declared default when the constraint allows it for `case`, else the first allowed
+        configuration in declaration order; Skip with the default's reason when none is.
+        """
+        reason = self.ruled_out(case, self.default)
+        if reason is None:
+            return dict(self.default)
+        allowed = next((c for c, r in self.configs(case) if r is None), None)
+        if allowed is None:
+            raise Skip(
+                f"tunables {config_text(self.default)} ruled out: {reason} "
+                "(and so is every other configuration)"
+            )
+        return allowed
 
     def parse(self, values: Mapping[str, str], *, strict: bool) -> Config:
         """Text values (a tuning entry, a unit id, an override) as typed tunable values.
@@ -142,9 +166,16 @@ def bind_config(fn: Callable[..., Any], config: Mapping[str, AxisValue]) -> Call
     def configured(*args: Any) -> Any:
         return fn(*args, **values)
 
-    configured.__name__ = getattr(fn, "__name__", "kernel")
-    configured.__qualname__ = getattr(fn, "__qualname__", configured.__name__)
+    named = getattr(fn, "func", fn)  # a functools.partial: its function's name
+    configured.__name__ = getattr(named, "__name__", "kernel")
+    configured.__qualname__ = getattr(named, "__qualname__", configured.__name__)
     return configured
+
+
+def _warn(message: str) -> None:
+    import warnings
+
+    warnings.warn(message, RuntimeWarning, stacklevel=3)
 
 
 class TuningIndex:
@@ -156,17 +187,27 @@ class TuningIndex:
     @classmethod
     def load(
         cls,
-        paths: Sequence[str],
+        paths: Sequence[str | PathLike[str]],
         *,
-        device_kind: str,
-        jax_version: str | None,
-        warn: Callable[[str], None],
+        device_kind: str | None = None,
+        jax_version: str | None = None,
+        warn: Callable[[str], None] | None = None,
     ) -> TuningIndex:
-        """Entries of `paths` (later files win) for `device_kind` and this JAX version.
+        """Entries of `paths` (later files win) for `device_kind` and `jax_version`.
 
-        A file that cannot be read or parsed is warned about and skipped: tuning only chooses
-        among correct configurations, so a run without it is slower at worst, never wrong.
+        Both default to this process's: JAX's default device and version. A file that cannot
+        be read or parsed is warned about (`warn`, else a RuntimeWarning) and skipped: tuning
+        only chooses among correct configurations, so a run without it is slower at worst,
+        never wrong.
         """
+        if device_kind is None or jax_version is None:
+            import jax
+
+            from tile_runner._jaxapi import devices
+
+            device_kind = device_kind or devices()[0].device_kind
+            jax_version = jax_version or jax.__version__
+        warn = warn or _warn
         entries: dict[str, TuningEntry] = {}
         for path in paths:
             try:
@@ -198,36 +239,49 @@ def choose(
     tuning: TuningIndex,
     unit: Mapping[str, str] | None = None,
 ) -> tuple[Config, ConfigInfo | None]:
-    """Which tunable values a case runs with, and the record of where they came from."""
+    """Which tunable values a case runs with, and the record of where they came from.
+
+    `unit` (`tile tune`): exactly those values. Otherwise the case's tuning entry (while it
+    parses and the constraint allows it), else the default (`Tunables.default_for`); request
+    overrides then replace the values they name. Skip when the constraint rules out a unit
+    or an overridden configuration. `case` None (a direct call, no case id): the default.
+    """
     if tunables is None:
         if unit:
             raise RunnerError("this kernel declares no tunables")
         return {}, None
-    source: ConfigSource = "default"
-    config = dict(tunables.default)
     if unit is not None:
-        config.update(tunables.parse(unit, strict=True))
-        source = "tune"
+        config: Config = {**tunables.default, **tunables.parse(unit, strict=True)}
+        source: ConfigSource = "tune"
+        reason = tunables.ruled_out(case, config)
+        if reason is not None:
+            raise Skip(reason)
     else:
-        entry = tuning.lookup(case.id, tunables.signature)
-        if entry is not None:
-            try:
-                config.update(tunables.parse(entry.values, strict=True))
-                source = "tuned"
-            except RunnerError:
-                pass  # an entry that no longer parses is as good as none
+        config, source = _tuned(tunables, case, tuning)
         override = tunables.parse(overrides, strict=False)
         if override:
-            config.update(override)
-            source = "override"
-            if tunables.constraint is not None:
-                reason = tunables.constraint(case, dict(config))
-                if reason is not None:
-                    raise Skip(f"tunables {config_text(config)} ruled out: {reason}")
-
+            config, source = {**config, **override}, "override"
+            reason = tunables.ruled_out(case, config)
+            if reason is not None:
+                raise Skip(f"tunables {config_text(config)} ruled out: {reason}")
     info = ConfigInfo(
         values={k: format_value(v) for k, v in config.items()},
         source=source,
         signature=tunables.signature,
     )
     return config, info
+
+
+def _tuned(tunables: Tunables, case: Any, tuning: TuningIndex) -> tuple[Config, ConfigSource]:
+    """The case's tuning entry, else its default; an entry that no longer parses or that the
+    constraint now rules out is as good as none."""
+    entry = None if case is None else tuning.lookup(case.id, tunables.signature)
+    if entry is not None:
+        try:
+            config = {**tunables.default, **tunables.parse(entry.values, strict=True)}
+        except RunnerError:
+            pass
+        else:
+            if tunables.ruled_out(case, config) is None:
+                return config, "tuned"
+    return tunables.default_for(case), "default"
