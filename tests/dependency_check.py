@@ -214,10 +214,31 @@ def _module_name(pkg: Package, path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def import_problems(pkgs: Iterable[Package]) -> list[str]:
-    """Undeclared imports, import cycles inside a package, and cycles in what code uses."""
+def private_imports(pkgs: Iterable[Package]) -> list[str]:
+    """`<package>: <file> imports <module>`, per import of another package's private name.
+
+    A package offers what its `__init__` exports (and its public submodules); what starts
+    with `_` below its top level can change without notice, so no other package leans on it.
+    """
     pkgs = list(pkgs)
-    problems = undeclared_imports(pkgs)
+    modules = {p.module for p in pkgs}
+    problems: set[str] = set()
+    for pkg in pkgs:
+        for path in _files(pkg):
+            for name in imports_of(path):
+                top, *rest = name.split(".")
+                private = any(p.startswith("_") and not p.startswith("__") for p in rest)
+                if top in modules and top != pkg.module and private:
+                    where = path.relative_to(pkg.source.parent)
+                    problems.add(f"{pkg.name}: {where} imports `{name}`, private to `{top}`")
+    return sorted(problems)
+
+
+def import_problems(pkgs: Iterable[Package]) -> list[str]:
+    """Undeclared imports, private imports across packages, import cycles inside a package,
+    and cycles in what code uses."""
+    pkgs = list(pkgs)
+    problems = undeclared_imports(pkgs) + private_imports(pkgs)
     for pkg in pkgs:
         problems += [f"{pkg.name}: import cycle {c}" for c in module_cycles(pkg)]
     problems += [f"import cycle between packages: {c}" for c in cycles(used_graph(pkgs))]

@@ -85,6 +85,10 @@ SMOKE: dict[str, tuple[list[str], str]] = {
         "smoke",
     ),
     "tile-runner": ([_PY, "-c", _RUNNER], "timer wall True"),
+    "tile-harness": (
+        [_PY, "-c", "import tile_harness as th; print('slug', th.device_slug('NVIDIA H200'))"],
+        "slug nvidia-h200",
+    ),
     "tile-cli": (["{bin}/tile", "protocol", "schema"], '"RunRequest"'),
     "tile-std": ([_PY, "-c", _STD], "kernels True"),
     "tile-pytest": ([_PY, "-m", "pytest", "--help"], "--tile-compare=BASELINE"),

@@ -105,7 +105,7 @@ python = "{sys.executable}"
     )
     assert proc.returncode == 0, proc.stderr
     imported = {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if "|" in line}
-    assert "tile_cli._campaign_plan" in imported
+    assert "tile_harness.campaign._plan" in imported
     assert not {m for m in imported if m.split(".")[0] in ("jax", "jaxlib", "numpy")}
     plan = json.loads(proc.stdout)
     ids = [u["unit_id"] for u in plan["units"]]

@@ -64,3 +64,12 @@ def test_records_hold_the_protocol_sets_for_what_a_runner_said() -> None:
     config_source = ta_models.ConfigRecord.model_fields["source"].annotation
     assert _values(config_source) == _values(tp.ConfigSource)
     assert _field(ta_models.CaseRecord, "timer") == _values(tp.MeasuredTimer)
+
+
+def test_usage_error_types_are_the_names_the_runner_sends() -> None:
+    # AxisValueError is sent under its exception class's name; the others by constant.
+    from tile_runner._errors import AxisValueError
+    from tile_runner._plan import UNKNOWN_AXIS, UNKNOWN_TUNABLE
+
+    sent = {AxisValueError.__name__, UNKNOWN_AXIS, UNKNOWN_TUNABLE}
+    assert sent == set(tp.USAGE_ERROR_TYPES)

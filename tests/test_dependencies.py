@@ -14,6 +14,7 @@ from dependency_check import (
     import_problems,
     module_cycles,
     packages,
+    private_imports,
     undeclared_imports,
     used_graph,
 )
@@ -65,6 +66,27 @@ def test_an_undeclared_import_is_found_wherever_it_hides(tmp_path: Path) -> None
     assert undeclared_imports(siblings, dists) == [
         "tile-demo: tile_demo/_impl.py imports `requests` (from requests), not declared",
         "tile-demo: tile_demo/_types.py imports `tile_other` (from tile-other), not declared",
+    ]
+
+
+def test_another_package_s_private_module_is_found_however_it_is_imported(
+    tmp_path: Path,
+) -> None:
+    base = _package(tmp_path, "tile-base", set(), {"__init__.py": "", "_impl.py": "X = 1\n"})
+    user = _package(
+        tmp_path,
+        "tile-user",
+        {"tile-base"},
+        {
+            "__init__.py": "from tile_base import X, __version__\nfrom tile_user import _own\n",
+            "_own.py": "def f():\n    from tile_base._impl import X\n",
+            "_two.py": "from tile_base import _impl\n",
+        },
+    )
+    assert private_imports([base, user]) == [
+        "tile-user: tile_user/_own.py imports `tile_base._impl.X`, private to `tile_base`",
+        "tile-user: tile_user/_own.py imports `tile_base._impl`, private to `tile_base`",
+        "tile-user: tile_user/_two.py imports `tile_base._impl`, private to `tile_base`",
     ]
 
 

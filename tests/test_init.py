@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from tile_cli._errors import CliError, ExitCode
 from tile_cli._init import init_project, project_name
 from tile_cli._tile_source import TileSource, direct_url, find_tile_source
+from tile_harness._errors import CliError, ExitCode
 
 ROOT = Path(__file__).resolve().parents[1]
 KERNEL = "my_kernels/scale_bias"

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from support import MakeProject, TileRun, tile_argv, tile_env, wait_for
 
-from tile_cli._launchers import shard_cases
+from tile_harness._launchers import shard_cases
 
 FAST = "[bench]\nmax_time = 0.05\nmin_runs = 5\nwarmup_runs = 1\n[runner]\ncase_timeout = 60\n"
 GOOD_IDS = [

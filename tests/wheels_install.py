@@ -14,7 +14,7 @@ from pathlib import Path
 
 EXPECTED = {
     "tile_protocol", "tile_config", "tile_downloads", "tile_artifacts",
-    "tile_stats", "tile_runner", "tile_cli", "tile_std", "tile_report", "tile_pytest",
+    "tile_stats", "tile_runner", "tile_harness", "tile_cli", "tile_std", "tile_report", "tile_pytest",
 }  # fmt: skip
 
 

@@ -91,23 +91,6 @@ from tile_artifacts._errors import (
     ArtifactWriteError,
     SchemaVersionError,
 )
-from tile_artifacts._format import (
-    MISSING,
-    PRECISION_CATEGORY,
-    PRECISION_HINT,
-    check_failure_reason,
-    format_bytes,
-    format_change,
-    format_change_ci,
-    format_ci_pct,
-    format_duration,
-    format_p,
-    format_percent,
-    format_rate,
-    format_ratio,
-    format_seconds,
-    missed_precision,
-)
 from tile_artifacts._gate import ONE_SIDED, GateResult, GateVerdict, gate_comparison
 from tile_artifacts._metrics import STANDARD_METRICS, MetricSpec, case_metrics
 from tile_artifacts._models import (
@@ -183,6 +166,23 @@ from tile_artifacts._summary import (
 )
 from tile_artifacts._verdict import judge_samples
 from tile_artifacts._writer import ArtifactWriter
+from tile_artifacts.format import (
+    MISSING,
+    PRECISION_CATEGORY,
+    PRECISION_HINT,
+    check_failure_reason,
+    format_bytes,
+    format_change,
+    format_change_ci,
+    format_ci_pct,
+    format_duration,
+    format_p,
+    format_percent,
+    format_rate,
+    format_ratio,
+    format_seconds,
+    missed_precision,
+)
 
 __version__ = "0.1.0"
 

@@ -11,7 +11,10 @@ from collections.abc import Sequence
 from typing import Final
 
 from tile_artifacts._documents import ComparisonDoc
-from tile_artifacts._format import (
+from tile_artifacts._models import CaseRecord, Report
+from tile_artifacts._paths import default_description
+from tile_artifacts._summary_findings import findings_markdown
+from tile_artifacts.format import (
     MISSING,
     PRECISION_CATEGORY,
     PRECISION_HINT,
@@ -25,9 +28,6 @@ from tile_artifacts._format import (
     format_seconds,
     missed_precision,
 )
-from tile_artifacts._models import CaseRecord, Report
-from tile_artifacts._paths import default_description
-from tile_artifacts._summary_findings import findings_markdown
 
 __all__ = ["render_comparison_markdown", "render_summary_markdown"]
 

@@ -12,10 +12,10 @@ __all__ = ["main"]
 
 def main(argv: list[str] | None = None) -> None:
     """Run `tile`; never let a traceback reach the user unless `-vv` asked for it."""
-    from tile_cli import _signals
+    from tile_harness import signals
 
     # First, so that a Ctrl-C while the rest imports is an "interrupted", not a traceback.
-    _signals.install()
+    signals.install()
     try:
         _tolerant_streams()
         args = _compose_profiles(sys.argv[1:] if argv is None else argv)
@@ -24,7 +24,7 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         _print_error("interrupted", None)
         code = 130  # ExitCode.INTERRUPTED, without importing more while signals arrive
-    except _signals.Terminated:
+    except signals.Terminated:
         _print_error("terminated by SIGTERM", None)
         code = 143  # ExitCode.TERMINATED
     sys.exit(code)
@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> None:
 
 def _run(args: list[str], debug: bool) -> int:
     """The command's exit code; every error becomes a message (and a code) here."""
-    from tile_cli._errors import CliError, os_error
+    from tile_harness import CliError, os_error
 
     try:
         from tile_cli._app import app
@@ -61,7 +61,7 @@ def _unexpected(exc: Exception, debug: bool) -> int:
     exits and usage errors keep their meaning; anything else is an internal error."""
     import typer
 
-    from tile_cli._errors import ExitCode
+    from tile_harness import ExitCode
 
     if isinstance(exc, typer.Exit):
         return exc.exit_code

@@ -11,7 +11,7 @@ import typer
 from tile_cli import _cmd_results as results
 from tile_cli import _cmd_setup as setup
 from tile_cli import _cmd_suite as suite
-from tile_cli._errors import ExitCode
+from tile_harness import ExitCode
 
 __all__ = ["app"]
 

@@ -19,18 +19,24 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 import tile_protocol as tp
-from tile_cli._cold_process import LOG_PREFIX, ColdWarmRun, ProcessWatch
-from tile_cli._errors import CliError, os_failure
-from tile_cli._format import fmt_bytes, fmt_time
-from tile_cli._jax_cache import snapshot
-from tile_cli._settings import CacheLocation, compile_cache_location
+from tile_harness import (
+    CacheLocation,
+    CliError,
+    ColdWarmRun,
+    ProcessWatch,
+    compile_cache_location,
+    fmt_bytes,
+    fmt_time,
+    os_failure,
+    snapshot,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     import tile_artifacts as ta
-    from tile_cli._record import RunRecorder
     from tile_config import ResolvedConfig
+    from tile_harness import RunRecorder
 
 __all__ = ["EXPLAIN_OVERRIDES", "CacheReport"]
 
@@ -46,7 +52,7 @@ def _events(logs: Sequence[tp.Log], role: ta.ProcessRole) -> list[ta.CacheEvent]
     events: list[ta.CacheEvent] = []
     for log in logs:
         try:
-            data = json.loads(log.message.removeprefix(LOG_PREFIX))
+            data = json.loads(log.message.removeprefix(tp.JAX_CACHE_LOG_PREFIX))
             events.append(ta.CacheEvent.model_validate({
                 "process": role, "case_id": log.case_id, "event": data["event"],
                 "module": data["module"], "key": data.get("key"), "code": data.get("code"),
@@ -185,7 +191,7 @@ def _process(
     watch: ProcessWatch, events: Sequence[ta.CacheEvent], after: ta.CacheSnapshot
 ) -> ta.CacheProcess:
     import tile_artifacts as ta
-    from tile_cli._record import launch_id
+    from tile_harness import launch_id
 
     mine = [e for e in events if e.process == watch.role]
     return ta.CacheProcess(

@@ -21,9 +21,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import tile_artifacts as ta
-from tile_cli._campaign_dir import CampaignDir, campaign_redactor
-from tile_cli._campaign_plan import CampaignSetup, make_plan
-from tile_cli._campaign_report import compare_variants, summarize, unit_records
 from tile_cli._campaign_show import (
     fmt_duration,
     render_over_budget,
@@ -31,9 +28,20 @@ from tile_cli._campaign_show import (
     render_report,
     render_selectors,
 )
-from tile_cli._campaign_units import Inspector, attempt_dir, attempt_log
-from tile_cli._errors import CliError, ExitCode, stopped_code
 from tile_cli._ui import make_consoles
+from tile_harness import CliError, ExitCode, stopped_code
+from tile_harness.campaign import (
+    CampaignDir,
+    CampaignSetup,
+    Inspector,
+    attempt_dir,
+    attempt_log,
+    campaign_redactor,
+    compare_variants,
+    make_plan,
+    summarize,
+    unit_records,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console

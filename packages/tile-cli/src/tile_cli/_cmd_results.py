@@ -4,12 +4,12 @@ history add / show / regressions. Flags only; the work is in the modules they im
 from __future__ import annotations
 
 import dataclasses
+import functools
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from tile_cli._errors import CliError, ExitCode, write_atomically
 from tile_cli._options import (
     DB,
     FILTERS,
@@ -20,6 +20,7 @@ from tile_cli._options import (
     config_overrides,
     with_flags,
 )
+from tile_harness import CliError, ExitCode, write_atomically
 
 if TYPE_CHECKING:
     from tile_cli._history import HistoryQuery
@@ -58,14 +59,14 @@ def compare_cmd(
     written unless `-o` names a file.
     """
     import tile_artifacts as ta
-    from tile_cli._compare import compare_paths, render_comparison
-    from tile_cli._outcome import comparison_outcome, say_outcome
-    from tile_cli._settings import load
+    from tile_cli._compare_view import render_comparison
+    from tile_cli._render import say_outcome
     from tile_cli._ui import make_consoles
+    from tile_harness import compare_paths, comparison_outcome, resolve_config
 
     if fmt not in _FORMATS:
         raise CliError(f"unknown format `{fmt}`", hint="use --format table, markdown or json")
-    cfg = load(flags["profile"], config_overrides(flags)).config.compare
+    cfg = resolve_config(flags["profile"], config_overrides(flags)).config.compare
     out, err = make_consoles()
     doc = compare_paths(
         base, cur, noise_floor_pct=cfg.noise_floor, alpha=cfg.alpha, basis=cfg.basis
@@ -110,11 +111,16 @@ def baseline_save_cmd(
     Says which run it took (`.tile/latest` is the newest run, `-o DIR` runs included) and
     refuses one without bench samples (a `tile test` or `tile build` run).
     """
-    from tile_cli._compare import save_baseline
     from tile_cli._ui import make_consoles
+    from tile_harness import save_baseline
 
     _, err = make_consoles()
-    target = save_baseline(runs or [Path(".tile/latest")], directory, label, err=err)
+    target = save_baseline(
+        runs or [Path(".tile/latest")],
+        directory,
+        label,
+        say=functools.partial(err.print, markup=False, soft_wrap=True),
+    )
     typer.echo(str(target))
     raise typer.Exit(ExitCode.OK)
 

@@ -8,8 +8,8 @@ from typing import Annotated, Any
 
 import typer
 
-from tile_cli._errors import ExitCode
 from tile_cli._options import ASSIGNMENTS, JSON, PROFILE, config_overrides, with_flags
+from tile_harness import ExitCode
 
 __all__ = [
     "cache_clear_cmd",
@@ -127,7 +127,7 @@ def device_cmd(
 @with_flags(PROFILE, JSON)
 def cache_info_cmd(**flags: Any) -> None:
     """The cache directory, why it is that one, its entries, bytes, oldest and newest."""
-    from tile_cli._jax_cache import cache_info
+    from tile_harness import cache_info
 
     raise typer.Exit(cache_info(profile=flags["profile"], as_json=flags["json"]))
 
@@ -138,7 +138,7 @@ def cache_clear_cmd(
     **flags: Any,
 ) -> None:
     """Remove every compiled executable from the cache (asks first unless `--yes`)."""
-    from tile_cli._jax_cache import cache_clear
+    from tile_harness import cache_clear
 
     raise typer.Exit(cache_clear(profile=flags["profile"], yes=yes, as_json=flags["json"]))
 
@@ -146,10 +146,10 @@ def cache_clear_cmd(
 def campaign_list_cmd() -> None:
     """List the campaigns of this project and where each is defined."""
     from tile_cli._escape import escape_controls
-    from tile_cli._settings import load
     from tile_config import campaign_names
+    from tile_harness import resolve_config
 
-    for name, where in campaign_names(load(None, {})).items():
+    for name, where in campaign_names(resolve_config(None, {})).items():
         typer.echo(escape_controls(f"{name}\t{where}"))
     raise typer.Exit(ExitCode.OK)
 

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
-from tile_cli._errors import CliError, ExitCode
 from tile_cli._options import (
     ASSIGNMENTS,
     AXES,
@@ -40,6 +39,7 @@ from tile_cli._options import (
     selection,
     with_flags,
 )
+from tile_harness import CliError, ExitCode
 
 if TYPE_CHECKING:
     import tile_protocol as tp

@@ -11,11 +11,8 @@ from typing import TYPE_CHECKING
 import msgspec
 from rich.table import Table
 
-from tile_cli._ask import ask
-from tile_cli._errors import CliError, ExitCode
-from tile_cli._format import fmt_bytes
-from tile_cli._settings import Selection, load
 from tile_cli._ui import make_consoles
+from tile_harness import CliError, ExitCode, Selection, ask, fmt_bytes, resolve_config
 
 if TYPE_CHECKING:
     from tile_config import ResolvedConfig
@@ -27,10 +24,10 @@ def show_device(*, calibrate: bool, as_json: bool, profile: str | None) -> int:
     """Ask a runner what it sees; with --calibrate, measure and cache the ceilings too."""
     out, err = make_consoles()
     if calibrate:
-        _check_calibration_cache(load(profile, {}))
+        _check_calibration_cache(resolve_config(profile, {}))
     if calibrate and not as_json:
         err.print("calibrating: copy bandwidth and bf16 matmul (a few seconds)…", style="dim")
-    answer, clean = ask("device", load(profile, {}), Selection(), calibrate=calibrate)
+    answer, clean = ask("device", resolve_config(profile, {}), Selection(), calibrate=calibrate)
     report, hello = answer.device, answer.hello
     if report is None or hello is None or not clean:
         why = "; ".join(f.message for f in answer.failures) or "the runner gave no device report"

@@ -9,25 +9,15 @@ console tile makes gets a render hook that escapes C0 and C1 control characters 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
+
+from tile_harness import CONTROLS, escape_controls
 
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 
 __all__ = ["escape_controls", "install_escaping"]
-
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def _escaped(match: re.Match[str]) -> str:
-    return ascii(match.group())[1:-1]  # "\x1b", "\x7f", "\x9b": how Python writes them
-
-
-def escape_controls(text: str) -> str:
-    """`text` with control characters other than newline and tab written as `\\xNN`."""
-    return _CONTROLS.sub(_escaped, text)
 
 
 class _Escaped:
@@ -41,7 +31,7 @@ class _Escaped:
 
         for segment in console.render(self.inner, options):
             text, style, control = segment
-            if control is None and _CONTROLS.search(text):
+            if control is None and CONTROLS.search(text):
                 yield Segment(escape_controls(text), style)
             else:
                 yield segment

@@ -5,10 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from tile_cli._errors import CliError, ExitCode
-from tile_cli._format import fmt_bytes
-from tile_cli._settings import load
 from tile_cli._ui import make_consoles
+from tile_harness import CliError, ExitCode, fmt_bytes, resolve_config
 
 if TYPE_CHECKING:
     import tile_downloads as td
@@ -33,7 +31,7 @@ def fetch(
 
     if not deadline > 0:
         raise CliError(f"--deadline must be above 0, got {deadline:g}", hint="e.g. `600`")
-    resolved = load(profile, {})
+    resolved = resolve_config(profile, {})
     try:
         offline = td.resolve_offline(offline or None)
     except td.DownloadError as exc:  # TILE_OFFLINE=maybe: configuration, not the network

@@ -17,11 +17,9 @@ from rich.table import Table
 from rich.text import Text
 
 import tile_report as tr
-from tile_cli._errors import CliError, ExitCode
-from tile_cli._format import fmt_time
 from tile_cli._layout import emit, refit
-from tile_cli._settings import load
 from tile_cli._ui import make_consoles
+from tile_harness import CliError, ExitCode, fmt_time, resolve_config
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -116,7 +114,7 @@ def add_runs(
 ) -> int:
     """`tile history add`: read every run first (a bad one stops before any write), then add."""
     _, err = make_consoles()
-    resolved = load(profile, {})
+    resolved = resolve_config(profile, {})
     reports = [_read_run(run) for run in runs]
     path = history_path(resolved, db)
     with _translated(), tr.History(path) as history:
@@ -135,7 +133,7 @@ def add_runs(
 
 
 def _trends(query: HistoryQuery, *, db: Path | None, profile: str | None) -> list[tr.Trend]:
-    resolved = load(profile, {})
+    resolved = resolve_config(profile, {})
     path = history_path(resolved, db)
     with _translated(), tr.History(path, create=False) as history:
         if history.run_count() == 0:

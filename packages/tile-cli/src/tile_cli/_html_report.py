@@ -8,11 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import tile_report as tr
-from tile_cli._compare import compare_paths, pick_baseline
-from tile_cli._errors import CliError, ExitCode
 from tile_cli._history import history_path
-from tile_cli._settings import load
 from tile_cli._ui import make_consoles
+from tile_harness import CliError, ExitCode, compare_paths, pick_baseline, resolve_config
 
 __all__ = ["make_report"]
 
@@ -32,7 +30,7 @@ def make_report(
     run's cases on the run's device kind.
     """
     out, err = make_consoles()
-    resolved = load(profile, {})
+    resolved = resolve_config(profile, {})
     try:
         data = tr.load_run(run)
         comparison = None

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from tile_cli._errors import CliError, ExitCode, os_failure
 from tile_cli._tile_source import TileSource, find_tile_source
+from tile_harness import CliError, ExitCode, os_failure
 
 __all__ = ["ProjectName", "init_project", "project_name", "run_init"]
 

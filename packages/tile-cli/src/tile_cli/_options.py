@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Final, TypeVar
 import typer
 
 if TYPE_CHECKING:
-    from tile_cli._settings import Selection
+    from tile_harness import Selection
 
 __all__ = [
     "ASSIGNMENTS",
@@ -84,7 +84,7 @@ CONFIG_KEYS: Final[Mapping[str, str]] = {
 def config_overrides(flags: Flags) -> dict[str, object]:
     """The configuration a command's flags set: `--set KEY=VALUE`, then positional `KEY=VALUE`
     assignments, then every named flag given (later ones win)."""
-    from tile_cli._settings import parse_assignments, parse_sets
+    from tile_harness import parse_assignments, parse_sets
 
     overrides = parse_sets(flags.get("settings") or [])
     overrides |= parse_assignments(flags.get("assignments"))
@@ -97,7 +97,7 @@ def config_overrides(flags: Flags) -> dict[str, object]:
 def selection(flags: Flags, overrides: Mapping[str, object]) -> Selection:
     """Which cases a command runs, from its `-k`, `--kernel`, `-a`, `--plugin`, `--tunable` and
     `--case` flags (whichever it has)."""
-    from tile_cli._settings import Selection
+    from tile_harness import Selection
 
     return Selection(
         filters=flags.get("filters") or [],

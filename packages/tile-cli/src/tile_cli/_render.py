@@ -9,18 +9,16 @@ one that hung. `-vv` adds each failure's traceback (a crash's: the runner's stde
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tile_artifacts._format import check_failure_reason
+from tile_artifacts.format import check_failure_reason
 from tile_cli._layout import emit
-from tile_cli._outcome import split_failures
 from tile_cli._tables import BenchRows, accounting_tables, bench_tables, precision_notice
 from tile_cli._tables import test_tables as make_test_tables
 from tile_cli._ui import diagnostic_lines, timing_line
-from tile_cli._undone import undone_lines
+from tile_harness import Outcome, failure_hints, outcome_hint, split_failures, undone_lines
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -28,23 +26,17 @@ if TYPE_CHECKING:
 
     import tile_artifacts as ta
     import tile_protocol as tp
-    from tile_cli._results import RunResults
+    from tile_harness import RunResults
 
 __all__ = [
     "display_path",
-    "failure_hints",
     "print_failures",
     "render_build",
     "render_suite",
     "render_timing",
     "render_undone",
+    "say_outcome",
 ]
-
-
-_RAISED_PHASES = frozenset({"inputs", "compile", "run", "reference", "check", "work"})
-_NATIVE = frozenset({"SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE", "SIGABRT"})
-_RUNNER = frozenset({"RunnerCrash", "RunnerTimeout", "RunnerError"})
-_SIGNAL = re.compile(r"killed by (SIG[A-Z]+)")
 
 
 def display_path(path: Path) -> str:
@@ -67,60 +59,6 @@ def print_failures(err: Console, failures: Sequence[tp.Failure], *, verbose: int
         _failure_line(err, failure)
         if verbose and failure.traceback:
             err.print(failure.traceback.rstrip(), markup=False, style="dim")
-
-
-def _signal_of(failure: tp.Failure) -> str | None:
-    match = _SIGNAL.search(failure.message)
-    return match.group(1) if match else None
-
-
-def failure_hints(failures: Sequence[tp.Failure]) -> list[str]:
-    """One hint per kind of failure seen, saying what to do next."""
-    phases = {f.phase for f in failures}
-    # A runner that died before its first case is a startup failure, not a case's crash.
-    crashes = [f for f in failures if f.error_type == "RunnerCrash" and f.case_id]
-    signals = {s for f in crashes if (s := _signal_of(f)) is not None}
-    rerun = "rerun it alone with `tile bench --case ID --isolate`"
-    hints: list[str] = []
-    if "import" in phases:
-        hints.append(
-            "a kernel module did not import: check `[project] modules`/`paths` in tile.toml "
-            "(modules import with the project root on sys.path; install a packaged project "
-            "with `pip install -e .`), or run `tile list` to see what loads"
-        )
-    if "startup" in phases:
-        hints.append(
-            "the runner did not start: check that `[runner] python` (or TILE_RUNNER_PYTHON) "
-            "has tile-runner installed and that `[runner] env` / XLA_FLAGS are valid; its "
-            "stderr is in `logs/runner-1.stderr.log` of the run directory"
-        )
-    if native := sorted(signals & _NATIVE):
-        hints.append(
-            f"the runner crashed with {', '.join(native)} in native code: an out-of-bounds "
-            "access in a Pallas kernel, a bad custom call or a jaxlib bug; the native stack "
-            f"is in its stderr under `logs/` of the run directory (`-vv` shows its end); {rerun}"
-        )
-    if "SIGKILL" in signals:
-        hints.append(
-            "the runner was killed by SIGKILL, most often by the out-of-memory killer "
-            f"(`dmesg` says); try a smaller case (`-a shape=...`) or {rerun}"
-        )
-    if any(_signal_of(f) is None for f in crashes):
-        hints.append(
-            "the runner exited in the middle of a case (`sys.exit`/`os._exit` in a kernel or "
-            f"its inputs?); its stderr is under `logs/` of the run directory; {rerun}"
-        )
-    if any(f.error_type == "RunnerTimeout" and f.case_id for f in failures):
-        hints.append(
-            "a case said nothing for `case_timeout` seconds (a hang, or a very long compile): "
-            "raise `--case-timeout` if it is only slow; its stderr is under `logs/`"
-        )
-    if any(f.phase in _RAISED_PHASES and f.error_type not in _RUNNER for f in failures):
-        hints.append(
-            "a kernel raised: `-vv` shows its traceback (the whole one is in the runner's "
-            "stderr log under `logs/`; report.json's failures hold its end)"
-        )
-    return hints
 
 
 def _print_run_failures(err: Console, results: RunResults, verbose: int) -> None:
@@ -214,7 +152,7 @@ def _build_table(results: RunResults, *, plain: bool) -> Table:
     from rich.table import Table
     from rich.text import Text
 
-    from tile_cli._format import fmt_time
+    from tile_harness import fmt_time
 
     exported = {a.case_id for a in results.artifacts if a.kind == "export"}
     counts: dict[str | None, int] = {}
@@ -239,3 +177,13 @@ def render_undone(err: Console, results: RunResults) -> None:
     """How many planned cases were left undone and why (stderr, also with `--json`)."""
     for line in undone_lines(len(results.planned), results.failures):
         err.print(line, markup=False, style="red" if line.startswith("error") else None)
+
+
+def say_outcome(err: Console, outcome: Outcome) -> None:
+    """On stderr, the last words of a run that did not pass: the code, why, what to do."""
+    if outcome.code == 0 or outcome.reason is None:
+        return
+    err.print(f"exit {outcome.code}: {outcome.reason}", markup=False, soft_wrap=True)
+    hint = outcome_hint(outcome)
+    if hint is not None:
+        err.print(f"hint: {hint}", markup=False, soft_wrap=True)

@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
-from tile_cli._errors import ExitCode
-from tile_cli._settings import describe_origin, load
 from tile_cli._ui import make_consoles
+from tile_harness import ExitCode, describe_origin, resolve_config
 
 __all__ = ["show_config"]
 
@@ -21,7 +20,7 @@ def show_config(
     from tile_config import flatten
 
     out, err = make_consoles()
-    resolved = load(profile, overrides or {})
+    resolved = resolve_config(profile, overrides or {})
     values = flatten(resolved.config)
     if as_json:
         doc = {

@@ -10,13 +10,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 import tile_protocol as tp
-from tile_cli._ask import ask
-from tile_cli._errors import CliError, ExitCode, no_cases
-from tile_cli._outcome import split_failures
 from tile_cli._render import display_path, print_failures
-from tile_cli._settings import Selection, load
 from tile_cli._ui import make_consoles
-from tile_cli._undone import undone_lines
+from tile_harness import (
+    CliError,
+    ExitCode,
+    Selection,
+    ask,
+    no_cases,
+    resolve_config,
+    split_failures,
+    undone_lines,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -187,7 +192,7 @@ def _print_diff(out: Console, old: str, new: str, path: Path) -> None:
 def snap(sel: Selection, *, profile: str | None, mode: SnapMode, directory: Path | None) -> int:
     """Record, check or update the StableHLO snapshots of every selected case."""
     out, err = make_consoles()
-    resolved = load(profile, sel.overrides)
+    resolved = resolve_config(profile, sel.overrides)
     root = resolved.project_root or Path.cwd()
     snap_dir = (directory if directory is not None else root / "snapshots").absolute()
     answer, clean = ask("inspect", resolved, sel, inspect_kind="stablehlo")

@@ -16,10 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from tile_cli import _signals as signals
-from tile_cli._errors import CliError, ExitCode, no_cases, usage_failure
-from tile_cli._outcome import build_exit_code
-from tile_cli._record import RunRecorder, open_run
 from tile_cli._render import (
     display_path,
     render_build,
@@ -27,19 +23,28 @@ from tile_cli._render import (
     render_timing,
     render_undone,
 )
-from tile_cli._report import RunSetup
-from tile_cli._requests import build_request
-from tile_cli._runners import make_session
-from tile_cli._settings import Selection, load
 from tile_cli._ui import Ui, make_consoles
-from tile_cli._undone import settle
+from tile_harness import (
+    CliError,
+    ExitCode,
+    RunRecorder,
+    RunSetup,
+    Selection,
+    build_request,
+    make_session,
+    no_cases,
+    open_run,
+    resolve_config,
+    settle,
+    signals,
+    usage_failure,
+)
 
 if TYPE_CHECKING:
-    import tile_artifacts as ta
     import tile_protocol as tp
     from tile_cli._cache_report import CacheReport
-    from tile_cli._compare import CompareSettings
     from tile_config import ResolvedConfig
+    from tile_harness import CompareSettings, Finished
 
 __all__ = ["SuiteFlags", "claim_outputs", "run_suite"]
 
@@ -80,9 +85,9 @@ class _Launching:
 
 def run_suite(command: tp.Command, sel: Selection, flags: SuiteFlags) -> int:
     """Run bench, test or build over every selected case; always leave a complete run directory."""
-    from tile_cli._compare import CompareSettings
+    from tile_harness import CompareSettings
 
-    resolved = load(flags.profile, sel.overrides)
+    resolved = resolve_config(flags.profile, sel.overrides)
     # `-v` wins over TILE_VERBOSE (`[output] verbose`).
     flags = dataclasses.replace(flags, verbose=flags.verbose or resolved.config.output.verbose)
     compare_with = (
@@ -115,7 +120,7 @@ def run_suite(command: tp.Command, sel: Selection, flags: SuiteFlags) -> int:
 
 def _launching(resolved: ResolvedConfig, slurm_args: Sequence[str]) -> _Launching:
     """Shards or not; for shards, the previous run's costs and, for SLURM, srun's path."""
-    from tile_cli._shards import check_slurm, previous_costs
+    from tile_harness import check_slurm, previous_costs
 
     launcher = resolved.config.launcher
     if launcher.kind != "slurm" and launcher.shards <= 1:
@@ -147,7 +152,7 @@ class _Suite:
             if watch.cold_process:
                 return watch.cold_warm(request, recorder)
         if launching.sharded:
-            from tile_cli._shards import ShardedRun
+            from tile_harness import ShardedRun
 
             return ShardedRun(request, recorder, costs=launching.costs, srun=launching.srun,
                               slurm_args=self.flags.slurm_args)  # fmt: skip
@@ -157,25 +162,22 @@ class _Suite:
     def finish_build(self, interrupted: str | None) -> int:
         """Describe the runner's files, finalize, show the build table; the exit code."""
         problems = claim_outputs(self.recorder)
-        self.recorder.finalize(interrupted=interrupted, judge=True)
+        finished = self.recorder.finalize(interrupted=interrupted, judge=True)
         if not self.flags.as_json:
             render_build(self.out, self.err, self.recorder.results, problems,
                          verbose=self.flags.verbose)  # fmt: skip
         render_undone(self.err, self.recorder.results)
-        if not self.flags.as_json:
-            self._where()
-        if (fault := self.recorder.write_fault()) is not None:
-            raise fault
-        return build_exit_code(self.recorder.results, interrupted)
+        return self._conclude(finished)
 
     def finish(self, interrupted: str | None, compare_with: CompareSettings | None) -> int:
         """Finalize a bench or test run, record it in the history, show it; the exit code."""
         setup, results, flags = self.setup, self.recorder.results, self.flags
-        report, comparison = self.recorder.finalize(
+        finished = self.recorder.finalize(
             interrupted=interrupted,
             compare_with=compare_with if interrupted is None else None,
             judge=True,
         )
+        report = finished.report
         resolved = setup.resolved
         if setup.command == "bench" and interrupted is None and resolved.config.history.enabled:
             from tile_cli._history import record_run
@@ -191,16 +193,15 @@ class _Suite:
                 render_timing(self.out, self.err, results, report.timing)
             if self.watch is not None:
                 self.watch.render(self.err, verbose=flags.verbose)
-        return self._conclude(comparison)
+        return self._conclude(finished)
 
-    def _conclude(self, comparison: ta.ComparisonDoc | None) -> int:
+    def _conclude(self, finished: Finished) -> int:
         """The comparison's table and verdict, the run directory, and the exit code decided."""
-        from tile_cli._outcome import say_outcome
+        from tile_cli._render import say_outcome
 
-        results, outcome = self.recorder.results, self.recorder.outcome
-        assert outcome is not None
+        results, outcome, comparison = self.recorder.results, finished.outcome, finished.comparison
         if comparison is not None and not self.flags.as_json:
-            from tile_cli._compare import render_comparison
+            from tile_cli._compare_view import render_comparison
 
             render_comparison(comparison, self.out, plain=not self.out.is_terminal)
             if not results.failures and not results.failed_checks:

@@ -15,7 +15,7 @@ from rich.console import RenderableType
 from rich.text import Text
 
 import tile_protocol as tp
-from tile_artifacts._format import (
+from tile_artifacts.format import (
     PRECISION_HINT,
     format_ci_pct,
     format_percent,

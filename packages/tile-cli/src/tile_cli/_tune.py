@@ -11,6 +11,7 @@ where `tile bench`, `tile test` and library use find it.
 
 from __future__ import annotations
 
+import functools
 import math
 import sys
 import time
@@ -22,22 +23,29 @@ from typing import TYPE_CHECKING
 import msgspec
 
 import tile_protocol as tp
-from tile_cli._errors import CliError, ExitCode
 from tile_cli._escape import escape_controls
-from tile_cli._format import fmt_time
-from tile_cli._process import LaunchCounter
-from tile_cli._requests import bench_settings, build_request, derive
-from tile_cli._runners import make_session
-from tile_cli._settings import Selection, load
-from tile_cli._sinks import Relay
-from tile_cli._tune_pick import Decision, Measured, keep_fastest, pick
-from tile_cli._undone import is_undone, undone_lines
+from tile_harness import (
+    CliError,
+    ExitCode,
+    LaunchCounter,
+    Relay,
+    Selection,
+    bench_settings,
+    build_request,
+    derive,
+    fmt_time,
+    is_undone,
+    make_session,
+    resolve_config,
+    undone_lines,
+)
+from tile_harness.tune import Decision, Measured, keep_fastest, pick
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from tile_cli._record import RunRecorder
     from tile_config import ResolvedConfig
+    from tile_harness import RunRecorder
 
 __all__ = ["estimate_s", "run_tune"]
 
@@ -145,16 +153,16 @@ def run_tune(
     verbose: int,
 ) -> int:
     """Tune every selected case; exit 0 when each got a winner, else the usual codes."""
-    from tile_cli._ask import ask
     from tile_cli._ui import make_consoles
+    from tile_harness import ask
 
     _, err = make_consoles()
-    resolved = load(profile, sel.overrides)
+    resolved = resolve_config(profile, sel.overrides)
     verbose = verbose or resolved.config.output.verbose
     budget = budget if budget is not None else resolved.config.tune.budget
     answer, clean = ask("list", resolved, sel, units=True)
     plan = answer.cases
-    if answer.unusable(err, clean=clean):
+    if answer.unusable(functools.partial(err.print, markup=False), clean=clean):
         return int(ExitCode.INFRA)
     allowed = _allowed_counts(plan)
     if not allowed:
@@ -199,8 +207,8 @@ class _Tuner:
     def __init__(
         self, resolved: ResolvedConfig, err: Console, *, output_dir: Path | None, verbose: int
     ) -> None:
-        from tile_cli._record import RunRecorder, open_run
         from tile_cli._ui import Ui
+        from tile_harness import RunRecorder, open_run
 
         self.resolved = resolved
         self.err = err
@@ -327,7 +335,7 @@ def _progress(
 def _finish(resolved: ResolvedConfig, recorder: RunRecorder, state: _Tune) -> int:
     """Feed the recorder each unit's last result, decide, write the tuning files and report."""
     from tile_cli._render import display_path
-    from tile_cli._tune_files import tune_findings, write_tuning
+    from tile_harness.tune import tune_findings, write_tuning
 
     with recorder.checkpoints.held():  # one checkpoint for the batch, not one per unit
         for info in state.plan.cases if state.plan else []:

@@ -21,7 +21,7 @@ from rich.text import Text
 
 import tile_protocol as tp
 from tile_cli._escape import escape_controls, install_escaping
-from tile_cli._format import fmt_time
+from tile_harness import fmt_time
 
 __all__ = ["Ui", "diagnostic_lines", "make_consoles", "timing_line"]
 
@@ -65,10 +65,10 @@ class Ui:
         self._progress.start()
         self._task = self._progress.add_task(label, total=total, case="")
 
-    def case(self, case_id: str) -> None:
+    def case(self, label: str) -> None:
         if self._progress is not None and self._task is not None:
             # The live bar is drawn past the consoles' escaping hook: escape the id here.
-            self._progress.update(self._task, case=escape_controls(case_id))
+            self._progress.update(self._task, case=escape_controls(label))
 
     def advance(self) -> None:
         if self._progress is not None and self._task is not None:
@@ -78,6 +78,10 @@ class Ui:
         if self._progress is not None:
             self._progress.stop()
             self._progress = None
+
+    def line(self, text: str) -> None:
+        """A dim line of context on stderr (where a bench runs, how it samples)."""
+        self.err.print(text, markup=False, style="dim")
 
     def notice(self, text: str, style: str = "yellow") -> None:
         """A line above the progress bar; without one, the end-of-run summary says it."""

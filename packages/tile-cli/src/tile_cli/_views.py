@@ -3,17 +3,23 @@
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 import sys
 from typing import TYPE_CHECKING
 
 import tile_protocol as tp
-from tile_cli._ask import ask
-from tile_cli._errors import CliError, ExitCode, no_cases
-from tile_cli._outcome import split_failures
 from tile_cli._render import print_failures
-from tile_cli._settings import Selection, load
 from tile_cli._ui import make_consoles
+from tile_harness import (
+    CliError,
+    ExitCode,
+    Selection,
+    ask,
+    no_cases,
+    resolve_config,
+    split_failures,
+)
 
 if TYPE_CHECKING:
     from tile_config import ResolvedConfig
@@ -24,7 +30,7 @@ __all__ = ["check_kind", "inspect_case", "list_cases"]
 def list_cases(sel: Selection, *, profile: str | None, as_json: bool) -> int:
     """Print every case the runner would run, grouped by kernel."""
     out, err = make_consoles()
-    answer, clean = ask("list", load(profile, sel.overrides), sel)
+    answer, clean = ask("list", resolve_config(profile, sel.overrides), sel)
     cases = answer.cases
     if as_json:
         for case in cases:
@@ -38,7 +44,7 @@ def list_cases(sel: Selection, *, profile: str | None, as_json: bool) -> int:
                 out.print(case.kernel, style="bold", markup=False)
             out.print(f"  {case.case_id}", markup=False)
         err.print(f"{len(cases)} cases", style="dim")
-    if answer.unusable(err, clean=clean):
+    if answer.unusable(functools.partial(err.print, markup=False), clean=clean):
         return int(ExitCode.INFRA)
     if not cases and (sel.filters or sel.kernels):
         raise no_cases(filtered=True)
@@ -67,7 +73,7 @@ def inspect_case(
     """Print one view (or all) of one case to stdout; 1 when it does not lower or compile."""
     wanted = check_kind(kind)
     _, err = make_consoles()
-    resolved = load(profile, sel.overrides)
+    resolved = resolve_config(profile, sel.overrides)
     one = Selection(plugins=sel.plugins, axes=sel.axes, case_ids=[case_id])
     answer, clean = ask("inspect", resolved, one, inspect_kind=wanted)
     if any(f.error_type == "UnknownCase" and f.case_id == case_id for f in answer.failures):

@@ -42,7 +42,7 @@ from tile_protocol._messages import (
     StateChange,
     TestResult,
 )
-from tile_protocol._naming import case_dirname
+from tile_protocol._naming import JAX_CACHE_LOG_PREFIX, case_dirname
 from tile_protocol._parts import (
     Accounting,
     BenchSettings,
@@ -68,6 +68,7 @@ from tile_protocol._sets import (
     FAILURE_PHASES,
     INSPECT_KINDS,
     MEASURED_TIMERS,
+    USAGE_ERROR_TYPES,
     Bound,
     CaseStatus,
     Command,
@@ -79,6 +80,7 @@ from tile_protocol._sets import (
     StateKind,
     StopReason,
     Timer,
+    UsageErrorType,
     WorkSource,
 )
 from tile_protocol._tuning import (
@@ -93,6 +95,7 @@ from tile_protocol._tuning import (
 from tile_protocol._validate import ForgedLine, StreamValidator, Violation, result_problem
 
 __all__ = [
+    "JAX_CACHE_LOG_PREFIX",
     # versions
     "PROTOCOL_MINOR",
     "PROTOCOL_VERSION",
@@ -137,6 +140,8 @@ __all__ = [
     "FAILURE_PHASES",
     "INSPECT_KINDS",
     "MEASURED_TIMERS",
+    "USAGE_ERROR_TYPES",
+    "UsageErrorType",
     "Bound",
     "CaseStatus",
     "Command",

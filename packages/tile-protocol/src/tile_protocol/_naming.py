@@ -1,4 +1,4 @@
-"""Names both sides derive from a case id: the folder of a case's build outputs and snapshots.
+"""Names both sides use: the folder of a case's build outputs and snapshots, the cache-log prefix.
 
 The runner writes `outputs/<case_dirname>/` and the CLI names `snapshots/<case_dirname>.mlir`
 and looks for build outputs by the same rule; written once here, the two cannot drift apart.
@@ -9,7 +9,10 @@ from __future__ import annotations
 import hashlib
 import re
 
-__all__ = ["case_dirname"]
+__all__ = ["JAX_CACHE_LOG_PREFIX", "case_dirname"]
+
+JAX_CACHE_LOG_PREFIX = "jax_cache "
+"""A `log` message that starts with this carries one JSON compile-cache event after it."""
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._=-]+")
 _MAX_SLUG = 80

@@ -25,6 +25,8 @@ __all__ = [
     "StateKind",
     "StopReason",
     "Timer",
+    "USAGE_ERROR_TYPES",
+    "UsageErrorType",
     "WorkSource",
 ]
 
@@ -89,7 +91,12 @@ StateKind = Literal[
 InspectKind = Literal["jaxpr", "stablehlo", "hlo", "cost", "memory"]
 """The views `inspect` shows of a compiled case, in the order `all` shows them."""
 
+UsageErrorType = Literal["UnknownAxis", "AxisValueError", "UnknownTunable"]
+"""`Failure.error_type` of a selection the runner refused, planning no case: the command line
+named an axis, an axis value or a tunable that no selected kernel has. The host exits 2."""
+
 COMMANDS: Final[tuple[Command, ...]] = get_args(Command)
 MEASURED_TIMERS: Final[tuple[MeasuredTimer, ...]] = get_args(MeasuredTimer)
 FAILURE_PHASES: Final[tuple[Phase, ...]] = get_args(Phase)
 INSPECT_KINDS: Final[tuple[InspectKind, ...]] = get_args(InspectKind)
+USAGE_ERROR_TYPES: Final[tuple[UsageErrorType, ...]] = get_args(UsageErrorType)

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     import tile_runner as tile
     from tile_protocol import Check
 
-__all__ = ["KernelCase", "Suite", "kernel_cases", "merged_tolerance"]
+__all__ = ["Configurations", "KernelCase", "Suite", "kernel_cases", "merged_tolerance"]
 
 Suite = Literal["test", "bench"]
 _SUITES: tuple[Suite, ...] = ("test", "bench")
@@ -73,6 +73,35 @@ def merged_tolerance(
     return {**base, **request}
 
 
+class Configurations:
+    """Each case's tunable configuration, chosen as `tile bench` here would choose it.
+
+    `tile_runner.configure` is the runner's own choice (an override, else the case's tuning
+    entry for this device and JAX version, else the constraint-checked default); the tuning
+    files are the ones `tile bench` passes its runner (`tile_harness.tuning_files`), read
+    once a session.
+    """
+
+    def __init__(self, tuning_files: tuple[str, ...]) -> None:
+        self._files = tuning_files
+        self._index: tile.TuningIndex | None = None
+        self._chosen: dict[str, tile.Configured] = {}
+
+    def of(self, case: tile.Case) -> tile.Configured:
+        """The case's kernel bound to its values; skips the test when none can run."""
+        import tile_runner as tile
+
+        if case.id not in self._chosen:
+            if self._index is None:
+                self._index = tile.TuningIndex.load(self._files)
+            try:
+                chosen = tile.configure(tile.get_kernel(case.kernel), case, tuning=self._index)
+            except tile.Skip as exc:
+                pytest.skip(str(exc.args[0]) if exc.args else "skipped")
+            self._chosen[case.id] = chosen
+        return self._chosen[case.id]
+
+
 class KernelCase:
     """One case of a registered kernel inside a pytest item (the `tile_case` fixture)."""
 
@@ -83,11 +112,14 @@ class KernelCase:
         seed: int,
         tolerances: Mapping[str, float],
         on_check: Callable[[CaseName, Check], None],
+        configured: tile.Configured,
     ) -> None:
         import tile_runner as tile
 
         self.case = case
         self.definition = tile.get_kernel(case.kernel)
+        self.configured = configured
+        """The tunable values the case runs with, and the kernel bound to them."""
         self.seed = seed
         self._tolerances = dict(tolerances)
         self._on_check = on_check
@@ -100,13 +132,15 @@ class KernelCase:
 
     @property
     def fn(self) -> Callable[..., Any]:
-        """The kernel function itself (to hand to `tile_bench`)."""
-        return self.definition.fn
+        """The kernel with the case's tunable values bound (to hand to `tile_bench`): the
+        configuration `tile bench` times for this case id."""
+        return self.configured.fn
 
     @property
     def name(self) -> CaseName:
         """How the case appears in the session's report."""
-        return CaseName(self.case.id, self.case.kernel, dict(self.case.str_params))
+        params = dict(self.case.str_params)
+        return CaseName(self.case.id, self.case.kernel, params, self.configured.info)
 
     def inputs(self) -> tuple[Any, ...]:
         """The case's arguments, drawn from the seed and the case id (as `tile test` draws)."""
@@ -138,7 +172,7 @@ class KernelCase:
                 result = Check(passed=True, message="no reference")
             else:
                 tol = merged_tolerance(definition.tol, self._tolerances)
-                result = tile.check(_compiled(definition.fn), definition.reference, *args, tol=tol)
+                result = tile.check(_compiled(self.fn), definition.reference, *args, tol=tol)
         except tile.Skip as exc:
             pytest.skip(str(exc.args[0]) if exc.args else "skipped")
         self._on_check(self.name, result)

@@ -18,7 +18,7 @@ from tile_pytest._settings import Options, add_options, parallel_workers, xdist_
 
 if TYPE_CHECKING:
     from tile_pytest._bench import BenchFixture
-    from tile_pytest._kernel import KernelCase
+    from tile_pytest._kernel import Configurations, KernelCase
     from tile_pytest._record import CaseName, SessionRecord
     from tile_pytest._settings import Settings
     from tile_pytest._verdicts import Judge
@@ -51,6 +51,14 @@ class _State:
         self._settings: Settings | None = None
         self._record: SessionRecord | None = None
         self._judge: Judge | None = None
+        self._configurations: Configurations | None = None
+
+    def configurations(self) -> Configurations:
+        if self._configurations is None:
+            from tile_pytest._kernel import Configurations
+
+            self._configurations = Configurations(self.settings().tuning_files)
+        return self._configurations
 
     def settings(self) -> Settings:
         if self._settings is None:
@@ -174,6 +182,7 @@ def tile_case(request: pytest.FixtureRequest) -> KernelCase:
             seed=settings.seed,
             tolerances=settings.tolerances,
             on_check=state.record().checked,
+            configured=state.configurations().of(case),
         )
     except TilePytestError as exc:
         pytest.fail(str(exc), pytrace=False)
@@ -197,19 +206,20 @@ def tile_bench(request: pytest.FixtureRequest) -> BenchFixture:
         judge = state.judge()
     except TilePytestError as exc:
         pytest.fail(str(exc), pytrace=False)
-    return BenchFixture(
-        _case_name(request.node), record, judge=judge, output_dir=state.options.save
-    )
+    name = _case_name(request.node, state)
+    return BenchFixture(name, record, judge=judge, output_dir=state.options.save)
 
 
-def _case_name(item: pytest.Item) -> CaseName:
-    """A `tile_kernel` test is its tile case; any other test is its node id."""
+def _case_name(item: pytest.Item, state: _State) -> CaseName:
+    """A `tile_kernel` test is its tile case (with its configuration); any other test is its
+    node id."""
     from tile_pytest._record import CaseName
 
     callspec: Any = getattr(item, "callspec", None)
     case: Any = callspec.params.get("tile_case") if callspec is not None else None
     if case is not None:
-        return CaseName(case.id, case.kernel, dict(case.str_params))
+        info = state.configurations().of(case).info
+        return CaseName(case.id, case.kernel, dict(case.str_params), info)
     original: str = getattr(item, "originalname", item.name)
     kernel = item.nodeid.removesuffix(item.name) + original
     return CaseName(item.nodeid, kernel)

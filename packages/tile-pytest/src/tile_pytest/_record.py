@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Protocol, cast
 import tile_artifacts as ta
 
 if TYPE_CHECKING:
-    from tile_protocol import Check
+    from tile_protocol import Check, ConfigInfo
     from tile_pytest._settings import Settings
     from tile_runner import Measurement
 
@@ -34,7 +34,6 @@ if TYPE_CHECKING:
 __all__ = ["TOOL", "CaseName", "SessionRecord", "tool_version"]
 
 TOOL = "tile-pytest"
-_TIMERS: dict[str, ta.Timer] = {"cupti": "cupti", "wall": "wall", "batched": "batched"}
 
 
 def tool_version() -> str:
@@ -52,6 +51,8 @@ class CaseName:
     case_id: str
     kernel: str
     params: dict[str, str] = field(default_factory=dict[str, str])
+    config: ConfigInfo | None = None
+    """The tunable values a kernel case ran with, and where they came from."""
 
 
 @dataclass
@@ -140,9 +141,11 @@ class SessionRecord:
         """The session so far as a `tile.report`; `only` keeps one case (for a verdict)."""
         entries = [e for e in self._entries.values() if only is None or e.name.case_id == only]
         cases = [_case_record(e) for e in entries]
-        status, reason = _run_status(cases)
-        passed = sum(c.status == "success" for c in cases)
-        counts = ta.Counts(cases=len(cases), passed=passed, failed=len(cases) - passed)
+        import tile_harness as th
+
+        status, reason = th.cases_status(cases)
+        counts = th.case_counts(cases)
+        passed = counts.passed
         headline = (
             f"pytest: {len(cases)} tile cases, {passed} ok"
             + (f", {len(cases) - passed} failed" if passed < len(cases) else "")
@@ -181,49 +184,36 @@ class SessionRecord:
         )
 
 
-def _run_status(cases: list[ta.CaseRecord]) -> tuple[ta.Status, str | None]:
-    if not cases:
-        return "skipped", "no tile check or benchmark ran"
-    good = sum(c.status == "success" for c in cases)
-    if good == len(cases):
-        return "success", None
-    if good == 0:
-        return "failed", f"none of the {len(cases)} cases succeeded"
-    return "partial", f"{len(cases) - good} of {len(cases)} cases did not succeed"
-
-
 def _case_record(entry: _Entry) -> ta.CaseRecord:
+    """The case as `tile bench` (measured) or `tile test` (checked only) records it: the
+    session's results become the runner's messages and go through tile-harness's converters,
+    so a case and its status read the same whichever door it came through."""
+    import tile_harness as th
+    import tile_protocol as tp
+
     name, check, m = entry.name, entry.check, entry.measurement
-    check_record = None
-    if check is not None:
-        check_record = ta.CheckRecord(
-            passed=check.passed,
-            max_abs_err=check.max_abs_err,
-            rel_l2_err=check.rel_l2_err,
-            tol=check.tol,
-            worst_index=check.worst_index,
-            message=check.message,
-        )
-    # A failed check fails the case, as in `tile bench`: its timing is never compared.
-    status: ta.Status = "success" if check is None or check.passed else "failed"
+    params = dict(name.params)
     if m is None:
-        return ta.CaseRecord(
+        info = tp.CaseInfo(case_id=name.case_id, kernel=name.kernel, params=params)
+        done = tp.TestResult(
             case_id=name.case_id,
             kernel=name.kernel,
-            params=dict(name.params),
-            status=status,
-            check=check_record,
+            params=params,
+            check=check or tp.Check(passed=True, message="not checked"),
+            config=name.config,
         )
-    phases = {key: getattr(m.phases, key, None) for key in ta.Phases.model_fields}
-    return ta.CaseRecord(
+        record = th.case_from_test(info, done)
+        return record if check is not None else record.model_copy(update={"check": None})
+    measured = tp.BenchResult(
         case_id=name.case_id,
         kernel=name.kernel,
-        params=dict(name.params),
-        status=status,
-        phases=ta.Phases(**phases),
-        timer=_TIMERS.get(m.timer),
+        params=params,
+        timer=m.timer,
         cold=m.cold,
         samples=list(m.samples),
-        stats=ta.StatsRecord.from_summary(m.stats, stop_reason=m.stats.stop_reason),
-        check=check_record,
+        stats=m.stats,
+        phases=m.phases,
+        check=check,
+        config=name.config,
     )
+    return th.case_from_bench(measured)

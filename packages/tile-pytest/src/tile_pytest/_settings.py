@@ -143,20 +143,23 @@ class Settings:
     allow_missing: bool = False
     config_file: Path | None = None
     profile: str | None = None
+    tuning_files: tuple[str, ...] = ()
+    """The tuning files a runner of `tile bench` here would read (user cache, then project)."""
 
 
 def load_settings(rootpath: Path) -> Settings:
-    """Resolve tile's configuration from pytest's rootdir; TilePytestError when it is bad."""
-    import tile_config
+    """Resolve tile's configuration from pytest's rootdir, as `tile bench` run there would;
+    TilePytestError when it is bad."""
+    import tile_harness as th
 
     try:
-        resolved = tile_config.load_config(cwd=rootpath)
-    except tile_config.ConfigError as exc:
-        raise TilePytestError(f"tile configuration: {exc}", hint=exc.hint) from None
+        resolved = th.resolve_config(None, {}, cwd=rootpath)
+    except th.CliError as exc:
+        raise TilePytestError(f"tile configuration: {exc.message}", hint=exc.hint) from None
     config = resolved.config
-    bench = config.bench
+    bench = th.bench_settings(config)
     return Settings(
-        # The keyword arguments of `tile_runner.measure`, which the fixture's caller may override.
+        # The keyword arguments of `tile_runner.measure`, from the settings a runner gets.
         measure={
             "timer": bench.timer,
             "warmup": bench.warmup_runs,
@@ -177,4 +180,5 @@ def load_settings(rootpath: Path) -> Settings:
         allow_missing=config.compare.allow_missing,
         config_file=resolved.config_file,
         profile=resolved.profile,
+        tuning_files=tuple(th.tuning_files(resolved)),
     )

@@ -7,11 +7,11 @@ the two run directories would. Nothing here computes a statistic.
 
 from __future__ import annotations
 
-import re
 import warnings
 from pathlib import Path
 
 import tile_artifacts as ta
+import tile_harness as th
 from tile_pytest._errors import TilePytestError
 from tile_pytest._settings import Settings
 
@@ -20,12 +20,6 @@ __all__ = ["Judge", "TileInconclusiveWarning", "describe_row"]
 
 class TileInconclusiveWarning(UserWarning):
     """Warned when a benchmark's comparison with the baseline is inconclusive (too noisy)."""
-
-
-def _device_slug(kind: str | None) -> str:
-    # The file name `tile baseline save` gives a device's baseline: `NVIDIA H200` -> nvidia-h200.
-    slug = re.sub(r"[^a-z0-9]+", "-", (kind or "unknown").lower()).strip("-")
-    return slug or "unknown"
 
 
 def describe_row(row: ta.ComparisonRow) -> str:
@@ -108,29 +102,16 @@ class Judge:
 
 
 def _pick(path: Path, device_kind: str | None) -> Path:
-    if not path.is_dir():
-        return path
-    if (path / ta.REPORT_JSON).is_file():
-        return path / ta.REPORT_JSON
-    wanted = path / f"{_device_slug(device_kind)}.json"
-    if wanted.is_file():
-        return wanted
-    have = sorted(p.name for p in path.glob("*.json"))
-    raise TilePytestError(
-        f"--tile-compare: no baseline for device `{device_kind}` in `{path}` "
-        f"(looked for `{wanted.name}`)",
-        hint=f"available: {', '.join(have) or 'none'}; record one with `tile baseline save`",
-    )
+    """The baseline `tile bench --compare PATH` would pick: the same function, its errors
+    translated at the boundary."""
+    try:
+        return th.pick_baseline(path, device_kind)
+    except th.CliError as exc:
+        raise TilePytestError(f"--tile-compare: {exc.message}", hint=exc.hint) from None
 
 
 def _load(file: Path) -> tuple[ta.Report | ta.Baseline, Path]:
     try:
-        doc = ta.load_document(file)
-    except ta.ArtifactError as exc:
+        return th.load_side(file)
+    except th.CliError as exc:
         raise TilePytestError(f"--tile-compare: {exc.message}", hint=exc.hint) from None
-    if not isinstance(doc, ta.Report | ta.Baseline):
-        raise TilePytestError(
-            f"--tile-compare: `{file}` is a {doc.schema_name} document, not a report or baseline",
-            hint="pass a run directory, its report.json, or a file from `tile baseline save`",
-        )
-    return doc, file

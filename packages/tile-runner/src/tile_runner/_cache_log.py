@@ -29,6 +29,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Final
 
+from tile_protocol import JAX_CACHE_LOG_PREFIX
+
 __all__ = [
     "EXPLAIN_ENV",
     "INDEX_NAME",
@@ -41,7 +43,7 @@ __all__ = [
 
 EXPLAIN_ENV: Final = "TILE_JAX_CACHE_EXPLAIN"
 """Set to 1 by the CLI (tile_cli/_cache_report.py) in the runner's environment."""
-LOG_PREFIX: Final = "jax_cache "
+LOG_PREFIX: Final = JAX_CACHE_LOG_PREFIX
 """`log` messages that start with this carry one JSON event; the CLI reads them back."""
 INDEX_NAME: Final = "tile-key-parts.jsonl"
 # What each part of JAX's cache key stands for, in the reasons people read.

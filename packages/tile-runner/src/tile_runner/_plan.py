@@ -6,7 +6,7 @@ import fnmatch
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from tile_protocol import Failure
+from tile_protocol import Failure, UsageErrorType
 from tile_runner._api import Case, KernelDef, Suite, cases, registry
 from tile_runner._axes import format_value
 from tile_runner._errors import RunnerError
@@ -147,9 +147,9 @@ def _keep_only(plan: Plan, case_ids: Sequence[str]) -> None:
         )
 
 
-UNKNOWN_AXIS = "UnknownAxis"
+UNKNOWN_AXIS: UsageErrorType = "UnknownAxis"
 """`error_type` of the plan failure for `-a AXIS=V` naming an axis no selected kernel has."""
-UNKNOWN_TUNABLE = "UnknownTunable"
+UNKNOWN_TUNABLE: UsageErrorType = "UnknownTunable"
 """`error_type` of the plan failure for `--tunable NAME=V` naming a tunable no selected
 kernel has."""
 _LISTED = 8

@@ -1,0 +1,62 @@
+"""`tile compare` and `tile bench --compare` on the terminal: verdicts worst first."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+
+from tile_cli._layout import Column, emit, fit_tables
+from tile_harness import fmt_time
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    import tile_artifacts as ta
+
+__all__ = ["render_comparison"]
+
+_ORDER = {"regression": 0, "inconclusive": 1, "not_comparable": 2, "neutral": 3, "improvement": 4}
+_STYLE = {"regression": "bold red", "improvement": "green", "inconclusive": "yellow",
+          "not_comparable": "magenta", "neutral": "dim"}  # fmt: skip
+
+
+def render_comparison(doc: ta.ComparisonDoc, out: Console, *, plain: bool) -> None:
+    """Tables sorted worst first (folded to the console's width), then a one-line summary."""
+    import tile_artifacts as ta
+
+    columns = [
+        Column("case", "left"),
+        Column("baseline"),
+        Column("current"),
+        Column("change"),
+        Column(f"{(1 - doc.thresholds.alpha) * 100:g}% CI of change"),
+        Column("p"),
+        Column("basis", "left"),
+        Column("verdict", "left"),
+        Column("reason", "left", wrap=True),
+    ]
+    rows: list[list[str | Text]] = []
+    for row in sorted(doc.rows, key=lambda r: (_ORDER[r.judgement], r.case_id)):
+        rows.append(
+            [
+                Text(row.case_id),
+                fmt_time(row.baseline_value),
+                fmt_time(row.current_value),
+                ta.format_percent(row.percent_change, signed=True),
+                ta.format_change_ci(row.ratio_ci_low, row.ratio_ci_high),
+                ta.format_p(row.p_value),
+                row.basis or "-",
+                Text(row.judgement, style=_STYLE[row.judgement]),
+                Text(row.reason or ""),
+            ]
+        )
+    s = doc.summary
+    line = Text(
+        f"{s.regression_count} regressions, {s.improvement_count} improvements, "
+        f"{s.neutral_count} neutral, {s.inconclusive_count} inconclusive, "
+        f"{s.not_comparable_count} not comparable "
+        f"(noise floor ±{doc.thresholds.noise_floor_pct:g}%, alpha {doc.thresholds.alpha:g}, "
+        f"basis {doc.thresholds.basis or 'absolute'})"
+    )
+    emit(out, *fit_tables(None, columns, rows, width=out.width, plain=plain), line)

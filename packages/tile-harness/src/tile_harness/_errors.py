@@ -1,0 +1,158 @@
+"""Exit codes and the one error type the CLI turns into a message plus `hint:`."""
+
+from __future__ import annotations
+
+import errno
+from collections.abc import Sequence
+from enum import IntEnum
+from pathlib import Path
+
+import tile_protocol as tp
+
+__all__ = [
+    "USAGE_ERRORS",
+    "CliError",
+    "ExitCode",
+    "no_cases",
+    "os_error",
+    "os_failure",
+    "stopped_code",
+    "usage_failure",
+    "write_atomically",
+]
+
+USAGE_ERRORS: frozenset[str] = frozenset(tp.USAGE_ERROR_TYPES)
+"""Runner failures that mean the command line asked for something that does not exist: an
+axis no selected kernel has, an `-a` value no kernel can read, or a `--tunable` no selected
+kernel declares."""
+
+
+class ExitCode(IntEnum):
+    """Documented exit codes of `tile` (docs/cli.md)."""
+
+    OK = 0
+    FAILED = 1
+    """A check failed or a comparison found a regression."""
+    USAGE = 2
+    """Bad flags, bad configuration or unusable input files."""
+    INFRA = 3
+    """The runner crashed, hung or could not start; partial results are kept."""
+    INCONCLUSIVE = 4
+    """A comparison was inconclusive and `--fail-on-inconclusive` was given."""
+    INTERRUPTED = 130
+    TERMINATED = 143
+
+
+class CliError(Exception):
+    """A user-facing failure: one message, a hint, and the exit code to leave with."""
+
+    def __init__(self, message: str, *, hint: str | None = None, code: ExitCode = ExitCode.USAGE):
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+        self.code = code
+
+
+def stopped_code(interrupted: str) -> int:
+    """The exit code of a run stopped by a signal (`interrupted` names it, e.g. "SIGTERM")."""
+    return int(ExitCode.TERMINATED if "SIGTERM" in interrupted else ExitCode.INTERRUPTED)
+
+
+def no_cases(filtered: bool) -> CliError:
+    """The error of a run that planned no case: the filters matched none, or none exist."""
+    if filtered:
+        return CliError("no case matches the filters", hint="run `tile list` to see every case id")
+    return CliError(
+        "no kernels found",
+        hint="add `[project] modules = [...]` or `paths = [...]` to tile.toml, or run "
+        "`tile init NAME` to start a project",
+    )
+
+
+def os_failure(what: str, exc: OSError, *, hint: str, code: ExitCode = ExitCode.INFRA) -> CliError:
+    """The error of an operating-system call that failed: `cannot <what>: <the OS's reason>`."""
+    return CliError(f"cannot {what}: {exc.strerror or exc}", hint=hint, code=code)
+
+
+def write_atomically(path: Path, data: str | bytes, *, hint: str, code: ExitCode) -> None:
+    """Write a whole file through a temp file and a rename, so no reader sees half of it."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_bytes(data.encode() if isinstance(data, str) else data)
+        tmp.replace(path)
+    except OSError as exc:
+        raise os_failure(f"write `{path}`", exc, hint=hint, code=code) from None
+
+
+_USAGE_ERRNOS = frozenset(
+    {
+        errno.ENOENT,
+        errno.ENOTDIR,
+        errno.EISDIR,
+        errno.EACCES,
+        errno.EPERM,
+        errno.EEXIST,
+        errno.ENAMETOOLONG,
+        errno.ELOOP,
+        errno.EROFS,
+    }
+)
+_SPACE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+
+
+def os_error(exc: OSError) -> CliError:
+    """What the environment refused, as a message naming the file, a hint and an exit code.
+
+    A path the user gave that cannot be used (missing, not a directory, no permission) is a
+    usage error (2); a full disk or a failing device is infrastructure (3).
+    """
+    where = exc.filename if exc.filename is not None else None
+    what = exc.strerror or type(exc).__name__
+    message = f"{what}: `{where}`" if where is not None else f"{what} ({exc})"
+    if exc.errno in _SPACE_ERRNOS:
+        return CliError(
+            message,
+            hint="free some space (or raise the quota) there, or point tile elsewhere "
+            "(`--output-dir`, `TILE_CACHE_DIR`), then rerun",
+            code=ExitCode.INFRA,
+        )
+    if exc.errno in _USAGE_ERRNOS:
+        return CliError(
+            message,
+            hint="check the path and its permissions, or choose another location",
+            code=ExitCode.USAGE,
+        )
+    return CliError(message, hint="check the file system, then rerun", code=ExitCode.INFRA)
+
+
+def usage_failure(failures: Sequence[tp.Failure]) -> CliError | None:
+    """One usage error (exit 2) for a selection the runner refused, however many kernels
+    refused it (the runner then planned no case); None when there is no such failure."""
+    unknown = next((f for f in failures if f.error_type == "UnknownAxis"), None)
+    if unknown is not None:
+        return CliError(
+            unknown.message,
+            hint="override one of those axes (`-a dtype=float32`), or select kernels that have "
+            "it (`--kernel NAME`); `tile list` shows every case id with its axes",
+            code=ExitCode.USAGE,
+        )
+    misspelt = next((f for f in failures if f.error_type == "UnknownTunable"), None)
+    if misspelt is not None:
+        return CliError(
+            misspelt.message,
+            hint="override a tunable the selected kernels declare (named above), or select a "
+            "kernel that has it (`--kernel NAME`)",
+            code=ExitCode.USAGE,
+        )
+    bad = [f for f in failures if f.error_type == "AxisValueError"]
+    if not bad:
+        return None
+    kernels = len(bad)
+    more = f" (and {kernels - 1} other kernel{'s' * (kernels > 2)})" if kernels > 1 else ""
+    return CliError(
+        f"bad `-a` value: {bad[0].message}{more}",
+        hint="write the value as the case ids show it (`tile list`), e.g. `-a shape=256x1024` "
+        "or `-a dtype=bfloat16`; several values are separated by commas",
+        code=ExitCode.USAGE,
+    )

@@ -1,0 +1,83 @@
+"""Where a run's directory goes: made (refusing an unusable place clearly), pointed at by
+`.tile/latest`, and the oldest runs pruned to `[output] keep`."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tile_harness._errors import CliError, ExitCode
+from tile_harness._report import RunSetup
+
+if TYPE_CHECKING:
+    from tile_config import ResolvedConfig
+
+__all__ = ["TOOL", "open_run", "tool_version"]
+
+TOOL = "tile"
+
+
+def tool_version() -> str:
+    """Version of the installed tile-cli."""
+    try:
+        return version("tile-cli")
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
+def open_run(
+    command: str, resolved: ResolvedConfig, output_dir: Path | None, argv: list[str]
+) -> RunSetup:
+    """Create the run directory (and `.tile/latest`); refuse an unusable location clearly."""
+    import tile_artifacts as ta
+
+    run_id = ta.new_run_id(command)
+    redactor = ta.Redactor.for_run(
+        environ=os.environ,
+        settings=resolved.config.runner.env,
+        config_text=resolved.raw_text,
+        argv=argv,
+    )
+    if output_dir is not None:
+        run_dir = output_dir.absolute()
+    else:
+        run_dir = resolved.resolve_path(resolved.config.output.dir).absolute() / run_id
+    producer = ta.producer_info(TOOL, tool_version(), Path.cwd())
+    try:
+        writer = ta.ArtifactWriter(run_dir, run_id=run_id, producer=producer, redactor=redactor)
+    except ta.ArtifactError as exc:
+        raise CliError(exc.message, hint=exc.hint, code=ExitCode.USAGE) from None
+    # `-o DIR` runs too: `tile baseline save` (and --compare's users) take `.tile/latest`
+    # for the run just made; pointing it elsewhere saved an unrelated run as the baseline.
+    runs = resolved.resolve_path(resolved.config.output.dir).absolute()
+    _point_latest(run_dir, runs.parent if runs.name == "runs" else runs)
+    keep = resolved.config.output.keep
+    if output_dir is None and keep is not None:
+        from tile_harness._keep import prune_runs
+
+        prune_runs(run_dir.parent, keep, run_dir)
+    return RunSetup(command, resolved, writer, run_dir, argv)
+
+
+def _point_latest(run_dir: Path, tile_dir: Path) -> None:
+    """`.tile/latest` -> the newest run, replaced atomically; best effort."""
+    link = tile_dir / "latest"
+    tmp = tile_dir / f".latest-{os.getpid()}"
+    try:
+        tile_dir.mkdir(parents=True, exist_ok=True)
+        tmp.unlink(missing_ok=True)
+        tmp.symlink_to(os.path.relpath(run_dir, tile_dir))
+        tmp.replace(link)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)  # no stray `.latest-<pid>` left behind
+        what = "is a directory, not a link" if link.is_dir() and not link.is_symlink() else None
+        print(
+            f"warning: `{link}` was not updated ({what or exc.strerror or exc}): it does not "
+            f"show this run; remove it and it will follow the newest run again",
+            file=sys.stderr,
+        )

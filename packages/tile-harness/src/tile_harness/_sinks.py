@@ -1,0 +1,81 @@
+"""Where a session's events go: the `Sink` protocol and the two sinks others build on.
+
+A runner session knows only processes and protocol messages; what to keep, record or show is
+a sink's business. Most sinks care about a few events: `NullSink` ignores all of them and
+`Relay` passes all of them on, so that a sink says only what it does differently.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    import tile_protocol as tp
+    from tile_harness._process import Launch
+
+__all__ = ["NullSink", "Relay", "Sink"]
+
+
+class Sink(Protocol):
+    """Receives everything that happens during a session, in order."""
+
+    def on_launch(self, launch: Launch) -> None:
+        """A runner process was started."""
+
+    def on_launch_end(self, launch: Launch) -> None:
+        """A runner process ended; `launch` says how."""
+
+    def on_hello(self, hello: tp.Hello) -> None:
+        """A runner introduced itself (every runner of a session does)."""
+
+    def on_plan(self, plan: tp.Plan) -> None:
+        """The session's plan: the first runner's, once."""
+
+    def on_case_start(self, start: tp.CaseStart) -> None:
+        """A runner began a case."""
+
+    def on_message(self, message: tp.Message) -> None:
+        """Results, artifacts, inspect views, logs and failures (runner-sent or synthesized)."""
+
+    def on_noise(self, event: tp.BadLine | tp.UnknownMessage) -> None:
+        """A line on the stream that is not a message this CLI knows."""
+
+
+class NullSink:
+    """A sink that ignores everything; subclasses keep what they need."""
+
+    def on_launch(self, launch: Launch) -> None: ...
+    def on_launch_end(self, launch: Launch) -> None: ...
+    def on_hello(self, hello: tp.Hello) -> None: ...
+    def on_plan(self, plan: tp.Plan) -> None: ...
+    def on_case_start(self, start: tp.CaseStart) -> None: ...
+    def on_message(self, message: tp.Message) -> None: ...
+    def on_noise(self, event: tp.BadLine | tp.UnknownMessage) -> None: ...
+
+
+class Relay:
+    """A sink in front of another that passes every event on; subclasses change a few."""
+
+    def __init__(self, inner: Sink) -> None:
+        self.inner = inner
+
+    def on_launch(self, launch: Launch) -> None:
+        self.inner.on_launch(launch)
+
+    def on_launch_end(self, launch: Launch) -> None:
+        self.inner.on_launch_end(launch)
+
+    def on_hello(self, hello: tp.Hello) -> None:
+        self.inner.on_hello(hello)
+
+    def on_plan(self, plan: tp.Plan) -> None:
+        self.inner.on_plan(plan)
+
+    def on_case_start(self, start: tp.CaseStart) -> None:
+        self.inner.on_case_start(start)
+
+    def on_message(self, message: tp.Message) -> None:
+        self.inner.on_message(message)
+
+    def on_noise(self, event: tp.BadLine | tp.UnknownMessage) -> None:
+        self.inner.on_noise(event)

@@ -1,0 +1,108 @@
+"""What `tile tune` leaves behind: the winners in `tuning/<device>.json` (and the user cache's
+copy, where bench, test and library use find them) and one finding per case in the report."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import tile_protocol as tp
+from tile_harness._compare import device_slug
+from tile_harness._errors import CliError, ExitCode, write_atomically
+
+if TYPE_CHECKING:
+    import tile_artifacts as ta
+    from tile_config import ResolvedConfig
+    from tile_harness.tune._pick import Decision
+
+__all__ = ["tune_findings", "write_tuning"]
+
+
+def tune_findings(
+    decisions: Mapping[str, Decision], dropped: Mapping[str, str]
+) -> list[ta.Finding]:
+    """One finding per tuned case: the winner, the runner-up and why the others dropped out."""
+    import tile_artifacts as ta
+
+    out: list[ta.Finding] = []
+    for i, (case_id, d) in enumerate(decisions.items(), start=1):
+        evidence = [f"winner {d.winner.unit_id}: median {d.winner.median:.6g} s"]
+        if d.runner_up is not None:
+            evidence.append(f"runner-up {d.runner_up.unit_id}: median {d.runner_up.median:.6g} s")
+        gone = [f"{u}: {why}" for u, why in dropped.items() if u.startswith(case_id)]
+        evidence.extend(gone[:20])
+        out.append(
+            ta.Finding(
+                finding_id=f"T{i:03d}",
+                severity="info",
+                category="tuning",
+                title=f"{case_id}: {d.winner.unit_id[len(case_id) :]} ({d.decided_by})",
+                evidence=evidence,
+                interpretation=d.reason,
+            )
+        )
+    return out
+
+
+def write_tuning(
+    resolved: ResolvedConfig,
+    decisions: Mapping[str, Decision],
+    winners: Mapping[str, tp.BenchResult],
+    hello: tp.Hello | None,
+    run_id: str,
+) -> list[Path]:
+    """Merge the winners (each decision's winning unit's result) into `tuning/<device>.json`
+    and the user cache's copy; the files written."""
+    from tile_downloads import resolve_cache_dir
+
+    if not decisions:
+        return []
+    device_kind = hello.devices[0].device_kind if hello and hello.devices else "unknown"
+    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    entries: list[tp.TuningEntry] = []
+    for case_id, d in decisions.items():
+        result = winners[d.winner.unit_id]
+        entries.append(
+            tp.TuningEntry(
+                kernel=result.kernel,
+                case_id=case_id,
+                signature=(result.config.signature if result.config else None) or "",
+                device_kind=device_kind,
+                jax_version=hello.jax_version if hello else None,
+                jaxlib_version=hello.jaxlib_version if hello else None,
+                values=d.winner.values,
+                median_s=d.winner.median,
+                runner_up=d.runner_up.values if d.runner_up else None,
+                margin=d.margin,
+                decided_by=d.decided_by,
+                tuned_at=now,
+                run_id=run_id,
+            )
+        )
+    name = f"{device_slug(device_kind)}.json"
+    targets = [resolved.resolve_path(resolved.config.tune.dir) / name,
+               resolve_cache_dir() / "tuning" / name]  # fmt: skip
+    for path in targets:
+        _merge_into(path, device_kind, entries)
+    return targets
+
+
+def _merge_into(path: Path, device_kind: str, entries: list[tp.TuningEntry]) -> None:
+    """Replace the entries of the same cases in `path` (created if missing), atomically."""
+    old: list[tp.TuningEntry] = []
+    if path.exists():
+        try:
+            old = list(tp.decode_tuning(path.read_bytes()).entries)
+        except (OSError, tp.DecodeError) as exc:
+            raise CliError(
+                f"cannot update the tuning file `{path}`: {exc}",
+                hint="fix or remove it; `tile tune` rewrites it with this run's winners",
+                code=ExitCode.INFRA,
+            ) from None
+    new_ids = {e.case_id for e in entries}
+    merged = [e for e in old if e.case_id not in new_ids] + entries
+    doc = tp.TuningFile(device_kind=device_kind, entries=merged)
+    hint = "check that the directory is writable (`[tune] dir` in tile.toml)"
+    write_atomically(path, tp.encode_tuning(doc), hint=hint, code=ExitCode.INFRA)
