@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from support import MakeProject, TileRun
 
-from tile_cli._snap import normalize_stablehlo, render_snapshot, snapshot_case_id
+from tile_cli.runs._snap import normalize_stablehlo, render_snapshot, snapshot_case_id
 from tile_protocol import case_dirname
 
 SCALE = "lw/scale[n=128]"

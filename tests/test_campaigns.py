@@ -459,7 +459,7 @@ def test_bench_runs_exact_case_ids_and_sets_any_key(tile: TileRun, project: Make
 
 
 def test_tile_init_sample_campaign_plans(tile: TileRun, tmp_path: Path) -> None:
-    from tile_cli._init import init_project
+    from tile_cli.project._init import init_project
 
     root = tmp_path / "my-kernels"
     init_project("my-kernels", root)

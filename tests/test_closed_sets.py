@@ -17,6 +17,7 @@ import tile_config as tc
 import tile_downloads as td
 import tile_protocol as tp
 from tile_artifacts import _models as ta_models
+from tile_cli.commands import _options as cli_options
 
 
 def _values(literal: Any) -> set[str]:
@@ -44,6 +45,10 @@ def _field(model: Any, name: str) -> set[str]:
         (tc.CompareBasis, ta.BasisSetting),
         # `[downloads.<name>] archive` is what the downloader unpacks.
         (tc.ArchiveKind, td.ArchiveKind),
+        # The words `--timer`, `--launcher` and `--basis` take are the configuration's.
+        (cli_options.TimerChoice, tc.Timer),
+        (cli_options.LauncherChoice, tc.LauncherKind),
+        (cli_options.BasisChoice, tc.CompareBasis),
     ],
     ids=str,
 )
@@ -73,3 +78,25 @@ def test_usage_error_types_are_the_names_the_runner_sends() -> None:
 
     sent = {AxisValueError.__name__, UNKNOWN_AXIS, UNKNOWN_TUNABLE}
     assert sent == set(tp.USAGE_ERROR_TYPES)
+
+
+def test_one_set_of_bench_defaults_behind_every_door() -> None:
+    # tile.toml's defaults, what a request carries when nothing is set, and what a direct
+    # `tile_runner.measure` call samples with (its `warmup` is `warmup_runs`).
+    import inspect
+
+    import tile_runner
+
+    config = tc.BenchConfig()
+    wire = tp.BenchSettings()
+    direct = {
+        ("warmup_runs" if name == "warmup" else name): p.default
+        for name, p in inspect.signature(tile_runner.measure).parameters.items()
+        if p.kind is inspect.Parameter.KEYWORD_ONLY
+    }
+    for name in tp.BenchSettings.__struct_fields__:
+        if name == "cache_bytes":  # `[machine] l2_bytes`, not a `[bench]` key
+            continue
+        assert getattr(config, name) == getattr(wire, name), name
+        if name != "rounds":  # a direct call is one round
+            assert direct[name] == getattr(wire, name), name

@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from tile_cli._init import init_project, project_name
-from tile_cli._tile_source import TileSource, direct_url, find_tile_source
+from tile_cli.project._init import init_project, project_name
+from tile_cli.project._tile_source import TileSource, direct_url, find_tile_source
 from tile_harness._errors import CliError, ExitCode
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -235,7 +235,7 @@ def test_from_index_is_the_plain_form(tmp_path: Path) -> None:
 
 
 def test_wheel_without_a_runner_beside_it_falls_back_to_the_index(tmp_path: Path) -> None:
-    from tile_cli._tile_source import _wheelhouse
+    from tile_cli.project._tile_source import _wheelhouse
 
     lonely = tmp_path / "tile_cli-0.1.0-py3-none-any.whl"
     lonely.write_bytes(b"")

@@ -124,7 +124,7 @@ def _compose_profiles(args: list[str]) -> list[str]:
 
 
 def _print_error(message: str, hint: str | None) -> None:
-    from tile_cli._escape import escape_controls
+    from tile_cli.terminal._escape import escape_controls
 
     color = sys.stderr.isatty() and not os.environ.get("NO_COLOR")
     red, bold, reset = ("\x1b[31m", "\x1b[1m", "\x1b[0m") if color else ("", "", "")

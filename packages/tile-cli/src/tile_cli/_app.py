@@ -8,9 +8,9 @@ from typing import Annotated
 
 import typer
 
-from tile_cli import _cmd_results as results
-from tile_cli import _cmd_setup as setup
-from tile_cli import _cmd_suite as suite
+from tile_cli.commands import _read as results
+from tile_cli.commands import _run as suite
+from tile_cli.commands import _setup as setup
 from tile_harness import ExitCode
 
 __all__ = ["app"]
@@ -30,7 +30,7 @@ app = typer.Typer(
 
 def _print_versions(value: bool) -> None:
     if value:
-        from tile_cli._versions import version_lines
+        from tile_cli.project._versions import version_lines
 
         typer.echo("\n".join(version_lines()))
         raise typer.Exit(ExitCode.OK)

@@ -45,13 +45,14 @@ if TYPE_CHECKING:
     from tile_harness._hints import failure_hints
     from tile_harness._jax_cache import cache_clear, cache_info, snapshot
     from tile_harness._outcome import (
+        Finished,
         Outcome,
         comparison_outcome,
         outcome_hint,
         split_failures,
     )
     from tile_harness._process import LaunchCounter
-    from tile_harness._record import Finished, RunRecorder, launch_id, open_run
+    from tile_harness._record import RunRecorder, launch_id, open_run
     from tile_harness._report import RunSetup, case_counts, cases_status
     from tile_harness._requests import bench_settings, build_request, derive, tuning_files
     from tile_harness._results import RunResults
@@ -164,7 +165,7 @@ _HOME: dict[str, str] = {
     "ProcessWatch": "tile_harness._cold_process",
     "QuietDisplay": "tile_harness._display",
     "Relay": "tile_harness._sinks",
-    "Finished": "tile_harness._record",
+    "Finished": "tile_harness._outcome",
     "RunRecorder": "tile_harness._record",
     "RunResults": "tile_harness._results",
     "RunSetup": "tile_harness._report",

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import os
-import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tile_harness._errors import CliError, ExitCode, os_error
+from tile_protocol import device_slug
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -73,12 +73,6 @@ def load_side(path: Path) -> tuple[ta.Report | ta.Baseline, Path]:
             hint="compare run directories, report.json files or baseline files",
         )
     return doc, target
-
-
-def device_slug(kind: str | None) -> str:
-    """`NVIDIA H200` -> `nvidia-h200`: the file name of a device's baseline."""
-    slug = re.sub(r"[^a-z0-9]+", "-", (kind or "unknown").lower()).strip("-")
-    return slug or "unknown"
 
 
 def pick_baseline(path: Path, device_kind: str | None) -> Path:

@@ -21,13 +21,16 @@ if TYPE_CHECKING:
     import tile_artifacts as ta
     import tile_protocol as tp
     from tile_harness._compare import CompareSettings
+    from tile_harness._errors import CliError
     from tile_harness._results import RunResults
 
 __all__ = [
     "BUILD_PHASES",
+    "Finished",
     "Outcome",
     "apply_outcome",
     "comparison_outcome",
+    "decide",
     "run_outcome",
     "outcome_hint",
     "split_failures",
@@ -179,3 +182,27 @@ _GATE_HINT = {
 def outcome_hint(outcome: Outcome) -> str | None:
     """What to do next after a gate that did not pass, if there is a general answer."""
     return _GATE_HINT.get(outcome.code) if outcome.reason is not None else None
+
+
+@dataclass(frozen=True)
+class Finished:
+    """A finalized run: the report as written, its comparison, and the outcome decided."""
+
+    report: ta.Report
+    comparison: ta.ComparisonDoc | None
+    outcome: Outcome
+
+
+def decide(
+    results: RunResults,
+    interrupted: str | None,
+    comparison: ta.ComparisonDoc | None,
+    settings: CompareSettings | None,
+    problem: CliError | None,
+) -> Outcome:
+    """The run's outcome; a baseline that could not be used fails a run that passed."""
+    outcome = run_outcome(results, interrupted=interrupted, comparison=comparison,
+                          settings=settings)  # fmt: skip
+    if problem is not None and outcome.code == 0:
+        return Outcome(int(problem.code), problem.message)
+    return outcome

@@ -14,7 +14,6 @@ import os
 import sys
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +24,7 @@ from tile_harness import signals
 from tile_harness._checkpoint import Checkpoints
 from tile_harness._errors import CliError, ExitCode
 from tile_harness._invalid import invalid_failure, result_problem
+from tile_harness._outcome import Finished, decide
 from tile_harness._process import Launch
 from tile_harness._report import RunSetup, build_report, compare_run, write_final
 from tile_harness._results import CaseResult, RunResults
@@ -36,36 +36,8 @@ if TYPE_CHECKING:
     import tile_artifacts as ta
     from tile_harness._compare import CompareSettings
     from tile_harness._display import Display
-    from tile_harness._outcome import Outcome
 
-__all__ = ["Finished", "RunRecorder", "decide", "launch_id", "open_run", "tool_version"]
-
-
-@dataclass(frozen=True)
-class Finished:
-    """A finalized run: the report as written, its comparison, and the outcome decided."""
-
-    report: ta.Report
-    comparison: ta.ComparisonDoc | None
-    outcome: Outcome
-
-
-def decide(
-    results: RunResults,
-    interrupted: str | None,
-    comparison: ta.ComparisonDoc | None,
-    settings: CompareSettings | None,
-    problem: CliError | None,
-) -> Outcome:
-    """The run's outcome; a baseline that could not be used fails a run that passed."""
-    from tile_harness._outcome import Outcome, run_outcome
-
-    outcome = run_outcome(results, interrupted=interrupted, comparison=comparison,
-                          settings=settings)  # fmt: skip
-    if problem is not None and outcome.code == 0:
-        return Outcome(int(problem.code), problem.message)
-    return outcome
-
+__all__ = ["RunRecorder", "launch_id", "open_run", "tool_version"]
 
 _FORGED = "lines the runner did not send reached its pipe"
 

@@ -42,7 +42,7 @@ from tile_protocol._messages import (
     StateChange,
     TestResult,
 )
-from tile_protocol._naming import JAX_CACHE_LOG_PREFIX, case_dirname
+from tile_protocol._naming import JAX_CACHE_LOG_PREFIX, case_dirname, device_slug
 from tile_protocol._parts import (
     Accounting,
     BenchSettings,
@@ -172,6 +172,7 @@ __all__ = [
     "result_problem",
     # names both sides derive
     "case_dirname",
+    "device_slug",
     # tuning files
     "TUNING_SCHEMA",
     "TuningEntry",

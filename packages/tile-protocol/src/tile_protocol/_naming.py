@@ -1,4 +1,5 @@
-"""Names both sides use: the folder of a case's build outputs and snapshots, the cache-log prefix.
+"""Names both sides use: a case's folder for build outputs and snapshots, a device's file name
+(baselines, tuning files, calibrations), the cache-log prefix.
 
 The runner writes `outputs/<case_dirname>/` and the CLI names `snapshots/<case_dirname>.mlir`
 and looks for build outputs by the same rule; written once here, the two cannot drift apart.
@@ -9,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-__all__ = ["JAX_CACHE_LOG_PREFIX", "case_dirname"]
+__all__ = ["JAX_CACHE_LOG_PREFIX", "case_dirname", "device_slug"]
 
 JAX_CACHE_LOG_PREFIX = "jax_cache "
 """A `log` message that starts with this carries one JSON compile-cache event after it."""
@@ -26,3 +27,10 @@ def case_dirname(case_id: str) -> str:
     """
     slug = _UNSAFE.sub("_", case_id).strip("._-")[:_MAX_SLUG].rstrip("._-") or "case"
     return f"{slug}-{hashlib.sha256(case_id.encode()).hexdigest()[:8]}"
+
+
+def device_slug(kind: str | None) -> str:
+    """`NVIDIA H200` -> `nvidia-h200`: the file name of a device's baseline, tuning file and
+    calibration."""
+    slug = re.sub(r"[^a-z0-9]+", "-", (kind or "unknown").lower()).strip("-")
+    return slug or "unknown"

@@ -42,7 +42,7 @@ __all__ = [
 ]
 
 EXPLAIN_ENV: Final = "TILE_JAX_CACHE_EXPLAIN"
-"""Set to 1 by the CLI (tile_cli/_cache_report.py) in the runner's environment."""
+"""Set to 1 by the CLI (tile_cli/runs/_cache_report.py) in the runner's environment."""
 LOG_PREFIX: Final = JAX_CACHE_LOG_PREFIX
 """`log` messages that start with this carry one JSON event; the CLI reads them back."""
 INDEX_NAME: Final = "tile-key-parts.jsonl"

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
-from tile_protocol import Calibration, DeviceInfo, DeviceReport, Peaks
+from tile_protocol import Calibration, DeviceInfo, DeviceReport, Peaks, device_slug
 
 __all__ = ["calibrate", "calibrated_peaks", "calibration_path", "device_report"]
 
@@ -56,13 +55,10 @@ def calibrate(platform: str) -> Calibration:
 
 
 def calibration_path(device_kind: str) -> Path:
-    """Where the calibration of one device kind is cached: `$TILE_CACHE_DIR/calibration/`."""
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    root = (
-        os.environ.get("TILE_CACHE_DIR") or (Path(xdg) if xdg else Path.home() / ".cache") / "tile"
-    )
-    slug = re.sub(r"[^a-z0-9]+", "-", device_kind.lower()).strip("-") or "unknown"
-    return Path(root) / "calibration" / f"{slug}.json"
+    """Where the calibration of one device kind is cached: `calibration/` in tile's cache."""
+    from tile_downloads import resolve_cache_dir
+
+    return resolve_cache_dir() / "calibration" / f"{device_slug(device_kind)}.json"
 
 
 def _save(device_kind: str, calibration: Calibration) -> None:

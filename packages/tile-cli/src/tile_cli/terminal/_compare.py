@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from tile_cli._layout import Column, emit, fit_tables
+from tile_cli.terminal._layout import Column, emit, fit_tables
 from tile_harness import fmt_time
 
 if TYPE_CHECKING:

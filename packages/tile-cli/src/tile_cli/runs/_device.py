@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import msgspec
 from rich.table import Table
 
-from tile_cli._ui import make_consoles
+from tile_cli.terminal._ui import make_consoles
 from tile_harness import CliError, ExitCode, Selection, ask, fmt_bytes, resolve_config
 
 if TYPE_CHECKING:
@@ -76,13 +76,11 @@ def show_device(*, calibrate: bool, as_json: bool, profile: str | None) -> int:
 
 
 def calibration_dir(environ: Mapping[str, str]) -> Path:
-    """Where runners cache calibrations: `calibration/` in TILE_CACHE_DIR, else in the user
-    cache directory (as tile_runner's `calibration_path`, without importing it)."""
-    root = environ.get("TILE_CACHE_DIR")
-    if not root:
-        xdg = environ.get("XDG_CACHE_HOME")
-        root = str((Path(xdg) if xdg else Path.home() / ".cache") / "tile")
-    return Path(root).expanduser() / "calibration"
+    """Where runners cache calibrations: `calibration/` in tile's cache directory, as a runner
+    started with `environ` finds it (the one rule: `tile_downloads.resolve_cache_dir`)."""
+    from tile_downloads import resolve_cache_dir
+
+    return resolve_cache_dir(environ.get("TILE_CACHE_DIR") or None) / "calibration"
 
 
 def _check_calibration_cache(resolved: ResolvedConfig) -> None:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from tile_cli._options import (
+from tile_cli.commands._options import (
     DB,
     FILTERS,
     HISTORY,
@@ -23,7 +23,7 @@ from tile_cli._options import (
 from tile_harness import CliError, ExitCode, write_atomically
 
 if TYPE_CHECKING:
-    from tile_cli._history import HistoryQuery
+    from tile_cli.results._history import HistoryQuery
 
 __all__ = [
     "baseline_save_cmd",
@@ -59,9 +59,9 @@ def compare_cmd(
     written unless `-o` names a file.
     """
     import tile_artifacts as ta
-    from tile_cli._compare_view import render_comparison
-    from tile_cli._render import say_outcome
-    from tile_cli._ui import make_consoles
+    from tile_cli.terminal._compare import render_comparison
+    from tile_cli.terminal._render import say_outcome
+    from tile_cli.terminal._ui import make_consoles
     from tile_harness import compare_paths, comparison_outcome, resolve_config
 
     if fmt not in _FORMATS:
@@ -75,7 +75,7 @@ def compare_cmd(
         write_atomically(output, doc.model_dump_json(indent=2) + "\n", code=ExitCode.USAGE,
                          hint="pass `-o` a file in a directory that exists and is writable")  # fmt: skip
     if fmt == "markdown":
-        from tile_cli._escape import escape_controls
+        from tile_cli.terminal._escape import escape_controls
 
         print(escape_controls(ta.render_comparison_markdown(doc)))
     elif fmt == "json":
@@ -111,7 +111,7 @@ def baseline_save_cmd(
     Says which run it took (`.tile/latest` is the newest run, `-o DIR` runs included) and
     refuses one without bench samples (a `tile test` or `tile build` run).
     """
-    from tile_cli._ui import make_consoles
+    from tile_cli.terminal._ui import make_consoles
     from tile_harness import save_baseline
 
     _, err = make_consoles()
@@ -132,7 +132,7 @@ def schema_check_cmd(
 ) -> None:
     """Validate a run directory (or one file) against Artifact Format v1."""
     import tile_artifacts as ta
-    from tile_cli._escape import escape_controls
+    from tile_cli.terminal._escape import escape_controls
 
     try:
         problems = ta.check_path(path)
@@ -165,7 +165,7 @@ def report_cmd(
     **flags: Any,
 ) -> None:
     """Write one self-contained HTML report of a run: context, roofline, samples, failures."""
-    from tile_cli._html_report import make_report
+    from tile_cli.results._html_report import make_report
 
     code = make_report(run, output=output, compare=compare, history=history, db=flags["db"],
                        profile=flags["profile"])  # fmt: skip
@@ -181,14 +181,14 @@ def history_add_cmd(
     **flags: Any,
 ) -> None:
     """Add existing run directories to the history (a run already there is left alone)."""
-    from tile_cli._history import add_runs
+    from tile_cli.results._history import add_runs
 
     raise typer.Exit(add_runs(runs, db=flags["db"], branch=branch, profile=flags["profile"]))
 
 
 def _query(flags: Flags, min_change: float | None = None) -> HistoryQuery:
     """Which cases and runs of the history a command looks at."""
-    from tile_cli._history import HistoryQuery
+    from tile_cli.results._history import HistoryQuery
 
     query = HistoryQuery(
         flags["filters"] or [],
@@ -209,7 +209,7 @@ def history_show_cmd(
     **flags: Any,
 ) -> None:
     """Each case's trend over commits: sparkline, first and latest median, steps found."""
-    from tile_cli._history import show_history
+    from tile_cli.results._history import show_history
 
     code = show_history(_query(flags), db=flags["db"], profile=flags["profile"], verbose=verbose)
     raise typer.Exit(code)
@@ -224,7 +224,7 @@ def history_regressions_cmd(
 ) -> None:
     """Find the commits where a case got slower beyond the noise between runs; exit 1 if any
     such step still stands at the latest commit."""
-    from tile_cli._history import show_regressions
+    from tile_cli.results._history import show_regressions
 
     if not min_change > 0:
         raise CliError(f"--min-change must be above 0, got {min_change}", hint="e.g. `5` for 5%")

@@ -8,8 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import tile_report as tr
-from tile_cli._history import history_path
-from tile_cli._ui import make_consoles
+from tile_cli.results._history import history_path
+from tile_cli.terminal._ui import make_consoles
 from tile_harness import CliError, ExitCode, compare_paths, pick_baseline, resolve_config
 
 __all__ = ["make_report"]

@@ -24,7 +24,7 @@ from tile_artifacts.format import (
     format_seconds,
     missed_precision,
 )
-from tile_cli._layout import Column, fit_tables
+from tile_cli.terminal._layout import Column, fit_tables
 
 __all__ = ["BenchRows", "accounting_tables", "bench_tables", "precision_notice", "test_tables"]
 

@@ -9,8 +9,8 @@ import sys
 from typing import TYPE_CHECKING
 
 import tile_protocol as tp
-from tile_cli._render import print_failures
-from tile_cli._ui import make_consoles
+from tile_cli.terminal._render import print_failures
+from tile_cli.terminal._ui import make_consoles
 from tile_harness import (
     CliError,
     ExitCode,

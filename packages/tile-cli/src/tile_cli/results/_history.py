@@ -17,8 +17,8 @@ from rich.table import Table
 from rich.text import Text
 
 import tile_report as tr
-from tile_cli._layout import emit, refit
-from tile_cli._ui import make_consoles
+from tile_cli.terminal._layout import emit, refit
+from tile_cli.terminal._ui import make_consoles
 from tile_harness import CliError, ExitCode, fmt_time, resolve_config
 
 if TYPE_CHECKING:

@@ -16,14 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from tile_cli._render import (
+from tile_cli.terminal._render import (
     display_path,
     render_build,
     render_suite,
     render_timing,
     render_undone,
 )
-from tile_cli._ui import Ui, make_consoles
+from tile_cli.terminal._ui import Ui, make_consoles
 from tile_harness import (
     CliError,
     ExitCode,
@@ -42,7 +42,7 @@ from tile_harness import (
 
 if TYPE_CHECKING:
     import tile_protocol as tp
-    from tile_cli._cache_report import CacheReport
+    from tile_cli.runs._cache_report import CacheReport
     from tile_config import ResolvedConfig
     from tile_harness import CompareSettings, Finished
 
@@ -97,7 +97,7 @@ def run_suite(command: tp.Command, sel: Selection, flags: SuiteFlags) -> int:
     )
     watch: CacheReport | None = None
     if flags.cache_report or flags.cold_process:
-        from tile_cli._cache_report import CacheReport
+        from tile_cli.runs._cache_report import CacheReport
 
         watch = CacheReport(resolved, cold_process=flags.cold_process)
     launching = _launching(resolved, flags.slurm_args)
@@ -180,7 +180,7 @@ class _Suite:
         report = finished.report
         resolved = setup.resolved
         if setup.command == "bench" and interrupted is None and resolved.config.history.enabled:
-            from tile_cli._history import record_run
+            from tile_cli.results._history import record_run
 
             record_run(resolved, report, setup.run_dir, self.err)
         # A bad `-a` value is one usage error (raised by _conclude), not a failure per kernel.
@@ -197,11 +197,11 @@ class _Suite:
 
     def _conclude(self, finished: Finished) -> int:
         """The comparison's table and verdict, the run directory, and the exit code decided."""
-        from tile_cli._render import say_outcome
+        from tile_cli.terminal._render import say_outcome
 
         results, outcome, comparison = self.recorder.results, finished.outcome, finished.comparison
         if comparison is not None and not self.flags.as_json:
-            from tile_cli._compare_view import render_comparison
+            from tile_cli.terminal._compare import render_comparison
 
             render_comparison(comparison, self.out, plain=not self.out.is_terminal)
             if not results.failures and not results.failed_checks:

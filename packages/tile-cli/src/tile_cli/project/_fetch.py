@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from tile_cli._ui import make_consoles
+from tile_cli.terminal._ui import make_consoles
 from tile_harness import CliError, ExitCode, fmt_bytes, resolve_config
 
 if TYPE_CHECKING:

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from tile_cli._options import ASSIGNMENTS, JSON, PROFILE, config_overrides, with_flags
+from tile_cli.commands._options import ASSIGNMENTS, JSON, PROFILE, config_overrides, with_flags
 from tile_harness import ExitCode
 
 __all__ = [
@@ -42,7 +42,7 @@ OverBudget = Annotated[
 @with_flags(ASSIGNMENTS, PROFILE, JSON)
 def config_cmd(**flags: Any) -> None:
     """Show the resolved configuration and where every value comes from."""
-    from tile_cli._show_config import show_config
+    from tile_cli.project._show_config import show_config
 
     overrides = config_overrides(flags)
     raise typer.Exit(
@@ -80,7 +80,7 @@ def fetch_cmd(
     **flags: Any,
 ) -> None:
     """Download the pinned data files of `[downloads.<name>]`, verified by sha256."""
-    from tile_cli._fetch import fetch
+    from tile_cli.project._fetch import fetch
 
     code = fetch(names or [], list_only=list_only, offline=offline, profile=flags["profile"],
                  deadline=deadline)  # fmt: skip
@@ -102,7 +102,7 @@ def init_cmd(
     ] = False,
 ) -> None:
     """Start a kernel project: pyproject, tile.toml, one Pallas kernel with its reference."""
-    from tile_cli._init import run_init
+    from tile_cli.project._init import run_init
 
     raise typer.Exit(run_init(name, force=force, from_index=from_index))
 
@@ -118,7 +118,7 @@ def device_cmd(
     **flags: Any,
 ) -> None:
     """Show the device the runner sees: kind, memory, L2, versions and roofline peaks."""
-    from tile_cli._device import show_device
+    from tile_cli.runs._device import show_device
 
     code = show_device(calibrate=calibrate, as_json=flags["json"], profile=flags["profile"])
     raise typer.Exit(code)
@@ -145,7 +145,7 @@ def cache_clear_cmd(
 
 def campaign_list_cmd() -> None:
     """List the campaigns of this project and where each is defined."""
-    from tile_cli._escape import escape_controls
+    from tile_cli.terminal._escape import escape_controls
     from tile_config import campaign_names
     from tile_harness import resolve_config
 
@@ -164,7 +164,7 @@ def campaign_plan_cmd(
 
     Exit 2 when the plan is over its budget (with the units and cases that cost most).
     """
-    from tile_cli._campaign_run import plan_campaign
+    from tile_cli.runs._campaign import plan_campaign
 
     raise typer.Exit(plan_campaign(name, smoke=smoke, over_budget=over_budget, as_json=json))
 
@@ -183,7 +183,7 @@ def campaign_run_cmd(
     ] = None,
 ) -> None:
     """Run a campaign, one `tile bench` per unit; run it again to resume where it stopped."""
-    from tile_cli._campaign_run import run_campaign
+    from tile_cli.runs._campaign import run_campaign
 
     code = run_campaign(name, smoke=smoke, over_budget=over_budget, output_dir=output_dir)
     raise typer.Exit(code)

@@ -21,14 +21,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import tile_artifacts as ta
-from tile_cli._campaign_show import (
+from tile_cli.terminal._campaign import (
     fmt_duration,
     render_over_budget,
     render_plan,
     render_report,
     render_selectors,
 )
-from tile_cli._ui import make_consoles
+from tile_cli.terminal._ui import make_consoles
 from tile_harness import CliError, ExitCode, stopped_code
 from tile_harness.campaign import (
     CampaignDir,

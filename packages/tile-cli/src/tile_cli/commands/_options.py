@@ -12,7 +12,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, TypeVar
 
 import typer
 
@@ -25,6 +25,9 @@ __all__ = [
     "CACHE",
     "COMPARE",
     "CONFIG_KEYS",
+    "BasisChoice",
+    "LauncherChoice",
+    "TimerChoice",
     "DB",
     "EXACT",
     "FILTERS",
@@ -56,6 +59,13 @@ _Command = TypeVar("_Command", bound=Callable[..., None])
 Flags = Mapping[str, Any]
 """A command's flag values by parameter name, as typer passes them."""
 
+# The choices of the flags that take one of a few words: typer refuses any other word before
+# a command runs. Copies of tile-config's sets (importing it would load pydantic for `--help`);
+# tests/test_closed_sets.py holds them equal.
+TimerChoice = Literal["auto", "cupti", "wall", "batched"]
+LauncherChoice = Literal["local", "slurm"]
+BasisChoice = Literal["auto", "absolute", "relative"]
+
 CONFIG_KEYS: Final[Mapping[str, str]] = {
     # parameter name -> configuration key it overrides
     "timer": "bench.timer",
@@ -68,6 +78,7 @@ CONFIG_KEYS: Final[Mapping[str, str]] = {
     "rounds": "bench.rounds",
     "seed": "test.seed",
     "eta": "tune.eta",
+    "budget": "tune.budget",
     "case_timeout": "runner.case_timeout",
     "isolate": "runner.isolate",
     "compile_cache": "runner.compile_cache",
@@ -211,15 +222,16 @@ TUNABLE = (
             "`--tunable block_rows=4`; repeatable."),
 )  # fmt: skip
 LAUNCH = (
-    _option("launcher", str | None, "--launcher",
-            help="Where runners start: local | slurm (`[launcher] kind`)."),
+    _option("launcher", LauncherChoice | None, "--launcher",
+            help="Where runners start (`[launcher] kind`)."),
     _option("shards", int | None, "--shards", help="Split the cases over N runners, one GPU each."),
     _option("slurm_args", list[str] | None, "--slurm-arg",
             help="Extra srun argument, e.g. `--slurm-arg=--qos=high`."),
 )  # fmt: skip
 """Where runners start: `--launcher`, `--shards`, `--slurm-arg`."""
 SAMPLING = (
-    _option("timer", str | None, "--timer", help="auto | cupti | wall | batched."),
+    _option("timer", TimerChoice | None, "--timer",
+            help="Device kernel time (cupti), wall clock, or batched calls; auto picks."),
     _option("cold", bool | None, "--cold/--warm", help="Flush L2 before every sample."),
     _option("warmup", int | None, "--warmup", help="Warm-up calls."),
     _option("min_runs", int | None, "--min-runs"),
@@ -302,8 +314,8 @@ def compare_flags(*, after_run: bool) -> tuple[inspect.Parameter, ...]:
                 help=say("pass although some cases are in one run only (a new kernel, a case "
                          "left out); by default they exit 4, like every case that could not be "
                          "judged.")),
-        _option("basis", str | None, "--basis",
-                help="auto | absolute | relative: judge times, or times relative to the "
+        _option("basis", BasisChoice | None, "--basis",
+                help="Judge times (absolute), or times relative to the "
                 "reference timed interleaved (auto: relative where both runs have it). "
                 "Default `[compare] basis`."),
     )  # fmt: skip

@@ -14,7 +14,7 @@ from rich.text import Text
 
 import tile_artifacts as ta
 from tile_artifacts import format_duration as fmt_duration
-from tile_cli._layout import emit, refit
+from tile_cli.terminal._layout import emit, refit
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -20,7 +20,7 @@ from rich.progress import (
 from rich.text import Text
 
 import tile_protocol as tp
-from tile_cli._escape import escape_controls, install_escaping
+from tile_cli.terminal._escape import escape_controls, install_escaping
 from tile_harness import fmt_time
 
 __all__ = ["Ui", "diagnostic_lines", "make_consoles", "timing_line"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
-from tile_cli._ui import make_consoles
+from tile_cli.terminal._ui import make_consoles
 from tile_harness import ExitCode, describe_origin, resolve_config
 
 __all__ = ["show_config"]

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from tile_cli._tile_source import TileSource, find_tile_source
+from tile_cli.project._tile_source import TileSource, find_tile_source
 from tile_harness import CliError, ExitCode, os_failure
 
 __all__ = ["ProjectName", "init_project", "project_name", "run_init"]
@@ -157,7 +157,7 @@ def run_init(
     The next steps are meant to be run as printed (a test does exactly that), so each is a
     plain command line, with its comment after `#`.
     """
-    from tile_cli._ui import make_consoles
+    from tile_cli.terminal._ui import make_consoles
 
     project = project_name(name)
     dest = directory if directory is not None else Path.cwd() / project.name

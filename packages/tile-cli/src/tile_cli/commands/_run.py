@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
-from tile_cli._options import (
+from tile_cli.commands._options import (
     ASSIGNMENTS,
     AXES,
     CACHE,
@@ -43,14 +43,14 @@ from tile_harness import CliError, ExitCode
 
 if TYPE_CHECKING:
     import tile_protocol as tp
-    from tile_cli._suite import SuiteFlags
+    from tile_cli.runs._suite import SuiteFlags
 
 __all__ = ["bench_cmd", "build_cmd", "inspect_cmd", "list_cmd", "snap_cmd", "test_cmd", "tune_cmd"]
 
 
 def _suite_flags(flags: Flags) -> SuiteFlags:
     """The flags of a bench, test or build that are not configuration."""
-    from tile_cli._suite import SuiteFlags
+    from tile_cli.runs._suite import SuiteFlags
 
     return SuiteFlags(
         profile=flags.get("profile"),
@@ -66,7 +66,7 @@ def _suite_flags(flags: Flags) -> SuiteFlags:
 
 def _run_suite(command: tp.Command, flags: Flags, more: Mapping[str, object]) -> NoReturn:
     """Run a bench, test or build with the command's flags; `more` adds configuration."""
-    from tile_cli._suite import run_suite
+    from tile_cli.runs._suite import run_suite
 
     sel = selection(flags, {**config_overrides(flags), **more})
     raise typer.Exit(run_suite(command, sel, _suite_flags(flags)))
@@ -75,7 +75,7 @@ def _run_suite(command: tp.Command, flags: Flags, more: Mapping[str, object]) ->
 @with_flags(ASSIGNMENTS, SELECT, PROFILE, JSON)
 def list_cmd(**flags: Any) -> None:
     """List the kernels and cases tile can see, without running them."""
-    from tile_cli._views import list_cases
+    from tile_cli.runs._views import list_cases
 
     sel = selection(flags, config_overrides(flags))
     code = list_cases(sel, profile=flags["profile"], as_json=flags["json"])
@@ -86,7 +86,7 @@ def list_cmd(**flags: Any) -> None:
             compare_flags(after_run=True), CACHE, EXACT)  # fmt: skip
 def bench_cmd(**flags: Any) -> None:
     """Benchmark kernels against their references; write a run directory."""
-    from tile_cli._cache_report import EXPLAIN_OVERRIDES
+    from tile_cli.runs._cache_report import EXPLAIN_OVERRIDES
 
     explain = bool(flags["cache_report"] or flags["cold_process"])
     _run_suite("bench", flags, EXPLAIN_OVERRIDES if explain else {})
@@ -107,7 +107,7 @@ def tune_cmd(**flags: Any) -> None:
     full measurement, and a winner that cannot be told apart from another finalist gives way
     to the default, then to the simplest. bench, test and library use then run the winner.
     """
-    from tile_cli._tune import run_tune
+    from tile_cli.runs._tune import run_tune
 
     sel = selection(flags, config_overrides(flags))
     code = run_tune(sel, profile=flags["profile"], output_dir=flags["output_dir"],
@@ -137,7 +137,7 @@ def inspect_cmd(
 ) -> None:
     """Print one case's jaxpr, StableHLO, optimized HLO, cost or memory analysis."""
     import tile_protocol as tp
-    from tile_cli._views import inspect_case
+    from tile_cli.runs._views import inspect_case
 
     if list_kinds:
         typer.echo("\n".join([*tp.INSPECT_KINDS, "all"]))
@@ -154,7 +154,7 @@ def inspect_cmd(
 @with_flags(FILTERS, PLUGINS, PROFILE, SNAPSHOTS)
 def snap_cmd(**flags: Any) -> None:
     """Snapshot each case's normalized StableHLO; `--check` diffs it, `--update` accepts it."""
-    from tile_cli._snap import snap
+    from tile_cli.runs._snap import snap
 
     check, update = bool(flags["check"]), bool(flags["update"])
     if check and update:

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 import tile_protocol as tp
-from tile_cli._render import display_path, print_failures
-from tile_cli._ui import make_consoles
+from tile_cli.terminal._render import display_path, print_failures
+from tile_cli.terminal._ui import make_consoles
 from tile_harness import (
     CliError,
     ExitCode,

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 import tile_protocol as tp
-from tile_cli._escape import escape_controls
+from tile_cli.terminal._escape import escape_controls
 from tile_harness import (
     CliError,
     ExitCode,
@@ -153,7 +153,7 @@ def run_tune(
     verbose: int,
 ) -> int:
     """Tune every selected case; exit 0 when each got a winner, else the usual codes."""
-    from tile_cli._ui import make_consoles
+    from tile_cli.terminal._ui import make_consoles
     from tile_harness import ask
 
     _, err = make_consoles()
@@ -207,7 +207,7 @@ class _Tuner:
     def __init__(
         self, resolved: ResolvedConfig, err: Console, *, output_dir: Path | None, verbose: int
     ) -> None:
-        from tile_cli._ui import Ui
+        from tile_cli.terminal._ui import Ui
         from tile_harness import RunRecorder, open_run
 
         self.resolved = resolved
@@ -334,7 +334,7 @@ def _progress(
 
 def _finish(resolved: ResolvedConfig, recorder: RunRecorder, state: _Tune) -> int:
     """Feed the recorder each unit's last result, decide, write the tuning files and report."""
-    from tile_cli._render import display_path
+    from tile_cli.terminal._render import display_path
     from tile_harness.tune import tune_findings, write_tuning
 
     with recorder.checkpoints.held():  # one checkpoint for the batch, not one per unit
