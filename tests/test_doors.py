@@ -105,7 +105,7 @@ def test_three_doors_give_one_answer(
     api = th.bench(kernels=["doors/scale"], project=root, output_dir=tmp_path / "api")
     assert api.ok, api.reason
 
-    seen = {door: _facts(tmp_path / door / "report.json") for door in ("cli", "pytest", "api")}
+    seen = {door: _facts(tmp_path / door) for door in ("cli", "pytest", "api")}
     expected_configs = {
         SMALL: ({"block_rows": "1", "num_warps": "4"}, "default"),  # 8 rows ruled out
         BIG: ({"block_rows": "2", "num_warps": "8"}, "tuned"),

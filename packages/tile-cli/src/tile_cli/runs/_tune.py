@@ -97,18 +97,18 @@ class _TuneSink(Relay):
 
 
 def _rung_settings(resolved: ResolvedConfig, rung: int, scale: float) -> tp.BenchSettings:
-    """Rung `rung`'s sampling: eta^rung times the first rung's, scaled to fit a budget."""
+    """Rung `rung`'s sampling: eta^rung times the first rung's, scaled to fit a budget; the
+    rest (timer, cold, precision, `[machine] l2_bytes`) as `tile bench` samples."""
     t, b = resolved.config.tune, resolved.config.bench
     grow = t.eta**rung
-    return tp.BenchSettings(
+    return msgspec.structs.replace(
+        bench_settings(resolved.config),
         warmup_runs=min(b.warmup_runs, 1),
         min_runs=t.min_runs * grow,
         max_runs=max(t.min_runs * grow, min(b.max_runs, t.min_runs * grow * 4)),
         max_time=max(0.005, t.max_time * grow * scale),
-        target_precision=b.target_precision,
-        timer=b.timer,
-        cold=b.cold,
         batch=max(1, min(b.batch, t.min_runs)),
+        rounds=1,  # a rung is one pass; the finalists are timed as `tile bench` would
     )
 
 
