@@ -51,6 +51,7 @@ from tile_artifacts._campaign import (
     VariantRow,
 )
 from tile_artifacts._campaign_summary import render_campaign_markdown, verdict_text
+from tile_artifacts._case_log import CaseLogRecord
 from tile_artifacts._check import Problem, check_path
 from tile_artifacts._compare import COMPARABLE_METRICS, MIN_SAMPLES, compare_runs, judge
 from tile_artifacts._consistency import case_problems
@@ -92,6 +93,7 @@ from tile_artifacts._errors import (
     SchemaVersionError,
 )
 from tile_artifacts._gate import ONE_SIDED, GateResult, GateVerdict, gate_comparison
+from tile_artifacts._merge import count_cases, merge_case_log
 from tile_artifacts._metrics import STANDARD_METRICS, MetricSpec, case_metrics
 from tile_artifacts._models import (
     Accounting,
@@ -119,6 +121,7 @@ from tile_artifacts._paths import (
     CAMPAIGN_JSON,
     CAMPAIGN_LAYOUT,
     CAMPAIGN_PLAN_JSON,
+    CASES_JSONL,
     COMMANDS_JSONL,
     COMPARISONS_JSON,
     EVENTS_JSONL,
@@ -141,6 +144,7 @@ from tile_artifacts._read import (
     read_baseline,
     read_campaign,
     read_campaign_plan,
+    read_case_log,
     read_comparison,
     read_jsonl,
     read_manifest,
@@ -244,6 +248,7 @@ __all__ = [
     "Work",
     # JSONL records and metrics
     "STANDARD_METRICS",
+    "CaseLogRecord",
     "CommandRecord",
     "EventRecord",
     "MetricRecord",
@@ -303,6 +308,7 @@ __all__ = [
     "CAMPAIGN_JSON",
     "CAMPAIGN_LAYOUT",
     "CAMPAIGN_PLAN_JSON",
+    "CASES_JSONL",
     "Layout",
     "RESOLVED_CAMPAIGN_JSON",
     "RUN_LAYOUT",
@@ -334,8 +340,11 @@ __all__ = [
     "case_problems",
     "check_path",
     "complete_lines",
+    "count_cases",
     "load_document",
+    "merge_case_log",
     "read_baseline",
+    "read_case_log",
     "read_comparison",
     "read_jsonl",
     "read_manifest",

@@ -11,10 +11,12 @@ from pathlib import Path, PurePosixPath
 from typing import Final, cast
 
 from tile_artifacts._base import Status
-from tile_artifacts._consistency import report_problems
+from tile_artifacts._case_log import CaseLogRecord
+from tile_artifacts._consistency import case_problems, report_problems
 from tile_artifacts._documents import ComparisonDoc, Document, JsonlRecord
 from tile_artifacts._models import Report
 from tile_artifacts._paths import (
+    CASES_JSONL,
     COMMANDS_JSONL,
     EVENTS_JSONL,
     METRICS_JSONL,
@@ -55,6 +57,7 @@ EXPECTED_RECORD: Final = {
     EVENTS_JSONL: "tile.event",
     METRICS_JSONL: "tile.metric",
     PurePosixPath(COMMANDS_JSONL).name: "tile.command",
+    CASES_JSONL: "tile.case",
 }
 # A run with any of these among its cases did not do all its required work.
 _FAILED_STATUSES: Final[frozenset[Status]] = frozenset(
@@ -213,12 +216,14 @@ def check_records(found: Found, run_id: str | None, on_disk: set[str] | None) ->
     for file, records in found.records.items():
         for line, record in records:
             if (
-                isinstance(record, EventRecord | MetricRecord)
+                isinstance(record, EventRecord | MetricRecord | CaseLogRecord)
                 and run_id
                 and record.run_id != run_id
             ):
                 found.add(file, f"run_id `{record.run_id}` differs from the run's `{run_id}`", line)
-            if isinstance(record, MetricRecord):
+            if isinstance(record, CaseLogRecord):
+                _check_case_line(found, file, line, record, on_disk)
+            elif isinstance(record, MetricRecord):
                 check_relative(
                     found, file, "source.artifact_path", record.source.artifact_path, line=line
                 )
@@ -229,6 +234,17 @@ def check_records(found: Found, run_id: str | None, on_disk: set[str] | None) ->
                 check_relative(
                     found, file, "stderr_log", record.stderr_log, line=line, on_disk=on_disk
                 )
+
+
+def _check_case_line(
+    found: Found, file: str, line: int, record: CaseLogRecord, on_disk: set[str] | None
+) -> None:
+    """A case log line holds what report.json would: the same rules for its case."""
+    for message in case_problems(record.case):
+        found.add(file, f"case {message}", line)
+    for i, failure in enumerate(record.failures):
+        where = f"failures[{i}].stderr_log"
+        check_relative(found, file, where, failure.stderr_log, line=line, on_disk=on_disk)
 
 
 def check_comparison(found: Found, file: str, doc: ComparisonDoc) -> None:

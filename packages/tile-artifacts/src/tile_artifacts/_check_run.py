@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Final
 
+from tile_artifacts._case_log import CaseLogRecord
 from tile_artifacts._check_docs import (
     TORN,
     Found,
@@ -20,6 +21,7 @@ from tile_artifacts._check_docs import (
 from tile_artifacts._consistency import metrics_file_problems
 from tile_artifacts._documents import ArtifactEntry, ComparisonDoc, Document, Manifest
 from tile_artifacts._errors import ArtifactError
+from tile_artifacts._merge import merge_case_log
 from tile_artifacts._models import Report
 from tile_artifacts._paths import (
     MANIFEST_JSON,
@@ -146,6 +148,28 @@ def _check_metrics_file(found: Found, report: Report, *, final: bool) -> None:
     )
 
 
+def _check_cases(
+    found: Found, report: Report, manifest: Document | None, layout: Layout, on_disk: set[str]
+) -> None:
+    """report.json on its own, then with the case log laid over it (a run killed since its
+    last compaction), against metrics.jsonl; a finished report must hold each logged case."""
+    check_report(found, report, on_disk)
+    final = isinstance(manifest, Manifest) and manifest.run.status != "incomplete"
+    log = layout.case_log
+    lines = [
+        (line, record)
+        for line, record in (found.records.get(log, []) if log else [])
+        if isinstance(record, CaseLogRecord)
+    ]
+    _check_metrics_file(found, merge_case_log(report, (r for _, r in lines)), final=final)
+    if log is None or report.run.status == "incomplete":
+        return
+    held = {case.case_id for case in report.cases}
+    for line, record in lines:
+        if record.case.case_id not in held and record.run_id == report.run.run_id:
+            found.add(log, f"case `{record.case.case_id}` is not in {layout.primary}", line)
+
+
 def _check_agree(found: Found, manifest: Manifest, report: Document, primary: str) -> None:
     """The manifest and the primary document name the same run, in the same state."""
     # After an incomplete checkpoint the final report may be written before a kill stops the
@@ -208,9 +232,7 @@ def check_run_dir(run_dir: Path, layout: Layout = RUN_LAYOUT) -> list[Problem]:
             # kill leaves, and readers skip it (the recorded prefix is still checked).
             found.problems = [p for p in found.problems if p.message != TORN]
     if isinstance(report, Report):
-        check_report(found, report, on_disk)
-        final = isinstance(manifest, Manifest) and manifest.run.status != "incomplete"
-        _check_metrics_file(found, report, final=final)
+        _check_cases(found, report, manifest, layout, on_disk)
     if report is not None and isinstance(manifest, Manifest):
         _check_agree(found, manifest, report, layout.primary)
     run_id = (

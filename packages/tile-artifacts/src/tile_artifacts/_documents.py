@@ -21,6 +21,7 @@ from tile_artifacts._base import (
     Timer,
 )
 from tile_artifacts._campaign import CampaignPlan, CampaignReport
+from tile_artifacts._case_log import CaseLogRecord
 from tile_artifacts._diagnostics import JaxCacheDoc
 from tile_artifacts._errors import ArtifactError
 from tile_artifacts._models import CaseRecord, Report, StatsRecord, check_round_sizes
@@ -336,7 +337,7 @@ def _pooled(records: list[CaseRecord]) -> BaselineCase:
 Document = (
     Report | Manifest | ComparisonDoc | Baseline | JaxCacheDoc | CampaignReport | CampaignPlan
 )
-JsonlRecord = EventRecord | MetricRecord | CommandRecord
+JsonlRecord = EventRecord | MetricRecord | CommandRecord | CaseLogRecord
 
 DOCUMENT_MODELS: Final[dict[str, type[Document]]] = {
     "tile.report": Report,
@@ -347,8 +348,9 @@ DOCUMENT_MODELS: Final[dict[str, type[Document]]] = {
     "tile.baseline": Baseline,
     "tile.jax_cache": JaxCacheDoc,
 }
-RECORD_MODELS: Final[dict[str, type[EventRecord | MetricRecord | CommandRecord]]] = {
+RECORD_MODELS: Final[dict[str, type[JsonlRecord]]] = {
     "tile.event": EventRecord,
     "tile.metric": MetricRecord,
     "tile.command": CommandRecord,
+    "tile.case": CaseLogRecord,
 }

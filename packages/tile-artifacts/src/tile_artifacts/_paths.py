@@ -16,6 +16,7 @@ __all__ = [
     "CAMPAIGN_JSON",
     "CAMPAIGN_LAYOUT",
     "CAMPAIGN_PLAN_JSON",
+    "CASES_JSONL",
     "RESOLVED_CAMPAIGN_JSON",
     "RUN_LAYOUT",
     "UNITS_DIR",
@@ -44,6 +45,7 @@ SUMMARY_MD: Final = "summary.md"
 EVENTS_JSONL: Final = "events.jsonl"
 METRICS_JSONL: Final = "metrics.jsonl"
 COMMANDS_JSONL: Final = "commands/commands.jsonl"
+CASES_JSONL: Final = "cases.jsonl"
 COMPARISONS_JSON: Final = "comparisons.json"
 JAX_CACHE_JSON: Final = "diagnostics/jax_cache.json"
 REQUIRED_FILES: Final = (MANIFEST_JSON, REPORT_JSON, SUMMARY_MD, EVENTS_JSONL, METRICS_JSONL)
@@ -62,12 +64,15 @@ class Layout:
 
     `primary` is the document whose envelope the manifest must agree with; files under a
     `nested` directory are not the manifest's business (each unit there has its own).
+    `case_log` is the JSON Lines file of cases finished since the primary report was last
+    rewritten (a run directory's `cases.jsonl`; optional, runs before it have none).
     """
 
     required: tuple[str, ...]
     primary: str
     documents: Mapping[str, str] = field(default_factory=dict[str, str])
     nested: tuple[str, ...] = ()
+    case_log: str | None = None
 
 
 RUN_LAYOUT: Final = Layout(
@@ -79,6 +84,7 @@ RUN_LAYOUT: Final = Layout(
         COMPARISONS_JSON: "tile.comparison",
         JAX_CACHE_JSON: "tile.jax_cache",
     },
+    case_log=CASES_JSONL,
 )
 CAMPAIGN_LAYOUT: Final = Layout(
     required=(
@@ -105,6 +111,7 @@ _DESCRIPTIONS: Final = {
     SUMMARY_MD: "human summary: status, device, headline table, failures, artifact map",
     EVENTS_JSONL: "structured events, appended as they happened",
     METRICS_JSONL: "one metric per line (long form)",
+    CASES_JSONL: "each case the moment it finished (report.json is rewritten only now and then)",
     COMMANDS_JSONL: "every child process: args, cwd, redacted environment, status, times",
     COMPARISONS_JSON: "comparison against a baseline",
     JAX_CACHE_JSON: "JAX compilation cache before/after the run, misses with their reasons",

@@ -13,6 +13,7 @@ from pydantic import ValidationError
 
 from tile_artifacts._base import MODE_KEY, SCHEMA_VERSION, ArtifactModel
 from tile_artifacts._campaign import CampaignPlan, CampaignReport
+from tile_artifacts._case_log import CaseLogRecord
 from tile_artifacts._documents import (
     DOCUMENT_MODELS,
     RECORD_MODELS,
@@ -23,7 +24,9 @@ from tile_artifacts._documents import (
     Manifest,
 )
 from tile_artifacts._errors import ArtifactReadError, SchemaVersionError
+from tile_artifacts._merge import merge_case_log
 from tile_artifacts._models import Report
+from tile_artifacts._paths import CASES_JSONL
 
 __all__ = [
     "DecodeIssue",
@@ -35,6 +38,7 @@ __all__ = [
     "read_baseline",
     "read_campaign",
     "read_campaign_plan",
+    "read_case_log",
     "read_comparison",
     "read_jsonl",
     "read_manifest",
@@ -220,8 +224,19 @@ def _read_as(path: str | os.PathLike[str], model: type[M]) -> M:
 
 
 def read_report(path: str | os.PathLike[str]) -> Report:
-    """Read a `report.json` (`tile.report`)."""
-    return _read_as(path, Report)
+    """Read a `report.json` (`tile.report`); of a run still writing or killed (`incomplete`),
+    with the cases finished since it was written, from the `cases.jsonl` beside it."""
+    return _with_case_log(_read_as(path, Report), Path(path))
+
+
+def _with_case_log(report: Report, path: Path) -> Report:
+    """An `incomplete` report with the case log beside it laid over it (`merge_case_log`)."""
+    if report.run.status != "incomplete":
+        return report  # a finished report holds every case: read as written
+    log = path.parent / CASES_JSONL
+    if not log.is_file():
+        return report
+    return merge_case_log(report, read_case_log(log))
 
 
 def read_manifest(path: str | os.PathLike[str]) -> Manifest:
@@ -253,9 +268,10 @@ def load_document(path: str | os.PathLike[str]) -> Document:
     """Read any tile JSON document, choosing the model from its `schema_name`."""
     file = Path(path)
     try:
-        return decode_document(_read_text(file))
+        document = decode_document(_read_text(file))
     except DecodeIssue as issue:
         raise _raise_for(file, issue, None) from None
+    return _with_case_log(document, file) if isinstance(document, Report) else document
 
 
 def complete_lines(text: str) -> list[str]:
@@ -271,13 +287,21 @@ def read_jsonl(path: str | os.PathLike[str]) -> list[JsonlRecord]:
 
     A torn last line (no newline: the writer was killed while appending it) is skipped.
     """
-    file = Path(path)
+    return _read_lines(Path(path), None)
+
+
+def read_case_log(path: str | os.PathLike[str]) -> list[CaseLogRecord]:
+    """Read a run's case log (`cases.jsonl`, `tile.case`), a torn last line skipped."""
+    return cast(list[CaseLogRecord], _read_lines(Path(path), "tile.case"))
+
+
+def _read_lines(file: Path, expected: str | None) -> list[JsonlRecord]:
     records: list[JsonlRecord] = []
     for number, line in enumerate(complete_lines(_read_text(file)), start=1):
         try:
-            records.append(decode_record(line))
+            records.append(decode_record(line, expected=expected))
         except DecodeIssue as issue:
-            error = _raise_for(Path(f"{file}:{number}"), issue, None)
+            error = _raise_for(Path(f"{file}:{number}"), issue, expected)
             error.path = str(file)
             raise error from None
     return records
