@@ -33,6 +33,7 @@ class RequestChanges(TypedDict, total=False):
     units: bool
     shard: tp.Shard | None
     token: str | None
+    cache_explain: bool
 
 
 def derive(request: tp.RunRequest, **changes: Unpack[RequestChanges]) -> tp.RunRequest:

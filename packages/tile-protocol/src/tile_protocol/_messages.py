@@ -62,7 +62,7 @@ __all__ = [
 
 PROTOCOL_VERSION = 1
 """Major version: a reader refuses a stream whose major version is newer than its own."""
-PROTOCOL_MINOR = 7
+PROTOCOL_MINOR = 8
 """Minor version: grows when optional fields or message types are added.
 
 1: `Reference.interleaved`, `RunRequest.pin_cpu`, `Hello.pinned_cpu`.
@@ -79,6 +79,8 @@ PROTOCOL_MINOR = 7
    which `upgrade` still reads); `RunRequest.shard` (before, the `TILE_SHARD` environment
    variable). `BenchResult.timer`, `Calibration.timer`, `Failure.phase` and
    `RunRequest.inspect_kind` are typed with the closed sets every runner already kept to.
+8: `RunRequest.cache_explain` (before, the `TILE_JAX_CACHE_EXPLAIN` environment variable set
+   through `[runner] env`).
 """
 
 
@@ -136,6 +138,9 @@ class RunRequest(_Message, frozen=True, kw_only=True, tag="run_request"):
     """Plan one unit per configuration of each case's tunables (`tune` always does)."""
     shard: Shard | None = None
     """The part of a sharded run this runner serves; None when it serves the whole run."""
+    cache_explain: bool = False
+    """Send the persistent compile cache's hits, misses and why-missed as `jax_cache` log
+    events (`tile bench --cache-report`, `--cold-process`)."""
     token: str | None = None
     """A fresh random string per runner process; every message of its stream repeats it."""
 

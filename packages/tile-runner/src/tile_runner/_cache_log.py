@@ -16,7 +16,7 @@ misses of the in-memory tracing cache, which every ahead-of-time compile of a ne
 has); it never says why a key is new. The parts do: tile keeps the parts of every key it saw
 written in `tile-key-parts.jsonl` beside the entries, and a miss is explained against the
 nearest cached key of the same module. Watching costs JAX a second hash of each part, so it
-runs only when the CLI asks (`tile bench --cache-report` sets `TILE_JAX_CACHE_EXPLAIN=1`).
+runs only when the request asks (`RunRequest.cache_explain`, set by `tile bench --cache-report`).
 """
 
 from __future__ import annotations
@@ -32,16 +32,13 @@ from typing import Final
 from tile_protocol import JAX_CACHE_LOG_PREFIX
 
 __all__ = [
-    "EXPLAIN_ENV",
     "INDEX_NAME",
     "LOG_PREFIX",
     "CacheLogWatcher",
     "explain_miss",
-    "explain_requested",
     "watch_cache_log",
 ]
 
-EXPLAIN_ENV: Final = "TILE_JAX_CACHE_EXPLAIN"
 """Set to 1 by the CLI (tile_cli/runs/_cache_report.py) in the runner's environment."""
 LOG_PREFIX: Final = JAX_CACHE_LOG_PREFIX
 """`log` messages that start with this carry one JSON event; the CLI reads them back."""
@@ -68,11 +65,6 @@ _WRITE = re.compile(
 _NOT_WRITTEN = re.compile(
     r"^Not writing persistent cache entry (?:for '(?P<module>[^']+)' )?(?P<why>.*)$"
 )
-
-
-def explain_requested(environ: Mapping[str, str] | None = None) -> bool:
-    """True when the CLI asked for cache events (`TILE_JAX_CACHE_EXPLAIN=1`)."""
-    return (os.environ if environ is None else environ).get(EXPLAIN_ENV) == "1"
 
 
 def _entry_keys(cache_dir: Path, module: str) -> list[str]:

@@ -89,7 +89,7 @@ class Session:
 
     def _prepare_process(self) -> None:
         """The compile cache (and its log, when explained) and the data context's downloads."""
-        from tile_runner._cache_log import explain_requested, watch_cache_log
+        from tile_runner._cache_log import watch_cache_log
         from tile_runner._compile import enable_persistent_cache
         from tile_runner._inputs import data_context
 
@@ -98,7 +98,7 @@ class Session:
             refused = enable_persistent_cache(request.jax_cache_dir)
             if refused:
                 self.log("warning", refused)
-            elif explain_requested():
+            elif request.cache_explain:
                 watch_cache_log(request.jax_cache_dir, lambda t: self.log("debug", t, self.current))
         context = data_context()
         context.downloads = dict(request.downloads)

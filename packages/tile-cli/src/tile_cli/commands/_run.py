@@ -86,10 +86,7 @@ def list_cmd(**flags: Any) -> None:
             compare_flags(after_run=True), CACHE, EXACT)  # fmt: skip
 def bench_cmd(**flags: Any) -> None:
     """Benchmark kernels against their references; write a run directory."""
-    from tile_cli.runs._cache_report import EXPLAIN_OVERRIDES
-
-    explain = bool(flags["cache_report"] or flags["cold_process"])
-    _run_suite("bench", flags, EXPLAIN_OVERRIDES if explain else {})
+    _run_suite("bench", flags, {})
 
 
 @with_flags(ASSIGNMENTS, SELECT, PROFILE, OUTPUT, VERBOSE, SEED, RUNNER, TUNABLE, LAUNCH)

@@ -2,9 +2,8 @@
 
 Before the first runner starts and after the last one ends, the cache directory is counted
 (entries, bytes, oldest, newest). The runners report each persistent-cache hit and miss, with
-the reason for the miss, as `log` messages (tile_runner/_cache_log.py) when
-`TILE_JAX_CACHE_EXPLAIN=1` is in their environment; it is set through `[runner] env`, so
-every launcher passes it on and the run's config snapshot shows it. All of it lands in
+the reason for the miss, as `log` messages (tile_runner/_cache_log.py) when their request
+asks (`RunRequest.cache_explain`, which every launcher and shard passes on). All of it lands in
 `diagnostics/jax_cache.json` (`tile.jax_cache`), listed in the manifest.
 """
 
@@ -38,9 +37,8 @@ if TYPE_CHECKING:
     from tile_config import ResolvedConfig
     from tile_harness import RunRecorder
 
-__all__ = ["EXPLAIN_OVERRIDES", "CacheReport"]
+__all__ = ["CacheReport"]
 
-EXPLAIN_OVERRIDES: Final[dict[str, object]] = {"runner.env.TILE_JAX_CACHE_EXPLAIN": "1"}
 """Config overrides that make the runners report cache events (tile_runner/_cache_log.py)."""
 _SHOWN_MISSES: Final = 8
 

@@ -31,6 +31,7 @@ from tile_harness import (
     RunSetup,
     Selection,
     build_request,
+    derive,
     make_session,
     no_cases,
     open_run,
@@ -108,6 +109,8 @@ def run_suite(command: tp.Command, sel: Selection, flags: SuiteFlags) -> int:
     hold.enter_context(signals.held())
     setup = open_run(command, resolved, flags.output_dir, sys.argv)
     request = build_request(command, resolved, sel, setup.run_dir)
+    if watch is not None:  # the runners send the compile cache's events (protocol 1.8)
+        request = derive(request, cache_explain=True)
     suite = _Suite(setup, flags, watch)
     suite.recorder.results.filtered = bool(sel.filters or sel.kernels or sel.case_ids or sel.axes)
     interrupted = _drive(suite.session(request, launching), suite.recorder, suite.ui, hold)
