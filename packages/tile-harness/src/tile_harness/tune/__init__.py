@@ -4,5 +4,30 @@ from __future__ import annotations
 
 from tile_harness.tune._files import tune_findings, write_tuning
 from tile_harness.tune._pick import Decision, Measured, keep_fastest, pick
+from tile_harness.tune._run import (
+    TuneEnded,
+    Tuner,
+    TuneState,
+    allowed_counts,
+    budget_scale,
+    estimate_s,
+    progress_line,
+    rung_settings,
+)
 
-__all__ = ["Decision", "Measured", "keep_fastest", "pick", "tune_findings", "write_tuning"]
+__all__ = [
+    "TuneEnded",
+    "TuneState",
+    "Tuner",
+    "allowed_counts",
+    "budget_scale",
+    "estimate_s",
+    "progress_line",
+    "rung_settings",
+    "Decision",
+    "Measured",
+    "keep_fastest",
+    "pick",
+    "tune_findings",
+    "write_tuning",
+]

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import tile_config as tc
-from tile_cli.runs._tune import _rung_settings  # pyright: ignore[reportPrivateUsage]
 from tile_harness import bench_settings
+from tile_harness.tune import rung_settings
 
 _TOML = """
 [bench]
@@ -28,7 +28,7 @@ def test_a_rung_keeps_bench_settings_but_its_length(tmp_path: Path) -> None:
     resolved = tc.load_config(cwd=tmp_path, environ={})
     bench = bench_settings(resolved.config)
     for rung in (0, 1, 2):
-        settings = _rung_settings(resolved, rung, 1.0)
+        settings = rung_settings(resolved, rung, 1.0)
         assert settings.cache_bytes == 1048576  # `[machine] l2_bytes`, dropped before
         assert (settings.timer, settings.cold) == ("wall", True)
         assert settings.target_precision == bench.target_precision

@@ -1,0 +1,337 @@
+"""`tile tune`'s engine: time every configuration of each case's tunables, prune, pick, remember.
+
+One run directory holds the whole tune. Rung 0 times every configuration the kernel's
+constraint allows briefly (`[tune] min_runs`, `max_time`); each later rung keeps the fastest
+1/eta of every case's correct configurations and times them eta times longer; the finalists
+(at most two a case, or what is left after `[tune] rungs`) get a full `[bench]` measurement.
+Each rung is one runner session, so a configuration that crashes its runner costs only itself.
+The winner of each case (`pick`) goes to `tuning/<device>.json` and the user cache, where
+`tile bench`, `tile test` and tile-pytest find it.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import msgspec
+
+import tile_protocol as tp
+from tile_harness._errors import CliError, ExitCode
+from tile_harness._format import fmt_time
+from tile_harness._process import LaunchCounter
+from tile_harness._record import RunRecorder
+from tile_harness._requests import bench_settings, build_request, derive
+from tile_harness._run_dir import open_run
+from tile_harness._runners import make_session
+from tile_harness._sinks import Relay
+from tile_harness._undone import is_undone
+from tile_harness.tune._files import tune_findings, write_tuning
+from tile_harness.tune._pick import Decision, Measured, keep_fastest, pick
+
+if TYPE_CHECKING:
+    from tile_config import ResolvedConfig
+    from tile_harness._display import Display
+    from tile_harness._settings import Selection
+
+__all__ = [
+    "TuneEnded",
+    "TuneState",
+    "Tuner",
+    "allowed_counts",
+    "budget_scale",
+    "estimate_s",
+    "finish",
+    "progress_line",
+    "rung_settings",
+]
+
+_RUNNER_START_S = 3.0  # assumed per rung when no earlier run says (JAX import and devices)
+_UNIT_OVERHEAD_S = 0.5  # assumed compile + check + bookkeeping of one configuration
+
+
+@dataclass
+class TuneState:
+    """What the rungs learned: the plan, every unit's latest result, why units were dropped."""
+
+    plan: tp.Plan | None = None
+    latest: dict[str, tp.BenchResult] = field(default_factory=dict[str, tp.BenchResult])
+    dropped: dict[str, str] = field(default_factory=dict[str, str])
+    finalists: set[str] = field(default_factory=set[str])
+    """Units the final rung measured fully: the winner and runner-up come from them."""
+
+    def units_of(self) -> dict[str, list[tp.CaseInfo]]:
+        """Planned units by case id, in plan order."""
+        by_case: dict[str, list[tp.CaseInfo]] = {}
+        for info in self.plan.cases if self.plan else []:
+            by_case.setdefault(tp.split_unit(info.case_id)[0], []).append(info)
+        return by_case
+
+
+class _TuneSink(Relay):
+    """The recorder's view of several rung sessions: one plan, each unit's result once.
+
+    Rung results are held back (`_Tune.latest`) and given to the recorder at the end, the
+    last rung's result of each unit, so that metrics.jsonl and the report agree.
+    """
+
+    def __init__(self, recorder: RunRecorder, state: TuneState) -> None:
+        super().__init__(recorder)
+        self._recorder = recorder
+        self._state = state
+
+    def on_plan(self, plan: tp.Plan) -> None:
+        if self._state.plan is None:
+            self._state.plan = plan
+            super().on_plan(plan)
+
+    def on_message(self, message: tp.Message) -> None:
+        if isinstance(message, tp.BenchResult):
+            self._state.latest[message.case_id] = message
+            self._recorder.ui.advance()
+        else:
+            super().on_message(message)
+
+
+def rung_settings(resolved: ResolvedConfig, rung: int, scale: float) -> tp.BenchSettings:
+    """Rung `rung`'s sampling: eta^rung times the first rung's, scaled to fit a budget; the
+    rest (timer, cold, precision, `[machine] l2_bytes`) as `tile bench` samples."""
+    t, b = resolved.config.tune, resolved.config.bench
+    grow = t.eta**rung
+    return msgspec.structs.replace(
+        bench_settings(resolved.config),
+        warmup_runs=min(b.warmup_runs, 1),
+        min_runs=t.min_runs * grow,
+        max_runs=max(t.min_runs * grow, min(b.max_runs, t.min_runs * grow * 4)),
+        max_time=max(0.005, t.max_time * grow * scale),
+        batch=max(1, min(b.batch, t.min_runs)),
+        rounds=1,  # a rung is one pass; the finalists are timed as `tile bench` would
+    )
+
+
+def estimate_s(resolved: ResolvedConfig, counts: Sequence[int], scale: float = 1.0) -> float:
+    """Wall seconds a tune of cases with `counts` allowed configurations should take."""
+    t, b = resolved.config.tune, resolved.config.bench
+    total, alive = 0.0, list(counts)
+    for rung in range(t.rungs):
+        if all(n <= 2 for n in alive):
+            break
+        per = _UNIT_OVERHEAD_S + rung_settings(resolved, rung, scale).max_time
+        total += _RUNNER_START_S + per * sum(alive)
+        alive = [max(1, math.ceil(n / t.eta)) if n > 2 else n for n in alive]
+    return total + _RUNNER_START_S + (_UNIT_OVERHEAD_S + b.max_time) * sum(min(n, 2) for n in alive)
+
+
+def budget_scale(resolved: ResolvedConfig, counts: Sequence[int], budget: float | None) -> float:
+    """How much shorter the rungs' sampling must be to fit `budget` (1.0: not at all)."""
+    if budget is None or estimate_s(resolved, counts) <= budget:
+        return 1.0
+    low, high = 0.0, 1.0
+    for _ in range(30):  # bisection: estimate_s grows with the scale
+        mid = (low + high) / 2
+        low, high = (mid, high) if estimate_s(resolved, counts, mid) <= budget else (low, mid)
+    if low <= 0.05:
+        raise CliError(
+            f"--budget {budget:g} s is too short: even minimal sampling needs about "
+            f"{estimate_s(resolved, counts, 0.05):.0f} s for {sum(counts)} configurations",
+            hint="raise --budget, or tune fewer cases (`-k`, `--kernel`) or fewer tunable values",
+            code=ExitCode.USAGE,
+        )
+    return low
+
+
+def allowed_counts(plan: Sequence[tp.CaseInfo]) -> dict[str, int]:
+    """Configurations the constraints allow, by case id (cases with tunables only)."""
+    counts: dict[str, int] = {}
+    for info in plan:
+        case_id, values = tp.split_unit(info.case_id)
+        if values is None:
+            continue
+        counts.setdefault(case_id, 0)
+        if info.skip is None:
+            counts[case_id] += 1
+    return counts
+
+
+def small_enough(survivors: Sequence[str]) -> bool:
+    """True when no case has more than two configurations left: time to measure them fully."""
+    per_case: dict[str, int] = {}
+    for unit in survivors:
+        case_id = tp.split_unit(unit)[0]
+        per_case[case_id] = per_case.get(case_id, 0) + 1
+    return all(n <= 2 for n in per_case.values())
+
+
+def final_settings(resolved: ResolvedConfig) -> tp.BenchSettings:
+    """The finalists' full measurement: `[bench]` as configured, in one round."""
+    return msgspec.structs.replace(bench_settings(resolved.config), rounds=1)
+
+
+def measured(state: TuneState, among: set[str] | None = None) -> dict[str, list[Measured]]:
+    """The latest result of every unit (of those `among`) as `Measured`, by case id."""
+    out: dict[str, list[Measured]] = {}
+    for case_id, infos in state.units_of().items():
+        for order, info in enumerate(infos):
+            result = state.latest.get(info.case_id)
+            if result is None or (among is not None and info.case_id not in among):
+                continue
+            values = tp.split_unit(info.case_id)[1] or {}
+            out.setdefault(case_id, []).append(
+                Measured(
+                    unit_id=info.case_id,
+                    values=values,
+                    samples=list(result.samples),
+                    passed=result.check is None or result.check.passed,
+                    order=order,
+                    is_default=info.default,
+                )
+            )
+    return out
+
+
+def prune(state: TuneState, timed: set[str], eta: int, rung: int, final: bool) -> list[str]:
+    """The units the next rung times: the fastest 1/eta of the correct ones this rung timed."""
+    keep: list[str] = []
+    for found in measured(state, timed).values():
+        kept = found if final else keep_fastest(found, eta)
+        kept_ids = {m.unit_id for m in kept}
+        for m in found:
+            if m.unit_id in kept_ids:
+                keep.append(m.unit_id)
+            elif m.unit_id not in state.dropped:
+                why = "wrong output" if not m.passed else f"pruned after rung {rung}"
+                state.dropped[m.unit_id] = why
+    return keep
+
+
+def progress_line(
+    state: TuneState, *, rung: int, final: bool, timed: int, survivors: Sequence[str]
+) -> str:
+    """One line per rung (`final`: the finalists' measurement): configurations timed, kept,
+    and the fastest correct one so far (in the final line, among the finalists)."""
+    pool = (
+        [state.latest[u] for u in state.finalists if u in state.latest]
+        if final
+        else list(state.latest.values())
+    )
+    best = min(
+        (r for r in pool if r.check is None or r.check.passed),
+        key=lambda r: r.stats.median,
+        default=None,
+    )
+    if final:
+        text = f"final: {len(survivors)} finalists measured with the [bench] settings"
+    else:
+        text = f"rung {rung}: {timed} configurations timed, {len(survivors)} kept"
+    if best is not None:
+        text += f"; fastest so far {best.case_id} {fmt_time(best.stats.median)}"
+    return text
+
+
+class Tuner:
+    """One tune: its run directory and recorder, and the rungs that feed them.
+
+    `display` shows the live progress, `say` one line per rung; `run` returns what was
+    decided and written.
+    """
+
+    def __init__(
+        self,
+        resolved: ResolvedConfig,
+        display: Display,
+        say: Callable[[str], None],
+        *,
+        output_dir: Path | None,
+    ) -> None:
+        self.resolved = resolved
+        self.say = say
+        self.recorder = RunRecorder(open_run("tune", resolved, output_dir, sys.argv), ui=display,
+                                    stream_json=False)  # fmt: skip
+        self.state = TuneState()
+        self.numbering = LaunchCounter()
+
+    def run(self, sel: Selection, *, scale: float, budget: float | None) -> TuneEnded:
+        """Every rung, each on the survivors of the last; then decide and write."""
+        tune = self.resolved.config.tune
+        started = time.monotonic()
+        base = build_request("tune", self.resolved, sel, self.recorder.run_dir)
+        try:
+            survivors: list[str] | None = None
+            for rung in range(tune.rungs + 1):
+                final = rung == tune.rungs or (survivors is not None and small_enough(survivors))
+                survivors = self._rung(base, rung, survivors, scale=scale, final=final)
+                if final or not survivors:
+                    break
+                if budget is not None and time.monotonic() - started > budget:
+                    self.say(
+                        f"warning: --budget {budget:g} s spent; picking from what was measured"
+                    )
+                    break
+        except KeyboardInterrupt:
+            self.recorder.finalize(interrupted="interrupted by Ctrl-C")
+            raise
+        return finish(self.resolved, self.recorder, self.state)
+
+    def _rung(
+        self, base: tp.RunRequest, rung: int, units: list[str] | None, *, scale: float, final: bool
+    ) -> list[str]:
+        """Time `units` (None: every one) in one session; the units the next rung times."""
+        state, resolved = self.state, self.resolved
+        settings = final_settings(resolved) if final else rung_settings(resolved, rung, scale)
+        request = derive(base, bench=settings, case_ids=units)
+        sink = _TuneSink(self.recorder, state)
+        log_dir = self.recorder.run_dir / "logs"
+        make_session(request, resolved, sink, log_dir=log_dir, numbering=self.numbering).run()
+        timed = set(units) if units is not None else set(state.latest)
+        if final:
+            state.finalists = timed
+        survivors = prune(state, timed, resolved.config.tune.eta, rung, final)
+        shown = sorted(state.finalists) if final else survivors
+        self.say(progress_line(state, rung=rung, final=final, timed=len(timed), survivors=shown))
+        return survivors
+
+
+@dataclass(frozen=True)
+class TuneEnded:
+    """A finished tune: each case's decision, the tuning files written, the exit code."""
+
+    decisions: dict[str, Decision]
+    written: list[Path]
+    run_dir: Path
+    planned: int
+    failures: list[tp.Failure]
+    exit_code: int
+
+
+def finish(resolved: ResolvedConfig, recorder: RunRecorder, state: TuneState) -> TuneEnded:
+    """Feed the recorder each unit's last result, decide, write the report and tuning files."""
+    with recorder.checkpoints.held():  # one checkpoint for the batch, not one per unit
+        for info in state.plan.cases if state.plan else []:
+            result = state.latest.get(info.case_id)
+            if result is not None:
+                recorder.on_message(result)
+    decisions: dict[str, Decision] = {}
+    cfg = resolved.config.compare
+    for case_id, found in measured(state, state.finalists).items():
+        decision = pick(found, noise_floor_pct=cfg.noise_floor, alpha=cfg.alpha)
+        if decision is not None:
+            decisions[case_id] = decision
+    recorder.results.findings.extend(tune_findings(decisions, state.dropped))
+    recorder.finalize()
+    hello = recorder.results.hello
+    written = write_tuning(resolved, decisions, state.latest, hello, recorder.run_id)
+    failures = list(recorder.results.failures)
+    # A configuration that crashes or raises is dropped like a slow one; a unit that was never
+    # run, or whose messages were invalid, is work undone.
+    if (failures and not decisions) or any(is_undone(f) for f in failures):
+        code = int(ExitCode.INFRA)
+    else:
+        missing = set(allowed_counts(state.plan.cases if state.plan else [])) - set(decisions)
+        code = int(ExitCode.FAILED) if missing else int(ExitCode.OK)
+    return TuneEnded(decisions, list(written), recorder.run_dir, len(recorder.results.planned),
+                     failures, code)  # fmt: skip
