@@ -138,3 +138,14 @@ def test_three_doors_give_one_answer(
     for rows in (cli_rows, [r.model_dump() for r in slow_api.comparison.rows]):
         verdicts = {r["case_id"]: r["judgement"] for r in rows if r["metric_name"] == "time_s"}
         assert verdicts == {SMALL: "regression", BIG: "regression"}
+
+
+def test_a_misspelt_tunable_is_a_usage_error_at_the_command_line(
+    doors_project: Path, tile: TileRun
+) -> None:
+    proc = tile("bench", "--kernel", "doors/scale", "--tunable", "block_row=2",
+                "-o", str(doors_project / "run"), cwd=doors_project)  # fmt: skip
+    assert proc.returncode == 2, proc.stderr
+    assert "block_row" in proc.stderr and "block_rows" in proc.stderr
+    assert "hint: override a tunable the selected kernels declare" in proc.stderr
+    assert "Traceback" not in proc.stderr

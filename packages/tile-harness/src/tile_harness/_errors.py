@@ -6,6 +6,7 @@ import errno
 from collections.abc import Sequence
 from enum import IntEnum
 from pathlib import Path
+from typing import Final
 
 import tile_protocol as tp
 
@@ -126,25 +127,22 @@ def os_error(exc: OSError) -> CliError:
     return CliError(message, hint="check the file system, then rerun", code=ExitCode.INFRA)
 
 
+_NAMED_WRONG: Final[dict[tp.UsageErrorType, str]] = {
+    "UnknownAxis": "override one of those axes (`-a dtype=float32`), or select kernels that have "
+    "it (`--kernel NAME`); `tile list` shows every case id with its axes",
+    "UnknownTunable": "override a tunable the selected kernels declare (named above), or select "
+    "a kernel that has it (`--kernel NAME`)",
+}
+"""The hint for a flag that names what no selected kernel has; the runner's message says which."""
+
+
 def usage_failure(failures: Sequence[tp.Failure]) -> CliError | None:
     """One usage error (exit 2) for a selection the runner refused, however many kernels
     refused it (the runner then planned no case); None when there is no such failure."""
-    unknown = next((f for f in failures if f.error_type == "UnknownAxis"), None)
-    if unknown is not None:
-        return CliError(
-            unknown.message,
-            hint="override one of those axes (`-a dtype=float32`), or select kernels that have "
-            "it (`--kernel NAME`); `tile list` shows every case id with its axes",
-            code=ExitCode.USAGE,
-        )
-    misspelt = next((f for f in failures if f.error_type == "UnknownTunable"), None)
-    if misspelt is not None:
-        return CliError(
-            misspelt.message,
-            hint="override a tunable the selected kernels declare (named above), or select a "
-            "kernel that has it (`--kernel NAME`)",
-            code=ExitCode.USAGE,
-        )
+    for error_type, hint in _NAMED_WRONG.items():
+        named = next((f for f in failures if f.error_type == error_type), None)
+        if named is not None:
+            return CliError(named.message, hint=hint, code=ExitCode.USAGE)
     bad = [f for f in failures if f.error_type == "AxisValueError"]
     if not bad:
         return None
