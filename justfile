@@ -28,8 +28,9 @@ typecheck:
 # one process. Most tests wait on runner subprocesses, so workers (one per core, at most 4)
 # bring the suite from about 19 to 8-12 minutes on 2 cores; the tests that judge measured
 # times wait on sleeps calibrated for a loaded machine, so they hold beside other workers.
+# The 30 slowest tests are listed at the end: the places to move work in process.
 test *ARGS:
-    uv run pytest -n auto --maxprocesses 4 {{ARGS}}
+    uv run pytest -n auto --maxprocesses 4 --durations=30 {{ARGS}}
 
 # Rust tests.
 test-rs:
