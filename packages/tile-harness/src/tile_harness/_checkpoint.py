@@ -47,6 +47,7 @@ class Checkpoints:
         self._log = log
         self._records: dict[str, ta.CaseRecord] = {}
         self._unlogged: dict[str, ta.CaseRecord] = {}  # finished, not in the case log yet
+        self._pending: dict[str, ta.CaseRecord] = {}  # the `incomplete` record of each, made once
         # How much of the run's failures, diagnostics and findings the log or report holds.
         self._sent = (0, 0, 0)
         self._held = 0
@@ -185,7 +186,7 @@ class Checkpoints:
         if self._log.fault is not None:
             return
         planned = self._results.planned
-        cases = [self._records.get(c.case_id) or _pending(c) for c in planned]
+        cases = [self._records.get(c.case_id) or self._waiting(c) for c in planned]
         report = build_report(setup, self._results, interrupted=None, error=None, cases=cases)
         run = writer.run_info("incomplete", ta.INCOMPLETE_REASON)
         summary = report.summary.model_copy(update={"status": "incomplete"})
@@ -207,10 +208,13 @@ class Checkpoints:
             self._compacted = (len(self._records), len(planned))
             self._sent = self._lengths()
 
+    def _waiting(self, info: tp.CaseInfo) -> ta.CaseRecord:
+        """A case not finished yet, as a compaction lists it (`incomplete`)."""
+        import tile_artifacts as ta
 
-def _pending(info: tp.CaseInfo) -> ta.CaseRecord:
-    import tile_artifacts as ta
-
-    return ta.CaseRecord(
-        case_id=info.case_id, kernel=info.kernel, params=dict(info.params), status="incomplete"
-    )
+        record = self._pending.get(info.case_id)
+        if record is None:
+            record = ta.CaseRecord(case_id=info.case_id, kernel=info.kernel,
+                                   params=dict(info.params), status="incomplete")  # fmt: skip
+            self._pending[info.case_id] = record
+        return record
