@@ -1,9 +1,10 @@
 """Turn the protocol stream into an Artifact Format v1 run directory, as it happens.
 
-Events, metrics and command records are appended the moment they are known, and a
-report-in-progress is checkpointed after every case (`_checkpoint.py`), so a run that is
-killed, even by SIGKILL, leaves a directory that validates with everything it measured; the
-final report, summary and manifest are written by `finalize` (also on Ctrl-C and SIGTERM).
+Events, metrics, command records and each finished case (`cases.jsonl`) are appended the
+moment they are known, and the report-in-progress is rewritten rarely (`_checkpoint.py`), so a
+run that is killed, even by SIGKILL, leaves a directory that validates and reads with every
+case it finished; the final report, summary and manifest are written by `finalize` (also on
+Ctrl-C and SIGTERM).
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ class RunRecorder:
         self.telemetry = setup.resolved.config.telemetry
         self.clocks = ClockWatch(setup.writer, self.telemetry)
         self.checkpoints = Checkpoints(setup, self.results, self.log)
-        """The report-in-progress, rewritten after every case (SIGKILL leaves it valid)."""
+        """Each finished case logged at once, the report-in-progress rewritten rarely."""
         self._event("info", "run", "run_started", f"tile {setup.command} started",
                     argv=setup.argv)  # fmt: skip
         self.log.write(lambda: write_snapshots(setup.writer, setup.resolved))
