@@ -173,7 +173,12 @@ def test_cases_on_one_side_only_exit_4_unless_allowed(proj: Project) -> None:
     allowed = proj.tile("compare", renamed, "runs/main", "--allow-missing", "-o", "c-ok.json")
     assert allowed.returncode == 0, allowed.stdout + allowed.stderr
     rows = {r["case_id"]: r for r in proj.json("c-ok.json")["rows"]}
-    assert rows[SCALE[0]]["judgement"] == "neutral"
+    # The same samples on both sides: exactly no change. Its verdict is neutral, or
+    # inconclusive when these few samples (max_time 0.05) scatter wider than the noise band:
+    # seen once in a quiet full run; calibrating that verdict is issue 33's.
+    row = rows[SCALE[0]]
+    assert row["ratio"] == 1.0 and row["percent_change"] == 0.0, row
+    assert row["judgement"] in ("neutral", "inconclusive"), row
     other = _doctored_baseline(proj, "h200.json", {"device_kind": "NVIDIA H200"})
     assert proj.tile("compare", other, "runs/main", "--allow-missing").returncode == 4
 
