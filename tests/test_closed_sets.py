@@ -41,6 +41,9 @@ def _field(model: Any, name: str) -> set[str]:
         (ta.WorkSource, tp.WorkSource),
         (ta.Level, tp.LogLevel),
         (ta.StopReason, tp.StopReason),
+        # What `diagnostics/jax_cache.json` holds is what a runner's `cache_event` said.
+        (ta.CacheEventKind, tp.CacheEventKind),
+        (ta.CacheMissCode, tp.CacheMissCode),
         # `[compare] basis` is the comparison's setting.
         (tc.CompareBasis, ta.BasisSetting),
         # `[downloads.<name>] archive` is what the downloader unpacks.

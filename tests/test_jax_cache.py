@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fake_runner import fake_project
 from support import MakeProject, TileRun, tile_argv, tile_env
 
 import tile_artifacts as ta
@@ -94,6 +95,48 @@ def test_cold_process_runs_twice_and_reports_what_the_cache_saved(
     # The scratch cache is gone and the user's cache was never touched.
     assert not list((tmp_path / "cache").glob(".jax-cold-*"))
     assert not (tmp_path / "cache" / "jax").exists()
+
+
+def test_an_older_runners_cache_log_lines_still_make_the_report(
+    tile: TileRun, tmp_path: Path
+) -> None:
+    # Runners before protocol 1.9 sent each event as a `log` line `jax_cache {json}`.
+    root = fake_project(
+        tmp_path / "p",
+        """
+        def cache_log(case_id, **event):
+            send({"type": "log", "level": "debug", "case_id": case_id,
+                  "message": "jax_cache " + json.dumps(event, sort_keys=True)})
+
+        hello(protocol_minor=8); plan()
+        for i, case_id in enumerate(CASES):
+            start(case_id, i)
+            cache_log(case_id, event="miss", module="jit_k", key="jit_k-" + str(i),
+                      code="new_program", differs=[], reason="first compile")
+            cache_log(case_id, event="hit", module="jit_ref", key="jit_ref-0")
+            bench(case_id)
+        done()
+        """,
+    )
+    doc = _bench_fake(tile, root, tmp_path)
+    assert (doc["miss_count"], doc["hit_count"]) == (3, 3)
+    first = doc["events"][0]
+    assert first == {"process": "run", "case_id": "fake/k[i=0]", "event": "miss",
+                     "module": "jit_k", "key": "jit_k-0", "code": "new_program",
+                     "reason": "first compile", "differs": []}  # fmt: skip
+    lines = (root / "run" / "events.jsonl").read_text().splitlines()
+    events = [json.loads(line) for line in lines]
+    recorded = [e for e in events if e["event"] == "cache_event"]
+    assert len(recorded) == 6 and recorded[0]["fields"]["module"] == "jit_k"
+    assert not [e for e in events if e["message"].startswith("jax_cache")]
+
+
+def _bench_fake(tile: TileRun, root: Path, tmp_path: Path) -> dict[str, Any]:
+    env = {"TILE_CACHE_DIR": str(tmp_path / "cache")}
+    proc = tile("bench", "-o", "run", "--cache-report", cwd=root, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert ta.check_path(root / "run") == []
+    return json.loads((root / "run" / "diagnostics" / "jax_cache.json").read_text())
 
 
 @pytest.mark.parametrize(

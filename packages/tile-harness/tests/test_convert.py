@@ -93,6 +93,17 @@ def test_each_part_maps_field_for_field(part: Any, convert: Any) -> None:
     assert convert(part).model_dump(mode="json") == _wire(part)
 
 
+def test_a_cache_event_keeps_every_field_and_gains_its_process() -> None:
+    event = tp.CacheEvent(
+        event="miss", module="jit_k", key="jit_k-1", code="key_changed", reason="flags",
+        differs=["XLA flags"], case_id="k[n=4]", pid=3, seq=2,
+    )  # fmt: skip
+    record = convert.cache_event_record(event, "cold").model_dump(mode="json")
+    wire = _wire(event)
+    assert record.pop("process") == "cold"
+    assert record == {k: v for k, v in wire.items() if k not in DROPPED}
+
+
 def test_accounting_total_adds_part_by_part() -> None:
     total = convert.accounting_total([ACCOUNTING, ACCOUNTING]).model_dump()
     assert total == {k: pytest.approx(2 * v) for k, v in _wire(ACCOUNTING).items()}

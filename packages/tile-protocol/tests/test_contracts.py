@@ -34,8 +34,48 @@ def test_upgrade_leaves_current_streams_and_other_logs_alone() -> None:
     log = p.Log(message="input_file w /d/w.npz")
     # A current runner's log line that happens to start the same way is only a log line.
     assert p.upgrade(log, p.PROTOCOL_MINOR) is log
-    assert p.upgrade(p.Log(message="jax_cache {}"), 4) == p.Log(message="jax_cache {}")
+    cached = p.Log(message='jax_cache {"event": "hit", "module": "jit_f", "key": "k"}')
+    assert p.upgrade(cached, p.PROTOCOL_MINOR) is cached
     assert p.upgrade(p.Log(message="input_file lonely"), 4) == p.Log(message="input_file lonely")
+
+
+# What runners of protocol 1.5 to 1.8 sent for `RunRequest.cache_explain` (and
+# TILE_JAX_CACHE_EXPLAIN before it): JSON with sorted keys after `jax_cache `.
+_OLD_MISS = {
+    "type": "log", "level": "debug", "case_id": "k[n=1]", "pid": 7, "seq": 4, "token": "t",
+    "message": "jax_cache " + json.dumps({"code": "key_changed", "differs": ["XLA flags"],
+        "event": "miss", "key": "jit_f-1", "module": "jit_f", "reason": "flags"}, sort_keys=True),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("minor", [5, 8])
+def test_an_older_runners_cache_log_lines_become_cache_events(minor: int) -> None:
+    (log,) = _stream(json.dumps(_OLD_MISS).encode() + b"\n")
+    assert isinstance(log, p.Log)
+    assert p.upgrade(log, minor) == p.CacheEvent(
+        event="miss", module="jit_f", key="jit_f-1", code="key_changed", reason="flags",
+        differs=["XLA flags"], case_id="k[n=1]", pid=7, seq=4, token="t",
+    )  # fmt: skip
+    hit = p.Log(message='jax_cache {"event": "hit", "key": "jit_f-1", "module": "jit_f"}')
+    assert p.upgrade(hit, minor) == p.CacheEvent(event="hit", module="jit_f", key="jit_f-1")
+    stored = '{"event": "not_stored", "key": null, "module": "jit_g", "reason": "quick"}'
+    assert p.upgrade(p.Log(message="jax_cache " + stored), minor) == p.CacheEvent(
+        event="not_stored", module="jit_g", reason="quick"
+    )
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        "{}",  # no event, no module
+        "not json",
+        '{"event": "evaporated", "module": "jit_f"}',  # outside the closed set
+        '{"event": "hit", "module": "jit_f", "x": ' + "[" * 10_000 + "]" * 10_000 + "}",
+    ],
+)
+def test_a_cache_log_line_that_does_not_parse_stays_a_log_line(payload: str) -> None:
+    log = p.Log(message="jax_cache " + payload)
+    assert p.upgrade(log, 8) is log
 
 
 def test_a_path_with_spaces_survives_the_old_form() -> None:

@@ -55,6 +55,16 @@ EXAMPLES: list[p.Message] = [
     p.InputFile(name="weights", path="/cache/weights.npz", case_id="k[n=1]"),
     p.Inspect(case_id="k[n=1]", kind="hlo", text="HloModule m"),
     p.Log(level="warning", message="cupti unavailable"),
+    p.CacheEvent(
+        event="miss",
+        module="jit_k",
+        key="jit_k-" + "0" * 64,
+        code="key_changed",
+        reason="`jit_k` is cached under 1 other key(s); the nearest differs in: XLA flags",
+        differs=["XLA flags"],
+        case_id="k[n=1]",
+        seq=9,
+    ),
     p.StateChange(
         case_id="k[n=1]",
         changes=[p.StateDiff(kind="cwd", before="/a", after="/b", restored=True)],

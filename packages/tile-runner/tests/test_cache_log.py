@@ -27,17 +27,17 @@ def _cache(tmp_path: Path, *keys: str) -> Path:
 
 def test_nothing_of_the_module_cached_is_a_new_program(tmp_path: Path) -> None:
     why = explain_miss(_cache(tmp_path), "jit_k", _key("1"), PARTS, {})
-    assert why["code"] == "new_program" and "first compile" in str(why["reason"])
+    assert why.code == "new_program" and "first compile" in str(why.reason)
 
 
 def test_a_key_tile_saw_written_but_gone_was_evicted(tmp_path: Path) -> None:
     why = explain_miss(_cache(tmp_path), "jit_k", _key("1"), PARTS, {_key("1"): PARTS})
-    assert why["code"] == "evicted"
+    assert why.code == "evicted"
 
 
 def test_the_entry_present_but_missed_is_unreadable(tmp_path: Path) -> None:
     why = explain_miss(_cache(tmp_path, _key("1")), "jit_k", _key("1"), PARTS, {})
-    assert why["code"] == "unreadable"
+    assert why.code == "unreadable"
 
 
 def test_changed_parts_are_named_against_the_nearest_key(tmp_path: Path) -> None:
@@ -47,16 +47,16 @@ def test_changed_parts_are_named_against_the_nearest_key(tmp_path: Path) -> None
     index = {_key("2"): shape, _key("3"): flags, _key("4"): both}
     why = explain_miss(_cache(tmp_path, *index), "jit_k", _key("1"), PARTS, index)
     # One part away each: the same program under other flags explains more than a new shape.
-    assert why["code"] == "key_changed" and why["differs"] == ["XLA flags"]
-    assert "3 other key(s)" in str(why["reason"])
+    assert why.code == "key_changed" and why.differs == ["XLA flags"]
+    assert "3 other key(s)" in str(why.reason)
     why = explain_miss(_cache(tmp_path), "jit_k", _key("1"), PARTS, {_key("4"): both})
-    assert why["differs"] == ["computation", "jax_lib version"]
+    assert why.differs == ["computation", "jax_lib version"]
 
 
 def test_cached_keys_without_recorded_parts_are_changed_somewhere(tmp_path: Path) -> None:
     why = explain_miss(_cache(tmp_path, _key("2")), "jit_k", _key("1"), PARTS, {})
-    assert why["code"] == "key_changed" and why["differs"] == []
-    assert "no parts" in str(why["reason"])
+    assert why.code == "key_changed" and why.differs == []
+    assert "no parts" in str(why.reason)
 
 
 def test_keys_logged_by_threads_at_once_keep_their_own_parts(tmp_path: Path) -> None:
@@ -64,12 +64,11 @@ def test_keys_logged_by_threads_at_once_keep_their_own_parts(tmp_path: Path) -> 
     import json
     import logging
 
-    from tile_runner._cache_log import INDEX_NAME, LOG_PREFIX, CacheLogWatcher
+    from tile_protocol import CacheEvent
+    from tile_runner._cache_log import INDEX_NAME, CacheLogWatcher
 
-    sent: list[dict[str, object]] = []
-    watcher = CacheLogWatcher(
-        tmp_path, lambda text: sent.append(json.loads(text[len(LOG_PREFIX) :]))
-    )
+    sent: list[CacheEvent] = []
+    watcher = CacheLogWatcher(tmp_path, sent.append)
     other = {**PARTS, "XLA flags": "e" * 64}
 
     def log(message: str, thread: int) -> None:
@@ -86,4 +85,9 @@ def test_keys_logged_by_threads_at_once_keep_their_own_parts(tmp_path: Path) -> 
     log(f"Writing jit_r to persistent compilation cache with key '{_key('2')}'", 1)
     index = [json.loads(line) for line in (tmp_path / INDEX_NAME).read_text().splitlines()]
     assert {r["key"]: r["parts"] for r in index} == {_key("1"): other, _key("2"): PARTS}
-    assert [e["event"] for e in sent] == ["miss", "miss"]
+    assert [(e.event, e.module, e.key) for e in sent] == [
+        ("miss", "jit_k", _key("1")),
+        ("miss", "jit_r", _key("2")),
+    ]
+    log("Persistent compilation cache hit for 'jit_k' with key '" + _key("1") + "'", 1)
+    assert sent[-1] == CacheEvent(event="hit", module="jit_k", key=_key("1"))

@@ -16,6 +16,7 @@ import pytest
 from tile_protocol import (
     BadLine,
     BenchResult,
+    CacheEvent,
     CaseStart,
     Done,
     Failure,
@@ -42,6 +43,7 @@ def _bench_request(cache: Path, downloads: dict[str, Any], *, cold: bool) -> dic
         "project_root": str(FIXTURES / "proj"),
         "plugins": [],
         "jax_cache_dir": str(cache),
+        "cache_explain": True,
         "downloads": downloads,
         "bench": {
             "warmup_runs": 1,
@@ -92,7 +94,7 @@ def test_message_order(bench_runs: tuple[Any, Any]) -> None:
     assert [s.case_id for s in starts] == planned
     assert [s.index for s in starts] == list(range(len(planned)))
     # Every CaseStart is followed by exactly one result or failure for that case.
-    kinds = (BenchResult, Failure, Log, InputFile)
+    kinds = (BenchResult, Failure, Log, InputFile, CacheEvent)
     after = [
         m for i, m in enumerate(run.messages[1:], 1) if isinstance(run.messages[i - 1], CaseStart)
     ]
@@ -196,6 +198,16 @@ def test_persistent_cache_hits_in_second_process(bench_runs: tuple[Any, Any]) ->
     assert a.cache_hit is False
     assert b.cache_hit_count and b.cache_hit_count > 0
     assert b.cache_hit is True
+
+
+def test_cache_events_are_messages_of_their_own(bench_runs: tuple[Any, Any]) -> None:
+    first, second = bench_runs
+    missed = {e.module for e in first.of(CacheEvent) if e.event == "miss" and e.case_id == SCALE}
+    hit = {e.module for e in second.of(CacheEvent) if e.event == "hit" and e.case_id == SCALE}
+    assert "jit_scale" in missed and "jit_scale" in hit
+    assert all(e.code and e.reason for e in first.of(CacheEvent) if e.event == "miss")
+    # Never the `log` lines of runners before protocol 1.9.
+    assert not [m for m in first.of(Log) + second.of(Log) if m.message.startswith("jax_cache")]
 
 
 def test_cold_flag_recorded(bench_runs: tuple[Any, Any]) -> None:

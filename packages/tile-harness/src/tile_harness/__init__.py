@@ -28,7 +28,7 @@ if TYPE_CHECKING:
         pick_baseline,
         save_baseline,
     )
-    from tile_harness._convert import case_from_bench, case_from_test
+    from tile_harness._convert import cache_event_record, case_from_bench, case_from_test
     from tile_harness._display import Display, QuietDisplay
     from tile_harness._errors import (
         CliError,
@@ -76,6 +76,7 @@ __all__ = [
     "RunDone",
     "bench",
     "run",
+    "cache_event_record",
     "case_from_bench",
     "case_from_test",
     "CONTROLS",
@@ -150,6 +151,7 @@ _HOME: dict[str, str] = {
     "RunDone": "tile_harness._api",
     "bench": "tile_harness._api",
     "run": "tile_harness._api",
+    "cache_event_record": "tile_harness._convert",
     "case_from_bench": "tile_harness._convert",
     "case_from_test": "tile_harness._convert",
     "CONTROLS": "tile_harness._escape",

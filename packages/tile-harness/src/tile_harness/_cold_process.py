@@ -39,7 +39,7 @@ class ProcessWatch:
     ended: float | None = None
     launches: list[Launch] = field(default_factory=list[Launch])
     phases: dict[str, tp.Phases] = field(default_factory=dict[str, tp.Phases])
-    cache_logs: list[tp.Log] = field(default_factory=list[tp.Log])
+    cache_events: list[tp.CacheEvent] = field(default_factory=list[tp.CacheEvent])
 
     @property
     def time_to_first_result_s(self) -> float | None:
@@ -78,8 +78,8 @@ class _Timed(Relay):
                 self.watch.first_result = time.monotonic()
             if isinstance(message, tp.BenchResult | tp.BuildResult):
                 self.watch.phases[message.case_id] = message.phases
-        elif isinstance(message, tp.Log) and message.message.startswith(tp.JAX_CACHE_LOG_PREFIX):
-            self.watch.cache_logs.append(message)
+        elif isinstance(message, tp.CacheEvent):
+            self.watch.cache_events.append(message)
         super().on_message(message)
 
 

@@ -20,6 +20,7 @@ import tile_protocol as tp
 __all__ = [
     "accounting_record",
     "accounting_total",
+    "cache_event_record",
     "case_from_bench",
     "case_from_build",
     "case_from_test",
@@ -196,3 +197,9 @@ def failure_record(
         stderr_log=stderr_log,
         command_id=command_id,
     )
+
+
+def cache_event_record(event: tp.CacheEvent, process: ta.ProcessRole) -> ta.CacheEvent:
+    """A compile-cache lookup as `diagnostics/jax_cache.json` holds it, under the role of the
+    runner that reported it (`run`, or `--cold-process`'s `cold` and `warm`)."""
+    return _copy(event, ta.CacheEvent, process=process)

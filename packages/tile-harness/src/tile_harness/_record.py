@@ -302,6 +302,10 @@ class RunRecorder:
             self._failure(message)
         elif isinstance(message, tp.Artifact):
             self.results.artifacts.append(message)
+        elif isinstance(message, tp.CacheEvent):  # `--cache-report`: as many as compiles
+            self.results.cache_events.append(message)
+            self.log.event("debug", "runner", "cache_event", f"{message.event} {message.module}",
+                           msgspec.to_builtins(message), chatter=True)  # fmt: skip
         elif isinstance(message, tp.InputFile):
             self.results.input_files[message.name] = message.path
             self._event("info", "runner", "input_file", f"{message.name}: {message.path}",
@@ -341,8 +345,6 @@ class RunRecorder:
         self.ui.notice(f"✗ {failure.case_id or '(run)'}: {failure.error_type}: {first}", "red")
 
     def _log(self, log: tp.Log) -> None:
-        if log.message.startswith(tp.JAX_CACHE_LOG_PREFIX):
-            self.results.jax_cache_logs.append(log)
         # The runner's log lines go to disk in batches: it may send 200,000 of them.
         self.log.event(log.level, "runner", "log", log.message, {"case_id": log.case_id},
                        chatter=True)  # fmt: skip

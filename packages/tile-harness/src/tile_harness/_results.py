@@ -40,8 +40,8 @@ class RunResults:
     artifacts: list[tp.Artifact] = field(default_factory=list[tp.Artifact])
     input_files: dict[str, str] = field(default_factory=dict[str, str])
     diagnostics: list[tp.Log] = field(default_factory=list[tp.Log])
-    jax_cache_logs: list[tp.Log] = field(default_factory=list[tp.Log])
-    """The runners' cache events (`log` messages `jax_cache {...}`, `--cache-report`)."""
+    cache_events: list[tp.CacheEvent] = field(default_factory=list[tp.CacheEvent])
+    """The runners' compile-cache hits and misses (`--cache-report`)."""
     launches: list[Launch] = field(default_factory=list["Launch"])
     findings: list[ta.Finding] = field(default_factory=list["ta.Finding"])
     """Observations a command adds to its report (e.g. `tile tune`'s winners)."""

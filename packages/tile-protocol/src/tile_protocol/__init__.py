@@ -28,6 +28,7 @@ from tile_protocol._messages import (
     Artifact,
     BenchResult,
     BuildResult,
+    CacheEvent,
     CaseStart,
     DeviceReport,
     Done,
@@ -42,7 +43,7 @@ from tile_protocol._messages import (
     StateChange,
     TestResult,
 )
-from tile_protocol._naming import JAX_CACHE_LOG_PREFIX, case_dirname, device_slug
+from tile_protocol._naming import case_dirname, device_slug
 from tile_protocol._parts import (
     Accounting,
     BenchSettings,
@@ -70,6 +71,8 @@ from tile_protocol._sets import (
     MEASURED_TIMERS,
     USAGE_ERROR_TYPES,
     Bound,
+    CacheEventKind,
+    CacheMissCode,
     CaseStatus,
     Command,
     ConfigSource,
@@ -95,7 +98,6 @@ from tile_protocol._tuning import (
 from tile_protocol._validate import ForgedLine, StreamValidator, Violation, result_problem
 
 __all__ = [
-    "JAX_CACHE_LOG_PREFIX",
     # versions
     "PROTOCOL_MINOR",
     "PROTOCOL_VERSION",
@@ -103,6 +105,7 @@ __all__ = [
     "Artifact",
     "BenchResult",
     "BuildResult",
+    "CacheEvent",
     "CaseStart",
     "DeviceReport",
     "Done",
@@ -143,6 +146,8 @@ __all__ = [
     "USAGE_ERROR_TYPES",
     "UsageErrorType",
     "Bound",
+    "CacheEventKind",
+    "CacheMissCode",
     "CaseStatus",
     "Command",
     "ConfigSource",

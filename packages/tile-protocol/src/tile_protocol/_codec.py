@@ -9,7 +9,7 @@ from typing import Any, cast
 import msgspec
 
 from tile_protocol._errors import DecodeError, VersionError
-from tile_protocol._messages import PROTOCOL_VERSION, Hello, InputFile, Log, Message
+from tile_protocol._messages import PROTOCOL_VERSION, CacheEvent, Hello, InputFile, Log, Message
 
 __all__ = [
     "MAX_DEPTH",
@@ -82,17 +82,36 @@ def check_version(hello: Hello) -> None:
 
 _LEGACY_INPUT_FILE = "input_file "
 """How runners before minor 7 reported a data file: a `log` line `input_file NAME PATH`."""
+_LEGACY_CACHE_EVENT = "jax_cache "
+"""How runners before minor 9 reported a compile-cache event: a `log` line `jax_cache {json}`
+holding the fields of `CacheEvent` but `case_id`, which was the line's."""
+_legacy_cache_decoder = msgspec.json.Decoder(CacheEvent)
 
 
 def upgrade(message: Message, minor: int) -> Message:
     """A message from a runner that speaks minor version `minor`, as this version says it.
 
     A reader passes every message through this, so that the rest of it knows one form only.
+    A legacy line that does not parse stays the `log` line it was.
     """
-    if minor < 7 and isinstance(message, Log) and message.message.startswith(_LEGACY_INPUT_FILE):
-        _, name, path = [*message.message.split(" ", 2), "", ""][:3]
+    if minor >= 9 or not isinstance(message, Log):
+        return message
+    text = message.message
+    if minor < 7 and text.startswith(_LEGACY_INPUT_FILE):
+        _, name, path = [*text.split(" ", 2), "", ""][:3]
         if name and path:
             return InputFile(name=name, path=path, case_id=message.case_id)
+    elif text.startswith(_LEGACY_CACHE_EVENT):
+        # The JSON inside a string escaped the line's depth check: check it on its own.
+        payload = text.removeprefix(_LEGACY_CACHE_EVENT).encode("utf-8", "surrogatepass")
+        try:
+            if too_deep(payload):
+                return message
+            event = _legacy_cache_decoder.decode(payload)
+        except (msgspec.DecodeError, RecursionError):
+            return message
+        return msgspec.structs.replace(event, case_id=message.case_id, pid=message.pid,
+                                       seq=message.seq, token=message.token)  # fmt: skip
     return message
 
 

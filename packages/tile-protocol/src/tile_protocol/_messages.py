@@ -31,6 +31,8 @@ from tile_protocol._parts import (
     Work,
 )
 from tile_protocol._sets import (
+    CacheEventKind,
+    CacheMissCode,
     CaseStatus,
     Command,
     InspectKind,
@@ -45,6 +47,7 @@ __all__ = [
     "Artifact",
     "BenchResult",
     "BuildResult",
+    "CacheEvent",
     "CaseStart",
     "DeviceReport",
     "Done",
@@ -62,7 +65,7 @@ __all__ = [
 
 PROTOCOL_VERSION = 1
 """Major version: a reader refuses a stream whose major version is newer than its own."""
-PROTOCOL_MINOR = 8
+PROTOCOL_MINOR = 9
 """Minor version: grows when optional fields or message types are added.
 
 1: `Reference.interleaved`, `RunRequest.pin_cpu`, `Hello.pinned_cpu`.
@@ -81,6 +84,8 @@ PROTOCOL_MINOR = 8
    `RunRequest.inspect_kind` are typed with the closed sets every runner already kept to.
 8: `RunRequest.cache_explain` (before, the `TILE_JAX_CACHE_EXPLAIN` environment variable set
    through `[runner] env`).
+9: message `cache_event` (`CacheEvent`: a persistent compile-cache hit, miss or entry not
+   stored; before, a `log` line `jax_cache {json}`, which `upgrade` still reads).
 """
 
 
@@ -139,8 +144,8 @@ class RunRequest(_Message, frozen=True, kw_only=True, tag="run_request"):
     shard: Shard | None = None
     """The part of a sharded run this runner serves; None when it serves the whole run."""
     cache_explain: bool = False
-    """Send the persistent compile cache's hits, misses and why-missed as `jax_cache` log
-    events (`tile bench --cache-report`, `--cold-process`)."""
+    """Send the persistent compile cache's hits, misses and why-missed as `cache_event`
+    messages (`tile bench --cache-report`, `--cold-process`)."""
     token: str | None = None
     """A fresh random string per runner process; every message of its stream repeats it."""
 
@@ -267,6 +272,24 @@ class Log(_Sent, frozen=True, kw_only=True, tag="log"):
     case_id: str | None = None
 
 
+class CacheEvent(_Sent, frozen=True, kw_only=True, tag="cache_event"):
+    """One lookup in JAX's persistent compile cache by one XLA module (protocol 1.9).
+
+    Sent only when the request asks (`RunRequest.cache_explain`). A miss says why (`code`,
+    `reason`, and the parts of JAX's cache key that changed, `differs`); `not_stored` says
+    why JAX kept a compiled program out of the cache (`reason`).
+    """
+
+    event: CacheEventKind
+    module: str
+    key: str | None = None
+    code: CacheMissCode | None = None
+    reason: str | None = None
+    differs: list[str] = []
+    """Key parts that changed against the nearest cached entry (JAX's names: `XLA flags`...)."""
+    case_id: str | None = None
+
+
 class Failure(_Sent, frozen=True, kw_only=True, tag="failure"):
     """Something went wrong; `case_id` is None when no single case is to blame."""
 
@@ -323,6 +346,7 @@ Message = (
     | InputFile
     | Inspect
     | Log
+    | CacheEvent
     | Failure
     | DeviceReport
     | StateChange

@@ -1,5 +1,5 @@
 """Names both sides use: a case's folder for build outputs and snapshots, a device's file name
-(baselines, tuning files, calibrations), the cache-log prefix.
+(baselines, tuning files, calibrations).
 
 The runner writes `outputs/<case_dirname>/` and the CLI names `snapshots/<case_dirname>.mlir`
 and looks for build outputs by the same rule; written once here, the two cannot drift apart.
@@ -10,10 +10,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-__all__ = ["JAX_CACHE_LOG_PREFIX", "case_dirname", "device_slug"]
-
-JAX_CACHE_LOG_PREFIX = "jax_cache "
-"""A `log` message that starts with this carries one JSON compile-cache event after it."""
+__all__ = ["case_dirname", "device_slug"]
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._=-]+")
 _MAX_SLUG = 80

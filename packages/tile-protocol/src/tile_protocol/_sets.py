@@ -15,6 +15,8 @@ __all__ = [
     "INSPECT_KINDS",
     "MEASURED_TIMERS",
     "Bound",
+    "CacheEventKind",
+    "CacheMissCode",
     "CaseStatus",
     "Command",
     "ConfigSource",
@@ -94,6 +96,15 @@ InspectKind = Literal["jaxpr", "stablehlo", "hlo", "cost", "memory"]
 UsageErrorType = Literal["UnknownAxis", "AxisValueError", "UnknownTunable"]
 """`Failure.error_type` of a selection the runner refused, planning no case: the command line
 named an axis, an axis value or a tunable that no selected kernel has. The host exits 2."""
+
+CacheEventKind = Literal["miss", "hit", "not_stored"]
+"""What one lookup in JAX's persistent compile cache came to (`CacheEvent.event`): a miss, a
+hit, or a compiled program JAX chose not to store (host callbacks, too quick to compile)."""
+
+CacheMissCode = Literal["new_program", "key_changed", "evicted", "unreadable"]
+"""Why a lookup missed (`CacheEvent.code`): nothing of the program was cached; it was, under
+other keys (`differs` names the parts that changed); tile saw the key written and the entry is
+gone; the entry is there and JAX could not use it."""
 
 COMMANDS: Final[tuple[Command, ...]] = get_args(Command)
 MEASURED_TIMERS: Final[tuple[MeasuredTimer, ...]] = get_args(MeasuredTimer)

@@ -15,12 +15,14 @@ The flag `jax_explain_cache_misses` only raises the miss line to WARNING (and ex
 misses of the in-memory tracing cache, which every ahead-of-time compile of a new function
 has); it never says why a key is new. The parts do: tile keeps the parts of every key it saw
 written in `tile-key-parts.jsonl` beside the entries, and a miss is explained against the
-nearest cached key of the same module. Watching costs JAX a second hash of each part, so it
-runs only when the request asks (`RunRequest.cache_explain`, set by `tile bench --cache-report`).
+nearest cached key of the same module. Each lookup goes to the CLI as a `CacheEvent`.
+Watching costs JAX a second hash of each part, so it runs only when the request asks
+(`RunRequest.cache_explain`, set by `tile bench --cache-report`).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -29,19 +31,15 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Final
 
-from tile_protocol import JAX_CACHE_LOG_PREFIX
+from tile_protocol import CacheEvent
 
 __all__ = [
     "INDEX_NAME",
-    "LOG_PREFIX",
     "CacheLogWatcher",
     "explain_miss",
     "watch_cache_log",
 ]
 
-"""Set to 1 by the CLI (tile_cli/runs/_cache_report.py) in the runner's environment."""
-LOG_PREFIX: Final = JAX_CACHE_LOG_PREFIX
-"""`log` messages that start with this carry one JSON event; the CLI reads them back."""
 INDEX_NAME: Final = "tile-key-parts.jsonl"
 # What each part of JAX's cache key stands for, in the reasons people read.
 _PART_WORDS: Final = {
@@ -83,27 +81,28 @@ def explain_miss(
     key: str,
     parts: Mapping[str, str],
     index: Mapping[str, dict[str, str]],
-) -> dict[str, object]:
-    """Why `key` missed: the reason code, a sentence, and the key parts that changed.
+) -> CacheEvent:
+    """The miss of `key`, with why: the reason code, a sentence, and the key parts that changed.
 
     `index` holds the parts of keys tile saw written; a cached key without parts there (it
     was written before tile watched) can only be said to differ somewhere.
     """
     keys = _entry_keys(cache_dir, module)
+    miss = functools.partial(CacheEvent, event="miss", module=module, key=key)
     if key in keys:
-        return {"code": "unreadable", "differs": [], "reason": "the entry is in the cache but "
-                "JAX could not use it (unreadable, or jax_compilation_cache_check_contents)"}  # fmt: skip
+        return miss(code="unreadable", reason="the entry is in the cache but JAX could not "
+                    "use it (unreadable, or jax_compilation_cache_check_contents)")  # fmt: skip
     if not keys:
         if key in index:
-            return {"code": "evicted", "differs": [], "reason": "this key was cached before and "
-                    "its entry is gone: evicted (jax_compilation_cache_max_size) or cleared"}  # fmt: skip
-        return {"code": "new_program", "differs": [], "reason": f"nothing of `{module}` is in "
-                "the cache: the first compile of this program with this cache directory"}  # fmt: skip
+            return miss(code="evicted", reason="this key was cached before and its entry is "
+                        "gone: evicted (jax_compilation_cache_max_size) or cleared")  # fmt: skip
+        return miss(code="new_program", reason=f"nothing of `{module}` is in the cache: the "
+                    "first compile of this program with this cache directory")  # fmt: skip
     known = [index[k] for k in keys if k in index]
     if not known:
-        return {"code": "key_changed", "differs": [], "reason": f"`{module}` is cached under "
-                f"{len(keys)} other key(s) that tile has no parts for: the program, jaxlib, "
-                "XLA flags or compile options changed"}  # fmt: skip
+        return miss(code="key_changed", reason=f"`{module}` is cached under {len(keys)} other "
+                    "key(s) that tile has no parts for: the program, jaxlib, XLA flags or "
+                    "compile options changed")  # fmt: skip
 
     def distance(other: Mapping[str, str]) -> tuple[int, bool]:
         # Fewest changed parts; on a tie the same program under another setup (XLA flags,
@@ -114,8 +113,8 @@ def explain_miss(
     nearest = min(known, key=distance)
     differs = [p for p, h in parts.items() if nearest.get(p) != h]
     words = ", ".join(_PART_WORDS.get(p, p) for p in differs) or "?"
-    return {"code": "key_changed", "differs": differs, "reason": f"`{module}` is cached under "
-            f"{len(keys)} other key(s); the nearest differs in: {words}"}  # fmt: skip
+    return miss(code="key_changed", differs=differs, reason=f"`{module}` is cached under "
+                f"{len(keys)} other key(s); the nearest differs in: {words}")  # fmt: skip
 
 
 def _read_index(path: Path) -> dict[str, dict[str, str]]:
@@ -134,9 +133,9 @@ def _read_index(path: Path) -> dict[str, dict[str, str]]:
 
 
 class CacheLogWatcher(logging.Handler):
-    """Turns JAX's cache log records into events for `send` (one JSON line each)."""
+    """Turns JAX's cache log records into `CacheEvent`s for `send` (without `case_id`)."""
 
-    def __init__(self, cache_dir: Path, send: Callable[[str], None]) -> None:
+    def __init__(self, cache_dir: Path, send: Callable[[CacheEvent], None]) -> None:
         super().__init__(logging.DEBUG)
         self._dir = cache_dir
         self._send = send
@@ -154,10 +153,6 @@ class CacheLogWatcher(logging.Handler):
         except Exception:  # diagnostics must never break a compile
             self.handleError(record)
 
-    def _event(self, event: str, module: str, key: str | None, **fields: object) -> None:
-        payload = {"event": event, "module": module, "key": key, **fields}
-        self._send(LOG_PREFIX + json.dumps(payload, sort_keys=True))
-
     def _handle(self, message: str, thread: int | None = None) -> None:
         if m := _PART.match(message):
             parts = self._parts.setdefault(thread, {})
@@ -168,17 +163,17 @@ class CacheLogWatcher(logging.Handler):
             parts = self._parts.pop(thread, {})
             self._pending[m["key"]] = parts
             self._last_miss[thread] = (m["module"], m["key"])
-            why = explain_miss(self._dir, m["module"], m["key"], parts, self._index)
-            self._event("miss", m["module"], m["key"], **why)
+            self._send(explain_miss(self._dir, m["module"], m["key"], parts, self._index))
         elif m := _HIT.match(message):
             self._parts.pop(thread, None)
-            self._event("hit", m["module"], m["key"])
+            self._send(CacheEvent(event="hit", module=m["module"], key=m["key"]))
         elif m := _WRITE.match(message):
             self._remember(m["key"], self._pending.pop(m["key"], {}))
         elif (m := _NOT_WRITTEN.match(message)) and thread in self._last_miss:
             module, key = self._last_miss[thread]
             self._pending.pop(key, None)
-            self._event("not_stored", m["module"] or module, key, reason=m["why"].strip())
+            self._send(CacheEvent(event="not_stored", module=m["module"] or module, key=key,
+                                  reason=m["why"].strip()))  # fmt: skip
 
     def _remember(self, key: str, parts: dict[str, str]) -> None:
         """Note the parts of a key JAX is writing, for explaining later misses."""
@@ -197,7 +192,7 @@ class CacheLogWatcher(logging.Handler):
             pass  # the cache works without it; later misses are explained less precisely
 
 
-def watch_cache_log(cache_dir: str, send: Callable[[str], None]) -> CacheLogWatcher:
+def watch_cache_log(cache_dir: str, send: Callable[[CacheEvent], None]) -> CacheLogWatcher:
     """Install a watcher on JAX's cache loggers (DEBUG) for the rest of this process."""
     watcher = CacheLogWatcher(Path(cache_dir).expanduser().absolute(), send)
     for name in _LOGGERS:

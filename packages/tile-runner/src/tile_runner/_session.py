@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from tile_protocol import CaseInfo as ProtoCaseInfo
 from tile_protocol import CaseStart as ProtoCaseStart
 from tile_protocol import InputFile, Log, Plan, RunRequest, StateChange
@@ -99,7 +101,8 @@ class Session:
             if refused:
                 self.log("warning", refused)
             elif request.cache_explain:
-                watch_cache_log(request.jax_cache_dir, lambda t: self.log("debug", t, self.current))
+                watch_cache_log(request.jax_cache_dir, lambda event: self.writer.send(
+                    msgspec.structs.replace(event, case_id=self.current)))  # fmt: skip
         context = data_context()
         context.downloads = dict(request.downloads)
         context.on_use = lambda name, path: self.writer.send(

@@ -2,14 +2,13 @@
 
 Before the first runner starts and after the last one ends, the cache directory is counted
 (entries, bytes, oldest, newest). The runners report each persistent-cache hit and miss, with
-the reason for the miss, as `log` messages (tile_runner/_cache_log.py) when their request
-asks (`RunRequest.cache_explain`, which every launcher and shard passes on). All of it lands in
-`diagnostics/jax_cache.json` (`tile.jax_cache`), listed in the manifest.
+the reason for the miss, as `cache_event` messages (tile_runner/_cache_log.py) when their
+request asks (`RunRequest.cache_explain`, which every launcher and shard passes on). All of it
+lands in `diagnostics/jax_cache.json` (`tile.jax_cache`), listed in the manifest.
 """
 
 from __future__ import annotations
 
-import json
 import shutil
 import tempfile
 from collections import Counter
@@ -23,6 +22,7 @@ from tile_harness import (
     CliError,
     ColdWarmRun,
     ProcessWatch,
+    cache_event_record,
     compile_cache_location,
     fmt_bytes,
     fmt_time,
@@ -39,26 +39,11 @@ if TYPE_CHECKING:
 
 __all__ = ["CacheReport"]
 
-"""Config overrides that make the runners report cache events (tile_runner/_cache_log.py)."""
 _SHOWN_MISSES: Final = 8
 
 
-def _events(logs: Sequence[tp.Log], role: ta.ProcessRole) -> list[ta.CacheEvent]:
-    """The cache events in the runner's `log` messages; a malformed one is skipped."""
-    import tile_artifacts as ta
-
-    events: list[ta.CacheEvent] = []
-    for log in logs:
-        try:
-            data = json.loads(log.message.removeprefix(tp.JAX_CACHE_LOG_PREFIX))
-            events.append(ta.CacheEvent.model_validate({
-                "process": role, "case_id": log.case_id, "event": data["event"],
-                "module": data["module"], "key": data.get("key"), "code": data.get("code"),
-                "reason": data.get("reason"), "differs": data.get("differs", []),
-            }))  # fmt: skip
-        except (ValueError, KeyError, TypeError, RecursionError):
-            continue  # a newer runner's event shape: the snapshot numbers still hold
-    return events
+def _events(events: Sequence[tp.CacheEvent], role: ta.ProcessRole) -> list[ta.CacheEvent]:
+    return [cache_event_record(event, role) for event in events]
 
 
 class CacheReport:
@@ -135,14 +120,14 @@ class CacheReport:
         cases: list[ta.ColdWarmCase] = []
         if self.session is not None:
             cold, warm = self.session.cold, self.session.warm
-            events = [*_events(cold.cache_logs, "cold"), *_events(warm.cache_logs, "warm")]
+            events = [*_events(cold.cache_events, "cold"), *_events(warm.cache_events, "warm")]
             processes = [
                 _process(cold, events, self._between or after),
                 _process(warm, events, after),
             ]
             cases = _cold_warm_cases(cold, warm)
         else:
-            events = _events(recorder.results.jax_cache_logs, "run")
+            events = _events(recorder.results.cache_events, "run")
         kinds = Counter(e.event for e in events)
         self.doc = ta.JaxCacheDoc(
             producer=recorder.writer.producer,
