@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -40,6 +40,7 @@ _FORMATS = ("table", "markdown", "json")
 
 @with_flags(compare_flags(after_run=False), PROFILE)
 def compare_cmd(
+    flags: Flags,
     base: Annotated[
         Path, typer.Argument(help="Baseline: run directory, report.json or baseline file.")
     ],
@@ -51,7 +52,6 @@ def compare_cmd(
         Path | None,
         typer.Option("--output", "-o", help="Also write the comparison document to this file."),
     ] = None,
-    **flags: Any,
 ) -> None:
     """Compare two runs case by case: ratio of medians, bootstrap CI, Mann-Whitney p.
 
@@ -66,7 +66,7 @@ def compare_cmd(
 
     if fmt not in _FORMATS:
         raise CliError(f"unknown format `{fmt}`", hint="use --format table, markdown or json")
-    cfg = resolve_config(flags["profile"], config_overrides(flags)).config.compare
+    cfg = resolve_config(flags.profile, config_overrides(flags)).config.compare
     out, err = make_consoles()
     doc = compare_paths(
         base, cur, noise_floor_pct=cfg.noise_floor, alpha=cfg.alpha, basis=cfg.basis
@@ -149,6 +149,7 @@ def schema_check_cmd(
 
 @with_flags(DB, PROFILE)
 def report_cmd(
+    flags: Flags,
     run: Annotated[Path, typer.Argument(help="A run directory (or its report.json).")] = Path(
         ".tile/latest"
     ),
@@ -162,28 +163,27 @@ def report_cmd(
     history: Annotated[
         bool, typer.Option("--history", help="Add each case's trend over commits, steps marked.")
     ] = False,
-    **flags: Any,
 ) -> None:
     """Write one self-contained HTML report of a run: context, roofline, samples, failures."""
     from tile_cli.results._html_report import make_report
 
-    code = make_report(run, output=output, compare=compare, history=history, db=flags["db"],
-                       profile=flags["profile"])  # fmt: skip
+    code = make_report(run, output=output, compare=compare, history=history, db=flags.db,
+                       profile=flags.profile)  # fmt: skip
     raise typer.Exit(code)
 
 
 @with_flags(DB, PROFILE)
 def history_add_cmd(
+    flags: Flags,
     runs: Annotated[list[Path], typer.Argument(help="Run directories, e.g. `.tile/runs/*`.")],
     branch: Annotated[
         str | None, typer.Option("--branch", help="The branch they ran on, if git cannot tell.")
     ] = None,
-    **flags: Any,
 ) -> None:
     """Add existing run directories to the history (a run already there is left alone)."""
     from tile_cli.results._history import add_runs
 
-    raise typer.Exit(add_runs(runs, db=flags["db"], branch=branch, profile=flags["profile"]))
+    raise typer.Exit(add_runs(runs, db=flags.db, branch=branch, profile=flags.profile))
 
 
 def _query(flags: Flags, min_change: float | None = None) -> HistoryQuery:
@@ -191,36 +191,36 @@ def _query(flags: Flags, min_change: float | None = None) -> HistoryQuery:
     from tile_cli.results._history import HistoryQuery
 
     query = HistoryQuery(
-        flags["filters"] or [],
-        flags["kernels"] or [],
-        flags["device"],
-        flags["branch"],
-        flags["last"],
-        flags["include_dirty"],
+        flags.filters or [],
+        flags.kernels or [],
+        flags.device,
+        flags.branch,
+        flags.last,
+        flags.include_dirty,
     )
     return query if min_change is None else dataclasses.replace(query, min_change=min_change)
 
 
 @with_flags(FILTERS, HISTORY, DB, PROFILE)
 def history_show_cmd(
+    flags: Flags,
     verbose: Annotated[
         int, typer.Option("-v", "--verbose", count=True, help="A table of commits per case.")
     ] = 0,
-    **flags: Any,
 ) -> None:
     """Each case's trend over commits: sparkline, first and latest median, steps found."""
     from tile_cli.results._history import show_history
 
-    code = show_history(_query(flags), db=flags["db"], profile=flags["profile"], verbose=verbose)
+    code = show_history(_query(flags), db=flags.db, profile=flags.profile, verbose=verbose)
     raise typer.Exit(code)
 
 
 @with_flags(FILTERS, HISTORY, DB, PROFILE)
 def history_regressions_cmd(
+    flags: Flags,
     min_change: Annotated[
         float, typer.Option("--min-change", help="Smallest step reported, in percent.")
     ] = 5.0,
-    **flags: Any,
 ) -> None:
     """Find the commits where a case got slower beyond the noise between runs; exit 1 if any
     such step still stands at the latest commit."""
@@ -229,4 +229,4 @@ def history_regressions_cmd(
     if not min_change > 0:
         raise CliError(f"--min-change must be above 0, got {min_change}", hint="e.g. `5` for 5%")
     query = _query(flags, min_change / 100)
-    raise typer.Exit(show_regressions(query, db=flags["db"], profile=flags["profile"]))
+    raise typer.Exit(show_regressions(query, db=flags.db, profile=flags.profile))

@@ -7,7 +7,7 @@ Flags only; the work happens in the modules each command imports when it runs (s
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
@@ -53,14 +53,14 @@ def _suite_flags(flags: Flags) -> SuiteFlags:
     from tile_cli.runs._suite import SuiteFlags
 
     return SuiteFlags(
-        profile=flags.get("profile"),
-        output_dir=flags.get("output_dir"),
-        as_json=bool(flags.get("json")),
-        verbose=int(flags.get("verbose") or 0),
-        compare=flags.get("compare"),
-        slurm_args=flags.get("slurm_args") or [],
-        cache_report=bool(flags.get("cache_report")),
-        cold_process=bool(flags.get("cold_process")),
+        profile=flags.profile,
+        output_dir=flags.output_dir,
+        as_json=flags.json,
+        verbose=flags.verbose,
+        compare=flags.compare,
+        slurm_args=flags.slurm_args or [],
+        cache_report=flags.cache_report,
+        cold_process=flags.cold_process,
     )
 
 
@@ -73,30 +73,30 @@ def _run_suite(command: tp.Command, flags: Flags, more: Mapping[str, object]) ->
 
 
 @with_flags(ASSIGNMENTS, SELECT, PROFILE, JSON)
-def list_cmd(**flags: Any) -> None:
+def list_cmd(flags: Flags) -> None:
     """List the kernels and cases tile can see, without running them."""
     from tile_cli.runs._views import list_cases
 
     sel = selection(flags, config_overrides(flags))
-    code = list_cases(sel, profile=flags["profile"], as_json=flags["json"])
+    code = list_cases(sel, profile=flags.profile, as_json=flags.json)
     raise typer.Exit(code)
 
 
 @with_flags(ASSIGNMENTS, SELECT, PROFILE, OUTPUT, VERBOSE, SAMPLING, RUNNER, TUNABLE, LAUNCH, COMPARE,
             compare_flags(after_run=True), CACHE, EXACT)  # fmt: skip
-def bench_cmd(**flags: Any) -> None:
+def bench_cmd(flags: Flags) -> None:
     """Benchmark kernels against their references; write a run directory."""
     _run_suite("bench", flags, {})
 
 
 @with_flags(ASSIGNMENTS, SELECT, PROFILE, OUTPUT, VERBOSE, SEED, RUNNER, TUNABLE, LAUNCH)
-def test_cmd(**flags: Any) -> None:
+def test_cmd(flags: Flags) -> None:
     """Check kernels against their references on fresh random inputs."""
     _run_suite("test", flags, {})
 
 
 @with_flags(ASSIGNMENTS, SELECT, PROFILE, OUTPUT_DIR, VERBOSE, TUNING)
-def tune_cmd(**flags: Any) -> None:
+def tune_cmd(flags: Flags) -> None:
     """Find each case's fastest tunable configuration and keep it in `tuning/<device>.json`.
 
     Every configuration the kernel's constraint allows is checked against the reference and
@@ -107,20 +107,21 @@ def tune_cmd(**flags: Any) -> None:
     from tile_cli.runs._tune import run_tune
 
     sel = selection(flags, config_overrides(flags))
-    code = run_tune(sel, profile=flags["profile"], output_dir=flags["output_dir"],
-                    budget=flags["budget"], dry_run=flags["dry_run"],
-                    verbose=flags["verbose"])  # fmt: skip
+    code = run_tune(sel, profile=flags.profile, output_dir=flags.output_dir,
+                    budget=flags.budget, dry_run=flags.dry_run,
+                    verbose=flags.verbose)  # fmt: skip
     raise typer.Exit(code)
 
 
 @with_flags(ASSIGNMENTS, SELECT, PROFILE, OUTPUT, TRACEBACKS, RUNNER)
-def build_cmd(**flags: Any) -> None:
+def build_cmd(flags: Flags) -> None:
     """Lower and compile every case (no execution); store what the compiler made in a run dir."""
     _run_suite("build", flags, {})
 
 
 @with_flags(AXES, PLUGINS, PROFILE, TRACEBACKS)
 def inspect_cmd(
+    flags: Flags,
     case: Annotated[
         str | None, typer.Argument(help="Case id, exactly as `tile list` prints it.")
     ] = None,
@@ -130,7 +131,6 @@ def inspect_cmd(
     list_kinds: Annotated[
         bool, typer.Option("--list-kinds", help="Print the kinds of view and exit.")
     ] = False,
-    **flags: Any,
 ) -> None:
     """Print one case's jaxpr, StableHLO, optimized HLO, cost or memory analysis."""
     import tile_protocol as tp
@@ -143,19 +143,19 @@ def inspect_cmd(
         raise CliError(
             "missing the case id", hint="run `tile list` and pass one id: `tile inspect ID`"
         )
-    code = inspect_case(case, kind, selection(flags, {}), profile=flags["profile"],
-                        verbose=flags["verbose"])  # fmt: skip
+    code = inspect_case(case, kind, selection(flags, {}), profile=flags.profile,
+                        verbose=flags.verbose)  # fmt: skip
     raise typer.Exit(code)
 
 
 @with_flags(FILTERS, PLUGINS, PROFILE, SNAPSHOTS)
-def snap_cmd(**flags: Any) -> None:
+def snap_cmd(flags: Flags) -> None:
     """Snapshot each case's normalized StableHLO; `--check` diffs it, `--update` accepts it."""
     from tile_cli.runs._snap import snap
 
-    check, update = bool(flags["check"]), bool(flags["update"])
+    check, update = flags.check, flags.update
     if check and update:
         raise CliError("--check and --update exclude each other", hint="pick one")
     mode = "check" if check else "update" if update else "record"
     sel = selection(flags, {})
-    raise typer.Exit(snap(sel, profile=flags["profile"], mode=mode, directory=flags["directory"]))
+    raise typer.Exit(snap(sel, profile=flags.profile, mode=mode, directory=flags.directory))

@@ -4,11 +4,18 @@ clear, campaign list / plan / run. Flags only; the work is in the modules they i
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
-from tile_cli.commands._options import ASSIGNMENTS, JSON, PROFILE, config_overrides, with_flags
+from tile_cli.commands._options import (
+    ASSIGNMENTS,
+    JSON,
+    PROFILE,
+    Flags,
+    config_overrides,
+    with_flags,
+)
 from tile_harness import ExitCode
 
 __all__ = [
@@ -40,14 +47,12 @@ OverBudget = Annotated[
 
 
 @with_flags(ASSIGNMENTS, PROFILE, JSON)
-def config_cmd(**flags: Any) -> None:
+def config_cmd(flags: Flags) -> None:
     """Show the resolved configuration and where every value comes from."""
     from tile_cli.project._show_config import show_config
 
     overrides = config_overrides(flags)
-    raise typer.Exit(
-        show_config(profile=flags["profile"], as_json=flags["json"], overrides=overrides)
-    )
+    raise typer.Exit(show_config(profile=flags.profile, as_json=flags.json, overrides=overrides))
 
 
 def protocol_schema_cmd() -> None:
@@ -62,6 +67,7 @@ def protocol_schema_cmd() -> None:
 
 @with_flags(PROFILE)
 def fetch_cmd(
+    flags: Flags,
     names: Annotated[
         list[str] | None, typer.Argument(help="Entries of [downloads] to fetch (default: all).")
     ] = None,
@@ -77,12 +83,11 @@ def fetch_cmd(
             "--deadline", help="Seconds one file's whole download may take (default 3600)."
         ),
     ] = 3600.0,
-    **flags: Any,
 ) -> None:
     """Download the pinned data files of `[downloads.<name>]`, verified by sha256."""
     from tile_cli.project._fetch import fetch
 
-    code = fetch(names or [], list_only=list_only, offline=offline, profile=flags["profile"],
+    code = fetch(names or [], list_only=list_only, offline=offline, profile=flags.profile,
                  deadline=deadline)  # fmt: skip
     raise typer.Exit(code)
 
@@ -109,38 +114,38 @@ def init_cmd(
 
 @with_flags(JSON, PROFILE)
 def device_cmd(
+    flags: Flags,
     calibrate: Annotated[
         bool,
         typer.Option(
             "--calibrate", help="Measure copy bandwidth and bf16 matmul rate; cache them."
         ),
     ] = False,
-    **flags: Any,
 ) -> None:
     """Show the device the runner sees: kind, memory, L2, versions and roofline peaks."""
     from tile_cli.runs._device import show_device
 
-    code = show_device(calibrate=calibrate, as_json=flags["json"], profile=flags["profile"])
+    code = show_device(calibrate=calibrate, as_json=flags.json, profile=flags.profile)
     raise typer.Exit(code)
 
 
 @with_flags(PROFILE, JSON)
-def cache_info_cmd(**flags: Any) -> None:
+def cache_info_cmd(flags: Flags) -> None:
     """The cache directory, why it is that one, its entries, bytes, oldest and newest."""
     from tile_harness import cache_info
 
-    raise typer.Exit(cache_info(profile=flags["profile"], as_json=flags["json"]))
+    raise typer.Exit(cache_info(profile=flags.profile, as_json=flags.json))
 
 
 @with_flags(PROFILE, JSON)
 def cache_clear_cmd(
+    flags: Flags,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Clear without asking.")] = False,
-    **flags: Any,
 ) -> None:
     """Remove every compiled executable from the cache (asks first unless `--yes`)."""
     from tile_harness import cache_clear
 
-    raise typer.Exit(cache_clear(profile=flags["profile"], yes=yes, as_json=flags["json"]))
+    raise typer.Exit(cache_clear(profile=flags.profile, yes=yes, as_json=flags.json))
 
 
 def campaign_list_cmd() -> None:
