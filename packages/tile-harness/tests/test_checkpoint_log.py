@@ -37,7 +37,7 @@ def _plan(n: int) -> list[tp.CaseInfo]:
 
 def _start(project: Path, out: Path, n: int) -> tuple[RunRecorder, list[tp.CaseInfo]]:
     setup = open_run("bench", resolve_config(None, {}, cwd=project), out, ["tile", "bench"])
-    recorder = RunRecorder(setup, ui=QuietDisplay(), stream_json=False)
+    recorder = RunRecorder(setup, ui=QuietDisplay())
     recorder.on_hello(tp.Hello(protocol_version=1, runner_version="test", python_version="3",
                                backend="cpu", devices=[_DEVICE]))  # fmt: skip
     cases = _plan(n)

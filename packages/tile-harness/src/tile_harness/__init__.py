@@ -52,7 +52,7 @@ if TYPE_CHECKING:
         split_failures,
     )
     from tile_harness._process import LaunchCounter
-    from tile_harness._record import RunRecorder, launch_id, open_run
+    from tile_harness._record import RunRecorder, launch_id, open_run, recording
     from tile_harness._report import RunSetup, case_counts, cases_status
     from tile_harness._requests import bench_settings, build_request, derive, tuning_files
     from tile_harness._results import RunResults
@@ -133,6 +133,7 @@ __all__ = [
     "parse_tunables",
     "pick_baseline",
     "previous_costs",
+    "recording",
     "resolve_config",
     "save_baseline",
     "settle",
@@ -208,6 +209,7 @@ _HOME: dict[str, str] = {
     "parse_tunables": "tile_harness._settings",
     "pick_baseline": "tile_harness._compare",
     "previous_costs": "tile_harness._shards",
+    "recording": "tile_harness._record",
     "resolve_config": "tile_harness._settings",
     "save_baseline": "tile_harness._compare",
     "settle": "tile_harness._undone",

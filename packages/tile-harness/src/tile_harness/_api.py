@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from tile_harness._compare import CompareSettings
 from tile_harness._display import Display, QuietDisplay
-from tile_harness._record import RunRecorder
+from tile_harness._record import RunRecorder, recording
 from tile_harness._run_dir import open_run
 from tile_harness._runners import make_session
 from tile_harness._settings import Selection, resolve_config
@@ -119,7 +119,7 @@ def run(  # noqa: PLR0913 (public call: its keyword options are documented)
     build_request(command, resolved, selection, None)  # bad selections refused first
     out = Path(output_dir) if output_dir is not None else None
     setup = open_run(command, resolved, out, [sys.argv[0], command])
-    recorder = RunRecorder(setup, ui=display or QuietDisplay(), stream_json=False)
+    recorder = RunRecorder(setup, ui=display or QuietDisplay())
     recorder.results.filtered = bool(filters or kernels or case_ids)
     interrupted = _drive(recorder, build_request(command, resolved, selection, setup.run_dir),
                          resolved)  # fmt: skip
@@ -142,11 +142,12 @@ def _drive(recorder: RunRecorder, request: tp.RunRequest, resolved: ResolvedConf
     """Run the session to its end; Ctrl-C stops the runner and finalizes the directory."""
     isolate = resolved.config.runner.isolate
     log_dir = recorder.run_dir / "logs"
-    session = make_session(request, resolved, recorder, log_dir=log_dir, isolate=isolate)
+    sink = recording(recorder)
+    session = make_session(request, resolved, sink, log_dir=log_dir, isolate=isolate)
     try:
         session.run()
     except KeyboardInterrupt:
         session.stop()
         return "interrupted by Ctrl-C"
-    settle(recorder.results, recorder)  # no planned case goes unaccounted for
+    settle(recorder.results, sink)  # no planned case goes unaccounted for
     return None

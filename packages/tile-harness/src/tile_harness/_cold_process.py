@@ -117,10 +117,11 @@ class ColdWarmRun:
         *,
         cache_dir: Path,
         between: Callable[[], None] | None = None,
+        sink: Sink | None = None,
     ) -> None:
         self._request = derive(request, jax_cache_dir=str(cache_dir))
         self._resolved = recorder.setup.resolved
-        self._recorder = recorder
+        self._sink = sink or recorder
         self._log_dir = recorder.run_dir / "logs"
         self._between = between
         self._numbering = LaunchCounter()
@@ -132,13 +133,13 @@ class ColdWarmRun:
 
     def run(self) -> bool:
         """Cold runner, then (unless stopped) warm runner; True when neither died or hung."""
-        cold_ok = self._start(_Timed(self.cold, _ColdSink(self._recorder)))
+        cold_ok = self._start(_Timed(self.cold, _ColdSink(self._sink)))
         if self._between is not None:
             self._between()
         with self._lock:
             if self._stopping:
                 return False
-        return self._start(_Timed(self.warm, self._recorder)) and cold_ok
+        return self._start(_Timed(self.warm, self._sink)) and cold_ok
 
     def stop(self) -> None:
         """Stop the runner in flight and start no other."""

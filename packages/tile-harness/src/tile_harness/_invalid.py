@@ -4,7 +4,8 @@ Before a result is kept it is turned into the report's case record and held to t
 rules schema-check applies (models, then impossible timings). A result that fails them used
 to end the whole run in "internal error: ValidationError" with no report, losing every case
 measured before it; now that one case is `invalid`, with a failure that says why and keeps the
-raw message for whoever has to find out where it came from.
+raw message for whoever has to find out where it came from. `CheckedResults` does this in front
+of the sinks, so that the recorder and `--json` see the same messages.
 """
 
 from __future__ import annotations
@@ -13,16 +14,37 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import tile_protocol as tp
+from tile_harness._sinks import Relay
 
 if TYPE_CHECKING:
     from tile_harness._results import CaseResult
+    from tile_harness._sinks import Sink
 
-__all__ = ["INVALID_RESULT", "invalid_failure", "result_problem"]
+__all__ = ["INVALID_RESULT", "CheckedResults", "invalid_failure", "result_problem"]
 
 INVALID_RESULT = "InvalidResult"
 """The `error_type` of the failure that stands in for a result that was not recorded."""
 _RAW_LIMIT = 4000
 _LISTED = 3
+
+
+class CheckedResults(Relay):
+    """Passes each result on as it came, or, if it cannot be recorded, its `invalid` failure."""
+
+    def __init__(self, inner: Sink) -> None:
+        super().__init__(inner)
+        self._planned: dict[str, tp.CaseInfo] = {}
+
+    def on_plan(self, plan: tp.Plan) -> None:
+        self._planned = {info.case_id: info for info in plan.cases}
+        self.inner.on_plan(plan)
+
+    def on_message(self, message: tp.Message) -> None:
+        if isinstance(message, (tp.BenchResult, tp.TestResult, tp.BuildResult)):
+            problem = result_problem(self._planned.get(message.case_id), message)
+            if problem is not None:  # its case is `invalid`; the run goes on
+                message = invalid_failure(message, problem)
+        self.inner.on_message(message)
 
 
 def result_problem(info: tp.CaseInfo | None, result: CaseResult) -> str | None:

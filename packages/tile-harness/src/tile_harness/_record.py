@@ -12,11 +12,10 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import sys
 import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import msgspec
 
@@ -24,7 +23,6 @@ import tile_protocol as tp
 from tile_harness import signals
 from tile_harness._checkpoint import Checkpoints
 from tile_harness._errors import CliError, ExitCode
-from tile_harness._invalid import invalid_failure, result_problem
 from tile_harness._outcome import Finished, decide
 from tile_harness._process import Launch
 from tile_harness._report import RunSetup, build_report, compare_run, write_final
@@ -37,8 +35,9 @@ if TYPE_CHECKING:
     import tile_artifacts as ta
     from tile_harness._compare import CompareSettings
     from tile_harness._display import Display
+    from tile_harness._sinks import Sink
 
-__all__ = ["RunRecorder", "launch_id", "open_run", "tool_version"]
+__all__ = ["RunRecorder", "launch_id", "open_run", "recording", "tool_version"]
 
 _FORGED = "lines the runner did not send reached its pipe"
 
@@ -50,13 +49,12 @@ class RunRecorder:
     Thread-safe: the sessions of a sharded run feed one recorder from their own threads.
     """
 
-    def __init__(self, setup: RunSetup, *, ui: Display, stream_json: bool) -> None:
+    def __init__(self, setup: RunSetup, *, ui: Display) -> None:
         self.setup = setup
         self.writer = setup.writer
         self.run_dir = setup.run_dir
         self.run_id = setup.run_id
         self.ui = ui
-        self.stream_json = stream_json
         self.results = RunResults(setup.command)
         self.before_final: list[Callable[[ta.Report], None]] = []
         """Called with the report just before report.json and the manifest are written."""
@@ -109,11 +107,10 @@ class RunRecorder:
                             f"runner {hello.runner_version} on {hello.backend}",
                             **msgspec.to_builtins(hello))  # fmt: skip
                 self._header(hello)
-            self._echo(hello)
 
     def _header(self, hello: tp.Hello) -> None:
         """Name the device and the sampling settings before the first number (bench only)."""
-        if self.setup.command != "bench" or self.stream_json:
+        if self.setup.command != "bench":
             return
         from tile_harness._header import bench_header
 
@@ -125,7 +122,6 @@ class RunRecorder:
             self._event("info", "plan", "plan", f"{len(plan.cases)} cases planned",
                         case_ids=[c.case_id for c in plan.cases])  # fmt: skip
             self.ui.start(len(plan.cases), f"tile {self.setup.command}")
-            self._echo(plan)
             self.checkpoints.write()
 
     def on_case_start(self, start: tp.CaseStart) -> None:
@@ -138,7 +134,6 @@ class RunRecorder:
             if start.round is not None:
                 fields["round"] = start.round
             self._event("debug", "case", "case_start", start.case_id, **fields)
-            self._echo(start)
 
     def on_noise(self, event: tp.BadLine | tp.UnknownMessage) -> None:
         with self._lock:
@@ -287,12 +282,6 @@ class RunRecorder:
         self.ui.notice(f"warning: {log.message}")
 
     def _message(self, message: tp.Message) -> None:
-        if isinstance(message, (tp.BenchResult, tp.TestResult, tp.BuildResult)):
-            problem = result_problem(self._planned(message.case_id), message)
-            if problem is not None:  # its case is `invalid`; the run goes on
-                self._message(invalid_failure(message, problem))
-                return
-        self._echo(message)
         if isinstance(message, tp.Log):  # the commonest message first
             self._log(message)
         elif isinstance(message, (tp.BenchResult, tp.TestResult, tp.BuildResult)):
@@ -315,10 +304,6 @@ class RunRecorder:
         elif isinstance(message, tp.Done):
             self._event("info", "run", "runner_done", "runner finished",
                         **msgspec.to_builtins(message))  # fmt: skip
-
-    def _planned(self, case_id: str) -> tp.CaseInfo | None:
-        index = self.results.position(case_id)
-        return self.results.planned[index] if index is not None else None
 
     def _state_change(self, change: tp.StateChange) -> None:
         """A case left the runner's process changed: a finding against it (once per change)."""
@@ -352,11 +337,6 @@ class RunRecorder:
             self.results.diagnostics.append(log)
             self.ui.notice(f"{log.level}: {log.message}")
 
-    def _echo(self, message: tp.Message) -> None:
-        if self.stream_json:
-            sys.stdout.buffer.write(tp.encode(message))
-            sys.stdout.flush()
-
     def _case_done(self, result: CaseResult) -> None:
         import tile_artifacts as ta
 
@@ -375,6 +355,16 @@ class RunRecorder:
 
     def _event(self, level: str, phase: str, event: str, message: str, **fields: Any) -> None:
         self.log.event(level, phase, event, message, json.loads(json.dumps(fields, default=str)))
+
+
+def recording(recorder: RunRecorder, *, json_lines: BinaryIO | None = None) -> Sink:
+    """The sink a run's sessions feed: each result checked against the plan, then recorded,
+    then (`--json`) written to `json_lines`, so that a message seen there is already on disk."""
+    from tile_harness._invalid import CheckedResults
+    from tile_harness._sinks import JsonLines, Tee
+
+    inner: Sink = recorder if json_lines is None else Tee(recorder, JsonLines(json_lines))
+    return CheckedResults(inner)
 
 
 def launch_id(launch: Launch) -> str:

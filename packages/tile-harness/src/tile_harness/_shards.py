@@ -22,7 +22,7 @@ from tile_harness._launchers import LauncherError
 from tile_harness._process import LaunchCounter
 from tile_harness._requests import derive
 from tile_harness._runners import HERE, Via, make_session, runner_python
-from tile_harness._sinks import Relay
+from tile_harness._sinks import Relay, Sink
 
 if TYPE_CHECKING:
     from tile_config import ResolvedConfig
@@ -102,10 +102,12 @@ def _srun_prefix(
 
 
 class _Merge:
-    """What the sessions of one sharded run share: the recorder and what was said once."""
+    """What the sessions of one sharded run share: the recorder, the sink in front of it and
+    what was said once."""
 
-    def __init__(self, recorder: RunRecorder) -> None:
+    def __init__(self, recorder: RunRecorder, sink: Sink) -> None:
         self.recorder = recorder
+        self.sink = sink
         self._lock = threading.Lock()
         self._said: set[tuple[str, ...]] = set()
 
@@ -127,7 +129,7 @@ class _ShardSink(Relay):
     """
 
     def __init__(self, merge: _Merge, *, keep_plan: bool, job_name: str | None) -> None:
-        super().__init__(merge.recorder)
+        super().__init__(merge.sink)
         self._merge = merge
         self._keep_plan = keep_plan
         self._job_name = job_name
@@ -192,6 +194,7 @@ class ShardedRun:
         request: tp.RunRequest,
         recorder: RunRecorder,
         *,
+        sink: Sink | None = None,
         costs: Mapping[str, float] | None = None,
         srun: str | None = None,
         slurm_args: Sequence[str] = (),
@@ -205,7 +208,7 @@ class ShardedRun:
         self._slurm = resolved.config.launcher.kind == "slurm"
         self._srun = srun
         self._slurm_args = list(slurm_args)
-        self._merge = _Merge(recorder)
+        self._merge = _Merge(recorder, sink or recorder)
         self._numbering = LaunchCounter()
         self._sessions: list[RunnerSession] = []
         self._sinks: list[_ShardSink] = []

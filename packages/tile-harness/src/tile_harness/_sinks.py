@@ -1,19 +1,22 @@
-"""Where a session's events go: the `Sink` protocol and the two sinks others build on.
+"""Where a session's events go: the `Sink` protocol, the sinks others build on, and `--json`.
 
 A runner session knows only processes and protocol messages; what to keep, record or show is
 a sink's business. Most sinks care about a few events: `NullSink` ignores all of them and
-`Relay` passes all of them on, so that a sink says only what it does differently.
+`Relay` passes all of them on, so that a sink says only what it does differently. `Tee` hands
+every event to several sinks in order; `JsonLines` writes the protocol messages to a stream.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+import threading
+from typing import TYPE_CHECKING, BinaryIO, Protocol
+
+import tile_protocol as tp
 
 if TYPE_CHECKING:
-    import tile_protocol as tp
     from tile_harness._process import Launch
 
-__all__ = ["NullSink", "Relay", "Sink"]
+__all__ = ["JsonLines", "NullSink", "Relay", "Sink", "Tee"]
 
 
 class Sink(Protocol):
@@ -79,3 +82,67 @@ class Relay:
 
     def on_noise(self, event: tp.BadLine | tp.UnknownMessage) -> None:
         self.inner.on_noise(event)
+
+
+class Tee:
+    """Hands every event to each of `sinks`, in order: the first has it before the next."""
+
+    def __init__(self, *sinks: Sink) -> None:
+        self.sinks = sinks
+
+    def on_launch(self, launch: Launch) -> None:
+        for sink in self.sinks:
+            sink.on_launch(launch)
+
+    def on_launch_end(self, launch: Launch) -> None:
+        for sink in self.sinks:
+            sink.on_launch_end(launch)
+
+    def on_hello(self, hello: tp.Hello) -> None:
+        for sink in self.sinks:
+            sink.on_hello(hello)
+
+    def on_plan(self, plan: tp.Plan) -> None:
+        for sink in self.sinks:
+            sink.on_plan(plan)
+
+    def on_case_start(self, start: tp.CaseStart) -> None:
+        for sink in self.sinks:
+            sink.on_case_start(start)
+
+    def on_message(self, message: tp.Message) -> None:
+        for sink in self.sinks:
+            sink.on_message(message)
+
+    def on_noise(self, event: tp.BadLine | tp.UnknownMessage) -> None:
+        for sink in self.sinks:
+            sink.on_noise(event)
+
+
+class JsonLines(NullSink):
+    """`--json`: every protocol message, one JSON line each, flushed as it comes.
+
+    Noise and process events are not protocol messages and are not written; they are in the
+    run directory's events.jsonl.
+    """
+
+    def __init__(self, out: BinaryIO) -> None:
+        self.out = out
+        self._lock = threading.Lock()  # the shards of a run send from their own threads
+
+    def on_hello(self, hello: tp.Hello) -> None:
+        self._write(hello)
+
+    def on_plan(self, plan: tp.Plan) -> None:
+        self._write(plan)
+
+    def on_case_start(self, start: tp.CaseStart) -> None:
+        self._write(start)
+
+    def on_message(self, message: tp.Message) -> None:
+        self._write(message)
+
+    def _write(self, message: tp.Message) -> None:
+        with self._lock:
+            self.out.write(tp.encode(message))
+            self.out.flush()

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
     import tile_artifacts as ta
     from tile_config import ResolvedConfig
-    from tile_harness import RunRecorder
+    from tile_harness import RunRecorder, Sink
 
 __all__ = ["CacheReport"]
 
@@ -79,7 +79,7 @@ class CacheReport:
         self.doc: ta.JaxCacheDoc | None = None
         self.problem: str | None = None
 
-    def cold_warm(self, request: tp.RunRequest, recorder: RunRecorder) -> ColdWarmRun:
+    def cold_warm(self, request: tp.RunRequest, recorder: RunRecorder, sink: Sink) -> ColdWarmRun:
         """The two-runner session of `--cold-process`, on a new empty directory."""
         self._scratch = _empty_directory(self.location.path)
         self.location = CacheLocation(
@@ -92,7 +92,8 @@ class CacheReport:
         def between() -> None:
             self._between = snapshot(self.location.path)
 
-        self.session = ColdWarmRun(request, recorder, cache_dir=self._scratch, between=between)
+        self.session = ColdWarmRun(request, recorder, cache_dir=self._scratch, between=between,
+                                   sink=sink)  # fmt: skip
         return self.session
 
     def write(self, recorder: RunRecorder, report: ta.Report) -> None:

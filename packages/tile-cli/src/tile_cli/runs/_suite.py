@@ -35,6 +35,7 @@ from tile_harness import (
     make_session,
     no_cases,
     open_run,
+    recording,
     resolve_config,
     settle,
     signals,
@@ -115,7 +116,7 @@ def run_suite(command: tp.Command, sel: Selection, flags: SuiteFlags) -> int:
     suite.recorder.results.filtered = bool(sel.filters or sel.kernels or sel.case_ids or sel.axes)
     interrupted = _drive(suite.session(request, launching), suite.recorder, suite.ui, hold)
     if interrupted is None:
-        settle(suite.recorder.results, suite.recorder)  # no planned case goes unaccounted for
+        settle(suite.recorder.results, suite.sink)  # no planned case goes unaccounted for
     if command == "build":
         return suite.finish_build(interrupted)
     return suite.finish(interrupted, compare_with)
@@ -143,24 +144,27 @@ class _Suite:
         self.watch = watch
         self.out, self.err = make_consoles()
         self.ui = Ui(self.err, verbose=flags.verbose, quiet=flags.as_json)
-        self.recorder = RunRecorder(setup, ui=self.ui, stream_json=flags.as_json)
+        self.recorder = RunRecorder(setup, ui=self.ui)
+        json_lines = sys.stdout.buffer if flags.as_json else None
+        self.sink = recording(self.recorder, json_lines=json_lines)
+        """Where the sessions' events go: the recorder, then `--json`'s stream."""
 
     def session(self, request: tp.RunRequest, launching: _Launching) -> _Stoppable:
         """The session that runs the suite: the cold and warm pair, shards, or one session."""
-        recorder, resolved = self.recorder, self.setup.resolved
+        recorder, sink, resolved = self.recorder, self.sink, self.setup.resolved
         log_dir = self.setup.run_dir / "logs"
         watch = self.watch
         if watch is not None:
             recorder.before_final.append(lambda report: watch.write(recorder, report))
             if watch.cold_process:
-                return watch.cold_warm(request, recorder)
+                return watch.cold_warm(request, recorder, sink)
         if launching.sharded:
             from tile_harness import ShardedRun
 
-            return ShardedRun(request, recorder, costs=launching.costs, srun=launching.srun,
-                              slurm_args=self.flags.slurm_args)  # fmt: skip
+            return ShardedRun(request, recorder, sink=sink, costs=launching.costs,
+                              srun=launching.srun, slurm_args=self.flags.slurm_args)  # fmt: skip
         isolate = resolved.config.runner.isolate
-        return make_session(request, resolved, recorder, log_dir=log_dir, isolate=isolate)
+        return make_session(request, resolved, sink, log_dir=log_dir, isolate=isolate)
 
     def finish_build(self, interrupted: str | None) -> int:
         """Describe the runner's files, finalize, show the build table; the exit code."""

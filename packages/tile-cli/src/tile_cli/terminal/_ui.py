@@ -80,8 +80,10 @@ class Ui:
             self._progress = None
 
     def line(self, text: str) -> None:
-        """A dim line of context on stderr (where a bench runs, how it samples)."""
-        self.err.print(text, markup=False, style="dim")
+        """A dim line of context on stderr (where a bench runs, how it samples); none with
+        `--json`."""
+        if not self.quiet:
+            self.err.print(text, markup=False, style="dim")
 
     def notice(self, text: str, style: str = "yellow") -> None:
         """A line above the progress bar; without one, the end-of-run summary says it."""

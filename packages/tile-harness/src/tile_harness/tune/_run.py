@@ -24,6 +24,7 @@ import msgspec
 import tile_protocol as tp
 from tile_harness._errors import CliError, ExitCode
 from tile_harness._format import fmt_time
+from tile_harness._invalid import CheckedResults
 from tile_harness._process import LaunchCounter
 from tile_harness._record import RunRecorder
 from tile_harness._requests import bench_settings, build_request, derive
@@ -250,8 +251,7 @@ class Tuner:
     ) -> None:
         self.resolved = resolved
         self.say = say
-        self.recorder = RunRecorder(open_run("tune", resolved, output_dir, sys.argv), ui=display,
-                                    stream_json=False)  # fmt: skip
+        self.recorder = RunRecorder(open_run("tune", resolved, output_dir, sys.argv), ui=display)
         self.state = TuneState()
         self.numbering = LaunchCounter()
 
@@ -284,7 +284,8 @@ class Tuner:
         state, resolved = self.state, self.resolved
         settings = final_settings(resolved) if final else rung_settings(resolved, rung, scale)
         request = derive(base, bench=settings, case_ids=units)
-        sink = _TuneSink(self.recorder, state)
+        # An invalid result is a failure before a rung can pick it.
+        sink = CheckedResults(_TuneSink(self.recorder, state))
         log_dir = self.recorder.run_dir / "logs"
         make_session(request, resolved, sink, log_dir=log_dir, numbering=self.numbering).run()
         timed = set(units) if units is not None else set(state.latest)
