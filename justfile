@@ -11,8 +11,9 @@ fmt:
     uv run ruff check --fix .
     cargo fmt --all
 
-# Lint without changing anything.
+# Lint without changing anything (a uv.lock that no longer matches the pyprojects fails too).
 lint:
+    uv lock --check
     uv run ruff check .
     uv run ruff format --check .
     cargo fmt --all -- --check
