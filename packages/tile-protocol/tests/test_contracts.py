@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tile_protocol as p
 
@@ -114,3 +116,27 @@ def test_case_dirname_is_safe_stable_and_unique() -> None:
         name = p.case_dirname(odd)
         assert "/" not in name and not name.startswith(".") and len(name) <= 90
         assert all(c.isalnum() or c in "._=-" for c in name)
+
+
+_NAMES = st.text("abcdefghij_", min_size=1, max_size=8)
+_VALUES = st.text("0123456789abcxyz._-", max_size=6)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    case_id=st.sampled_from(["k", "lib/softmax[shape=4x8,dtype=bfloat16]", "k[s={a}]", "k{}"]),
+    values=st.dictionaries(_NAMES, _VALUES, max_size=4),
+)
+def test_a_tune_unit_round_trips_through_its_id(case_id: str, values: dict[str, str]) -> None:
+    unit = p.TuneUnit(case_id=case_id, values=values)
+    back = p.TuneUnit.parse(unit.unit_id)
+    assert back is not None and back == unit
+    assert list(back.values) == list(values)  # in the declared order
+
+
+def test_a_unit_id_is_the_case_id_and_its_values() -> None:
+    unit = p.TuneUnit(case_id="k[n=1]", values={"block_rows": "4", "num_warps": "8"})
+    assert unit.unit_id == "k[n=1]{block_rows=4,num_warps=8}"
+    # A plain case id names no unit; neither does a brace group that is not `name=value`s.
+    assert p.TuneUnit.parse("k[n=1]") is None
+    assert p.TuneUnit.parse("k[n=1]{oops}") is None

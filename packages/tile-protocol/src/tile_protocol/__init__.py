@@ -4,7 +4,8 @@ One message per line, tagged by `type`. `encode`/`decode` handle single messages
 `StreamDecoder` turns a byte stream (torn lines, stray output, newer peers) into events,
 `StreamValidator` says which of the decoded messages to believe (order, provenance, content)
 and `upgrade` turns an older runner's message into today's form. Every contract the two sides
-share lives here: the messages, their closed sets, the tuning files and `case_dirname`.
+share lives here: the messages, their closed sets, the tuning files, the units `tile tune`
+times and `case_dirname`.
 """
 
 from __future__ import annotations
@@ -88,12 +89,11 @@ from tile_protocol._sets import (
 )
 from tile_protocol._tuning import (
     TUNING_SCHEMA,
+    TuneUnit,
     TuningEntry,
     TuningFile,
     decode_tuning,
     encode_tuning,
-    split_unit,
-    unit_id,
 )
 from tile_protocol._validate import ForgedLine, StreamValidator, Violation, result_problem
 
@@ -178,14 +178,13 @@ __all__ = [
     # names both sides derive
     "case_dirname",
     "device_slug",
-    # tuning files
+    # tuning files and units
     "TUNING_SCHEMA",
+    "TuneUnit",
     "TuningEntry",
     "TuningFile",
     "decode_tuning",
     "encode_tuning",
-    "split_unit",
-    "unit_id",
     # errors
     "DecodeError",
     "ProtocolError",

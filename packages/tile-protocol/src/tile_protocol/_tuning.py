@@ -1,12 +1,12 @@
-"""Tuning files: which tunable values won `tile tune`, per device kind, kernel and case.
+"""Tuning files: which tunable values won `tile tune`, per device kind, kernel and case; and the
+units `tile tune` times, one configuration of one case each.
 
-`tile tune` writes them (the CLI) and every runner reads them (bench, test, library use), so
-the format lives here, beside the wire protocol, as the one contract both sides share.
+`tile tune` writes the files (the CLI) and every runner reads them (bench, test, library use),
+so the format lives here, beside the wire protocol, as the one contract both sides share.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Literal
 
 import msgspec
@@ -15,12 +15,11 @@ from tile_protocol._errors import DecodeError
 
 __all__ = [
     "TUNING_SCHEMA",
+    "TuneUnit",
     "TuningEntry",
     "TuningFile",
     "decode_tuning",
     "encode_tuning",
-    "split_unit",
-    "unit_id",
 ]
 
 TUNING_SCHEMA = "tile.tuning"
@@ -79,20 +78,34 @@ def encode_tuning(doc: TuningFile) -> bytes:
     return msgspec.json.format(_encoder.encode(ordered), indent=2) + b"\n"
 
 
-def unit_id(case_id: str, values: Mapping[str, str]) -> str:
-    """`case{block_rows=4,num_warps=8}`: one configuration of one case, as `tile tune` names it."""
-    return case_id + "{" + ",".join(f"{k}={v}" for k, v in values.items()) + "}"
+class TuneUnit(msgspec.Struct, frozen=True, kw_only=True):
+    """One configuration of one case: what `tile tune` times, `case{a=1,b=2}` on the wire.
 
+    The wire carries the id (`RunRequest.case_ids`, and `case_id` in the plan and results of a
+    tune), so that a unit goes wherever a case id goes. Each side parses an id once, where it
+    comes in (`parse`), and keeps the unit; `unit_id` names it again.
+    """
 
-def split_unit(text: str) -> tuple[str, dict[str, str] | None]:
-    """`case{a=1,b=2}` -> (`case`, {a: 1, b: 2}); a plain case id -> (it, None)."""
-    if not text.endswith("}") or "{" not in text:
-        return text, None
-    case, _, inner = text[:-1].rpartition("{")
-    values: dict[str, str] = {}
-    for item in inner.split(",") if inner else []:
-        name, sep, value = item.partition("=")
-        if not sep:
-            return text, None
-        values[name] = value
-    return case, values
+    case_id: str
+    values: dict[str, str]
+    """Tunable name -> value as text, in the kernel's declared order."""
+
+    @property
+    def unit_id(self) -> str:
+        """`case{block_rows=4,num_warps=8}`: the unit's id on the wire and in reports."""
+        inner = ",".join(f"{k}={v}" for k, v in self.values.items())
+        return f"{self.case_id}{{{inner}}}"
+
+    @classmethod
+    def parse(cls, text: str) -> TuneUnit | None:
+        """The unit `text` names; None for a plain case id (no `{name=value,...}` after it)."""
+        if not text.endswith("}") or "{" not in text:
+            return None
+        case_id, _, inner = text[:-1].rpartition("{")
+        values: dict[str, str] = {}
+        for item in inner.split(",") if inner else []:
+            name, sep, value = item.partition("=")
+            if not sep:
+                return None
+            values[name] = value
+        return cls(case_id=case_id, values=values)

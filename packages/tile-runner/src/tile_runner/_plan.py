@@ -6,11 +6,10 @@ import fnmatch
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from tile_protocol import Failure, UsageErrorType
+from tile_protocol import Failure, TuneUnit, UsageErrorType
 from tile_runner._api import Case, KernelDef, Suite, cases, registry
 from tile_runner._axes import format_value
 from tile_runner._errors import RunnerError
-from tile_runner._tuning import split_unit, unit_id
 
 Unit = tuple[KernelDef, Case, dict[str, str] | None, str]
 """What the runner goes through: kernel, case, tunable values to time (`tune`) or None, and
@@ -132,7 +131,7 @@ def _keep_only(plan: Plan, case_ids: Sequence[str]) -> None:
     """Narrow the plan to exactly `case_ids` (cases or units); a plan failure for each id
     that is not there."""
     wanted = set(case_ids)
-    wanted_cases = {split_unit(i)[0] for i in case_ids}
+    wanted_cases = {unit.case_id if (unit := TuneUnit.parse(i)) else i for i in case_ids}
     plan.cases = [(d, c) for d, c in plan.cases if c.id in wanted_cases]
     plan.units = [u for u in plan.units if u[3] in wanted]
     found = {u[3] for u in plan.units}
@@ -196,6 +195,6 @@ def _units(cases: Sequence[tuple[KernelDef, Case]]) -> list[Unit]:
             out.append((definition, case, None, case.id))
             continue
         for config, _ in definition.tunables.configs(case):
-            values = {k: format_value(v) for k, v in config.items()}
-            out.append((definition, case, values, unit_id(case.id, config)))
+            unit = TuneUnit(case_id=case.id, values={k: format_value(v) for k, v in config.items()})
+            out.append((definition, case, unit.values, unit.unit_id))
     return out

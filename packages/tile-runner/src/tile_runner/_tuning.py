@@ -21,11 +21,10 @@ from tile_protocol import (
     ConfigInfo,
     ConfigSource,
     DecodeError,
+    TuneUnit,
     TuningEntry,
     decode_tuning,
-    split_unit,
 )
-from tile_protocol import unit_id as make_unit_id
 from tile_runner._axes import Axes, AxisValue, format_value, parse_value
 from tile_runner._errors import DefinitionError, RunnerError, Skip
 
@@ -36,7 +35,6 @@ __all__ = [
     "bind_config",
     "choose",
     "config_text",
-    "split_unit",
     "unit_id",
 ]
 
@@ -154,7 +152,7 @@ def config_text(config: Mapping[str, AxisValue]) -> str:
 
 def unit_id(case_id: str, config: Mapping[str, AxisValue]) -> str:
     """The id of one configuration of one case: what `tile tune` times and reports."""
-    return make_unit_id(case_id, {k: format_value(v) for k, v in config.items()})
+    return TuneUnit(case_id=case_id, values={k: format_value(v) for k, v in config.items()}).unit_id
 
 
 def bind_config(fn: Callable[..., Any], config: Mapping[str, AxisValue]) -> Callable[..., Any]:

@@ -14,7 +14,8 @@ from __future__ import annotations
 import math
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -48,6 +49,7 @@ __all__ = [
     "budget_scale",
     "estimate_s",
     "finish",
+    "parse_units",
     "progress_line",
     "rung_settings",
 ]
@@ -61,17 +63,39 @@ class TuneState:
     """What the rungs learned: the plan, every unit's latest result, why units were dropped."""
 
     plan: tp.Plan | None = None
+    units: dict[str, tp.TuneUnit] = field(default_factory=dict[str, tp.TuneUnit])
+    """The plan's units by id, each id parsed once, as the plan came in (`take_plan`)."""
     latest: dict[str, tp.BenchResult] = field(default_factory=dict[str, tp.BenchResult])
     dropped: dict[str, str] = field(default_factory=dict[str, str])
     finalists: set[str] = field(default_factory=set[str])
     """Units the final rung measured fully: the winner and runner-up come from them."""
 
+    def take_plan(self, plan: tp.Plan) -> None:
+        """The first rung's plan (later rungs plan survivors of it) and its units."""
+        self.plan = plan
+        self.units = parse_units(plan.cases)
+
+    def case_of(self, unit_id: str) -> str:
+        """The case a planned id belongs to (a case without tunables is its own unit)."""
+        unit = self.units.get(unit_id)
+        return unit.case_id if unit is not None else unit_id
+
     def units_of(self) -> dict[str, list[tp.CaseInfo]]:
         """Planned units by case id, in plan order."""
         by_case: dict[str, list[tp.CaseInfo]] = {}
         for info in self.plan.cases if self.plan else []:
-            by_case.setdefault(tp.split_unit(info.case_id)[0], []).append(info)
+            by_case.setdefault(self.case_of(info.case_id), []).append(info)
         return by_case
+
+
+def parse_units(plan: Sequence[tp.CaseInfo]) -> dict[str, tp.TuneUnit]:
+    """The units of a tune plan by id; a plain case id (no tunables) is no unit."""
+    units: dict[str, tp.TuneUnit] = {}
+    for info in plan:
+        unit = tp.TuneUnit.parse(info.case_id)
+        if unit is not None:
+            units[info.case_id] = unit
+    return units
 
 
 class _TuneSink(Relay):
@@ -88,7 +112,7 @@ class _TuneSink(Relay):
 
     def on_plan(self, plan: tp.Plan) -> None:
         if self._state.plan is None:
-            self._state.plan = plan
+            self._state.take_plan(plan)
             super().on_plan(plan)
 
     def on_message(self, message: tp.Message) -> None:
@@ -146,26 +170,26 @@ def budget_scale(resolved: ResolvedConfig, counts: Sequence[int], budget: float 
     return low
 
 
-def allowed_counts(plan: Sequence[tp.CaseInfo]) -> dict[str, int]:
-    """Configurations the constraints allow, by case id (cases with tunables only)."""
+def allowed_counts(
+    plan: Sequence[tp.CaseInfo], units: Mapping[str, tp.TuneUnit] | None = None
+) -> dict[str, int]:
+    """Configurations the constraints allow, by case id (cases with tunables only); `units`:
+    the plan's units, when they were parsed already (`TuneState.units`)."""
+    units = parse_units(plan) if units is None else units
     counts: dict[str, int] = {}
     for info in plan:
-        case_id, values = tp.split_unit(info.case_id)
-        if values is None:
+        unit = units.get(info.case_id)
+        if unit is None:
             continue
-        counts.setdefault(case_id, 0)
+        counts.setdefault(unit.case_id, 0)
         if info.skip is None:
-            counts[case_id] += 1
+            counts[unit.case_id] += 1
     return counts
 
 
-def small_enough(survivors: Sequence[str]) -> bool:
+def small_enough(state: TuneState, survivors: Sequence[str]) -> bool:
     """True when no case has more than two configurations left: time to measure them fully."""
-    per_case: dict[str, int] = {}
-    for unit in survivors:
-        case_id = tp.split_unit(unit)[0]
-        per_case[case_id] = per_case.get(case_id, 0) + 1
-    return all(n <= 2 for n in per_case.values())
+    return all(n <= 2 for n in Counter(state.case_of(u) for u in survivors).values())
 
 
 def final_settings(resolved: ResolvedConfig) -> tp.BenchSettings:
@@ -181,11 +205,11 @@ def measured(state: TuneState, among: set[str] | None = None) -> dict[str, list[
             result = state.latest.get(info.case_id)
             if result is None or (among is not None and info.case_id not in among):
                 continue
-            values = tp.split_unit(info.case_id)[1] or {}
+            unit = state.units.get(info.case_id)
             out.setdefault(case_id, []).append(
                 Measured(
                     unit_id=info.case_id,
-                    values=values,
+                    values=dict(unit.values) if unit is not None else {},
                     samples=list(result.samples),
                     passed=result.check is None or result.check.passed,
                     order=order,
@@ -263,7 +287,9 @@ class Tuner:
         try:
             survivors: list[str] | None = None
             for rung in range(tune.rungs + 1):
-                final = rung == tune.rungs or (survivors is not None and small_enough(survivors))
+                final = rung == tune.rungs or (
+                    survivors is not None and small_enough(self.state, survivors)
+                )
                 survivors = self._rung(base, rung, survivors, scale=scale, final=final)
                 if final or not survivors:
                     break
@@ -332,7 +358,8 @@ def finish(resolved: ResolvedConfig, recorder: RunRecorder, state: TuneState) ->
     if (failures and not decisions) or any(is_undone(f) for f in failures):
         code = int(ExitCode.INFRA)
     else:
-        missing = set(allowed_counts(state.plan.cases if state.plan else [])) - set(decisions)
+        planned = state.plan.cases if state.plan else []
+        missing = set(allowed_counts(planned, state.units)) - set(decisions)
         code = int(ExitCode.FAILED) if missing else int(ExitCode.OK)
     return TuneEnded(decisions, list(written), recorder.run_dir, len(recorder.results.planned),
                      failures, code)  # fmt: skip
