@@ -70,6 +70,7 @@ if TYPE_CHECKING:
     )
     from tile_harness._shards import ShardedRun, check_slurm, previous_costs
     from tile_harness._sinks import NullSink, Relay, Sink
+    from tile_harness._suite import Stoppable, Suite
     from tile_harness._undone import is_undone, settle, undone_lines
 
 __all__ = [
@@ -101,6 +102,8 @@ __all__ = [
     "Selection",
     "ShardedRun",
     "Sink",
+    "Stoppable",
+    "Suite",
     "ask",
     "bench_settings",
     "build_request",
@@ -177,6 +180,8 @@ _HOME: dict[str, str] = {
     "Selection": "tile_harness._settings",
     "ShardedRun": "tile_harness._shards",
     "Sink": "tile_harness._sinks",
+    "Stoppable": "tile_harness._suite",
+    "Suite": "tile_harness._suite",
     "ask": "tile_harness._ask",
     "bench_settings": "tile_harness._requests",
     "build_request": "tile_harness._requests",

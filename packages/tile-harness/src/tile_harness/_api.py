@@ -16,16 +16,13 @@ from typing import TYPE_CHECKING
 
 from tile_harness._compare import CompareSettings
 from tile_harness._display import Display, QuietDisplay
-from tile_harness._record import RunRecorder, recording
-from tile_harness._run_dir import open_run
 from tile_harness._runners import make_session
 from tile_harness._settings import Selection, resolve_config
-from tile_harness._undone import settle
+from tile_harness._suite import Suite
 
 if TYPE_CHECKING:
     import tile_artifacts as ta
     import tile_protocol as tp
-    from tile_config import ResolvedConfig
 
 __all__ = ["RunDone", "bench", "run"]
 
@@ -108,46 +105,29 @@ def run(  # noqa: PLR0913 (public call: its keyword options are documented)
         CliError: the configuration or the selection is unusable (exit code 2), or the run
             directory could not be written.
     """
-    from tile_harness._requests import build_request
-
     resolved = resolve_config(None, dict(settings or {}), cwd=Path(project) if project else None)
     selection = Selection(
         filters=tuple(filters),
         kernels=tuple(kernels),
         case_ids=list(case_ids) if case_ids is not None else None,
     )
-    build_request(command, resolved, selection, None)  # bad selections refused first
     out = Path(output_dir) if output_dir is not None else None
-    setup = open_run(command, resolved, out, [sys.argv[0], command])
-    recorder = RunRecorder(setup, ui=display or QuietDisplay())
-    recorder.results.filtered = bool(filters or kernels or case_ids)
-    interrupted = _drive(recorder, build_request(command, resolved, selection, setup.run_dir),
-                         resolved)  # fmt: skip
+    suite = Suite(command, resolved, selection, output_dir=out, argv=[sys.argv[0], command],
+                  display=display or QuietDisplay())  # fmt: skip
+    isolate = resolved.config.runner.isolate
+    session = make_session(suite.request, resolved, suite.sink, log_dir=suite.run_dir / "logs",
+                           isolate=isolate)  # fmt: skip
+    interrupted = suite.drive(session)
     compare_with = None
     if compare is not None and interrupted is None:
         compare_with = CompareSettings.from_config(Path(compare), resolved.config.compare)
-    finished = recorder.finalize(interrupted=interrupted, compare_with=compare_with, judge=True)
-    if (fault := recorder.write_fault()) is not None:
+    finished = suite.finish(interrupted, compare_with)
+    if (fault := suite.recorder.write_fault()) is not None:
         raise fault
     return RunDone(
         report=finished.report,
-        run_dir=setup.run_dir,
+        run_dir=suite.run_dir,
         exit_code=finished.outcome.code,
         reason=finished.outcome.reason,
         comparison=finished.comparison,
     )
-
-
-def _drive(recorder: RunRecorder, request: tp.RunRequest, resolved: ResolvedConfig) -> str | None:
-    """Run the session to its end; Ctrl-C stops the runner and finalizes the directory."""
-    isolate = resolved.config.runner.isolate
-    log_dir = recorder.run_dir / "logs"
-    sink = recording(recorder)
-    session = make_session(request, resolved, sink, log_dir=log_dir, isolate=isolate)
-    try:
-        session.run()
-    except KeyboardInterrupt:
-        session.stop()
-        return "interrupted by Ctrl-C"
-    settle(recorder.results, sink)  # no planned case goes unaccounted for
-    return None

@@ -33,6 +33,9 @@ class Display(Protocol):
     def line(self, text: str) -> None:
         """A quiet line of context, such as where a bench runs and how it samples."""
 
+    def stop(self) -> None:
+        """The run ended (or failed): take down whatever is live."""
+
 
 class QuietDisplay:
     """Shows nothing: for runs embedded in a program, whose results are what it reads."""
@@ -44,3 +47,4 @@ class QuietDisplay:
     def advance(self) -> None: ...
     def notice(self, text: str, style: str = "yellow") -> None: ...
     def line(self, text: str) -> None: ...
+    def stop(self) -> None: ...

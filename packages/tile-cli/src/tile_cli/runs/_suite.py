@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from tile_cli.terminal._render import (
     display_path,
@@ -25,24 +25,21 @@ from tile_cli.terminal._render import (
 )
 from tile_cli.terminal._ui import Ui, make_consoles
 from tile_harness import (
-    CliError,
     ExitCode,
     RunRecorder,
-    RunSetup,
     Selection,
-    build_request,
-    derive,
+    Stoppable,
+    Suite,
     make_session,
     no_cases,
-    open_run,
-    recording,
     resolve_config,
-    settle,
     signals,
     usage_failure,
 )
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     import tile_protocol as tp
     from tile_cli.runs._cache_report import CacheReport
     from tile_config import ResolvedConfig
@@ -69,11 +66,6 @@ class SuiteFlags:
     slurm_args: Sequence[str] = ()
     cache_report: bool = False
     cold_process: bool = False
-
-
-class _Stoppable(Protocol):
-    def run(self) -> bool: ...
-    def stop(self) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -103,23 +95,20 @@ def run_suite(command: tp.Command, sel: Selection, flags: SuiteFlags) -> int:
 
         watch = CacheReport(resolved, cold_process=flags.cold_process)
     launching = _launching(resolved, flags.slurm_args)
-    build_request(command, resolved, sel, None)  # bad flags refused before a directory exists
     # From here a signal waits until the session runs, where it is caught and the run
     # directory finalized (an error before that ends tile anyway).
     hold = contextlib.ExitStack()
     hold.enter_context(signals.held())
-    setup = open_run(command, resolved, flags.output_dir, sys.argv)
-    request = build_request(command, resolved, sel, setup.run_dir)
-    if watch is not None:  # the runners send the compile cache's events (protocol 1.8)
-        request = derive(request, cache_explain=True)
-    suite = _Suite(setup, flags, watch)
-    suite.recorder.results.filtered = bool(sel.filters or sel.kernels or sel.case_ids or sel.axes)
-    interrupted = _drive(suite.session(request, launching), suite.recorder, suite.ui, hold)
-    if interrupted is None:
-        settle(suite.recorder.results, suite.sink)  # no planned case goes unaccounted for
+    out, err = make_consoles()
+    ui = Ui(err, verbose=flags.verbose, quiet=flags.as_json)
+    suite = Suite(command, resolved, sel, output_dir=flags.output_dir, argv=sys.argv, display=ui,
+                  json_lines=sys.stdout.buffer if flags.as_json else None,
+                  cache_explain=watch is not None)  # fmt: skip
+    shown = _Shown(suite, flags, watch, out, err)
+    interrupted = suite.drive(shown.session(launching), hold)
     if command == "build":
-        return suite.finish_build(interrupted)
-    return suite.finish(interrupted, compare_with)
+        return shown.finish_build(interrupted)
+    return shown.finish(interrupted, compare_with)
 
 
 def _launching(resolved: ResolvedConfig, slurm_args: Sequence[str]) -> _Launching:
@@ -135,24 +124,23 @@ def _launching(resolved: ResolvedConfig, slurm_args: Sequence[str]) -> _Launchin
     return _Launching(sharded=True, costs=costs, srun=srun)
 
 
-class _Suite:
-    """One suite run: its directory, recorder and consoles, from start to exit code."""
+class _Shown:
+    """What the terminal adds to a suite run: its consoles, how its runners start, its tables
+    and the exit code."""
 
-    def __init__(self, setup: RunSetup, flags: SuiteFlags, watch: CacheReport | None) -> None:
-        self.setup = setup
+    def __init__(self, suite: Suite, flags: SuiteFlags, watch: CacheReport | None,
+                 out: Console, err: Console) -> None:  # fmt: skip
+        self.suite = suite
+        self.setup = suite.setup
+        self.recorder = suite.recorder
         self.flags = flags
         self.watch = watch
-        self.out, self.err = make_consoles()
-        self.ui = Ui(self.err, verbose=flags.verbose, quiet=flags.as_json)
-        self.recorder = RunRecorder(setup, ui=self.ui)
-        json_lines = sys.stdout.buffer if flags.as_json else None
-        self.sink = recording(self.recorder, json_lines=json_lines)
-        """Where the sessions' events go: the recorder, then `--json`'s stream."""
+        self.out, self.err = out, err
 
-    def session(self, request: tp.RunRequest, launching: _Launching) -> _Stoppable:
+    def session(self, launching: _Launching) -> Stoppable:
         """The session that runs the suite: the cold and warm pair, shards, or one session."""
-        recorder, sink, resolved = self.recorder, self.sink, self.setup.resolved
-        log_dir = self.setup.run_dir / "logs"
+        recorder, sink, request = self.recorder, self.suite.sink, self.suite.request
+        resolved = self.setup.resolved
         watch = self.watch
         if watch is not None:
             recorder.before_final.append(lambda report: watch.write(recorder, report))
@@ -164,12 +152,13 @@ class _Suite:
             return ShardedRun(request, recorder, sink=sink, costs=launching.costs,
                               srun=launching.srun, slurm_args=self.flags.slurm_args)  # fmt: skip
         isolate = resolved.config.runner.isolate
+        log_dir = self.setup.run_dir / "logs"
         return make_session(request, resolved, sink, log_dir=log_dir, isolate=isolate)
 
     def finish_build(self, interrupted: str | None) -> int:
         """Describe the runner's files, finalize, show the build table; the exit code."""
         problems = claim_outputs(self.recorder)
-        finished = self.recorder.finalize(interrupted=interrupted, judge=True)
+        finished = self.suite.finish(interrupted)
         if not self.flags.as_json:
             render_build(self.out, self.err, self.recorder.results, problems,
                          verbose=self.flags.verbose)  # fmt: skip
@@ -179,11 +168,7 @@ class _Suite:
     def finish(self, interrupted: str | None, compare_with: CompareSettings | None) -> int:
         """Finalize a bench or test run, record it in the history, show it; the exit code."""
         setup, results, flags = self.setup, self.recorder.results, self.flags
-        finished = self.recorder.finalize(
-            interrupted=interrupted,
-            compare_with=compare_with if interrupted is None else None,
-            judge=True,
-        )
+        finished = self.suite.finish(interrupted, compare_with)
         report = finished.report
         resolved = setup.resolved
         if setup.command == "bench" and interrupted is None and resolved.config.history.enabled:
@@ -226,34 +211,6 @@ class _Suite:
     def _where(self) -> None:
         where = display_path(self.setup.run_dir)
         self.err.print(f"run directory: {where}", markup=False, style="dim")
-
-
-def _drive(
-    session: _Stoppable, recorder: RunRecorder, ui: Ui, hold: contextlib.ExitStack
-) -> str | None:
-    """Run the session to its end; on Ctrl-C or SIGTERM stop it and say which it was.
-
-    `hold` keeps signals waiting until here: one that came while the run directory was made
-    is raised now. Any other exception finalizes the run directory as failed before it goes
-    on up.
-    """
-    try:
-        hold.close()
-        signals.raise_pending()
-        session.run()
-    except KeyboardInterrupt:
-        session.stop()
-        return "interrupted by Ctrl-C"
-    except BaseException as exc:
-        if type(exc).__name__ == "_Terminated":
-            session.stop()
-            return "terminated by SIGTERM"
-        ui.stop()
-        recorder.finalize(error=str(exc) if isinstance(exc, CliError) else repr(exc))
-        raise
-    finally:
-        ui.stop()
-    return None
 
 
 def claim_outputs(recorder: RunRecorder) -> list[str]:

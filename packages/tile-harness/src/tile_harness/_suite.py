@@ -1,0 +1,112 @@
+"""One bench, test or build over a selection, from its run directory to its outcome.
+
+`tile bench|test|build` and `tile_harness.run` both go through `Suite`: the selection is
+checked before a directory exists, the run directory opened, the request built for it, the
+session driven to its end or to Ctrl-C or SIGTERM (every planned case accounted for), and the
+directory finalized. What differs between the doors is around it: the CLI picks shards or the
+cold and warm pair, streams `--json`, and shows tables; a program gets the report as a value.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import TYPE_CHECKING, BinaryIO, Protocol
+
+from tile_harness import signals
+from tile_harness._errors import CliError
+from tile_harness._record import RunRecorder, recording
+from tile_harness._requests import build_request, derive
+from tile_harness._run_dir import open_run
+from tile_harness._undone import settle
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    import tile_protocol as tp
+    from tile_config import ResolvedConfig
+    from tile_harness._compare import CompareSettings
+    from tile_harness._display import Display
+    from tile_harness._outcome import Finished
+    from tile_harness._settings import Selection
+    from tile_harness._sinks import Sink
+
+__all__ = ["Stoppable", "Suite"]
+
+
+class Stoppable(Protocol):
+    """A session, sharded run or cold and warm pair: runs to its end, or stops when told."""
+
+    def run(self) -> bool: ...
+    def stop(self) -> None: ...
+
+
+class Suite:
+    """One suite run: its directory, its recorder and the sink in front of it.
+
+    `json_lines` (`--json`) gets every protocol message once it is recorded; `cache_explain`
+    asks the runners for the compile cache's events.
+    """
+
+    def __init__(
+        self,
+        command: tp.Command,
+        resolved: ResolvedConfig,
+        selection: Selection,
+        *,
+        output_dir: Path | None,
+        argv: Sequence[str],
+        display: Display,
+        json_lines: BinaryIO | None = None,
+        cache_explain: bool = False,
+    ) -> None:
+        build_request(command, resolved, selection, None)  # refused before a directory exists
+        self.setup = open_run(command, resolved, output_dir, list(argv))
+        self.recorder = RunRecorder(self.setup, ui=display)
+        self.sink: Sink = recording(self.recorder, json_lines=json_lines)
+        """Where the sessions' events go: checked, recorded, then `--json`."""
+        request = build_request(command, resolved, selection, self.setup.run_dir)
+        self.request = derive(request, cache_explain=True) if cache_explain else request
+        s = selection
+        self.recorder.results.filtered = bool(s.filters or s.kernels or s.case_ids or s.axes)
+
+    @property
+    def run_dir(self) -> Path:
+        return self.setup.run_dir
+
+    def drive(self, session: Stoppable, hold: contextlib.ExitStack | None = None) -> str | None:
+        """Run `session` to its end; on Ctrl-C or SIGTERM stop it and say which it was (None:
+        it ended). Any other exception finalizes the directory as failed and goes on up.
+
+        `hold` (the CLI's) keeps signals waiting until here: one that came while the run
+        directory was made is raised now.
+        """
+        try:
+            if hold is not None:
+                hold.close()
+                signals.raise_pending()
+            session.run()
+        except KeyboardInterrupt:
+            session.stop()
+            return "interrupted by Ctrl-C"
+        except BaseException as exc:
+            if isinstance(exc, signals.Terminated):
+                session.stop()
+                return "terminated by SIGTERM"
+            self.recorder.ui.stop()
+            self.recorder.finalize(error=str(exc) if isinstance(exc, CliError) else repr(exc))
+            raise
+        finally:
+            self.recorder.ui.stop()
+        settle(self.recorder.results, self.sink)  # no planned case goes unaccounted for
+        return None
+
+    def finish(
+        self, interrupted: str | None, compare_with: CompareSettings | None = None
+    ) -> Finished:
+        """Finalize the directory (compared with `compare_with` unless interrupted)."""
+        return self.recorder.finalize(
+            interrupted=interrupted,
+            compare_with=compare_with if interrupted is None else None,
+            judge=True,
+        )
