@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import random
 
-from tile_harness.tune._pick import Measured, keep_fastest, pick
+from tile_harness.tune._files import tune_findings
+from tile_harness.tune._pick import Decision, Measured, keep_fastest, pick
 
 
 def _config(i: int, true_s: float, rng: random.Random, *, n: int = 30, noise: float = 0.03,
@@ -52,3 +53,29 @@ def test_clear_winner_ties_to_default_then_simplest() -> None:
     assert simplest.winner.order == 1
     only = pick([_config(5, 1.0, rng)], noise_floor_pct=2.0, alpha=0.05)
     assert only is not None and only.decided_by == "only" and only.runner_up is None
+
+
+def test_a_finding_lists_only_its_own_cases_dropped_units() -> None:
+    # `fx/copy` is a prefix of `fx/copy2`: a prefix test filed copy2's units under copy.
+    def measured(case_id: str, n: int) -> Measured:
+        return Measured(unit_id=f"{case_id}{{n={n}}}", values={"n": str(n)},
+                        samples=[1e-3] * 5, passed=True, order=0, is_default=True)  # fmt: skip
+
+    decisions = {
+        case_id: Decision(
+            winner=measured(case_id, 1),
+            runner_up=None,
+            decided_by="only",
+            margin=None,
+            tied=[],
+            reason="the only correct one",
+        )
+        for case_id in ("fx/copy", "fx/copy2")
+    }
+    dropped = {"fx/copy{n=2}": "wrong output", "fx/copy2{n=3}": "slowest third"}
+    copy, copy2 = tune_findings(decisions, dropped)
+    assert copy.title == "fx/copy: {n=1} (only)"
+    assert [e for e in copy.evidence if "wrong" in e or "slowest" in e] == [
+        "fx/copy{n=2}: wrong output"
+    ]
+    assert "fx/copy2{n=3}: slowest third" in copy2.evidence

@@ -93,8 +93,13 @@ class TuneUnit(msgspec.Struct, frozen=True, kw_only=True):
     @property
     def unit_id(self) -> str:
         """`case{block_rows=4,num_warps=8}`: the unit's id on the wire and in reports."""
+        return self.case_id + self.configuration
+
+    @property
+    def configuration(self) -> str:
+        """`{block_rows=4,num_warps=8}`: the values alone, as a table of one case shows them."""
         inner = ",".join(f"{k}={v}" for k, v in self.values.items())
-        return f"{self.case_id}{{{inner}}}"
+        return f"{{{inner}}}"
 
     @classmethod
     def parse(cls, text: str) -> TuneUnit | None:

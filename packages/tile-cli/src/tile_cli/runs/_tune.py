@@ -72,7 +72,7 @@ def _show(ended: TuneEnded) -> None:
 
     for case_id, d in ended.decisions.items():
         margin = f", {d.margin:.3f}x over the runner-up" if d.margin else ""
-        print(escape_controls(f"{case_id}: {d.winner.unit_id[len(case_id):]} "
+        print(escape_controls(f"{case_id}: {d.winner.configuration} "
               f"{fmt_time(d.winner.median)} ({d.decided_by}{margin})"))  # fmt: skip
     for path in ended.written:
         print(f"tuning file: {display_path(path)}", file=sys.stderr)

@@ -31,19 +31,24 @@ def tune_findings(
         evidence = [f"winner {d.winner.unit_id}: median {d.winner.median:.6g} s"]
         if d.runner_up is not None:
             evidence.append(f"runner-up {d.runner_up.unit_id}: median {d.runner_up.median:.6g} s")
-        gone = [f"{u}: {why}" for u, why in dropped.items() if u.startswith(case_id)]
+        gone = [f"{u}: {why}" for u, why in dropped.items() if _case_of(u) == case_id]
         evidence.extend(gone[:20])
         out.append(
             ta.Finding(
                 finding_id=f"T{i:03d}",
                 severity="info",
                 category="tuning",
-                title=f"{case_id}: {d.winner.unit_id[len(case_id) :]} ({d.decided_by})",
+                title=f"{case_id}: {d.winner.configuration} ({d.decided_by})",
                 evidence=evidence,
                 interpretation=d.reason,
             )
         )
     return out
+
+
+def _case_of(unit_id: str) -> str:
+    unit = tp.TuneUnit.parse(unit_id)
+    return unit.case_id if unit is not None else unit_id
 
 
 def write_tuning(

@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+import tile_protocol as tp
+
 __all__ = ["Decision", "Measured", "keep_fastest", "pick"]
 
 DecidedBy = Literal["faster", "tie_default", "tie_simplest", "only"]
@@ -32,6 +34,12 @@ class Measured:
     order: int
     """Its place in the declared product of tunable values: lower is simpler."""
     is_default: bool
+
+    @property
+    def configuration(self) -> str:
+        """`{block_rows=4,num_warps=8}`: its values, as the winner's line shows them (empty for
+        a kernel without tunables)."""
+        return tp.TuneUnit(case_id="", values=self.values).configuration if self.values else ""
 
     @property
     def median(self) -> float:
