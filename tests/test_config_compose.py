@@ -90,7 +90,7 @@ def test_bench_header_verbose_env_and_key_value_overrides(
     assert proc.returncode == 0, proc.stderr
     header = proc.stderr.splitlines()[0]
     assert header.startswith("tile bench on cpu (cpu ×1) · timer auto → wall · warmup 2 ·")
-    assert "runs 5-1000 · max time 50 ms · precision ±1% · warm" in header
+    assert "runs 5-1000 · max time 50.0 ms · precision ±1% · warm" in header
     table_header = next(line for line in proc.stdout.splitlines() if "TFLOP/s" in line)
     assert "stop" in table_header and "compile" in table_header  # what -v adds
     tool = json.loads((root / ".tile" / "latest" / "config" / "resolved_tool.json").read_text())

@@ -16,6 +16,7 @@ from typing import Final
 from pydantic import JsonValue
 
 import tile_artifacts as ta
+from tile_protocol.format import format_seconds
 from tools.build_profiles._measure import ProfileResult
 from tools.build_profiles._target import Target
 
@@ -175,7 +176,7 @@ def render_markdown(target: Target, report: ta.Report, results: Sequence[Profile
         else target.touch
     )
     for _, unit, title, attribute in METRICS:
-        show: Callable[[float | None], str] = _bytes if unit == "bytes" else ta.format_seconds
+        show: Callable[[float | None], str] = _bytes if unit == "bytes" else format_seconds
         row = title.format(
             touch=f"`{touch}`", module=module, runs=runs, speed=speed, key=target.speed_key
         )

@@ -9,7 +9,7 @@ import sys
 def test_import_pulls_in_no_numpy_or_jax() -> None:
     code = (
         "import sys, tile_artifacts; "
-        "banned = ('numpy', 'jax', 'tile_config', 'tile_protocol'); "
+        "banned = ('numpy', 'jax', 'tile_config', 'tile_runner'); "
         "print(sorted(m for m in banned if m in sys.modules))"
     )
     out = subprocess.run(

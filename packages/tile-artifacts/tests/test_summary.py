@@ -16,7 +16,6 @@ from tile_artifacts import (
     ReportSummary,
     RunInfo,
     compare_runs,
-    format_seconds,
     read_manifest,
     read_report,
     render_summary_markdown,
@@ -52,13 +51,6 @@ def test_wrong_kernel_shows_a_cross_and_no_speedup(
     text = (make_run(status="failed", cases=[wrong]) / "summary.md").read_text()
     row = next(line for line in text.splitlines() if line.startswith("| `k[x=1]`"))
     assert row.endswith("| - | ✗ |")
-
-
-def test_format_seconds_keeps_three_digits_and_picks_the_unit_after_rounding() -> None:
-    values = (2.5, 1e-3, 4.98e-4, 8e-7, 9.9996e-4, 0.0, 1234.5, float("nan"), None)
-    assert [format_seconds(x) for x in values] == [
-        "2.50 s", "1.00 ms", "498 µs", "800 ns", "1.00 ms", "0 s", "1234 s", "-", "-",
-    ]  # fmt: skip
 
 
 def test_wrong_output_says_why_in_the_failures(

@@ -12,6 +12,7 @@ from tile_harness._telemetry import (
     recorded_environment,
     throttle_reasons,
 )
+from tile_protocol.format import format_change, format_change_ci, format_p
 
 PRODUCER = ta.Producer(tool_name="tile", tool_version="0.1.0")
 
@@ -180,8 +181,6 @@ def test_a_regression_reads_its_change_and_ci_in_one_unit() -> None:
     found = {n.category: n for n in notice(RunFacts(report=timed(2e-3), comparison=doc))}
     (line,) = found["regression"].evidence
     # The CI bounds the change, so both are percent changes (not a ratio beside a percent).
-    ci = ta.format_change_ci(row.ratio_ci_low, row.ratio_ci_high)
-    assert (
-        line == f"k/a[n=1]: {ta.format_change(row.ratio)} (CI {ci}, p={ta.format_p(row.p_value)})"
-    )
+    ci = format_change_ci(row.ratio_ci_low, row.ratio_ci_high)
+    assert line == f"k/a[n=1]: {format_change(row.ratio)} (CI {ci}, p={format_p(row.p_value)})"
     assert line.startswith("k/a[n=1]: +100.0% (CI [+")

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 import tile_runner as tile
-from tile_protocol import BenchSettings, Peaks, Work
+from tile_protocol import BenchSettings, Peaks, Stats, Work
 from tile_runner import _timers
 from tile_runner._compile import aot_compile, bind_static, cost_estimate
-from tile_runner._measure import sample, time_compiled
+from tile_runner._measure import Measurement, sample, time_compiled
 from tile_runner._peaks import builtin_peaks, cache_bytes, known_device
 from tile_runner._roofline import flops_peak, roofline, throughput
 from tile_runner._timers import WallSampler
@@ -37,6 +37,17 @@ def test_measure_in_process() -> None:
     assert m.phases.compile_count is not None and m.phases.compile_count >= 1
     assert m.median == m.stats.median
     assert "median of" in str(m)
+
+
+def test_a_measurement_reads_its_times_as_the_tables_do() -> None:
+    # tile_protocol.format, as in `tile bench`'s table: 3 significant digits, unit after rounding.
+    stats = Stats(
+        n=412, min=1e-5, max=2e-5, mean=1.2e-5, median=1.2345e-5, stdev=1e-7, mad=1e-7,
+        q1=1.2e-5, q3=1.25e-5, p5=1.1e-5, p95=1.3e-5, ci_low=1.2211e-5, ci_high=9.9996e-4,
+        stop_reason="precision",
+    )  # fmt: skip
+    m = Measurement(samples=[1.2345e-5], stats=stats, timer="cupti")
+    assert str(m) == "12.3 µs [12.2 µs, 1.00 ms] median of 412 (cupti, stopped by precision)"
 
 
 def test_measure_batched_and_static_args() -> None:

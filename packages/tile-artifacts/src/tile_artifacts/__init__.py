@@ -170,23 +170,6 @@ from tile_artifacts._summary import (
 )
 from tile_artifacts._verdict import judge_samples
 from tile_artifacts._writer import ArtifactWriter
-from tile_artifacts.format import (
-    MISSING,
-    PRECISION_CATEGORY,
-    PRECISION_HINT,
-    check_failure_reason,
-    format_bytes,
-    format_change,
-    format_change_ci,
-    format_ci_pct,
-    format_duration,
-    format_p,
-    format_percent,
-    format_rate,
-    format_ratio,
-    format_seconds,
-    missed_precision,
-)
 
 __version__ = "0.1.0"
 
@@ -361,20 +344,4 @@ __all__ = [
     "judge_samples",
     "render_comparison_markdown",
     "render_summary_markdown",
-    # formatting for people
-    "MISSING",
-    "format_bytes",
-    "format_change",
-    "format_change_ci",
-    "format_ci_pct",
-    "format_duration",
-    "format_p",
-    "format_percent",
-    "format_rate",
-    "format_ratio",
-    "format_seconds",
-    "check_failure_reason",
-    "missed_precision",
-    "PRECISION_CATEGORY",
-    "PRECISION_HINT",
 ]

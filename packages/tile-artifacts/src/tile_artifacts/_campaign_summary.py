@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Final
 
 from tile_artifacts._campaign import CampaignReport, ComparisonRef, UnitRecord, VariantCell
-from tile_artifacts.format import MISSING, format_seconds
+from tile_protocol.format import MISSING, format_seconds
 
 __all__ = ["render_campaign_markdown", "verdict_text"]
 

@@ -14,7 +14,7 @@ from tile_artifacts._documents import ComparisonDoc
 from tile_artifacts._models import CaseRecord, Report
 from tile_artifacts._paths import default_description
 from tile_artifacts._summary_findings import findings_markdown
-from tile_artifacts.format import (
+from tile_protocol.format import (
     MISSING,
     PRECISION_CATEGORY,
     PRECISION_HINT,

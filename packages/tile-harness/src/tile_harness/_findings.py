@@ -12,6 +12,16 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal
 
+from tile_protocol.format import (
+    PRECISION_CATEGORY,
+    PRECISION_HINT,
+    format_change,
+    format_change_ci,
+    format_ci_pct,
+    format_p,
+    missed_precision,
+)
+
 if TYPE_CHECKING:
     import tile_artifacts as ta
     from tile_config import ResolvedConfig
@@ -176,30 +186,26 @@ def _failure_finding(key: str, found: list[ta.FailureRecord], x: RunFacts) -> No
 def _noise(x: RunFacts) -> Iterable[Noticed]:
     if x.command == "tune":
         return  # its pruned configurations were timed briefly on purpose
-    import tile_artifacts as ta
-
     target = x.target_precision
     evidence: list[str] = []
     for c in x.report.cases:
         s = c.stats
         # The rule behind the ⚠ of the tables and summary.md, so all three name the same cases.
-        if s is None or not ta.missed_precision(
-            s.ci_low, s.ci_high, s.median, target, s.stop_reason
-        ):
+        if s is None or not missed_precision(s.ci_low, s.ci_high, s.median, target, s.stop_reason):
             continue
         evidence.append(
-            f"{c.case_id}: {ta.format_ci_pct(s.ci_low, s.ci_high, s.median)} "
+            f"{c.case_id}: {format_ci_pct(s.ci_low, s.ci_high, s.median)} "
             f"(target ±{target * 100:g}%), {s.n} samples, stopped by {s.stop_reason or 'unknown'}"
         )
     if evidence:
         yield Noticed(
             "medium",
-            ta.PRECISION_CATEGORY,
+            PRECISION_CATEGORY,
             f"{_plural(len(evidence), 'case')} did not reach the target precision",
             evidence,
             "the 95% CI of their median is wider than "
             "`[bench] target_precision`: small differences between runs are not real there",
-            f"before comparing, {ta.PRECISION_HINT}",
+            f"before comparing, {PRECISION_HINT}",
         )
 
 
@@ -275,15 +281,13 @@ def _comparison(x: RunFacts) -> Iterable[Noticed]:
     doc = x.comparison
     if doc is None:
         return
-    import tile_artifacts as ta
-
     worse = [r for r in doc.rows if r.judgement == "regression"]
     if worse:
         # The change and its CI in one unit (percent), as the compare table shows them.
         evidence = [
-            f"{r.case_id}: {ta.format_change(r.ratio)} "
-            f"(CI {ta.format_change_ci(r.ratio_ci_low, r.ratio_ci_high)}, "
-            f"p={ta.format_p(r.p_value)})"
+            f"{r.case_id}: {format_change(r.ratio)} "
+            f"(CI {format_change_ci(r.ratio_ci_low, r.ratio_ci_high)}, "
+            f"p={format_p(r.p_value)})"
             if r.ratio is not None
             else f"{r.case_id}: {r.reason or 'slower'}"
             for r in worse

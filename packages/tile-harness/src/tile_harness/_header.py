@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from tile_protocol.format import format_seconds
+
 if TYPE_CHECKING:
     import tile_protocol as tp
     from tile_config import BenchConfig
@@ -11,13 +13,9 @@ if TYPE_CHECKING:
 __all__ = ["bench_header"]
 
 
-def _seconds(value: float) -> str:
-    return f"{value:g} s" if value >= 1 else f"{value * 1000:g} ms"
-
-
 def bench_header(hello: tp.Hello, bench: BenchConfig) -> str:
     """`tile bench on NVIDIA H200 (gpu ×1) · timer auto → cupti · warmup 3 · runs 10-1000 ·
-    max time 2 s · precision ±1% · warm`: the settings every number below depends on."""
+    max time 2.00 s · precision ±1% · warm`: the settings every number below depends on."""
     first = hello.devices[0] if hello.devices else None
     device = first.device_kind if first is not None else "an unknown device"
     count = f" ×{len(hello.devices)}" if hello.devices else ""
@@ -29,7 +27,7 @@ def bench_header(hello: tp.Hello, bench: BenchConfig) -> str:
         f"timer {timer}",
         f"warmup {bench.warmup_runs}",
         f"runs {bench.min_runs}-{bench.max_runs}",
-        f"max time {_seconds(bench.max_time)}",
+        f"max time {format_seconds(bench.max_time)}",
         f"precision ±{bench.target_precision * 100:g}%",
         "cold" if bench.cold else "warm",
     ]

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 import tile_artifacts as ta
+from tile_protocol.format import format_seconds
 from tile_report._inputs import Accounting
 from tile_report._svg import Frame, axis_x, fmt_seconds, legend, legend_rows, mark, plot
 
@@ -64,16 +65,16 @@ def accounting_plot(acc: Accounting, colors: Mapping[str, str], key: str, *, lab
     """One horizontal bar split into the parts, scaled to the total, with a legend below."""
     parts = _with_rest(acc)
     whole = acc.whole or 1.0
-    names = [f"{name} {ta.format_seconds(seconds)}" for name, seconds in parts]
+    names = [f"{name} {format_seconds(seconds)}" for name, seconds in parts]
     rows = legend_rows(names, 600)
     frame = Frame(680, 74 + 16 * rows, left=16, right=24, top=8, bottom=44 + 16 * rows)
     xs = frame.x_scale(0.0, whole)
-    title = f"{label}: {ta.format_seconds(whole)}"
+    title = f"{label}: {format_seconds(whole)}"
     layers = [axis_x(frame, xs, title, fmt_seconds)]
     marks: list[str] = []
     start = 0.0
     for name, seconds in parts:
-        tip = f"{name}: {ta.format_seconds(seconds)} ({100 * seconds / whole:.1f}% of {title})"
+        tip = f"{name}: {format_seconds(seconds)} ({100 * seconds / whole:.1f}% of {title})"
         width = max(xs(seconds) - xs(0.0), 0.8)
         fill = colors.get(name, "#999")
         marks.append(

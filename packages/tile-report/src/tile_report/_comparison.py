@@ -4,6 +4,7 @@ sorted by change, over the band of the noise floor inside which a change counts 
 from __future__ import annotations
 
 import tile_artifacts as ta
+from tile_protocol.format import format_seconds
 from tile_report._svg import (
     JUDGEMENT_COLORS,
     MONO,
@@ -42,8 +43,8 @@ def _tip(row: ta.ComparisonRow) -> str:
     if row.ratio_ci_low is not None and row.ratio_ci_high is not None:
         lines.append(f"CI {row.ratio_ci_low:.4g} – {row.ratio_ci_high:.4g}")
     lines.append(
-        f"baseline {ta.format_seconds(row.baseline_value)}, "
-        f"current {ta.format_seconds(row.current_value)}"
+        f"baseline {format_seconds(row.baseline_value)}, "
+        f"current {format_seconds(row.current_value)}"
     )
     if row.p_value is not None:
         lines.append(f"p = {row.p_value:.2g}")

@@ -11,6 +11,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import tile_artifacts as ta
+from tile_protocol.format import format_seconds
 from tile_report._accounting import accounting_plot, case_accounting, part_names, run_accounting
 from tile_report._comparison import comparison_plot, sorted_rows
 from tile_report._errors import ReportError
@@ -131,8 +132,8 @@ def _comparison_section(doc: ta.ComparisonDoc) -> str:
     rows = [
         [
             f"<code>{esc(r.case_id)}</code>",
-            esc(ta.format_seconds(r.baseline_value)),
-            esc(ta.format_seconds(r.current_value)),
+            esc(format_seconds(r.baseline_value)),
+            esc(format_seconds(r.current_value)),
             "–" if r.percent_change is None else f"{r.percent_change:+.1f}%",
             "–"
             if r.ratio_ci_low is None or r.ratio_ci_high is None

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import tile_artifacts as ta
+from tile_protocol.format import format_seconds
 from tile_report._svg import Frame, Scale, axis_x, fmt_seconds, mark, num, plot, span, text
 
 __all__ = ["MAX_DOTS", "samples_plot", "thin"]
@@ -48,7 +49,7 @@ def _series(case: ta.CaseRecord, color: str) -> list[_Series]:
 
 def _row_marks(series: _Series, y: float, xs: Scale) -> list[str]:
     """CI band, p5-p95 whisker, quartile box, the dots, and the median on top."""
-    s, color, name, fmt = series.stats, series.color, series.label, ta.format_seconds
+    s, color, name, fmt = series.stats, series.color, series.label, format_seconds
     marks: list[str] = []
     if s.ci_low is not None and s.ci_high is not None:
         tip = f"{name}: 95% CI of the median {fmt(s.ci_low)} – {fmt(s.ci_high)}"

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import tile_artifacts as ta
+from tile_protocol.format import format_seconds
 from tile_report._accounting import accounting_plot, case_accounting
 from tile_report._inputs import Accounting, ConfigValue, RunData
 from tile_report._samples import samples_plot
@@ -148,11 +149,11 @@ def overview_section(report: ta.Report) -> str:
             [
                 f'<a href="#{case_anchor(i)}"><code>{esc(c.case_id)}</code></a>',
                 badge(c.status),
-                esc(ta.format_seconds(s.median) if s else "–"),
+                esc(format_seconds(s.median) if s else "–"),
                 _ci_pct(s),
                 _num(c.throughput.gbps),
                 _num(c.throughput.tflops),
-                esc(ta.format_seconds(ref.stats.median) if ref and ref.stats else "–"),
+                esc(format_seconds(ref.stats.median) if ref and ref.stats else "–"),
                 _num(ref.speedup if ref else None, ".2f", "×"),
                 _num(c.roofline.pct_peak_bw or c.roofline.pct_peak_flops, ".1f", "%"),
                 esc(c.roofline.bound),
@@ -229,9 +230,9 @@ def _phases(p: ta.Phases) -> str:
     hit = {None: "–", True: "hit", False: "miss"}[p.cache_hit]
     rows = [
         [
-            esc(ta.format_seconds(p.trace_s)),
-            esc(ta.format_seconds(p.lower_s)),
-            esc(ta.format_seconds(p.compile_s)),
+            esc(format_seconds(p.trace_s)),
+            esc(format_seconds(p.lower_s)),
+            esc(format_seconds(p.compile_s)),
             esc(hit),
             _num(p.compile_count, "d"),
         ]

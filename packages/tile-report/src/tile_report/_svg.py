@@ -18,7 +18,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from tile_artifacts import format_seconds
+from tile_protocol.format import format_seconds
 
 __all__ = [
     "JUDGEMENT_COLORS",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-import tile_artifacts as ta
+from tile_protocol.format import format_seconds
 from tile_report._steps import Fit, Step
 from tile_report._svg import (
     JUDGEMENT_COLORS,
@@ -32,8 +32,8 @@ def _tip(fit: Fit, i: int) -> str:
     lines = [
         f"{p.label} {p.subject or ''}".rstrip(),
         p.time,
-        f"median {ta.format_seconds(p.value_s)} over {len(p.runs)} run(s)",
-        f"CI {ta.format_seconds(p.low_s)} – {ta.format_seconds(p.high_s)}",
+        f"median {format_seconds(p.value_s)} over {len(p.runs)} run(s)",
+        f"CI {format_seconds(p.low_s)} – {format_seconds(p.high_s)}",
     ]
     if p.dirty:
         lines.append("uncommitted changes (dirty)")
@@ -63,8 +63,8 @@ def _step_mark(fit: Fit, step: Step, x: float, frame: Frame) -> str:
     label = f"{step.change * 100:+.1f}% at {point.label}"
     right = x < (frame.x0 + frame.x1) / 2  # the label goes to the side with room
     tip = (
-        f"{step.kind}: {label} ({ta.format_seconds(step.before_s)} → "
-        f"{ta.format_seconds(step.after_s)}, z={step.z:.1f})"
+        f"{step.kind}: {label} ({format_seconds(step.before_s)} → "
+        f"{format_seconds(step.after_s)}, z={step.z:.1f})"
     )
     return mark(
         "g",

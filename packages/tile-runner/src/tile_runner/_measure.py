@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tile_protocol import BenchSettings, Phases, Stats
+from tile_protocol.format import format_seconds
 from tile_runner._compile import aot_compile, bind_static
 from tile_runner._errors import RunnerError
 from tile_runner._peaks import cache_bytes
@@ -79,18 +80,11 @@ class Measurement:
     def __str__(self) -> str:
         ci = ""
         if self.stats.ci_low is not None and self.stats.ci_high is not None:
-            ci = f" [{_fmt(self.stats.ci_low)}, {_fmt(self.stats.ci_high)}]"
+            ci = f" [{format_seconds(self.stats.ci_low)}, {format_seconds(self.stats.ci_high)}]"
         return (
-            f"{_fmt(self.stats.median)}{ci} median of {self.stats.n} "
+            f"{format_seconds(self.stats.median)}{ci} median of {self.stats.n} "
             f"({self.timer}{', cold' if self.cold else ''}, stopped by {self.stats.stop_reason})"
         )
-
-
-def _fmt(seconds: float) -> str:
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
-        if seconds >= scale:
-            return f"{seconds / scale:.4g} {unit}"
-    return f"{seconds / 1e-9:.4g} ns"
 
 
 def available_timers(backend: str) -> list[TimerName]:

@@ -13,8 +13,8 @@ from rich.table import Table
 from rich.text import Text
 
 import tile_artifacts as ta
-from tile_artifacts import format_duration as fmt_duration
 from tile_cli.terminal._layout import emit, refit
+from tile_protocol.format import format_duration as fmt_duration
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -8,6 +8,7 @@ from rich.text import Text
 
 from tile_cli.terminal._layout import Column, emit, fit_tables
 from tile_harness import fmt_time
+from tile_protocol.format import format_change_ci, format_p, format_percent
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -23,8 +24,6 @@ _STYLE = {"regression": "bold red", "improvement": "green", "inconclusive": "yel
 
 def render_comparison(doc: ta.ComparisonDoc, out: Console, *, plain: bool) -> None:
     """Tables sorted worst first (folded to the console's width), then a one-line summary."""
-    import tile_artifacts as ta
-
     columns = [
         Column("case", "left"),
         Column("baseline"),
@@ -43,9 +42,9 @@ def render_comparison(doc: ta.ComparisonDoc, out: Console, *, plain: bool) -> No
                 Text(row.case_id),
                 fmt_time(row.baseline_value),
                 fmt_time(row.current_value),
-                ta.format_percent(row.percent_change, signed=True),
-                ta.format_change_ci(row.ratio_ci_low, row.ratio_ci_high),
-                ta.format_p(row.p_value),
+                format_percent(row.percent_change, signed=True),
+                format_change_ci(row.ratio_ci_low, row.ratio_ci_high),
+                format_p(row.p_value),
                 row.basis or "-",
                 Text(row.judgement, style=_STYLE[row.judgement]),
                 Text(row.reason or ""),

@@ -13,12 +13,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tile_artifacts.format import check_failure_reason
 from tile_cli.terminal._layout import emit
 from tile_cli.terminal._tables import BenchRows, accounting_tables, bench_tables, precision_notice
 from tile_cli.terminal._tables import test_tables as make_test_tables
 from tile_cli.terminal._ui import diagnostic_lines, timing_line
 from tile_harness import Outcome, failure_hints, outcome_hint, split_failures, undone_lines
+from tile_protocol.format import check_failure_reason
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -15,7 +15,8 @@ from rich.console import RenderableType
 from rich.text import Text
 
 import tile_protocol as tp
-from tile_artifacts.format import (
+from tile_cli.terminal._layout import Column, fit_tables
+from tile_protocol.format import (
     PRECISION_HINT,
     format_ci_pct,
     format_percent,
@@ -24,7 +25,6 @@ from tile_artifacts.format import (
     format_seconds,
     missed_precision,
 )
-from tile_cli.terminal._layout import Column, fit_tables
 
 __all__ = ["BenchRows", "accounting_tables", "bench_tables", "precision_notice", "test_tables"]
 

@@ -197,7 +197,7 @@ def _args(campaign: Campaign, case_ids: list[str], unit: _Configured) -> list[st
 
 
 def _budget(campaign: Campaign, units: list[ta.PlannedUnit]) -> ta.BudgetRecord:
-    from tile_artifacts import format_seconds
+    from tile_protocol.format import format_seconds
 
     budget = campaign.spec.budget
     estimated = sum(u.estimate.total_s for u in units)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import tile_artifacts as ta
 from tile_harness.campaign._units import AttemptState, Inspector, verdict
+from tile_protocol.format import format_seconds
 
 __all__ = ["Launched", "Result", "compare_variants", "read_launches", "summarize", "unit_records"]
 
@@ -296,7 +297,7 @@ def summarize(
         parts.append(f"{len(planned) - len(done) - len(tried)} not run")
     if measured:
         parts.append(
-            f"estimated {ta.format_seconds(estimated)}, took {ta.format_seconds(actual)}"
+            f"estimated {format_seconds(estimated)}, took {format_seconds(actual)}"
             + (f" ({error:+.0f}%)" if error is not None else "")
         )
     headline = ", ".join(parts) + (f"; {interrupted}" if interrupted else "")

@@ -21,12 +21,12 @@ from datetime import datetime
 from pathlib import Path
 
 import tile_artifacts as ta
-from tile_artifacts import format_duration as fmt_duration
 from tile_harness._errors import CliError, ExitCode, stopped_code
 from tile_harness.campaign._dir import CampaignDir
 from tile_harness.campaign._plan import CampaignSetup
 from tile_harness.campaign._report import compare_variants, summarize, unit_records
 from tile_harness.campaign._units import Inspector, attempt_dir, attempt_log
+from tile_protocol.format import format_duration as fmt_duration
 
 __all__ = ["CampaignRun", "Ended"]
 

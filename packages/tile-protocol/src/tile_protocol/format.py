@@ -1,9 +1,10 @@
-"""The one way tile writes times and numbers for people: terminal, summary.md, compare, HTML.
+"""The one way tile writes times and numbers for people: runner, terminal, summary.md, HTML.
 
 Every package that shows a time to a person formats it here, so that the terminal table and
 the `summary.md` of the same run print the same string for the same median (`1.30 ms`, never
-`1.3 ms` in one place and `1.30 ms` in the other). No imports beyond the standard library: the
-CLI loads it for every table.
+`1.3 ms` in one place and `1.30 ms` in the other). It lives in tile-protocol because both
+sides of the wire show times (the runner's `Measurement`, the host's tables) and this is the
+one package both depend on. No imports beyond the standard library.
 """
 
 from __future__ import annotations
