@@ -3,6 +3,7 @@ run directories and campaign directories (one run directory per unit under `unit
 
 from __future__ import annotations
 
+from tile_artifacts import campaign, check, compare
 from tile_artifacts._base import (
     RUN_ID_PATTERN,
     SCHEMA_VERSION,
@@ -174,6 +175,10 @@ from tile_artifacts._writer import ArtifactWriter
 __version__ = "0.1.0"
 
 __all__ = [
+    # namespaces
+    "campaign",
+    "check",
+    "compare",
     # errors
     "ArtifactError",
     "ArtifactReadError",
