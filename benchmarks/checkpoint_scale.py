@@ -77,7 +77,7 @@ def record(project: Path, out: Path, n: int, *, every_case: bool) -> tuple[float
 
 
 def _valid(out: Path, n: int) -> bool:
-    problems = ta.check_path(out)
+    problems = ta.check.check_path(out)
     for problem in problems[:5]:
         print(f"  {problem}", file=sys.stderr)
     report = ta.read_report(out / ta.REPORT_JSON)

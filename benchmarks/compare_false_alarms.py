@@ -15,7 +15,7 @@ do not change):
 A/A comparisons, (A_i, A_i+1) and (B_i, B_i+1), compare the same code measured twice: every
 `regression` there is a false alarm. A/B comparisons, (A_i, B_i) and (A_i+1, B_i), compare the
 code with its slowed copy measured next to it: every `regression` there is a detection. Each
-comparison is judged by `tile_artifacts.compare_runs` with its defaults (noise floor 2%,
+comparison is judged by `tile_artifacts.compare.compare_runs` with its defaults (noise floor 2%,
 alpha 0.05, basis auto: each kernel relative to its reference, which tile times interleaved
 with it), exactly as `tile compare` does; then again with basis absolute (the kernel's own
 times, with the drift controls), and the line "previous rule" judges the absolute rows by the
@@ -243,7 +243,7 @@ def _pct(x: float | None) -> str:
     return "   -  " if x is None else f"{(x - 1) * 100:+5.1f}%"
 
 
-def _previous_rule(row: ta.ComparisonRow, noise_floor: float, alpha: float) -> bool:
+def _previous_rule(row: ta.compare.ComparisonRow, noise_floor: float, alpha: float) -> bool:
     """Whether the rule before the drift controls called this row a regression."""
     if row.ratio is None or row.ratio_ci_low is None or row.p_value is None:
         return False
@@ -314,10 +314,12 @@ def judge_all(root: Path, pairs: int, noise_floor: float, alpha: float) -> int:
     for pair in plan_:
         base, cur = reports[pair.base], reports[pair.cur]
         docs = {
-            basis: ta.compare_runs(base, cur, noise_floor_pct=noise_floor, alpha=alpha, basis=basis)
+            basis: ta.compare.compare_runs(
+                base, cur, noise_floor_pct=noise_floor, alpha=alpha, basis=basis
+            )
             for basis in ("auto", "absolute")
         }
-        ref = ta.compare_runs(
+        ref = ta.compare.compare_runs(
             base, cur, noise_floor_pct=noise_floor, alpha=alpha, metric="ref_time_s"
         )
         rows = {
@@ -385,12 +387,14 @@ def judge_pooled(root: Path, k: int, pairs: int, noise_floor: float, alpha: floa
     runs = sorted(p.name for p in (root / "runs").iterdir() if (p / "report.json").exists())
     reports = {name: ta.read_report(root / "runs" / name / "report.json") for name in runs}
     a_runs = [r for r in runs if r.startswith("A")]
-    baseline = ta.baseline_from_reports([reports[r] for r in a_runs[:k]])
+    baseline = ta.compare.baseline_from_reports([reports[r] for r in a_runs[:k]])
     tally = Tally.empty()
     print(f"\nagainst a baseline pooled from {', '.join(a_runs[:k])}:")
     for kind, group in (("A/A", a_runs[k:]), ("A/B", [r for r in runs if r.startswith("B")])):
         for name in group[:pairs]:
-            doc = ta.compare_runs(baseline, reports[name], noise_floor_pct=noise_floor, alpha=alpha)
+            doc = ta.compare.compare_runs(
+                baseline, reports[name], noise_floor_pct=noise_floor, alpha=alpha
+            )
             tally.add(kind, {row.case_id: row.judgement for row in doc.rows})
             for row in doc.rows:
                 if (kind == "A/A") == (row.judgement == "regression"):

@@ -67,7 +67,7 @@ def judge(runs: Runs, alpha: float = 0.05) -> None:
     per_case: dict[str, Counter[str]] = {}
     suites_with_alarm = 0
     for base, cur in itertools.pairwise(runs.values()):
-        rows = ta.compare_runs(base, cur, alpha=alpha).rows
+        rows = ta.compare.compare_runs(base, cur, alpha=alpha).rows
         for row in rows:
             per_case.setdefault(row.case_id, Counter())[row.judgement] += 1
         suites_with_alarm += any(row.judgement == "regression" for row in rows)
@@ -83,11 +83,11 @@ def judge_pooled(runs: Runs, k: int, alpha: float = 0.05) -> None:
     """Compare each run after the first `k` with a baseline pooled from those `k`, as CI would
     (`tile baseline save R00 ... ; tile compare baselines/cpu.json RUN`)."""
     names = list(runs)
-    baseline = ta.baseline_from_reports([runs[n] for n in names[:k]])
+    baseline = ta.compare.baseline_from_reports([runs[n] for n in names[:k]])
     total = Counter[str]()
     suites_with_alarm = 0
     for name in names[k:]:
-        rows = ta.compare_runs(baseline, runs[name], alpha=alpha).rows
+        rows = ta.compare.compare_runs(baseline, runs[name], alpha=alpha).rows
         total.update(row.judgement for row in rows)
         alarms = [row for row in rows if row.judgement == "regression"]
         suites_with_alarm += bool(alarms)

@@ -44,7 +44,7 @@ def test_two_profiles_build_apart_and_leave_valid_summaries(tmp_path: Path) -> N
     assert touched.stat().st_mtime_ns == mtime
 
     for name in ("summary.json", "commands/commands.jsonl", "metrics.jsonl", "events.jsonl"):
-        assert ta.check_path(out / name) == [], name
+        assert ta.check.check_path(out / name) == [], name
     report = ta.read_report(out / "summary.json")
     assert report.run.status == "success"
     assert [c.params["profile"] for c in report.cases] == ["dev", "release"]

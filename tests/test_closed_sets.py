@@ -45,7 +45,7 @@ def _field(model: Any, name: str) -> set[str]:
         (ta.CacheEventKind, tp.CacheEventKind),
         (ta.CacheMissCode, tp.CacheMissCode),
         # `[compare] basis` is the comparison's setting.
-        (tc.CompareBasis, ta.BasisSetting),
+        (tc.CompareBasis, ta.compare.BasisSetting),
         # `[downloads.<name>] archive` is what the downloader unpacks.
         (tc.ArchiveKind, td.ArchiveKind),
         # The words `--timer`, `--launcher` and `--basis` take are the configuration's.

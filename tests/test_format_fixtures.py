@@ -42,7 +42,7 @@ def _copy(name: str, tmp_path: Path) -> Path:
 def test_fixture_passes_schema_check(name: str, tmp_path: Path) -> None:
     # check_path is what `tile schema-check` runs; for the campaign it also checks every
     # unit's attempt as a run directory and its manifest against campaign.json's sha256.
-    assert [str(p) for p in ta.check_path(_copy(name, tmp_path))] == []
+    assert [str(p) for p in ta.check.check_path(_copy(name, tmp_path))] == []
 
 
 def test_bench_fixture_reads_as_written(tmp_path: Path) -> None:
@@ -64,7 +64,7 @@ def test_bench_fixture_reads_as_written(tmp_path: Path) -> None:
 
 def test_bench_fixture_compares_with_itself(tmp_path: Path) -> None:
     report = ta.read_report(_copy("bench", tmp_path) / ta.REPORT_JSON)
-    doc = ta.compare_runs(report, report)
+    doc = ta.compare.compare_runs(report, report)
     assert {r.case_id for r in doc.rows} == set(BENCH_CASES)
     for row in doc.rows:
         assert row.metric_name == "time_s" and row.ratio == 1.0
@@ -85,7 +85,7 @@ def test_bench_fixture_compares_through_the_cli(tile: TileRun, tmp_path: Path) -
     out = tmp_path / "comparison.json"
     proc = tile("compare", str(run), str(run), "--format", "json", "-o", str(out))
     assert proc.returncode == 0, proc.stderr
-    doc = ta.read_comparison(out)
+    doc = ta.compare.read_comparison(out)
     assert json.loads(proc.stdout)["summary"]["not_comparable_count"] == 0
     assert doc.baseline.run_id == doc.current.run_id == BENCH_RUN_ID
     assert sorted(r.case_id for r in doc.rows) == sorted(BENCH_CASES)
@@ -123,7 +123,7 @@ def test_bench_fixture_goes_into_a_fresh_history(tmp_path: Path) -> None:
 
 def test_campaign_fixture_reads_as_written(tmp_path: Path) -> None:
     root = _copy("campaign", tmp_path)
-    campaign = ta.read_campaign(root / ta.CAMPAIGN_JSON)
+    campaign = ta.campaign.read_campaign(root / ta.campaign.CAMPAIGN_JSON)
     assert (campaign.campaign, campaign.baseline_variant) == ("tiny", "warm")
     assert campaign.run.status == "success"
     assert (campaign.summary.counts.units, campaign.summary.counts.done) == (2, 2)
@@ -141,10 +141,10 @@ def test_campaign_fixture_reads_as_written(tmp_path: Path) -> None:
     assert [c.variant for c in row.cells] == ["warm", "cold"]
     assert row.cells[1].judgement not in (None, "not_comparable")
     (ref,) = campaign.comparisons
-    comparison = ta.read_comparison(root / ref.path)
+    comparison = ta.compare.read_comparison(root / ref.path)
     assert [r.case_id for r in comparison.rows] == [CAMPAIGN_CASE]
     assert comparison.rows[0].judgement == row.cells[1].judgement
-    plan = ta.read_campaign_plan(root / ta.CAMPAIGN_PLAN_JSON)
+    plan = ta.campaign.read_campaign_plan(root / ta.campaign.CAMPAIGN_PLAN_JSON)
     assert [(u.unit_id, u.case_ids) for u in plan.units] == [
         (unit, [CAMPAIGN_CASE]) for unit in CAMPAIGN_UNITS
     ]

@@ -26,7 +26,7 @@ def _entries(cache: Path) -> list[Path]:
 def _bench(tile: TileRun, root: Path, out: Path, env: dict[str, str], *args: str) -> dict[str, Any]:
     proc = tile("bench", "-k", "scale", "-o", str(out), "--cache-report", *args, cwd=root, env=env)
     assert proc.returncode in (0, 1), proc.stderr
-    assert ta.check_path(out) == []
+    assert ta.check.check_path(out) == []
     manifest = json.loads((out / "artifact_manifest.json").read_text())
     assert "diagnostics/jax_cache.json" in {a["path"] for a in manifest["artifacts"]}
     doc = json.loads((out / "diagnostics" / "jax_cache.json").read_text())

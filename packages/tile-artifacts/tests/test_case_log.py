@@ -20,7 +20,6 @@ from tile_artifacts import (
     ReportSummary,
     Status,
     case_metrics,
-    check_path,
     count_cases,
     failure_id,
     load_document,
@@ -28,6 +27,7 @@ from tile_artifacts import (
     read_report,
     render_summary_markdown,
 )
+from tile_artifacts.check import check_path
 
 PRODUCER = Producer(tool_name="tile", tool_version="0.1.0")
 Make = Callable[..., CaseRecord]

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from tile_artifacts import ArtifactError, Problem, check_path
+from tile_artifacts import ArtifactError
+from tile_artifacts.check import Problem, check_path
 
 
 def _messages(problems: list[Problem], file: str, line: int | None = None) -> list[str]:

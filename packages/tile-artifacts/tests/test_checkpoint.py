@@ -14,11 +14,11 @@ from tile_artifacts import (
     ReportSummary,
     Status,
     case_metrics,
-    check_path,
     new_run_id,
     read_manifest,
     render_summary_markdown,
 )
+from tile_artifacts.check import check_path
 
 PRODUCER = Producer(tool_name="tile", tool_version="0.1.0")
 

@@ -11,10 +11,7 @@ import pytest
 
 from tile_artifacts import (
     ArtifactError,
-    Baseline,
     CaseRecord,
-    ComparisonDoc,
-    ComparisonRow,
     DeviceRecord,
     Producer,
     ReferenceRecord,
@@ -22,13 +19,18 @@ from tile_artifacts import (
     ReportSummary,
     RunInfo,
     Timer,
+    utc_now,
+)
+from tile_artifacts.check import check_path
+from tile_artifacts.compare import (
+    Baseline,
+    ComparisonDoc,
+    ComparisonRow,
     baseline_from_report,
-    check_path,
     compare_runs,
     judge,
     read_comparison,
     render_comparison_markdown,
-    utc_now,
 )
 from tile_stats import within_run_drift
 

@@ -9,23 +9,25 @@ import pytest
 
 from tile_artifacts import (
     ArtifactError,
-    Baseline,
     CaseRecord,
-    ComparisonDoc,
-    ComparisonRow,
     DeviceRecord,
     Producer,
     ReferenceRecord,
     Report,
     ReportSummary,
     RunInfo,
+    utc_now,
+)
+from tile_artifacts._read import DecodeIssue, decode_document
+from tile_artifacts.compare import (
+    Baseline,
+    ComparisonDoc,
+    ComparisonRow,
     baseline_from_report,
     baseline_from_reports,
     compare_runs,
     render_comparison_markdown,
-    utc_now,
 )
-from tile_artifacts._read import DecodeIssue, decode_document
 
 Samples = Callable[..., list[float]]
 CASE = "k[a=1]"

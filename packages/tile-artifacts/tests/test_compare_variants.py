@@ -12,9 +12,9 @@ from tile_artifacts import (
     Report,
     ReportSummary,
     RunInfo,
-    compare_runs,
     utc_now,
 )
+from tile_artifacts.compare import compare_runs
 
 Samples = Callable[..., list[float]]
 

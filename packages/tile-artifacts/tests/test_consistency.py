@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import tile_artifacts as ta
-from tile_artifacts import check_path
+from tile_artifacts.check import check_path
 
 Edit = Callable[[dict[str, Any]], None]
 
@@ -153,9 +153,9 @@ def test_baseline_pooling_one_run_twice_and_negative_samples(
 ) -> None:
     report = ta.read_report(make_run() / "report.json")
     with pytest.raises(ta.ArtifactError, match="more than once") as info:
-        ta.baseline_from_reports([report, report])
+        ta.compare.baseline_from_reports([report, report])
     assert info.value.hint and "different runs" in info.value.hint
-    baseline = ta.baseline_from_report(report)
+    baseline = ta.compare.baseline_from_report(report)
     data = json.loads(baseline.model_dump_json())
     data["run_ids"] = [report.run.run_id, report.run.run_id]
     data["cases"][0]["samples"][0] = -5.0
@@ -173,7 +173,7 @@ def test_compare_refuses_impossible_samples(make_run: Callable[..., Path]) -> No
     for case in data["cases"]:
         case["samples"] = [-abs(s) for s in case["samples"]]
     forged = ta.Report.model_validate(data)
-    doc = ta.compare_runs(forged, current)
+    doc = ta.compare.compare_runs(forged, current)
     assert {row.judgement for row in doc.rows} == {"not_comparable"}
     assert all("zero or negative" in (row.reason or "") for row in doc.rows)
 

@@ -15,11 +15,11 @@ from tile_artifacts import (
     EventRecord,
     Producer,
     Report,
-    check_path,
     complete_lines,
     read_jsonl,
     read_report,
 )
+from tile_artifacts.check import check_path
 
 CHILD = r"""
 import sys

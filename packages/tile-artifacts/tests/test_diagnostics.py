@@ -12,11 +12,11 @@ from tile_artifacts import (
     CacheSnapshot,
     JaxCacheDoc,
     Producer,
-    check_path,
     load_document,
     new_run_id,
     utc_now,
 )
+from tile_artifacts.check import check_path
 
 PRODUCER = Producer(tool_name="tile", tool_version="0.1.0")
 

@@ -12,9 +12,7 @@ from pydantic import ValidationError
 import tile_stats
 from tile_artifacts import (
     STATUSES,
-    Baseline,
     CaseRecord,
-    ComparisonDoc,
     Envelope,
     EventRecord,
     Manifest,
@@ -22,15 +20,14 @@ from tile_artifacts import (
     Report,
     RunInfo,
     StatsRecord,
-    baseline_from_report,
     failure_id,
     load_document,
-    read_baseline,
     read_jsonl,
     read_manifest,
     read_report,
 )
 from tile_artifacts._read import DecodeIssue, decode_document
+from tile_artifacts.compare import Baseline, ComparisonDoc, baseline_from_report, read_baseline
 
 RUN = {
     "run_id": "bench-20250131T120000Z-0123abcd",

@@ -12,12 +12,11 @@ from tile_artifacts import (
     ArtifactReadError,
     SchemaVersionError,
     load_document,
-    read_baseline,
-    read_comparison,
     read_jsonl,
     read_manifest,
     read_report,
 )
+from tile_artifacts.compare import read_baseline, read_comparison
 
 
 def _edit(path: Path, **changes: object) -> None:

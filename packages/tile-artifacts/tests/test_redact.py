@@ -13,10 +13,10 @@ from tile_artifacts import (
     Context,
     Producer,
     Redactor,
-    check_path,
     is_secret_name,
     new_run_id,
 )
+from tile_artifacts.check import check_path
 
 PRODUCER = Producer(tool_name="tile", tool_version="0.1.0")
 TOML = """\

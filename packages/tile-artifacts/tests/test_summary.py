@@ -15,11 +15,11 @@ from tile_artifacts import (
     Report,
     ReportSummary,
     RunInfo,
-    compare_runs,
     read_manifest,
     read_report,
     render_summary_markdown,
 )
+from tile_artifacts.compare import compare_runs
 
 
 def test_summary_of_a_run(make_run: Callable[..., Path]) -> None:

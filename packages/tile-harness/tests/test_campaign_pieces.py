@@ -84,9 +84,9 @@ def _report(argv: list[str], status: ta.Status = "success", kind: str = "cpu") -
     )
 
 
-def _unit(device_kind: str | None = "cpu") -> ta.PlannedUnit:
-    split = ta.TimeSplit(start_s=1, cases_s=1, overhead_s=1, total_s=3)
-    return ta.PlannedUnit(
+def _unit(device_kind: str | None = "cpu") -> ta.campaign.PlannedUnit:
+    split = ta.campaign.TimeSplit(start_s=1, cases_s=1, overhead_s=1, total_s=3)
+    return ta.campaign.PlannedUnit(
         unit_id="warm@here",
         variant="warm",
         machine="here",
@@ -118,7 +118,7 @@ ARGV = ["tile", "bench", "--case", "k", "-o", "d"]
 )
 def test_verdicts(
     report: ta.Report | None,
-    unit: ta.PlannedUnit | None,
+    unit: ta.campaign.PlannedUnit | None,
     done: bool,
     status: str,
     why: str | None,
@@ -139,8 +139,8 @@ def test_filters_match_as_tile_bench_k_does(pattern: str, hit: bool) -> None:
     assert matches("std/softmax[n=8,dtype=bfloat16]", pattern) is hit
 
 
-def _plan(campaign: str = "c", smoke: bool = False) -> ta.CampaignPlan:
-    return ta.CampaignPlan(
+def _plan(campaign: str = "c", smoke: bool = False) -> ta.campaign.CampaignPlan:
+    return ta.campaign.CampaignPlan(
         producer=ta.Producer(tool_name="tile", tool_version="0"),
         run=ta.RunInfo(
             run_id=ta.new_run_id("campaign"),
@@ -151,7 +151,7 @@ def _plan(campaign: str = "c", smoke: bool = False) -> ta.CampaignPlan:
         campaign=campaign,
         smoke=smoke,
         baseline_variant="default",
-        budget=ta.BudgetRecord(estimated_s=0, case_runs=0, over=False),
+        budget=ta.campaign.BudgetRecord(estimated_s=0, case_runs=0, over=False),
         estimate_method="-",
     )
 
@@ -169,7 +169,7 @@ def test_one_campaign_run_at_a_time(tmp_path: Path) -> None:
 def test_a_directory_keeps_its_campaign(tmp_path: Path) -> None:
     camp = CampaignDir(tmp_path / "c", _plan())
     first = _plan().model_copy(update={"run": camp.run_info("dry_run")})
-    camp.writer().write_json(ta.CAMPAIGN_PLAN_JSON, first)
+    camp.writer().write_json(ta.campaign.CAMPAIGN_PLAN_JSON, first)
     assert CampaignDir(tmp_path / "c", _plan()).run_id == camp.run_id  # a resume keeps the id
     with pytest.raises(CliError, match=r"holds campaign `c`, not `c` \(smoke\)"):
         CampaignDir(tmp_path / "c", _plan(smoke=True))

@@ -76,7 +76,7 @@ def test_a_recorder_stopped_without_finalize_reads_with_every_finished_case(
     for i, info in enumerate(cases[:45]):
         _feed(recorder, info, i)
     # Left as it is: what SIGKILL leaves after case 45 (the last compaction was at 32).
-    assert ta.check_path(out) == []
+    assert ta.check.check_path(out) == []
     raw = ta.Report.model_validate_json((out / ta.REPORT_JSON).read_text())
     assert len(_finished(raw)) == 32  # report.json itself lags behind...
     report = ta.read_report(out / ta.REPORT_JSON)
@@ -116,7 +116,7 @@ def test_the_report_is_rewritten_log_n_times_over_n_cases(tmp_path: Path, n: int
     log = ta.read_case_log(tmp_path / "run" / ta.CASES_JSONL)
     assert [line.case.case_id for line in log] == [c.case_id for c in cases]
     recorder.finalize()
-    assert ta.check_path(tmp_path / "run") == []
+    assert ta.check.check_path(tmp_path / "run") == []
     manifest = ta.read_manifest(tmp_path / "run" / ta.MANIFEST_JSON)
     assert ta.CASES_JSONL in {a.path for a in manifest.artifacts}  # the log stays, listed
 
@@ -140,7 +140,7 @@ def test_a_damaged_case_log_line_is_named_with_its_line(tmp_path: Path) -> None:
     lines = log.read_text().splitlines(keepends=True)
     lines[4] = lines[4].replace('"samples":[', '"samples":["fast",', 1)
     log.write_text("".join(lines))
-    problems = [str(p) for p in ta.check_path(out)]
+    problems = [str(p) for p in ta.check.check_path(out)]
     assert any(p.startswith("cases.jsonl:5: case.samples") for p in problems), problems
     with pytest.raises(ta.ArtifactReadError, match=r"cases\.jsonl:5"):
         ta.read_report(out / ta.REPORT_JSON)
@@ -155,7 +155,7 @@ def test_an_impossible_case_in_the_log_is_named_with_its_line(tmp_path: Path) ->
     lines = log.read_text().splitlines(keepends=True)
     lines[5] = lines[5].replace('"samples":[0.', '"samples":[-0.', 1)
     log.write_text("".join(lines))
-    problems = [str(p) for p in ta.check_path(out)]
+    problems = [str(p) for p in ta.check.check_path(out)]
     assert any(p.startswith("cases.jsonl:6: case `log/k[n=5]`: samples") for p in problems), (
         problems
     )
@@ -187,7 +187,7 @@ def test_sigkill_at_any_moment_leaves_every_finished_case(tmp_path: Path, moment
             break
     child.send_signal(signal.SIGKILL)
     child.communicate(timeout=60)
-    assert ta.check_path(out) == []
+    assert ta.check.check_path(out) == []
     report = ta.read_report(out / ta.REPORT_JSON)
     finished = _finished(report)
     assert {f"log/k[n={i}]" for i in range(moment)} <= finished

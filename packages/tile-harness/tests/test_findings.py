@@ -175,7 +175,7 @@ def test_a_regression_reads_its_change_and_ci_in_one_unit() -> None:
         samples = [scale * (1 + 0.01 * (i % 5)) for i in range(30)]
         return _report([case.model_copy(update={"samples": samples})])
 
-    doc = ta.compare_runs(timed(1e-3), timed(2e-3), noise_floor_pct=2.0, alpha=0.05)
+    doc = ta.compare.compare_runs(timed(1e-3), timed(2e-3), noise_floor_pct=2.0, alpha=0.05)
     (row,) = doc.rows
     assert row.judgement == "regression" and row.ratio is not None
     found = {n.category: n for n in notice(RunFacts(report=timed(2e-3), comparison=doc))}

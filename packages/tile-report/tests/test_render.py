@@ -151,7 +151,7 @@ def test_a_comparison_is_drawn_worst_first_with_its_noise_floor(
             make_case("k/b[n=1]", 1.3e-3, seed=5, ref_center=ref),
         ]
     )
-    doc = ta.compare_runs(base, cur, noise_floor_pct=2.0)
+    doc = ta.compare.compare_runs(base, cur, noise_floor_pct=2.0)
     html = render_html(_run(cur), comparison=doc)
     assert 'id="comparison"' in html
     assert "noise floor ±2%" in html

@@ -1,5 +1,9 @@
 """tile-artifacts: Artifact Format v1 models, crash-safe writer, validator and comparison;
-run directories and campaign directories (one run directory per unit under `units/`)."""
+run directories and campaign directories (one run directory per unit under `units/`).
+
+The top level holds what reading and writing a run directory needs; comparing runs, campaigns
+and checking artifacts have their namespaces: `tile_artifacts.compare`, `.campaign`, `.check`.
+"""
 
 from __future__ import annotations
 
@@ -11,13 +15,10 @@ from tile_artifacts._base import (
     STDERR_EXCERPT_LIMIT,
     Aggregation,
     ArtifactModel,
-    Basis,
-    BasisSetting,
     Bound,
     Context,
     DeviceRecord,
     Envelope,
-    Judgement,
     Level,
     Peaks,
     PeakSource,
@@ -32,30 +33,7 @@ from tile_artifacts._base import (
     failure_id,
     utc_now,
 )
-from tile_artifacts._campaign import (
-    AttemptRecord,
-    BudgetRecord,
-    CampaignAccounting,
-    CampaignCounts,
-    CampaignPlan,
-    CampaignReport,
-    CampaignSummary,
-    CaseEstimate,
-    ComparisonRef,
-    EstimateBasis,
-    PlannedUnit,
-    SelectorKind,
-    SelectorMatch,
-    TimeSplit,
-    UnitRecord,
-    VariantCell,
-    VariantRow,
-)
-from tile_artifacts._campaign_summary import render_campaign_markdown, verdict_text
 from tile_artifacts._case_log import CaseLogRecord
-from tile_artifacts._check import Problem, check_path
-from tile_artifacts._compare import COMPARABLE_METRICS, MIN_SAMPLES, compare_runs, judge
-from tile_artifacts._consistency import case_problems
 from tile_artifacts._diagnostics import (
     CacheEvent,
     CacheEventKind,
@@ -69,11 +47,6 @@ from tile_artifacts._diagnostics import (
 from tile_artifacts._documents import (
     ArtifactEntry,
     ArtifactKind,
-    Baseline,
-    BaselineCase,
-    ComparisonDoc,
-    ComparisonSide,
-    ComparisonSummary,
     ConfigSnapshot,
     Document,
     FingerprintPolicy,
@@ -82,10 +55,6 @@ from tile_artifacts._documents import (
     Manifest,
     PathType,
     PrimaryArtifacts,
-    Thresholds,
-    Versions,
-    baseline_from_report,
-    baseline_from_reports,
 )
 from tile_artifacts._errors import (
     ArtifactError,
@@ -93,7 +62,6 @@ from tile_artifacts._errors import (
     ArtifactWriteError,
     SchemaVersionError,
 )
-from tile_artifacts._gate import ONE_SIDED, GateResult, GateVerdict, gate_comparison
 from tile_artifacts._merge import count_cases, merge_case_log
 from tile_artifacts._metrics import STANDARD_METRICS, MetricSpec, case_metrics
 from tile_artifacts._models import (
@@ -119,9 +87,6 @@ from tile_artifacts._models import (
     Work,
 )
 from tile_artifacts._paths import (
-    CAMPAIGN_JSON,
-    CAMPAIGN_LAYOUT,
-    CAMPAIGN_PLAN_JSON,
     CASES_JSONL,
     COMMANDS_JSONL,
     COMPARISONS_JSON,
@@ -132,28 +97,21 @@ from tile_artifacts._paths import (
     METRICS_JSONL,
     REPORT_JSON,
     REQUIRED_FILES,
-    RESOLVED_CAMPAIGN_JSON,
     RUN_LAYOUT,
     SUMMARY_MD,
-    UNITS_DIR,
     Layout,
 )
 from tile_artifacts._provenance import fingerprint_input, new_run_id, producer_info
 from tile_artifacts._read import (
     complete_lines,
     load_document,
-    read_baseline,
-    read_campaign,
-    read_campaign_plan,
     read_case_log,
-    read_comparison,
     read_jsonl,
     read_manifest,
     read_report,
 )
 from tile_artifacts._records import (
     CommandRecord,
-    ComparisonRow,
     EventRecord,
     MetricRecord,
     MetricSource,
@@ -165,11 +123,7 @@ from tile_artifacts._redact import (
     is_secret_name,
     redact_environment,
 )
-from tile_artifacts._summary import (
-    render_comparison_markdown,
-    render_summary_markdown,
-)
-from tile_artifacts._verdict import judge_samples
+from tile_artifacts._summary import render_summary_markdown
 from tile_artifacts._writer import ArtifactWriter
 
 __version__ = "0.1.0"
@@ -191,11 +145,8 @@ __all__ = [
     "STDERR_EXCERPT_LIMIT",
     "Aggregation",
     "ArtifactKind",
-    "Basis",
-    "BasisSetting",
     "Bound",
     "FingerprintPolicy",
-    "Judgement",
     "Level",
     "PathType",
     "PeakSource",
@@ -243,46 +194,14 @@ __all__ = [
     "MetricSource",
     "MetricSpec",
     "case_metrics",
-    # manifest, comparison, baseline
+    # manifest
     "ArtifactEntry",
-    "Baseline",
-    "BaselineCase",
-    "ComparisonDoc",
-    "ComparisonRow",
-    "ComparisonSide",
-    "ComparisonSummary",
     "ConfigSnapshot",
     "Document",
     "InputFile",
     "JsonlRecord",
     "Manifest",
     "PrimaryArtifacts",
-    "Thresholds",
-    "Versions",
-    "baseline_from_report",
-    "baseline_from_reports",
-    # campaigns
-    "AttemptRecord",
-    "BudgetRecord",
-    "CampaignAccounting",
-    "CampaignCounts",
-    "CampaignPlan",
-    "CampaignReport",
-    "CampaignSummary",
-    "CaseEstimate",
-    "ComparisonRef",
-    "EstimateBasis",
-    "PlannedUnit",
-    "SelectorKind",
-    "SelectorMatch",
-    "TimeSplit",
-    "UnitRecord",
-    "VariantCell",
-    "VariantRow",
-    "read_campaign",
-    "read_campaign_plan",
-    "render_campaign_markdown",
-    "verdict_text",
     # diagnostics
     "CacheEvent",
     "CacheEventKind",
@@ -292,15 +211,10 @@ __all__ = [
     "ColdWarmCase",
     "JaxCacheDoc",
     "ProcessRole",
-    # run and campaign directory layout
-    "CAMPAIGN_JSON",
-    "CAMPAIGN_LAYOUT",
-    "CAMPAIGN_PLAN_JSON",
+    # run directory layout
     "CASES_JSONL",
     "Layout",
-    "RESOLVED_CAMPAIGN_JSON",
     "RUN_LAYOUT",
-    "UNITS_DIR",
     "COMMANDS_JSONL",
     "COMPARISONS_JSON",
     "EVENTS_JSONL",
@@ -323,30 +237,15 @@ __all__ = [
     "producer_info",
     "redact_environment",
     "utc_now",
-    # reading and checking
-    "Problem",
-    "case_problems",
-    "check_path",
+    # reading
     "complete_lines",
     "count_cases",
     "load_document",
     "merge_case_log",
-    "read_baseline",
     "read_case_log",
-    "read_comparison",
     "read_jsonl",
     "read_manifest",
     "read_report",
-    # comparison and rendering
-    "COMPARABLE_METRICS",
-    "MIN_SAMPLES",
-    "compare_runs",
-    "ONE_SIDED",
-    "GateResult",
-    "GateVerdict",
-    "gate_comparison",
-    "judge",
-    "judge_samples",
-    "render_comparison_markdown",
+    # summary.md
     "render_summary_markdown",
 ]

@@ -36,7 +36,7 @@ class RunDone:
     exit_code: int
     reason: str | None
     """Why the exit code is not 0 (None when it is)."""
-    comparison: ta.ComparisonDoc | None = None
+    comparison: ta.compare.ComparisonDoc | None = None
     """The verdicts against `compare`, when one was given."""
 
     @property

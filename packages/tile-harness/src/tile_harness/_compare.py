@@ -35,7 +35,7 @@ class CompareSettings:
     noise_floor_pct: float = 2.0
     alpha: float = 0.05
     fail_on_inconclusive: bool = False
-    basis: ta.BasisSetting = "auto"
+    basis: ta.compare.BasisSetting = "auto"
     allow_missing: bool = False
 
     @classmethod
@@ -51,7 +51,7 @@ class CompareSettings:
         )
 
 
-def load_side(path: Path) -> tuple[ta.Report | ta.Baseline, Path]:
+def load_side(path: Path) -> tuple[ta.Report | ta.compare.Baseline, Path]:
     """A run directory, a report.json or a baseline file; exit 2 with the file named if not."""
     import tile_artifacts as ta
 
@@ -67,7 +67,7 @@ def load_side(path: Path) -> tuple[ta.Report | ta.Baseline, Path]:
         doc = ta.load_document(target)
     except ta.ArtifactError as exc:
         raise CliError(exc.message, hint=exc.hint, code=ExitCode.USAGE) from None
-    if not isinstance(doc, (ta.Report, ta.Baseline)):
+    if not isinstance(doc, (ta.Report, ta.compare.Baseline)):
         raise CliError(
             f"`{target}` is a {doc.schema_name} document, not a report or baseline",
             hint="compare run directories, report.json files or baseline files",
@@ -95,14 +95,14 @@ def compare_paths(
     *,
     noise_floor_pct: float,
     alpha: float,
-    basis: ta.BasisSetting = "auto",
-) -> ta.ComparisonDoc:
+    basis: ta.compare.BasisSetting = "auto",
+) -> ta.compare.ComparisonDoc:
     """Compare two runs or baselines given by path."""
     import tile_artifacts as ta
 
     base_doc, base_file = load_side(base)
     cur_doc, cur_file = load_side(cur)
-    return ta.compare_runs(
+    return ta.compare.compare_runs(
         base_doc,
         cur_doc,
         noise_floor_pct=noise_floor_pct,
@@ -173,7 +173,7 @@ def save_baseline(
 
     reports = _measured_reports(runs, say)
     try:
-        baseline = ta.baseline_from_reports(reports, label=label)
+        baseline = ta.compare.baseline_from_reports(reports, label=label)
     except ta.ArtifactError as exc:
         raise CliError(exc.message, hint=exc.hint, code=ExitCode.USAGE) from None
     target = directory / f"{device_slug(baseline.device.device_kind)}.json"

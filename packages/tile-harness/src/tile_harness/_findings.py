@@ -55,7 +55,7 @@ class RunFacts:
     """What the rules read: the report, its comparison and the GPU clocks of the run."""
 
     report: ta.Report
-    comparison: ta.ComparisonDoc | None
+    comparison: ta.compare.ComparisonDoc | None
     clocks: Sequence[ClockSample] = ()
     clock_problem: str | None = None
     target_precision: float = 0.01
@@ -335,7 +335,7 @@ def notice(x: RunFacts) -> list[Noticed]:
 
 def add_findings(
     report: ta.Report,
-    comparison: ta.ComparisonDoc | None,
+    comparison: ta.compare.ComparisonDoc | None,
     *,
     resolved: ResolvedConfig,
     command: str,

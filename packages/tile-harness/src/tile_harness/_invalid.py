@@ -57,7 +57,7 @@ def result_problem(info: tp.CaseInfo | None, result: CaseResult) -> str | None:
         record = case_record(planned, result, None, interrupted=False)
     except ValueError as exc:  # pydantic's ValidationError is a ValueError
         return _describe(exc)
-    problems = ta.case_problems(record)
+    problems = ta.check.case_problems(record)
     return _join(problems) if problems else None
 
 

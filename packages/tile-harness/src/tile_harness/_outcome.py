@@ -83,12 +83,12 @@ def _failure_reason(failures: Sequence[tp.Failure]) -> str:
 
 
 def comparison_outcome(
-    doc: ta.ComparisonDoc, *, fail_on_inconclusive: bool, allow_missing: bool
+    doc: ta.compare.ComparisonDoc, *, fail_on_inconclusive: bool, allow_missing: bool
 ) -> Outcome:
     """The gate of a comparison as an exit code: 1 on a regression, 4 when not all was judged."""
     import tile_artifacts as ta
 
-    gate = ta.gate_comparison(
+    gate = ta.compare.gate_comparison(
         doc, fail_on_inconclusive=fail_on_inconclusive, allow_missing=allow_missing
     )
     if gate.verdict == "regression":
@@ -102,7 +102,7 @@ def run_outcome(
     rec: RunResults,
     *,
     interrupted: str | None,
-    comparison: ta.ComparisonDoc | None,
+    comparison: ta.compare.ComparisonDoc | None,
     settings: CompareSettings | None,
 ) -> Outcome:
     """Stopped (130/143), infrastructure (3), wrong output (1), no case (2), then the gate."""
@@ -150,7 +150,7 @@ def _build_outcome(rec: RunResults) -> Outcome:
 
 
 def apply_outcome(
-    report: ta.Report, outcome: Outcome, comparison: ta.ComparisonDoc | None
+    report: ta.Report, outcome: Outcome, comparison: ta.compare.ComparisonDoc | None
 ) -> ta.Report:
     """The report with the outcome in its summary, and a run status that does not say
     `success` for a run that exits non-zero (a regression: `failed`; not all judged:
@@ -189,14 +189,14 @@ class Finished:
     """A finalized run: the report as written, its comparison, and the outcome decided."""
 
     report: ta.Report
-    comparison: ta.ComparisonDoc | None
+    comparison: ta.compare.ComparisonDoc | None
     outcome: Outcome
 
 
 def decide(
     results: RunResults,
     interrupted: str | None,
-    comparison: ta.ComparisonDoc | None,
+    comparison: ta.compare.ComparisonDoc | None,
     settings: CompareSettings | None,
     problem: CliError | None,
 ) -> Outcome:

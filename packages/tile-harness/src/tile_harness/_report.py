@@ -229,7 +229,7 @@ def build_report(
 
 def compare_run(
     setup: RunSetup, results: RunResults, report: ta.Report, settings: CompareSettings | None
-) -> tuple[ta.ComparisonDoc | None, CliError | None]:
+) -> tuple[ta.compare.ComparisonDoc | None, CliError | None]:
     """The run against its baseline when one is asked for, or why it could not be compared
     (said after the run directory is complete)."""
     from tile_harness._errors import CliError
@@ -244,7 +244,7 @@ def compare_run(
 
 def _compare(
     setup: RunSetup, results: RunResults, report: ta.Report, settings: CompareSettings
-) -> ta.ComparisonDoc:
+) -> ta.compare.ComparisonDoc:
     """The run against its baseline (for comparisons.json). A filtered run is compared on the
     cases it selected: the baseline's others were not asked for, so they are not missing."""
     import tile_artifacts as ta
@@ -255,7 +255,7 @@ def _compare(
     if results.filtered:
         planned = {c.case_id for c in results.planned}
         base = base.model_copy(update={"cases": [c for c in base.cases if c.case_id in planned]})
-    comparison = ta.compare_runs(
+    comparison = ta.compare.compare_runs(
         base,
         report,
         noise_floor_pct=settings.noise_floor_pct,
@@ -284,7 +284,7 @@ def write_final(
     setup: RunSetup,
     results: RunResults,
     report: ta.Report,
-    comparison: ta.ComparisonDoc | None,
+    comparison: ta.compare.ComparisonDoc | None,
     clocks: ClockWatch | None = None,
 ) -> ta.Report:
     """Write comparisons.json, report.json with tile's findings, summary.md and the manifest

@@ -1,6 +1,6 @@
 """`--tile-compare`: each benchmark judged against a baseline by tile compare's own statistics.
 
-A verdict is `tile_artifacts.compare_runs` on the baseline and a one-case report of the test
+A verdict is `tile_artifacts.compare.compare_runs` on the baseline and a one-case report of the test
 that just measured, so a pytest benchmark says `regression` exactly when `tile compare` on
 the two run directories would. Nothing here computes a statistic.
 """
@@ -22,7 +22,7 @@ class TileInconclusiveWarning(UserWarning):
     """Warned when a benchmark's comparison with the baseline is inconclusive (too noisy)."""
 
 
-def describe_row(row: ta.ComparisonRow) -> str:
+def describe_row(row: ta.compare.ComparisonRow) -> str:
     """One line: the case, the verdict, the change, and tile compare's reason (with its CI)."""
     change = f" {row.percent_change:+.1f}%" if row.percent_change is not None else ""
     reason = f" ({row.reason})" if row.reason else ""
@@ -44,20 +44,20 @@ class Judge:
         self.settings = settings
         self.fail_on_inconclusive = fail_on_inconclusive or settings.fail_on_inconclusive
         self.allow_missing = allow_missing or settings.allow_missing
-        self.rows: list[ta.ComparisonRow] = []
-        self._baseline: tuple[ta.Report | ta.Baseline, Path] | None = None
+        self.rows: list[ta.compare.ComparisonRow] = []
+        self._baseline: tuple[ta.Report | ta.compare.Baseline, Path] | None = None
 
-    def baseline(self, device_kind: str | None) -> tuple[ta.Report | ta.Baseline, Path]:
+    def baseline(self, device_kind: str | None) -> tuple[ta.Report | ta.compare.Baseline, Path]:
         """The baseline document and its file; a directory of baselines gives the device's."""
         if self._baseline is None:
             self._baseline = _load(_pick(self.path, device_kind))
         return self._baseline
 
-    def compare(self, current: ta.Report) -> ta.ComparisonDoc:
+    def compare(self, current: ta.Report) -> ta.compare.ComparisonDoc:
         """tile compare of the baseline and `current`, with tile.toml's `[compare]` rules."""
         doc, file = self.baseline(current.device.device_kind)
         try:
-            return ta.compare_runs(
+            return ta.compare.compare_runs(
                 doc,
                 current,
                 noise_floor_pct=self.settings.noise_floor_pct,
@@ -86,11 +86,11 @@ class Judge:
         row = rows[0]
         self.rows.append(row)
         text = f"tile compare against `{self.path}`: {describe_row(row)}"
-        if row.judgement == "not_comparable" and row.reason in ta.ONE_SIDED:
+        if row.judgement == "not_comparable" and row.reason in ta.compare.ONE_SIDED:
             if self.allow_missing:
                 return None
             return text + " (the baseline has no such case; --tile-allow-missing passes it)"
-        gate = ta.gate_comparison(doc.model_copy(update={"rows": [row]}))
+        gate = ta.compare.gate_comparison(doc.model_copy(update={"rows": [row]}))
         if gate.verdict != "pass":
             return text
         if row.judgement == "inconclusive":
@@ -110,7 +110,7 @@ def _pick(path: Path, device_kind: str | None) -> Path:
         raise TilePytestError(f"--tile-compare: {exc.message}", hint=exc.hint) from None
 
 
-def _load(file: Path) -> tuple[ta.Report | ta.Baseline, Path]:
+def _load(file: Path) -> tuple[ta.Report | ta.compare.Baseline, Path]:
     try:
         return th.load_side(file)
     except th.CliError as exc:

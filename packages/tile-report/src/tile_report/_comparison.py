@@ -24,7 +24,7 @@ from tile_report._svg import (
 __all__ = ["comparison_plot", "sorted_rows"]
 
 
-def sorted_rows(doc: ta.ComparisonDoc) -> list[ta.ComparisonRow]:
+def sorted_rows(doc: ta.compare.ComparisonDoc) -> list[ta.compare.ComparisonRow]:
     """Rows by change, largest slowdown first; rows without a ratio last, by case id."""
     with_ratio = [r for r in doc.rows if r.ratio is not None]
     without = [r for r in doc.rows if r.ratio is None]
@@ -38,7 +38,7 @@ def _ratio(value: float) -> str:
     return "±0%" if abs(change) < 0.05 else f"{change:+.3g}%"
 
 
-def _tip(row: ta.ComparisonRow) -> str:
+def _tip(row: ta.compare.ComparisonRow) -> str:
     lines = [row.case_id, f"{row.judgement}: ratio {row.ratio:.4g}"]
     if row.ratio_ci_low is not None and row.ratio_ci_high is not None:
         lines.append(f"CI {row.ratio_ci_low:.4g} – {row.ratio_ci_high:.4g}")
@@ -53,7 +53,7 @@ def _tip(row: ta.ComparisonRow) -> str:
     return "\n".join(lines)
 
 
-def _row(r: ta.ComparisonRow, xs: Scale, y: float) -> list[str]:
+def _row(r: ta.compare.ComparisonRow, xs: Scale, y: float) -> list[str]:
     """The CI whisker (when known) and the dot of one row, in its verdict's colour."""
     color, tip = JUDGEMENT_COLORS[r.judgement], _tip(r)
     marks: list[str] = []
@@ -64,7 +64,7 @@ def _row(r: ta.ComparisonRow, xs: Scale, y: float) -> list[str]:
     return marks
 
 
-def comparison_plot(doc: ta.ComparisonDoc, key: str) -> str | None:
+def comparison_plot(doc: ta.compare.ComparisonDoc, key: str) -> str | None:
     """Dot-and-whisker per case on a log ratio axis; None when no row has a ratio."""
     rows = [r for r in sorted_rows(doc) if r.ratio is not None]
     if not rows:

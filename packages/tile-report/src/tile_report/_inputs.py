@@ -77,7 +77,7 @@ class RunData:
     config: tuple[ConfigValue, ...] = ()
     accounting: Mapping[str, Accounting] = field(default_factory=dict[str, Accounting])
     run_accounting: Accounting | None = None
-    comparison: ta.ComparisonDoc | None = None
+    comparison: ta.compare.ComparisonDoc | None = None
 
     @property
     def run_dir(self) -> Path:
@@ -170,12 +170,12 @@ def _config(run_dir: Path) -> tuple[ConfigValue, ...]:
     return tuple(rows)
 
 
-def _comparison(run_dir: Path) -> ta.ComparisonDoc | None:
+def _comparison(run_dir: Path) -> ta.compare.ComparisonDoc | None:
     """The run's own comparisons.json (`tile bench --compare`), when it has a readable one."""
     target = run_dir / ta.COMPARISONS_JSON
     if not target.is_file():
         return None
     try:
-        return ta.read_comparison(target)
+        return ta.compare.read_comparison(target)
     except ta.ArtifactError:
         return None

@@ -127,7 +127,7 @@ def _part_colors(run: RunData) -> dict[str, str]:
     return {name: PALETTE[i % len(PALETTE)] for i, name in enumerate(names)}
 
 
-def _comparison_section(doc: ta.ComparisonDoc) -> str:
+def _comparison_section(doc: ta.compare.ComparisonDoc) -> str:
     s = doc.summary
     rows = [
         [
@@ -191,7 +191,7 @@ def _history_section(trends: Sequence[Trend]) -> str:
 def render_html(
     run: RunData,
     *,
-    comparison: ta.ComparisonDoc | None = None,
+    comparison: ta.compare.ComparisonDoc | None = None,
     history: Sequence[Trend] | None = None,
 ) -> str:
     """The whole report as one self-contained HTML document.

@@ -77,7 +77,7 @@ def compare_cmd(
     if fmt == "markdown":
         from tile_cli.terminal._escape import escape_controls
 
-        print(escape_controls(ta.render_comparison_markdown(doc)))
+        print(escape_controls(ta.compare.render_comparison_markdown(doc)))
     elif fmt == "json":
         print(doc.model_dump_json(indent=2))
     else:
@@ -135,7 +135,7 @@ def schema_check_cmd(
     from tile_cli.terminal._escape import escape_controls
 
     try:
-        problems = ta.check_path(path)
+        problems = ta.check.check_path(path)
     except ta.ArtifactError as exc:
         raise CliError(exc.message, hint=exc.hint, code=ExitCode.USAGE) from None
     for problem in problems:

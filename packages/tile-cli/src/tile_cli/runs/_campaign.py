@@ -40,7 +40,9 @@ def plan_campaign(name: str, *, smoke: bool, over_budget: bool, as_json: bool) -
     return int(ExitCode.OK)
 
 
-def _refuse_over_budget(err: Console, plan: ta.CampaignPlan, allowed: bool, quiet: bool) -> None:
+def _refuse_over_budget(
+    err: Console, plan: ta.campaign.CampaignPlan, allowed: bool, quiet: bool
+) -> None:
     if not plan.budget.over or allowed:
         return
     if not quiet:

@@ -43,7 +43,7 @@ def _table(title: str | None, columns: list[str], plain: bool) -> Table:
     return table
 
 
-def render_selectors(err: Console, plan: ta.CampaignPlan) -> None:
+def render_selectors(err: Console, plan: ta.campaign.CampaignPlan) -> None:
     """One line per selector: what it matched (a selector matching nothing never gets here)."""
     for match in plan.selectors:
         kernels = ", ".join(match.kernels[:4]) + (" ..." if len(match.kernels) > 4 else "")
@@ -55,13 +55,13 @@ def render_selectors(err: Console, plan: ta.CampaignPlan) -> None:
         )
 
 
-def _bases(unit: ta.PlannedUnit) -> str:
+def _bases(unit: ta.campaign.PlannedUnit) -> str:
     counts = Counter(c.basis for c in unit.cases)
     order = ("seen", "seen_other_settings", "guess", "default")
     return ", ".join(f"{counts[b]} {b.replace('_', ' ')}" for b in order if counts[b])
 
 
-def render_plan(out: Console, err: Console, plan: ta.CampaignPlan) -> None:
+def render_plan(out: Console, err: Console, plan: ta.campaign.CampaignPlan) -> None:
     """The units with their estimates, then the total against the budget."""
     plain = not out.is_terminal
     title = f"campaign {plan.campaign}" + (" (smoke)" if plan.smoke else "")
@@ -93,7 +93,7 @@ def render_plan(out: Console, err: Console, plan: ta.CampaignPlan) -> None:
     err.print(f"estimate: {plan.estimate_method}", markup=False, style="dim")
 
 
-def render_over_budget(err: Console, plan: ta.CampaignPlan) -> None:
+def render_over_budget(err: Console, plan: ta.campaign.CampaignPlan) -> None:
     """Why the plan is over budget, and where the time goes (the top units and cases)."""
     for reason in plan.budget.reasons:
         err.print(f"over budget: {reason}", markup=False, style="red")
@@ -109,7 +109,7 @@ def render_over_budget(err: Console, plan: ta.CampaignPlan) -> None:
         err.print(f"  {fmt_duration(seconds):>9}  {case_id} in {unit_id}", markup=False)
 
 
-def render_report(out: Console, report: ta.CampaignReport) -> None:
+def render_report(out: Console, report: ta.campaign.CampaignReport) -> None:
     """Units (estimated vs actual), then case x variant: the baseline's median, others' ratio."""
     plain = not out.is_terminal
     units = _table("units", ["unit", "status", "attempts", "estimated", "actual", "error"], plain)
@@ -137,6 +137,6 @@ def render_report(out: Console, report: ta.CampaignReport) -> None:
     head = ["case", *(["machine"] if machines else []), *variants]
     table = _table(f"variants against `{report.baseline_variant}`", head, plain)
     for row in report.table:
-        cells = [ta.verdict_text(c, marks=False) for c in row.cells]
+        cells = [ta.campaign.verdict_text(c, marks=False) for c in row.cells]
         table.add_row(Text(row.case_id), *([row.machine] if machines else []), *cells)
     emit(out, *refit(table, out))

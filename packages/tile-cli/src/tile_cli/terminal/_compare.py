@@ -22,7 +22,7 @@ _STYLE = {"regression": "bold red", "improvement": "green", "inconclusive": "yel
           "not_comparable": "magenta", "neutral": "dim"}  # fmt: skip
 
 
-def render_comparison(doc: ta.ComparisonDoc, out: Console, *, plain: bool) -> None:
+def render_comparison(doc: ta.compare.ComparisonDoc, out: Console, *, plain: bool) -> None:
     """Tables sorted worst first (folded to the console's width), then a one-line summary."""
     columns = [
         Column("case", "left"),

@@ -31,7 +31,7 @@ class CampaignDir:
     """Writes one campaign directory; `locked()` keeps a second `tile campaign run` out."""
 
     def __init__(
-        self, path: Path, plan: ta.CampaignPlan, redactor: ta.Redactor | None = None
+        self, path: Path, plan: ta.campaign.CampaignPlan, redactor: ta.Redactor | None = None
     ) -> None:
         self.path = path.absolute()
         self.run_id, self.created_at = _identity(self.path, plan)
@@ -93,8 +93,8 @@ class CampaignDir:
         """The plan and the configuration snapshots, before any unit runs."""
         w = self.writer()
         plan = setup.plan.model_copy(update={"run": self.run_info("dry_run")})
-        w.write_json(ta.CAMPAIGN_PLAN_JSON, plan)
-        w.write_text(ta.RESOLVED_CAMPAIGN_JSON, _dumps(_resolved(setup)))
+        w.write_json(ta.campaign.CAMPAIGN_PLAN_JSON, plan)
+        w.write_text(ta.campaign.RESOLVED_CAMPAIGN_JSON, _dumps(_resolved(setup)))
         w.write_text(_SOURCE_SNAPSHOT, w.redactor.toml(setup.campaign.source.text))
 
     def run_info(self, status: ta.Status, reason: str | None = None) -> ta.RunInfo:
@@ -108,37 +108,41 @@ class CampaignDir:
         )
 
     def checkpoint(
-        self, report: ta.CampaignReport, docs: Mapping[str, ta.ComparisonDoc] | None = None
+        self,
+        report: ta.campaign.CampaignReport,
+        docs: Mapping[str, ta.compare.ComparisonDoc] | None = None,
     ) -> None:
         """campaign.json, summary.md, comparisons, then the manifest last."""
         w = self.writer()
         for path, doc in (docs or {}).items():
             w.write_json(path, doc)
-        w.write_json(ta.CAMPAIGN_JSON, report)
-        w.write_text(ta.SUMMARY_MD, ta.render_campaign_markdown(report))
+        w.write_json(ta.campaign.CAMPAIGN_JSON, report)
+        w.write_text(ta.SUMMARY_MD, ta.campaign.render_campaign_markdown(report))
         w.finalize(
             status=report.run.status,
             status_reason=report.run.status_reason,
             config_snapshots=[
-                ta.ConfigSnapshot(path=ta.RESOLVED_CAMPAIGN_JSON, kind="resolved_campaign"),
+                ta.ConfigSnapshot(
+                    path=ta.campaign.RESOLVED_CAMPAIGN_JSON, kind="resolved_campaign"
+                ),
                 ta.ConfigSnapshot(
                     path=_SOURCE_SNAPSHOT, kind="campaign_source", source_path=report.source
                 ),
             ],
-            primary_artifacts=ta.PrimaryArtifacts(report_json=ta.CAMPAIGN_JSON),
-            nested=(ta.UNITS_DIR,),
+            primary_artifacts=ta.PrimaryArtifacts(report_json=ta.campaign.CAMPAIGN_JSON),
+            nested=(ta.campaign.UNITS_DIR,),
         )
         self._writer = None
 
 
-def _identity(path: Path, plan: ta.CampaignPlan) -> tuple[str, datetime]:
+def _identity(path: Path, plan: ta.campaign.CampaignPlan) -> tuple[str, datetime]:
     """The run id and creation time the directory already has, or the plan's for a new one."""
-    for name in (ta.CAMPAIGN_JSON, ta.CAMPAIGN_PLAN_JSON):
+    for name in (ta.campaign.CAMPAIGN_JSON, ta.campaign.CAMPAIGN_PLAN_JSON):
         try:
             doc = ta.load_document(path / name)
         except ta.ArtifactError:
             continue
-        if isinstance(doc, ta.CampaignReport | ta.CampaignPlan):
+        if isinstance(doc, ta.campaign.CampaignReport | ta.campaign.CampaignPlan):
             if (doc.campaign, doc.smoke) != (plan.campaign, plan.smoke):
                 held = f"`{doc.campaign}`" + (" (smoke)" if doc.smoke else "")
                 wanted = f"`{plan.campaign}`" + (" (smoke)" if plan.smoke else "")
@@ -148,7 +152,7 @@ def _identity(path: Path, plan: ta.CampaignPlan) -> tuple[str, datetime]:
                     code=ExitCode.USAGE,
                 )
             return doc.run.run_id, doc.run.created_at
-    holds_units = (path / ta.UNITS_DIR).is_dir()
+    holds_units = (path / ta.campaign.UNITS_DIR).is_dir()
     if path.is_dir() and any(path.iterdir()) and not holds_units:
         raise CliError(
             f"`{path}` exists and is not a campaign directory",

@@ -41,18 +41,20 @@ METHOD: Final = (
 
 def _case(
     history: History, device_kind: str, case_id: str, settings: str, max_time: float
-) -> ta.CaseEstimate | None:
+) -> ta.campaign.CaseEstimate | None:
     seen = history.case(device_kind, case_id)
     same = [o.total_s for o in seen if o.settings == settings]
     if same:
         value = History.median_of_last(same)
         assert value is not None
-        return ta.CaseEstimate(case_id=case_id, seconds=value, basis="seen", runs_seen=len(same))
+        return ta.campaign.CaseEstimate(
+            case_id=case_id, seconds=value, basis="seen", runs_seen=len(same)
+        )
     capped = [o.total_s - o.sampling_s + min(o.sampling_s, 2 * max_time) for o in seen]
     value = History.median_of_last(capped)
     if value is None:
         return None
-    return ta.CaseEstimate(
+    return ta.campaign.CaseEstimate(
         case_id=case_id, seconds=value, basis="seen_other_settings", runs_seen=len(seen)
     )
 
@@ -70,12 +72,12 @@ def estimate_unit(
     max_time: float,
     shards: int,
     lists_first: bool,
-) -> tuple[ta.TimeSplit, list[ta.CaseEstimate]]:
+) -> tuple[ta.campaign.TimeSplit, list[ta.campaign.CaseEstimate]]:
     """The unit's expected wall time in parts, and each case's estimate with its basis.
 
     `lists_first`: a plan runner lists the cases before the shards start (SLURM, or shards).
     """
-    known: dict[str, ta.CaseEstimate] = {}
+    known: dict[str, ta.campaign.CaseEstimate] = {}
     if device_kind is not None:
         for case_id in case_ids:
             found = _case(history, device_kind, case_id, settings, max_time)
@@ -83,10 +85,10 @@ def estimate_unit(
                 known[case_id] = found
     if known:
         mean = sum(e.seconds for e in known.values()) / len(known)
-        fallback = ta.CaseEstimate(case_id="", seconds=mean, basis="guess")
+        fallback = ta.campaign.CaseEstimate(case_id="", seconds=mean, basis="guess")
     else:
         default = 2 * max_time + DEFAULT_CASE_EXTRA_S
-        fallback = ta.CaseEstimate(case_id="", seconds=default, basis="default")
+        fallback = ta.campaign.CaseEstimate(case_id="", seconds=default, basis="default")
     cases = [known.get(c) or fallback.model_copy(update={"case_id": c}) for c in case_ids]
     kind = device_kind or ""
     start = _or(History.median_of_last(history.starts.get(kind, [])), DEFAULT_START_S)
@@ -94,7 +96,7 @@ def estimate_unit(
     process = _or(History.median_of_last(history.process.get(kind, [])), DEFAULT_PROCESS_S)
     runners = 2 if lists_first else 1
     cases_s = sum(c.seconds for c in cases) / max(1, min(shards, len(cases)))
-    split = ta.TimeSplit(
+    split = ta.campaign.TimeSplit(
         start_s=start * runners,
         cases_s=cases_s,
         overhead_s=overhead + process,

@@ -62,7 +62,7 @@ class CampaignSetup:
 
     campaign: Campaign
     resolved: ResolvedConfig
-    plan: ta.CampaignPlan
+    plan: ta.campaign.CampaignPlan
     unit_settings: dict[str, dict[str, object]]
 
 
@@ -196,7 +196,7 @@ def _args(campaign: Campaign, case_ids: list[str], unit: _Configured) -> list[st
     return args + [f"--slurm-arg={a}" for a in machine.extra_args]
 
 
-def _budget(campaign: Campaign, units: list[ta.PlannedUnit]) -> ta.BudgetRecord:
+def _budget(campaign: Campaign, units: list[ta.campaign.PlannedUnit]) -> ta.campaign.BudgetRecord:
     from tile_protocol.format import format_seconds
 
     budget = campaign.spec.budget
@@ -213,7 +213,7 @@ def _budget(campaign: Campaign, units: list[ta.PlannedUnit]) -> ta.BudgetRecord:
             f"{case_runs} case runs are over `budget.max_cases` = {budget.max_cases} "
             f"({campaign.where('budget', 'max_cases')})"
         )
-    return ta.BudgetRecord(
+    return ta.campaign.BudgetRecord(
         wall_time_s=budget.wall_time,
         max_cases=budget.max_cases,
         estimated_s=estimated,
@@ -259,10 +259,10 @@ def _units(
     listing: Listing,
     case_ids: list[str],
     history: History,
-) -> tuple[list[ta.PlannedUnit], dict[str, dict[str, object]]]:
+) -> tuple[list[ta.campaign.PlannedUnit], dict[str, dict[str, object]]]:
     from tile_config import flatten
 
-    units: list[ta.PlannedUnit] = []
+    units: list[ta.campaign.PlannedUnit] = []
     settings: dict[str, dict[str, object]] = {}
     for c in configured:
         cfg = c.resolved.config
@@ -279,7 +279,7 @@ def _units(
             lists_first=not local or cfg.launcher.shards > 1,
         )
         units.append(
-            ta.PlannedUnit(
+            ta.campaign.PlannedUnit(
                 unit_id=c.unit_id,
                 variant=c.variant.variant_id,
                 machine=c.machine_name,
@@ -322,7 +322,7 @@ def make_plan(name: str, *, smoke: bool, output_dir: Path | None = None) -> Camp
     units, settings = _units(campaign, configured, listing, case_ids, history)
     variants = list(dict.fromkeys(u.variant for u in units))
     directory = output_dir or root / (f"{name}-smoke" if smoke else name)
-    plan = ta.CampaignPlan(
+    plan = ta.campaign.CampaignPlan(
         producer=producer(),
         run=ta.RunInfo(
             run_id=ta.new_run_id("campaign"),

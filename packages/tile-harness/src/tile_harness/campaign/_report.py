@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import TypeAlias
 
 import tile_artifacts as ta
 from tile_harness.campaign._units import AttemptState, Inspector, verdict
@@ -29,7 +30,7 @@ class Launched:
     started_at: datetime | None = None
     finished_at: datetime | None = None
     wall_s: float | None = None
-    estimate: ta.TimeSplit | None = None
+    estimate: ta.campaign.TimeSplit | None = None
 
 
 @dataclass(frozen=True)
@@ -48,14 +49,14 @@ def _lines(path: Path) -> list[str]:
         return []
 
 
-def _estimates(campaign_dir: Path) -> dict[str, ta.TimeSplit]:
+def _estimates(campaign_dir: Path) -> dict[str, ta.campaign.TimeSplit]:
     """The estimate each attempt started with, by command id, from `unit_started` events."""
-    found: dict[str, ta.TimeSplit] = {}
+    found: dict[str, ta.campaign.TimeSplit] = {}
     for line in _lines(campaign_dir / ta.EVENTS_JSONL):
         try:
             event = ta.EventRecord.model_validate_json(line)
             if event.event == "unit_started":
-                estimate = ta.TimeSplit.model_validate(event.fields.get("estimate"))
+                estimate = ta.campaign.TimeSplit.model_validate(event.fields.get("estimate"))
                 found[str(event.fields.get("command_id"))] = estimate
         except ValueError:
             continue
@@ -81,7 +82,7 @@ def read_launches(campaign_dir: Path) -> dict[str, Launched]:
     return launches
 
 
-def _actual(report: ta.Report, wall_s: float | None, shards: int) -> ta.TimeSplit | None:
+def _actual(report: ta.Report, wall_s: float | None, shards: int) -> ta.campaign.TimeSplit | None:
     """A result's wall time split like an estimate: start-up, cases over shards, the rest."""
     timing = report.timing
     total = wall_s if wall_s is not None else timing.wall_s if timing is not None else None
@@ -89,18 +90,21 @@ def _actual(report: ta.Report, wall_s: float | None, shards: int) -> ta.TimeSpli
         return None
     cases = timing.parts.total_s / max(1, min(shards, len(report.cases) or 1))
     start = timing.runner_start_s
-    return ta.TimeSplit(
+    return ta.campaign.TimeSplit(
         start_s=start, cases_s=cases, overhead_s=max(0.0, total - start - cases), total_s=total
     )
 
 
 def _attempt(
-    state: AttemptState, unit: ta.PlannedUnit | None, launched: Launched | None, shards: int
-) -> ta.AttemptRecord:
+    state: AttemptState,
+    unit: ta.campaign.PlannedUnit | None,
+    launched: Launched | None,
+    shards: int,
+) -> ta.campaign.AttemptRecord:
     judged = verdict(state, unit)
     report = state.report
     wall = launched.wall_s if launched else None
-    return ta.AttemptRecord(
+    return ta.campaign.AttemptRecord(
         attempt=state.number,
         path=state.path,
         log=state.log,
@@ -123,10 +127,10 @@ def _attempt(
 
 def _unit(
     unit_id: str,
-    planned: ta.PlannedUnit | None,
+    planned: ta.campaign.PlannedUnit | None,
     states: list[AttemptState],
     launches: Mapping[str, Launched],
-) -> ta.UnitRecord:
+) -> ta.campaign.UnitRecord:
     shards = planned.shards if planned else 1
     attempts = [
         _attempt(s, planned, launches.get(f"{unit_id}/attempt-{s.number}"), shards) for s in states
@@ -141,7 +145,7 @@ def _unit(
     if estimate is not None and actual is not None and estimate.total_s > 0:
         error = (actual.total_s - estimate.total_s) / estimate.total_s * 100
     variant, _, machine = unit_id.rpartition("@")
-    return ta.UnitRecord(
+    return ta.campaign.UnitRecord(
         unit_id=unit_id,
         variant=planned.variant if planned else variant,
         machine=planned.machine if planned else machine,
@@ -158,13 +162,13 @@ def _unit(
 
 
 def unit_records(
-    plan: ta.CampaignPlan, inspector: Inspector
-) -> tuple[list[ta.UnitRecord], dict[str, Result]]:
+    plan: ta.campaign.CampaignPlan, inspector: Inspector
+) -> tuple[list[ta.campaign.UnitRecord], dict[str, Result]]:
     """Every planned unit, then every other unit found on disk; and each unit's result."""
     launches = read_launches(inspector.campaign_dir)
     planned = {u.unit_id: u for u in plan.units}
     ids = [*planned, *(u for u in inspector.unit_ids() if u not in planned)]
-    records: list[ta.UnitRecord] = []
+    records: list[ta.campaign.UnitRecord] = []
     results: dict[str, Result] = {}
     for unit_id in ids:
         states = inspector.attempts(unit_id)
@@ -183,9 +187,9 @@ def _cells(
     variants: list[str],
     machine: str,
     results: Mapping[str, Result],
-    rows: Mapping[tuple[str, str], ta.ComparisonRow],
-) -> list[ta.VariantCell]:
-    cells: list[ta.VariantCell] = []
+    rows: Mapping[tuple[str, str], ta.compare.ComparisonRow],
+) -> list[ta.campaign.VariantCell]:
+    cells: list[ta.campaign.VariantCell] = []
     for variant in variants:
         result = results.get(f"{variant}@{machine}")
         case = (
@@ -194,7 +198,7 @@ def _cells(
         median = case.stats.median if case is not None and case.stats is not None else None
         row = rows.get((variant, case_id))
         cells.append(
-            ta.VariantCell(
+            ta.campaign.VariantCell(
                 variant=variant,
                 status=case.status if case is not None else None,
                 median_s=median,
@@ -208,9 +212,21 @@ def _cells(
     return cells
 
 
+_Compared: TypeAlias = tuple[
+    dict[str, ta.compare.ComparisonDoc],
+    list[ta.campaign.ComparisonRef],
+    list[ta.campaign.VariantRow],
+]
+"""A campaign's comparisons by path, their references and the case x variant table."""
+
+
 def compare_variants(
-    plan: ta.CampaignPlan, results: Mapping[str, Result], *, noise_floor_pct: float, alpha: float
-) -> tuple[dict[str, ta.ComparisonDoc], list[ta.ComparisonRef], list[ta.VariantRow]]:
+    plan: ta.campaign.CampaignPlan,
+    results: Mapping[str, Result],
+    *,
+    noise_floor_pct: float,
+    alpha: float,
+) -> _Compared:
     """Each variant against the baseline variant, machine by machine, case by case.
 
     Absolute times: a variant changes how kernel and reference alike are run (cold caches, an
@@ -218,18 +234,18 @@ def compare_variants(
     not refused, because that difference is what the campaign asked about.
     """
     base_name = plan.baseline_variant
-    docs: dict[str, ta.ComparisonDoc] = {}
-    refs: list[ta.ComparisonRef] = []
-    table: list[ta.VariantRow] = []
+    docs: dict[str, ta.compare.ComparisonDoc] = {}
+    refs: list[ta.campaign.ComparisonRef] = []
+    table: list[ta.campaign.VariantRow] = []
     variants = [base_name, *(v for v in plan.variants if v != base_name)]
     for machine in plan.machines:
         base = results.get(f"{base_name}@{machine}")
-        rows: dict[tuple[str, str], ta.ComparisonRow] = {}
+        rows: dict[tuple[str, str], ta.compare.ComparisonRow] = {}
         for variant in variants[1:]:
             cur = results.get(f"{variant}@{machine}")
             if base is None or cur is None:
                 continue
-            doc = ta.compare_runs(
+            doc = ta.compare.compare_runs(
                 base.report,
                 cur.report,
                 noise_floor_pct=noise_floor_pct,
@@ -245,7 +261,7 @@ def compare_variants(
             path = f"comparisons/{variant}-vs-{base_name}@{machine}.json"
             docs[path] = doc
             refs.append(
-                ta.ComparisonRef(
+                ta.campaign.ComparisonRef(
                     machine=machine,
                     variant=variant,
                     baseline=base_name,
@@ -259,13 +275,13 @@ def compare_variants(
         unit = next(u for u in plan.units if u.machine == machine)
         for case_id in unit.case_ids:
             cells = _cells(case_id, variants, machine, results, rows)
-            table.append(ta.VariantRow(machine=machine, case_id=case_id, cells=cells))
+            table.append(ta.campaign.VariantRow(machine=machine, case_id=case_id, cells=cells))
     return docs, refs, table
 
 
 def summarize(
-    units: list[ta.UnitRecord], plan: ta.CampaignPlan, interrupted: str | None
-) -> tuple[ta.CampaignSummary, ta.CampaignAccounting]:
+    units: list[ta.campaign.UnitRecord], plan: ta.campaign.CampaignPlan, interrupted: str | None
+) -> tuple[ta.campaign.CampaignSummary, ta.campaign.CampaignAccounting]:
     """The campaign's status and headline, and its estimated against actual time."""
     planned = [u for u in units if u.in_plan]
     done = [u for u in planned if u.result_attempt is not None]
@@ -274,7 +290,7 @@ def summarize(
     estimated = sum(u.estimate.total_s for u in measured if u.estimate)
     actual = sum(u.actual.total_s for u in measured if u.actual)
     error = (actual - estimated) / estimated * 100 if estimated > 0 else None
-    accounting = ta.CampaignAccounting(
+    accounting = ta.campaign.CampaignAccounting(
         units_measured=len(measured),
         estimated_s=estimated,
         actual_s=actual,
@@ -301,13 +317,13 @@ def summarize(
             + (f" ({error:+.0f}%)" if error is not None else "")
         )
     headline = ", ".join(parts) + (f"; {interrupted}" if interrupted else "")
-    counts = ta.CampaignCounts(
+    counts = ta.campaign.CampaignCounts(
         units=len(planned),
         done=len(done),
         failed=len(tried),
         not_run=len(planned) - len(done) - len(tried),
     )
     title = f"tile campaign {plan.campaign}" + (" (smoke)" if plan.smoke else "")
-    return ta.CampaignSummary(title=title, status=status, headline=headline, counts=counts), (
-        accounting
-    )
+    return ta.campaign.CampaignSummary(
+        title=title, status=status, headline=headline, counts=counts
+    ), (accounting)

@@ -130,7 +130,7 @@ class CampaignRun:
             self._attempt(index, unit, 1 + max((a.attempt for a in record.attempts), default=0))
         return None
 
-    def _attempt(self, index: int, unit: ta.PlannedUnit, number: int) -> None:
+    def _attempt(self, index: int, unit: ta.campaign.PlannedUnit, number: int) -> None:
         rel, log = attempt_dir(unit.unit_id, number), attempt_log(unit.unit_id, number)
         log_path = self.camp.path / log
         log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -185,7 +185,12 @@ class CampaignRun:
         )
 
     def _record(
-        self, unit: ta.PlannedUnit, number: int, argv: list[str], code: int | None, began: datetime
+        self,
+        unit: ta.campaign.PlannedUnit,
+        number: int,
+        argv: list[str],
+        code: int | None,
+        began: datetime,
     ) -> None:
         finished = ta.utc_now()
         signal_name = None
@@ -225,11 +230,11 @@ class CampaignRun:
                 name, value, unit="s", aggregation="exact", higher_is_better=False, dimensions=dims
             )
 
-    def _checkpoint(self, reason: str | None, *, final: bool) -> ta.CampaignReport:
+    def _checkpoint(self, reason: str | None, *, final: bool) -> ta.campaign.CampaignReport:
         records, results = unit_records(self.plan, self.inspector)
-        docs: dict[str, ta.ComparisonDoc] = {}
-        refs: list[ta.ComparisonRef] = []
-        table: list[ta.VariantRow] = []
+        docs: dict[str, ta.compare.ComparisonDoc] = {}
+        refs: list[ta.campaign.ComparisonRef] = []
+        table: list[ta.campaign.VariantRow] = []
         if final:
             cfg = self.setup.resolved.config.compare
             docs, refs, table = compare_variants(
@@ -242,7 +247,7 @@ class CampaignRun:
             update={"invocation_wall_s": time.monotonic() - self.started}
         )
         status_reason = None if summary.status == "success" else summary.headline
-        report = ta.CampaignReport(
+        report = ta.campaign.CampaignReport(
             producer=self.camp.producer,
             run=self.camp.run_info(summary.status, status_reason),
             campaign=self.plan.campaign,
@@ -264,7 +269,7 @@ class CampaignRun:
 class Ended:
     """How a campaign run ended: its final report, and why it stopped early if it did."""
 
-    report: ta.CampaignReport
+    report: ta.campaign.CampaignReport
     stopped: str | None
     """Ctrl-C or SIGTERM: `interrupted by Ctrl-C`, `terminated by SIGTERM`."""
     budget_stop: str | None

@@ -69,21 +69,21 @@ def _nothing(where: str, what: str, hint: str) -> CliError:
 
 
 def _match(
-    kind: ta.SelectorKind, selector: str, where: str, cases: Sequence[tp.CaseInfo]
-) -> ta.SelectorMatch:
+    kind: ta.campaign.SelectorKind, selector: str, where: str, cases: Sequence[tp.CaseInfo]
+) -> ta.campaign.SelectorMatch:
     kernels = list(dict.fromkeys(c.kernel for c in cases))
-    return ta.SelectorMatch(
+    return ta.campaign.SelectorMatch(
         kind=kind, selector=selector, where=where, kernels=kernels, case_count=len(cases)
     )
 
 
 def _by_kernel(
     cases: Sequence[tp.CaseInfo], kernels: Sequence[str], where: str
-) -> tuple[list[tp.CaseInfo], list[ta.SelectorMatch]]:
+) -> tuple[list[tp.CaseInfo], list[ta.campaign.SelectorMatch]]:
     """The cases of the kernels `kernels` names (all without any), one match per selector."""
     names = list(dict.fromkeys(c.kernel for c in cases))
     shown = ", ".join(names[:12]) + (" ..." if len(names) > 12 else "")
-    report: list[ta.SelectorMatch] = []
+    report: list[ta.campaign.SelectorMatch] = []
     chosen: set[str] = set()
     for i, pattern in enumerate(kernels):
         hit = {k for k in names if _kernel_matches(k, pattern)}
@@ -100,9 +100,9 @@ def _by_kernel(
 
 def _by_filter(
     pool: Sequence[tp.CaseInfo], filters: Sequence[str], where: str, narrowed: bool
-) -> tuple[list[tp.CaseInfo], list[ta.SelectorMatch]]:
+) -> tuple[list[tp.CaseInfo], list[ta.campaign.SelectorMatch]]:
     """The cases whose id one of `filters` matches (all without any), one match per filter."""
-    report: list[ta.SelectorMatch] = []
+    report: list[ta.campaign.SelectorMatch] = []
     for i, pattern in enumerate(filters):
         hit = [c for c in pool if matches(c.case_id, pattern)]
         if not hit:
@@ -124,7 +124,7 @@ def select_cases(
     filters: Sequence[str],
     axes: dict[str, list[str]],
     where: dict[str, str],
-) -> tuple[list[tp.CaseInfo], list[ta.SelectorMatch]]:
+) -> tuple[list[tp.CaseInfo], list[ta.campaign.SelectorMatch]]:
     """The selected cases in the runner's order, and what each selector matched.
 
     `where` gives the file:line of the `kernels`, `filters` and `axes` keys. A selector that

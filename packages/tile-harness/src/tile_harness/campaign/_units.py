@@ -33,7 +33,7 @@ _NOT_A_RESULT: Final = frozenset({"interrupted", "timed_out", "invalid", "incomp
 
 def attempt_dir(unit_id: str, number: int) -> str:
     """Campaign-relative run directory of a unit's n-th attempt."""
-    return f"{ta.UNITS_DIR}/{unit_id}/attempt-{number}"
+    return f"{ta.campaign.UNITS_DIR}/{unit_id}/attempt-{number}"
 
 
 def attempt_log(unit_id: str, number: int) -> str:
@@ -74,7 +74,7 @@ class Verdict:
     reason: str | None
 
 
-def verdict(state: AttemptState, unit: ta.PlannedUnit | None) -> Verdict:
+def verdict(state: AttemptState, unit: ta.campaign.PlannedUnit | None) -> Verdict:
     """Judge one attempt against the unit as planned now (None: no longer in the plan)."""
     report = state.report
     if report is None:
@@ -103,14 +103,14 @@ class Inspector:
 
     def unit_ids(self) -> list[str]:
         """Every unit directory under `units/`, sorted."""
-        units = self.campaign_dir / ta.UNITS_DIR
+        units = self.campaign_dir / ta.campaign.UNITS_DIR
         if not units.is_dir():
             return []
         return sorted(p.name for p in units.iterdir() if p.is_dir() and not p.is_symlink())
 
     def attempts(self, unit_id: str) -> list[AttemptState]:
         """The unit's attempts by number (a log without a directory is an attempt too)."""
-        base = self.campaign_dir / ta.UNITS_DIR / unit_id
+        base = self.campaign_dir / ta.campaign.UNITS_DIR / unit_id
         numbers: set[int] = set()
         if base.is_dir():
             for entry in base.iterdir():
@@ -139,7 +139,7 @@ class Inspector:
     def _check(self, number: int, rel: str, log: str | None, digest: str) -> AttemptState:
         directory = self.campaign_dir / rel
         try:
-            problems = [str(p) for p in ta.check_path(directory)]
+            problems = [str(p) for p in ta.check.check_path(directory)]
         except ta.ArtifactError as exc:
             problems = [exc.message]
         if problems:

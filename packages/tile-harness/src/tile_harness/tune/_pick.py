@@ -78,10 +78,10 @@ def pick(finalists: Sequence[Measured], *, noise_floor_pct: float, alpha: float)
     """The best correct configuration, judged with tile compare's rule; None if none is correct.
 
     Each other finalist is compared with the fastest (ratio of medians with a bootstrap CI and a
-    Mann-Whitney test, `tile_artifacts.judge`): only one the fastest is an `improvement` over
-    counts as beaten; the rest tie with it.
+    Mann-Whitney test, `tile_artifacts.compare.judge`): only one the fastest is an `improvement`
+    over counts as beaten; the rest tie with it.
     """
-    from tile_artifacts import judge_samples
+    from tile_artifacts.compare import judge_samples
 
     correct = sorted((m for m in finalists if m.passed and m.samples), key=lambda m: m.median)
     if not correct:
