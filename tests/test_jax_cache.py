@@ -135,7 +135,7 @@ def _bench_fake(tile: TileRun, root: Path, tmp_path: Path) -> dict[str, Any]:
     env = {"TILE_CACHE_DIR": str(tmp_path / "cache")}
     proc = tile("bench", "-o", "run", "--cache-report", cwd=root, env=env)
     assert proc.returncode == 0, proc.stderr
-    assert ta.check_path(root / "run") == []
+    assert ta.check.check_path(root / "run") == []
     return json.loads((root / "run" / "diagnostics" / "jax_cache.json").read_text())
 
 
