@@ -51,7 +51,7 @@ def test_a_session_that_ends_leaves_no_planned_case_unaccounted_for(tmp_path: Pa
     assert failure.case_id == CASE and "no runner reported it" in failure.message
     finished = suite.finish(None)
     assert finished.outcome.code != 0
-    assert ta.check_path(suite.run_dir) == []
+    assert ta.check.check_path(suite.run_dir) == []
 
 
 def test_ctrl_c_stops_the_session_and_the_directory_is_finalized(tmp_path: Path) -> None:
@@ -60,7 +60,7 @@ def test_ctrl_c_stops_the_session_and_the_directory_is_finalized(tmp_path: Path)
     assert suite.drive(session) == "interrupted by Ctrl-C"
     assert session.stopped
     suite.finish("interrupted by Ctrl-C")
-    assert ta.check_path(suite.run_dir) == []
+    assert ta.check.check_path(suite.run_dir) == []
     assert _status(suite.run_dir) != "incomplete"
 
 
@@ -69,7 +69,7 @@ def test_an_error_in_the_session_finalizes_the_directory_then_goes_on_up(tmp_pat
     suite = _suite(tmp_path)
     with pytest.raises(RuntimeError, match="launcher broke"):
         suite.drive(_Session(suite, RuntimeError("launcher broke")))
-    assert ta.check_path(suite.run_dir) == []
+    assert ta.check.check_path(suite.run_dir) == []
     assert _status(suite.run_dir) == "failed"
     report = json.loads((suite.run_dir / ta.REPORT_JSON).read_text())
     assert "launcher broke" in json.dumps(report)
