@@ -298,3 +298,13 @@ def test_every_well_formed_stream_is_believed(ids: list[str]) -> None:
     validator, verdicts = feed(stamp(good(*ids)))
     assert reasons(verdicts) == []
     assert validator.done is not None
+
+
+def test_a_result_before_the_plan_leaves_its_case_undone() -> None:
+    # Found by the property test above: the early result spoiled the run but was counted as the
+    # case's outcome, so a `done` with no believed result for `a` was believed.
+    _, verdicts = feed(stamp([HELLO, bench("a"), plan("a"), p.Done(ok=True, counts={},
+                                                                     elapsed_s=0.0)]))  # fmt: skip
+    early, undone = reasons(verdicts)
+    assert early.endswith("case `a` came before the plan")
+    assert undone.endswith("1 planned case got no result (first `a`)")

@@ -342,7 +342,7 @@ class StreamValidator:
                 problem = f"kernel `{result.kernel}`, the plan says `{kernel}`"
         problem = problem or result_problem(result)
         violation = self._spoils(result, result.case_id, problem)
-        self._outcome.add(result.case_id)
+        self._closes(result.case_id)
         return violation
 
     def _failure(self, failure: Failure) -> Violation | None:
@@ -356,7 +356,7 @@ class StreamValidator:
             return None
         problem = self._planned(case_id) or self._open(case_id)
         violation = self._spoils(failure, case_id, problem)
-        self._outcome.add(case_id)
+        self._closes(case_id)
         return violation
 
     def _inspect(self, view: Inspect) -> Violation | None:
@@ -365,6 +365,13 @@ class StreamValidator:
             problem = f"a second `{view.kind}` view of `{view.case_id}`"
         self._views.add((view.case_id, view.kind))
         return self._spoils(view, view.case_id, problem)
+
+    def _closes(self, case_id: str) -> None:
+        """An outcome for `case_id` was sent: a second one is a violation. One sent before the
+        plan closes nothing (it spoiled the run, not a planned case), so a `done` cannot then
+        pass the case off as finished."""
+        if self._plan is not None:
+            self._outcome.add(case_id)
 
     def _planned(self, case_id: str) -> str | None:
         if self._plan is None:
