@@ -64,7 +64,7 @@ def record(project: Path, out: Path, n: int, *, every_case: bool) -> tuple[float
     ]
     device = tp.DeviceInfo(id=0, platform="cpu", device_kind="cpu")
     cpu, wall = time.process_time(), time.perf_counter()
-    recorder = RunRecorder(setup, ui=QuietDisplay(), stream_json=False)
+    recorder = RunRecorder(setup, ui=QuietDisplay())
     recorder.checkpoints.every_case = every_case
     recorder.on_hello(tp.Hello(protocol_version=1, runner_version="synthetic",
                                python_version="3", backend="cpu", devices=[device]))  # fmt: skip
