@@ -41,7 +41,6 @@ if TYPE_CHECKING:
         write_atomically,
     )
     from tile_harness._escape import CONTROLS, escape_controls
-    from tile_harness._format import fmt_bytes, fmt_time
     from tile_harness._hints import failure_hints
     from tile_harness._jax_cache import cache_clear, cache_info, snapshot
     from tile_harness._outcome import (
@@ -120,8 +119,6 @@ __all__ = [
     "device_slug",
     "escape_controls",
     "failure_hints",
-    "fmt_bytes",
-    "fmt_time",
     "is_undone",
     "launch_id",
     "load_side",
@@ -198,8 +195,6 @@ _HOME: dict[str, str] = {
     "device_slug": "tile_harness._compare",
     "escape_controls": "tile_harness._escape",
     "failure_hints": "tile_harness._hints",
-    "fmt_bytes": "tile_harness._format",
-    "fmt_time": "tile_harness._format",
     "is_undone": "tile_harness._undone",
     "launch_id": "tile_harness._record",
     "load_side": "tile_harness._compare",

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from tile_harness._errors import CliError, ExitCode, os_failure
-from tile_harness._format import fmt_bytes
 from tile_harness._settings import CacheLocation, compile_cache_location, resolve_config
+from tile_protocol.format import format_bytes
 
 if TYPE_CHECKING:
     import tile_artifacts as ta
@@ -168,8 +168,8 @@ def cache_info(*, profile: str | None, as_json: bool) -> int:
     ]
     if snap.exists:
         lines += [
-            f"entries:         {snap.entries} ({fmt_bytes(snap.entry_bytes)}; "
-            f"{fmt_bytes(snap.total_bytes)} in all)",
+            f"entries:         {snap.entries} ({format_bytes(snap.entry_bytes)}; "
+            f"{format_bytes(snap.total_bytes)} in all)",
             f"oldest, newest:  {_when(snap.oldest)}, {_when(snap.newest)}",
         ]
     else:
@@ -188,7 +188,7 @@ def _confirm(location: CacheLocation, snap: ta.CacheSnapshot) -> bool:
             f"refusing to clear `{location.path}` without a confirmation (stdin is not a terminal)",
             hint="pass `--yes` to clear it: `tile cache clear --yes`",
         )
-    print(f"Remove {snap.entries} compiled executables ({fmt_bytes(snap.total_bytes)}) "
+    print(f"Remove {snap.entries} compiled executables ({format_bytes(snap.total_bytes)}) "
           f"from {location.path}? [y/N] ", end="", file=sys.stderr, flush=True)  # fmt: skip
     answer = sys.stdin.readline().strip().lower()
     return answer in ("y", "yes")
@@ -214,7 +214,7 @@ def cache_clear(*, profile: str | None, yes: bool, as_json: bool) -> int:
     if as_json:
         print(json.dumps(done, indent=2))
     else:
-        print(f"removed {result.removed_entries} entries ({fmt_bytes(result.removed_bytes)}) "
+        print(f"removed {result.removed_entries} entries ({format_bytes(result.removed_bytes)}) "
               f"from {location.path}")  # fmt: skip
     if result.kept:
         shown = ", ".join(result.kept[:5]) + (" ..." if len(result.kept) > 5 else "")

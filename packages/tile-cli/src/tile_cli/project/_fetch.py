@@ -6,7 +6,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from tile_cli.terminal._ui import make_consoles
-from tile_harness import CliError, ExitCode, fmt_bytes, resolve_config
+from tile_harness import CliError, ExitCode, resolve_config
+from tile_protocol.format import format_bytes
 
 if TYPE_CHECKING:
     import tile_downloads as td
@@ -78,7 +79,7 @@ def _list(registry: td.Registry, wanted: list[str]) -> None:
         table.add_column(col)
     for name in wanted:
         info = td.cached_info(name, registry)
-        table.add_row(name, fmt_bytes(info.size_bytes), "yes" if info.cached else "no", info.url)
+        table.add_row(name, format_bytes(info.size_bytes), "yes" if info.cached else "no", info.url)
     out.print(table)
 
 

@@ -19,7 +19,8 @@ from rich.text import Text
 import tile_report as tr
 from tile_cli.terminal._layout import emit, refit
 from tile_cli.terminal._ui import make_consoles
-from tile_harness import CliError, ExitCode, fmt_time, resolve_config
+from tile_harness import CliError, ExitCode, resolve_config
+from tile_protocol.format import format_seconds
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -195,8 +196,8 @@ def _summary_table(trends: Sequence[tr.Trend], plain: bool) -> Table:
             t.series.timer or "-",
             str(len(points)),
             sparkline([p.value_s for p in points]),
-            fmt_time(first),
-            fmt_time(latest),
+            format_seconds(first),
+            format_seconds(latest),
             f"{(latest / first - 1) * 100:+.1f}%",
             f"±{t.fit.noise * 100:.1f}%" if len(points) >= tr.MIN_POINTS else "-",
             _steps_text(t),
@@ -218,7 +219,7 @@ def _commit_table(trend: tr.Trend, plain: bool) -> Table:
         step = starts.get(i)
         style = None if step is None else ("red" if step.kind == "regression" else "green")
         table.add_row(p.label, p.time[:10], Text(p.subject or ""), str(len(p.runs)),
-                      fmt_time(p.value_s), f"{fmt_time(p.low_s)} – {fmt_time(p.high_s)}",
+                      format_seconds(p.value_s), f"{format_seconds(p.low_s)} – {format_seconds(p.high_s)}",
                       Text(change, style=style or ""))  # fmt: skip
         previous = p.value_s
     return table
@@ -252,8 +253,8 @@ def show_regressions(query: HistoryQuery, *, db: Path | None, profile: str | Non
             found += 1
             before, after = t.fit.points[step.index - 1], t.fit.points[step.index]
             table.add_row(Text(t.series.case_id), t.series.device_kind or "-", before.label,
-                          after.label, Text(after.subject or ""), fmt_time(step.before_s),
-                          fmt_time(step.after_s), Text(f"{step.change * 100:+.1f}%", style="red"),
+                          after.label, Text(after.subject or ""), format_seconds(step.before_s),
+                          format_seconds(step.after_s), Text(f"{step.change * 100:+.1f}%", style="red"),
                           f"±{t.fit.noise * 100:.1f}%")  # fmt: skip
     commits = sum(len(t.fit.points) for t in trends)
     if found:

@@ -24,11 +24,10 @@ from tile_harness import (
     ProcessWatch,
     cache_event_record,
     compile_cache_location,
-    fmt_bytes,
-    fmt_time,
     os_failure,
     snapshot,
 )
+from tile_protocol.format import format_bytes, format_seconds
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -215,8 +214,8 @@ def _summary_lines(doc: ta.JaxCacheDoc, *, verbose: int) -> list[str]:
     b, a = doc.before, doc.after
     lines = [
         f"jax cache: {doc.cache_dir} ({doc.origin})",
-        f"  {b.entries} entries ({fmt_bytes(b.total_bytes)}) before, {a.entries} "
-        f"({fmt_bytes(a.total_bytes)}) after; {doc.miss_count} misses, {doc.hit_count} hits",
+        f"  {b.entries} entries ({format_bytes(b.total_bytes)}) before, {a.entries} "
+        f"({format_bytes(a.total_bytes)}) after; {doc.miss_count} misses, {doc.hit_count} hits",
     ]
     misses = [e for e in doc.events if e.event == "miss"]
     codes = Counter(e.code or "unexplained" for e in misses)
@@ -231,12 +230,12 @@ def _summary_lines(doc: ta.JaxCacheDoc, *, verbose: int) -> list[str]:
     for process in doc.processes:
         lines.append(
             f"  {process.role} process: first result after "
-            f"{fmt_time(process.time_to_first_result_s)}, {process.misses} misses, "
+            f"{format_seconds(process.time_to_first_result_s)}, {process.misses} misses, "
             f"{process.hits} hits"
         )
     for case in doc.cases:
         lines.append(
-            f"  {case.case_id}: compile {fmt_time(case.cold_compile_s)} cold, "
-            f"{fmt_time(case.warm_compile_s)} warm, saved {fmt_time(case.compile_saved_s)}"
+            f"  {case.case_id}: compile {format_seconds(case.cold_compile_s)} cold, "
+            f"{format_seconds(case.warm_compile_s)} warm, saved {format_seconds(case.compile_saved_s)}"
         )
     return lines

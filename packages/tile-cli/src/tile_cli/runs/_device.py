@@ -12,7 +12,8 @@ import msgspec
 from rich.table import Table
 
 from tile_cli.terminal._ui import make_consoles
-from tile_harness import CliError, ExitCode, Selection, ask, fmt_bytes, resolve_config
+from tile_harness import CliError, ExitCode, Selection, ask, resolve_config
+from tile_protocol.format import format_bytes
 
 if TYPE_CHECKING:
     from tile_config import ResolvedConfig
@@ -47,9 +48,9 @@ def show_device(*, calibrate: bool, as_json: bool, profile: str | None) -> int:
         ("count", str(len(report.devices))),
         (
             "memory (JAX limit)",
-            fmt_bytes(first.memory_bytes) if first and first.memory_bytes else "-",
+            format_bytes(first.memory_bytes) if first and first.memory_bytes else "-",
         ),
-        ("L2", fmt_bytes(first.l2_bytes) if first and first.l2_bytes else "-"),
+        ("L2", format_bytes(first.l2_bytes) if first and first.l2_bytes else "-"),
         ("python", hello.python_version),
         ("jax / jaxlib", f"{hello.jax_version} / {hello.jaxlib_version}"),
         ("timers", ", ".join(hello.timers)),
@@ -61,7 +62,7 @@ def show_device(*, calibrate: bool, as_json: bool, profile: str | None) -> int:
     cal = report.calibration
     if cal is not None:
         rows.append(("copy bandwidth (measured)",
-                     f"{cal.copy_gbps:.0f} GB/s over {fmt_bytes(cal.copy_bytes)}, {cal.timer}"))  # fmt: skip
+                     f"{cal.copy_gbps:.0f} GB/s over {format_bytes(cal.copy_bytes)}, {cal.timer}"))  # fmt: skip
         shape = "x".join(map(str, cal.matmul_shape))
         rows.append((f"{cal.matmul_dtype} matmul (measured)",
                      f"{cal.matmul_tflops:.1f} TFLOP/s at {shape}"))  # fmt: skip

@@ -8,8 +8,9 @@ import sys
 from pathlib import Path
 
 from tile_cli.terminal._escape import escape_controls
-from tile_harness import CliError, ExitCode, Selection, fmt_time, resolve_config, undone_lines
+from tile_harness import CliError, ExitCode, Selection, resolve_config, undone_lines
 from tile_harness.tune import TuneEnded, Tuner, allowed_counts, budget_scale, estimate_s
+from tile_protocol.format import format_seconds
 
 __all__ = ["run_tune"]
 
@@ -73,7 +74,7 @@ def _show(ended: TuneEnded) -> None:
     for case_id, d in ended.decisions.items():
         margin = f", {d.margin:.3f}x over the runner-up" if d.margin else ""
         print(escape_controls(f"{case_id}: {d.winner.configuration} "
-              f"{fmt_time(d.winner.median)} ({d.decided_by}{margin})"))  # fmt: skip
+              f"{format_seconds(d.winner.median)} ({d.decided_by}{margin})"))  # fmt: skip
     for path in ended.written:
         print(f"tuning file: {display_path(path)}", file=sys.stderr)
     print(f"run directory: {display_path(ended.run_dir)}", file=sys.stderr)

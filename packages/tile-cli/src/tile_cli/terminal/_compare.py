@@ -7,8 +7,7 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 
 from tile_cli.terminal._layout import Column, emit, fit_tables
-from tile_harness import fmt_time
-from tile_protocol.format import format_change_ci, format_p, format_percent
+from tile_protocol.format import format_change_ci, format_p, format_percent, format_seconds
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -40,8 +39,8 @@ def render_comparison(doc: ta.compare.ComparisonDoc, out: Console, *, plain: boo
         rows.append(
             [
                 Text(row.case_id),
-                fmt_time(row.baseline_value),
-                fmt_time(row.current_value),
+                format_seconds(row.baseline_value),
+                format_seconds(row.current_value),
                 format_percent(row.percent_change, signed=True),
                 format_change_ci(row.ratio_ci_low, row.ratio_ci_high),
                 format_p(row.p_value),

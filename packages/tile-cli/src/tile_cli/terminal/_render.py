@@ -18,7 +18,7 @@ from tile_cli.terminal._tables import BenchRows, accounting_tables, bench_tables
 from tile_cli.terminal._tables import test_tables as make_test_tables
 from tile_cli.terminal._ui import diagnostic_lines, timing_line
 from tile_harness import Outcome, failure_hints, outcome_hint, split_failures, undone_lines
-from tile_protocol.format import check_failure_reason
+from tile_protocol.format import check_failure_reason, format_seconds
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -152,8 +152,6 @@ def _build_table(results: RunResults, *, plain: bool) -> Table:
     from rich.table import Table
     from rich.text import Text
 
-    from tile_harness import fmt_time
-
     exported = {a.case_id for a in results.artifacts if a.kind == "export"}
     counts: dict[str | None, int] = {}
     for artifact in results.artifacts:
@@ -167,8 +165,8 @@ def _build_table(results: RunResults, *, plain: bool) -> Table:
         cache = "-" if p.cache_hit is None else "hit" if p.cache_hit else "miss"
         export = Text("✓", style="green") if r.case_id in exported else Text("-", style="dim")
         table.add_row(
-            Text(r.case_id), fmt_time(p.trace_s), fmt_time(p.lower_s),
-            fmt_time(p.compile_s), cache, export, str(counts.get(r.case_id, 0)),
+            Text(r.case_id), format_seconds(p.trace_s), format_seconds(p.lower_s),
+            format_seconds(p.compile_s), cache, export, str(counts.get(r.case_id, 0)),
         )  # fmt: skip
     return table
 

@@ -21,7 +21,7 @@ from rich.text import Text
 
 import tile_protocol as tp
 from tile_cli.terminal._escape import escape_controls, install_escaping
-from tile_harness import fmt_time
+from tile_protocol.format import format_seconds
 
 __all__ = ["Ui", "diagnostic_lines", "make_consoles", "timing_line"]
 
@@ -95,8 +95,8 @@ def timing_line(timing: Any) -> str:
     """One line: the run's wall time against starting, compiling and sampling (`-v`)."""
     ratio = timing.overhead_ratio
     return (
-        f"wall {fmt_time(timing.wall_s)}: runner start {fmt_time(timing.runner_start_s)}, "
-        f"compile {fmt_time(timing.compile_s)}, sampled {fmt_time(timing.sampled_s)}; "
+        f"wall {format_seconds(timing.wall_s)}: runner start {format_seconds(timing.runner_start_s)}, "
+        f"compile {format_seconds(timing.compile_s)}, sampled {format_seconds(timing.sampled_s)}; "
         f"overhead ratio {'-' if ratio is None else f'{ratio:.2f}'} "
         "(wall / (start + compile + sampled))"
     )

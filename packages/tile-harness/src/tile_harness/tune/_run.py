@@ -24,7 +24,6 @@ import msgspec
 
 import tile_protocol as tp
 from tile_harness._errors import CliError, ExitCode
-from tile_harness._format import fmt_time
 from tile_harness._invalid import CheckedResults
 from tile_harness._process import LaunchCounter
 from tile_harness._record import RunRecorder
@@ -35,6 +34,7 @@ from tile_harness._sinks import Relay
 from tile_harness._undone import is_undone
 from tile_harness.tune._files import tune_findings, write_tuning
 from tile_harness.tune._pick import Decision, Measured, keep_fastest, pick
+from tile_protocol.format import format_seconds
 
 if TYPE_CHECKING:
     from tile_config import ResolvedConfig
@@ -254,7 +254,7 @@ def progress_line(
     else:
         text = f"rung {rung}: {timed} configurations timed, {len(survivors)} kept"
     if best is not None:
-        text += f"; fastest so far {best.case_id} {fmt_time(best.stats.median)}"
+        text += f"; fastest so far {best.case_id} {format_seconds(best.stats.median)}"
     return text
 
 
