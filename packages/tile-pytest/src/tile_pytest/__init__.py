@@ -12,21 +12,17 @@
 
 `pytest --tile-save DIR` writes the session as a tile run directory; `pytest --tile-compare
 BASELINE` fails a benchmark that regressed against it (tile compare's verdicts). The plugin
-is the `pytest11` entry point `tile`. Names load on first use: pytest imports this package in
-every session, and most sessions never touch jax.
+is the `pytest11` entry point `tile`. pytest imports this package in every session, and most
+sessions never touch jax: its modules load jax, pydantic and tile's other packages only when a
+test first uses them.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from tile_pytest._bench import BenchFixture
-    from tile_pytest._errors import TilePytestError
-    from tile_pytest._kernel import KernelCase, merged_tolerance
-    from tile_pytest._record import CaseName
-    from tile_pytest._verdicts import TileInconclusiveWarning
+from tile_pytest._bench import BenchFixture
+from tile_pytest._errors import TileInconclusiveWarning, TilePytestError
+from tile_pytest._kernel import KernelCase, merged_tolerance
+from tile_pytest._record import CaseName
 
 __all__ = [
     # fixtures' values
@@ -39,25 +35,3 @@ __all__ = [
     "TileInconclusiveWarning",
     "TilePytestError",
 ]
-
-_WHERE: dict[str, str] = {
-    "BenchFixture": "_bench",
-    "CaseName": "_record",
-    "KernelCase": "_kernel",
-    "merged_tolerance": "_kernel",
-    "TileInconclusiveWarning": "_verdicts",
-    "TilePytestError": "_errors",
-}
-
-
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'tile_pytest' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"tile_pytest.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])

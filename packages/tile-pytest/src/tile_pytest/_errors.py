@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["TilePytestError"]
+__all__ = ["TileInconclusiveWarning", "TilePytestError"]
 
 
 class TilePytestError(Exception):
@@ -19,3 +19,7 @@ class TilePytestError(Exception):
 
     def __str__(self) -> str:
         return f"{self.message}\nhint: {self.hint}" if self.hint else self.message
+
+
+class TileInconclusiveWarning(UserWarning):
+    """Warned when a benchmark's comparison with the baseline is inconclusive (too noisy)."""

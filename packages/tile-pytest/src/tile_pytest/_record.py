@@ -17,9 +17,8 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, cast
 
-import tile_artifacts as ta
-
 if TYPE_CHECKING:
+    import tile_artifacts as ta
     from tile_protocol import Check, ConfigInfo
     from tile_pytest._settings import Settings
     from tile_runner import Measurement
@@ -66,6 +65,8 @@ class SessionRecord:
     """The session's cases in the order they were first seen; builds the report on demand."""
 
     def __init__(self, *, rootpath: Path, argv: list[str], settings: Settings) -> None:
+        import tile_artifacts as ta  # pydantic: not while pytest merely loads the plugin
+
         self.rootpath = rootpath
         self.argv = argv
         self.settings = settings
@@ -106,6 +107,8 @@ class SessionRecord:
             return
         import jax
 
+        import tile_artifacts as ta
+
         devices = cast("list[_Device]", jax.devices())  # pyright: ignore[reportUnknownMemberType]
         self._device = ta.DeviceRecord(
             backend=jax.default_backend(),
@@ -130,6 +133,8 @@ class SessionRecord:
     def producer(self) -> ta.Producer:
         """tile-pytest, its version, and the git state of the rootdir (looked up once)."""
         if self._producer is None:
+            import tile_artifacts as ta
+
             self._producer = ta.producer_info(TOOL, tool_version(), self.rootpath)
         return self._producer
 
@@ -141,6 +146,7 @@ class SessionRecord:
         """The session so far as a `tile.report`; `only` keeps one case (for a verdict)."""
         entries = [e for e in self._entries.values() if only is None or e.name.case_id == only]
         cases = [_case_record(e) for e in entries]
+        import tile_artifacts as ta
         import tile_harness as th
 
         status, reason = th.cases_status(cases)

@@ -12,14 +12,10 @@ from pathlib import Path
 
 import tile_artifacts as ta
 import tile_harness as th
-from tile_pytest._errors import TilePytestError
+from tile_pytest._errors import TileInconclusiveWarning, TilePytestError
 from tile_pytest._settings import Settings
 
-__all__ = ["Judge", "TileInconclusiveWarning", "describe_row"]
-
-
-class TileInconclusiveWarning(UserWarning):
-    """Warned when a benchmark's comparison with the baseline is inconclusive (too noisy)."""
+__all__ = ["Judge", "describe_row"]
 
 
 def describe_row(row: ta.compare.ComparisonRow) -> str:
