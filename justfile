@@ -26,10 +26,11 @@ typecheck:
     uv run python -m mypy.stubtest tile_stats._native
 
 # Python tests (GPU tests skip without a GPU). Extra args go to pytest; `-n 0` runs them in
-# one process. Most tests wait on runner subprocesses, so workers (one per core, at most 4)
-# bring the suite from about 19 to 8-12 minutes on 2 cores; the tests that judge measured
-# times wait on sleeps calibrated for a loaded machine, so they hold beside other workers.
-# The 30 slowest tests are listed at the end: the places to move work in process.
+# one process. Most tests wait on runner subprocesses, so they run in workers (one per core,
+# at most 4): on a quiet 2-core machine about 21 minutes for ~1,400 tests (a clean clone,
+# December 2026), more under load; the tests that judge measured times wait on sleeps
+# calibrated for a loaded machine, so they hold beside other workers. The 30 slowest tests
+# are listed at the end: the places to move work in process.
 test *ARGS:
     uv run pytest -n auto --maxprocesses 4 --durations=30 {{ARGS}}
 
