@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from tile_harness import campaign, signals, tune
     from tile_harness._api import RunDone, bench, run
     from tile_harness._ask import ask
+    from tile_harness._calibration import calibration_dir
     from tile_harness._cold_process import ColdWarmRun, ProcessWatch
     from tile_harness._compare import (
         CompareSettings,
@@ -50,6 +51,12 @@ if TYPE_CHECKING:
         outcome_hint,
         split_failures,
     )
+    from tile_harness._plausible import (
+        CPU_NO_PEAKS,
+        CPU_PEAKS_HINT,
+        beyond_roof,
+        calibration_excesses,
+    )
     from tile_harness._process import LaunchCounter
     from tile_harness._record import RunRecorder, launch_id, open_run, recording
     from tile_harness._report import RunSetup, case_counts, cases_status
@@ -80,6 +87,8 @@ __all__ = [
     "case_from_bench",
     "case_from_test",
     "CONTROLS",
+    "CPU_NO_PEAKS",
+    "CPU_PEAKS_HINT",
     "CacheLocation",
     "CliError",
     "ColdWarmRun",
@@ -105,9 +114,12 @@ __all__ = [
     "Suite",
     "ask",
     "bench_settings",
+    "beyond_roof",
     "build_request",
     "cache_clear",
     "cache_info",
+    "calibration_dir",
+    "calibration_excesses",
     "campaign",
     "check_slurm",
     "compare_paths",
@@ -156,6 +168,8 @@ _HOME: dict[str, str] = {
     "case_from_bench": "tile_harness._convert",
     "case_from_test": "tile_harness._convert",
     "CONTROLS": "tile_harness._escape",
+    "CPU_NO_PEAKS": "tile_harness._plausible",
+    "CPU_PEAKS_HINT": "tile_harness._plausible",
     "CacheLocation": "tile_harness._settings",
     "CliError": "tile_harness._errors",
     "ColdWarmRun": "tile_harness._cold_process",
@@ -181,9 +195,12 @@ _HOME: dict[str, str] = {
     "Suite": "tile_harness._suite",
     "ask": "tile_harness._ask",
     "bench_settings": "tile_harness._requests",
+    "beyond_roof": "tile_harness._plausible",
     "build_request": "tile_harness._requests",
     "cache_clear": "tile_harness._jax_cache",
     "cache_info": "tile_harness._jax_cache",
+    "calibration_dir": "tile_harness._calibration",
+    "calibration_excesses": "tile_harness._plausible",
     "campaign": "tile_harness.campaign",
     "check_slurm": "tile_harness._shards",
     "compare_paths": "tile_harness._compare",

@@ -8,10 +8,17 @@ winners) are kept, first.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final, Literal
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Final
 
+from tile_harness._calibration import accelerator_calibration
+from tile_harness._noticed import Noticed, Priority, RunFacts, Severity
+from tile_harness._plausible import (
+    CPU_NO_PEAKS,
+    CPU_PEAKS_HINT,
+    impossible_calibration,
+    impossible_rates,
+)
 from tile_protocol.format import (
     PRECISION_CATEGORY,
     PRECISION_HINT,
@@ -25,42 +32,13 @@ from tile_protocol.format import (
 if TYPE_CHECKING:
     import tile_artifacts as ta
     from tile_config import ResolvedConfig
-    from tile_harness._telemetry import ClockSample, ClockWatch
+    from tile_harness._telemetry import ClockWatch
 
 __all__ = ["Noticed", "RunFacts", "add_findings", "notice"]
-
-Severity = Literal["info", "low", "medium", "high", "critical"]
-Priority = Literal["high", "medium", "low"]
 
 _EVIDENCE: Final = 20
 """Evidence lines kept per finding: enough to act on, bounded for a run of thousands."""
 _KERNEL_PHASES: Final = frozenset({"inputs", "compile", "run", "reference", "check", "work"})
-
-
-@dataclass(frozen=True)
-class Noticed:
-    """One finding before it is numbered, with the action it calls for."""
-
-    severity: Severity
-    category: str
-    title: str
-    evidence: list[str]
-    interpretation: str
-    action: str | None = None
-    priority: Priority = "medium"
-
-
-@dataclass(frozen=True)
-class RunFacts:
-    """What the rules read: the report, its comparison and the GPU clocks of the run."""
-
-    report: ta.Report
-    comparison: ta.compare.ComparisonDoc | None
-    clocks: Sequence[ClockSample] = ()
-    clock_problem: str | None = None
-    target_precision: float = 0.01
-    case_timeout: float = 300.0
-    command: str = "bench"
 
 
 def _plural(n: int, word: str) -> str:
@@ -220,14 +198,18 @@ def _peaks(x: RunFacts) -> Iterable[Noticed]:
         "measure the peaks with `tile device --calibrate`, or set `[machine] "
         "peak_bandwidth_gbps` and `peak_tflops`"
     )
+    on_cpu = x.report.device.backend == "cpu"
     if none:
         yield Noticed(
             "info",
             "roofline",
             f"no peak numbers for {device}: % of peak and bound are unknown",
             none,
-            "neither `[machine]`, a calibration nor the built-in table knows this device's peaks",
-            action,
+            CPU_NO_PEAKS
+            if on_cpu
+            else "neither `[machine]`, a calibration nor the built-in "
+            "table knows this device's peaks",
+            CPU_PEAKS_HINT if on_cpu else action,
             "low",
         )
     if builtin:
@@ -322,6 +304,8 @@ _RULES: Final[tuple[Callable[[RunFacts], Iterable[Noticed]], ...]] = (
     _failed_checks,
     _failures,
     _comparison,
+    impossible_rates,
+    impossible_calibration,
     _throttling,
     _noise,
     _peaks,
@@ -331,6 +315,10 @@ _RULES: Final[tuple[Callable[[RunFacts], Iterable[Noticed]], ...]] = (
 def notice(x: RunFacts) -> list[Noticed]:
     """Every rule over one run, most severe kinds first."""
     return [n for rule in _RULES for n in rule(x)]
+
+
+def _peak_origins(resolved: ResolvedConfig) -> dict[str, str]:
+    return {k: o.detail for k, o in resolved.origins.items() if k.startswith("machine.peak")}
 
 
 def add_findings(
@@ -345,6 +333,7 @@ def add_findings(
     import tile_artifacts as ta
 
     cfg = resolved.config
+    calibration_file, calibration = accelerator_calibration(report.device, cfg.runner.env)
     inputs = RunFacts(
         report=report,
         comparison=comparison,
@@ -353,6 +342,9 @@ def add_findings(
         target_precision=cfg.bench.target_precision,
         case_timeout=cfg.runner.case_timeout,
         command=command,
+        peak_origins=_peak_origins(resolved),
+        calibration=calibration,
+        calibration_file=calibration_file,
     )
     noticed = notice(inputs)
     start = len(report.findings)
