@@ -17,19 +17,19 @@ __all__ = ["calibrate", "calibrated_peaks", "calibration_path", "device_report"]
 GiB = 1 << 30
 
 
-def calibrate(platform: str) -> Calibration:
+def calibrate() -> Calibration:
     """Measure copy bandwidth (read + write) and a dense bf16 matmul rate on device 0.
 
-    Sizes fill an H200 (1 GiB copy, 8192³ matmul); the CPU gets sizes that finish in seconds.
+    Sizes fill an H200 (1 GiB copy, 8192³ matmul). A CPU is never calibrated: its caches, not
+    one memory roof, set its speed (docs/roofline.md).
     """
     import jax
     import jax.numpy as jnp
 
     from tile_runner._measure import measure
 
-    on_cpu = platform == "cpu"
-    copy_bytes = 64 * (1 << 20) if on_cpu else GiB
-    n = 1024 if on_cpu else 8192
+    copy_bytes = GiB
+    n = 8192
     key = jax.random.key(0)
     x = jax.random.normal(key, (copy_bytes // 4,), jnp.float32)
 
@@ -91,26 +91,26 @@ def device_report(
 ) -> DeviceReport:
     """The device report for device 0 (peaks only for accelerators in the built-in table).
 
+    Only an accelerator is calibrated; on a CPU `calibration` stays None and the CLI says why.
     A calibration that cannot be cached is still reported (it was measured); `warn` says why
     it was not kept.
     """
     from tile_runner._peaks import builtin_peaks
 
     first = local[0] if local else None
-    peaks = (
-        builtin_peaks(first.device_kind) if first is not None and first.platform != "cpu" else None
-    )
+    if first is None or first.platform == "cpu":
+        return DeviceReport(backend=backend, devices=devices)
+    peaks = builtin_peaks(first.device_kind)
     calibration = None
     if run_calibration:
-        calibration = calibrate(first.platform if first is not None else "cpu")
-        if first is not None:
-            try:
-                _save(first.device_kind, calibration)
-            except OSError as exc:
-                if warn is not None:
-                    where = calibration_path(first.device_kind).parent
-                    warn(f"the calibration was measured but not cached in `{where}`: "
-                         f"{exc.strerror or exc}; set TILE_CACHE_DIR to a writable directory")  # fmt: skip
+        calibration = calibrate()
+        try:
+            _save(first.device_kind, calibration)
+        except OSError as exc:
+            if warn is not None:
+                where = calibration_path(first.device_kind).parent
+                warn(f"the calibration was measured but not cached in `{where}`: "
+                     f"{exc.strerror or exc}; set TILE_CACHE_DIR to a writable directory")  # fmt: skip
     return DeviceReport(
         backend=backend, devices=devices, builtin_peaks=peaks, calibration=calibration
     )

@@ -154,10 +154,12 @@ class Session:
         request = self.request
         device = self.devices[0] if self.devices else None
         peaks = request.peaks
-        if peaks is None and device is not None:
+        # A CPU gets peaks only from `[machine]`: a calibration cached by an older tile is not
+        # used (docs/roofline.md says why).
+        if peaks is None and device is not None and device.platform != "cpu":
             from tile_runner._device import calibrated_peaks
 
-            builtin = builtin_peaks(device.device_kind) if device.platform != "cpu" else None
+            builtin = builtin_peaks(device.device_kind)
             peaks = calibrated_peaks(device.device_kind, builtin) or builtin
         timer = resolve_timer(request.bench.timer, self.backend, lambda m: self.log("warning", m))
         return CaseContext(
