@@ -14,7 +14,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tile_cli.terminal._layout import emit
-from tile_cli.terminal._tables import BenchRows, accounting_tables, bench_tables, precision_notice
+from tile_cli.terminal._tables import (
+    BenchRows,
+    accounting_tables,
+    bench_tables,
+    impossible_notice,
+    precision_notice,
+    roofline_legend,
+)
 from tile_cli.terminal._tables import test_tables as make_test_tables
 from tile_cli.terminal._ui import diagnostic_lines, timing_line
 from tile_harness import Outcome, failure_hints, outcome_hint, split_failures, undone_lines
@@ -94,9 +101,12 @@ def render_suite(
         failures=results.failures,
         planned=results.planned,
         target_precision=target_precision,
+        backend=results.hello.backend if results.hello is not None else None,
     )
     if command == "bench":
         emit(out, *bench_tables(rows, verbose=verbose, plain=plain, width=out.width))
+        if bench and (legend := roofline_legend(rows)) is not None:
+            out.print(legend, markup=False, style="dim", soft_wrap=True)
     elif command == "test" and tests:
         emit(out, *make_test_tables(tests, plain=plain, width=out.width))
     _print_run_failures(err, results, verbose)
@@ -108,6 +118,8 @@ def render_suite(
                   markup=False, style="red", soft_wrap=True)  # fmt: skip
     if command == "bench" and (notice := precision_notice(rows)) is not None:
         err.print(notice, markup=False, style="yellow", soft_wrap=True)
+    if command == "bench" and (notice := impossible_notice(rows)) is not None:
+        err.print(notice, markup=False, style="bold red", soft_wrap=True)
     for line in diagnostic_lines(results.diagnostics):
         err.print(line, markup=False, style="yellow", soft_wrap=True)
     err.print(results.headline(), markup=False, soft_wrap=True)

@@ -2,7 +2,9 @@
 
 Every planned case has a row, also one that raised, crashed or hung (its time cell says so),
 so that a failure is seen where the numbers are. A median whose CI stayed wider than the
-target precision is flagged `⚠` in its ±CI cell, and `precision_notice` says what to do.
+target precision is flagged `⚠` in its ±CI cell, and `precision_notice` says what to do; a
+%peak above a roof by more than the CI is flagged `‼` (`impossible_notice`), and on a CPU
+without peaks `roofline_legend` says why %peak and bound are empty.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from rich.text import Text
 
 import tile_protocol as tp
 from tile_cli.terminal._layout import Column, fit_tables
+from tile_harness import CPU_NO_PEAKS, CPU_PEAKS_HINT, beyond_roof
 from tile_protocol.format import (
     PRECISION_HINT,
     format_ci_pct,
@@ -26,9 +29,18 @@ from tile_protocol.format import (
     missed_precision,
 )
 
-__all__ = ["BenchRows", "accounting_tables", "bench_tables", "precision_notice", "test_tables"]
+__all__ = [
+    "BenchRows",
+    "accounting_tables",
+    "bench_tables",
+    "impossible_notice",
+    "precision_notice",
+    "roofline_legend",
+    "test_tables",
+]
 
 FLAG = "⚠"
+IMPOSSIBLE = "‼"
 _FAILED_WORD = {"RunnerCrash": "crashed", "RunnerTimeout": "timed out"}
 
 
@@ -40,6 +52,7 @@ class BenchRows:
     failures: Sequence[tp.Failure]
     planned: Sequence[tp.CaseInfo]
     target_precision: float | None
+    backend: str | None = None
 
 
 def _ok_cell(check: tp.Check | None) -> Text:
@@ -55,6 +68,21 @@ def _short_id(case_id: str, kernel: str) -> str:
 def _pct_peak(roof: tp.Roofline) -> float | None:
     values = [v for v in (roof.pct_peak_bw, roof.pct_peak_flops) if v is not None]
     return max(values) if values else None
+
+
+def impossible(result: tp.BenchResult) -> bool:
+    """Whether the case is above a roof by more than its CI (the rule of the run's finding)."""
+    roof, s = result.roofline, result.stats
+    measured = roof.peak_source == "calibrated"
+    return any(
+        beyond_roof(pct, s.median, s.ci_high, measured=measured) is not None
+        for pct in (roof.pct_peak_bw, roof.pct_peak_flops)
+    )
+
+
+def _peak_cell(result: tp.BenchResult) -> str | Text:
+    pct = format_percent(_pct_peak(result.roofline))
+    return Text(f"{pct} {IMPOSSIBLE}", style="bold red") if impossible(result) else pct
 
 
 def missed(result: tp.BenchResult, target: float | None) -> bool:
@@ -86,7 +114,7 @@ def _result_row(r: tp.BenchResult, verbose: int, target: float | None) -> list[s
         format_rate(r.throughput.tflops),
         format_seconds(ref.stats.median) if ref is not None and ref.stats is not None else "-",
         format_ratio(ref.speedup) if ref is not None and ok else "-",
-        format_percent(_pct_peak(r.roofline)),
+        _peak_cell(r),
         r.roofline.bound if r.roofline.bound != "unknown" else "-",
         _ok_cell(r.check),
     ]
@@ -146,6 +174,25 @@ def precision_notice(rows: BenchRows) -> str | None:
         f"{FLAG} {len(late)} of {len(rows.results)} cases missed the ±{target * 100:g}% target "
         f"precision (stopped by {', '.join(stops)}): {PRECISION_HINT}"
     )
+
+
+def impossible_notice(rows: BenchRows) -> str | None:
+    """One line for stderr when a %peak cell is flagged: those rates cannot be."""
+    wrong = [r for r in rows.results if impossible(r)]
+    if not wrong:
+        return None
+    return (
+        f"{IMPOSSIBLE} {len(wrong)} of {len(rows.results)} cases above 100% of a roof of this "
+        "machine: the rates are wrong, not fast (the kernel's `bytes=`/`flops=`, a `[machine]` "
+        "peak, or a calibration of another device); the run's findings (summary.md) say which"
+    )
+
+
+def roofline_legend(rows: BenchRows) -> str | None:
+    """The line under the tables of a CPU run whose %peak and bound are empty for want of peaks."""
+    if rows.backend != "cpu" or all(r.roofline.peak_source for r in rows.results):
+        return None
+    return f"%peak and bound are `-`: {CPU_NO_PEAKS}; {CPU_PEAKS_HINT}"
 
 
 def test_tables(
