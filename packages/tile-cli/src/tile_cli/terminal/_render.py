@@ -9,6 +9,7 @@ one that hung. `-vv` adds each failure's traceback (a crash's: the runner's stde
 from __future__ import annotations
 
 import os
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -106,7 +107,8 @@ def render_suite(
     if command == "bench":
         emit(out, *bench_tables(rows, verbose=verbose, plain=plain, width=out.width))
         if bench and (legend := roofline_legend(rows)) is not None:
-            out.print(legend, markup=False, style="dim", soft_wrap=True)
+            # Wrapped here (stdout fits the width; rich's own wrapping pads the lines).
+            out.print(textwrap.fill(legend, out.width), markup=False, style="dim", soft_wrap=True)
     elif command == "test" and tests:
         emit(out, *make_test_tables(tests, plain=plain, width=out.width))
     _print_run_failures(err, results, verbose)
