@@ -333,6 +333,81 @@ fn grouped_ratio_ci(
     Ok((ci.low, ci.high))
 }
 
+/// A ratio of medians judged from the scatter of the two sides' group medians.
+#[pyclass(frozen, get_all, eq, module = "tile_stats")]
+#[derive(Clone, PartialEq)]
+struct GroupedComparison {
+    ratio: f64,
+    ci_low: f64,
+    ci_high: f64,
+    p_value: f64,
+    se: f64,
+    df: f64,
+}
+
+#[pymethods]
+impl GroupedComparison {
+    fn __repr__(&self) -> String {
+        format!(
+            "GroupedComparison(ratio={:?}, ci_low={:?}, ci_high={:?}, p_value={:?}, se={:?}, \
+             df={:?})",
+            self.ratio, self.ci_low, self.ci_high, self.p_value, self.se, self.df
+        )
+    }
+}
+
+/// median(current) / median(baseline) with a t-interval and a t test on each side's group
+/// medians (rounds, the runs of a pooled baseline, or blocks of one run).
+#[pyfunction]
+#[pyo3(signature = (baseline, current, *, baseline_sizes, current_sizes, spread, confidence=0.95))]
+fn grouped_compare(
+    baseline: &Bound<'_, PyAny>,
+    current: &Bound<'_, PyAny>,
+    baseline_sizes: Vec<i64>,
+    current_sizes: Vec<i64>,
+    spread: &str,
+    confidence: f64,
+) -> PyResult<GroupedComparison> {
+    let spread: tile_stats::Spread = spread.parse().map_err(to_py)?;
+    let c = tile_stats::grouped_compare(
+        &sample(baseline)?,
+        &sizes("baseline_sizes", baseline_sizes)?,
+        &sample(current)?,
+        &sizes("current_sizes", current_sizes)?,
+        spread,
+        confidence,
+    )
+    .map_err(to_py)?;
+    Ok(GroupedComparison {
+        ratio: c.ratio,
+        ci_low: c.ci.low,
+        ci_high: c.ci.high,
+        p_value: c.p_value,
+        se: c.se,
+        df: c.df,
+    })
+}
+
+/// (samples left out at the start, block sizes) that cut a run of `n` samples with no groups
+/// of its own; None below two blocks.
+#[pyfunction]
+fn run_blocks(n: i64) -> PyResult<Option<(usize, Vec<usize>)>> {
+    Ok(tile_stats::run_blocks(count("n", n)?).map(|b| (b.skip, b.sizes)))
+}
+
+/// Benjamini-Hochberg adjusted p-values, in the order given; `family` (default: as many as
+/// given) counts tests whose p-value is not given as p = 1.
+#[pyfunction]
+#[pyo3(signature = (p_values, *, family=None))]
+fn benjamini_hochberg(p_values: &Bound<'_, PyAny>, family: Option<i64>) -> PyResult<Vec<f64>> {
+    let p_values = sample(p_values)?;
+    let family = match family {
+        Some(value) => count("family", value)?,
+        None => p_values.len(),
+    };
+    tile_stats::benjamini_hochberg(&p_values, family).map_err(to_py)
+}
+
 /// Whether adaptive sampling may stop, and why.
 #[pyclass(frozen, get_all, eq, module = "tile_stats")]
 #[derive(Clone, PartialEq)]
@@ -392,6 +467,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Summary>()?;
     m.add_class::<Comparison>()?;
     m.add_class::<StopDecision>()?;
+    m.add_class::<GroupedComparison>()?;
     m.add_function(wrap_pyfunction!(median, m)?)?;
     m.add_function(wrap_pyfunction!(quantile, m)?)?;
     m.add_function(wrap_pyfunction!(student_t_quantile, m)?)?;
@@ -403,5 +479,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(within_run_drift, m)?)?;
     m.add_function(wrap_pyfunction!(block_ratio_ci, m)?)?;
     m.add_function(wrap_pyfunction!(grouped_ratio_ci, m)?)?;
+    m.add_function(wrap_pyfunction!(grouped_compare, m)?)?;
+    m.add_function(wrap_pyfunction!(run_blocks, m)?)?;
+    m.add_function(wrap_pyfunction!(benjamini_hochberg, m)?)?;
     Ok(())
 }

@@ -1,5 +1,6 @@
-//! t-intervals of a ratio of medians from the scatter between groups of samples: the rounds
-//! of one run, or the runs of a baseline pooled from several processes.
+//! t-intervals and t tests of a ratio of medians from the scatter between groups of samples:
+//! the rounds of one run, the runs of a baseline pooled from several processes, or (lacking
+//! both) blocks of consecutive samples of one run.
 //!
 //! Samples within a group share whatever state the machine was in; the groups' medians are
 //! what varies from one measurement to the next. Their scatter is the run-to-run noise
@@ -9,8 +10,12 @@ use std::str::FromStr;
 
 use crate::bootstrap::Interval;
 use crate::describe::{mean_unchecked, quantile_select};
+use crate::drift::MIN_BLOCK;
 use crate::error::{check_confidence, check_sample, Result, StatsError};
-use crate::special::student_t_quantile;
+use crate::special::{student_t_cdf, student_t_quantile};
+
+/// A run with no groups of its own is cut into this many blocks for [`run_blocks`].
+pub const RUN_BLOCKS: usize = 8;
 
 /// How the two sides' scatters combine into the standard error of their difference.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,33 +126,54 @@ fn log_medians(side: &str, xs: &[f64], sizes: &[usize]) -> Result<Vec<f64>> {
     Ok(out)
 }
 
-/// CI of median(current) / median(baseline) from the scatter of each side's group medians.
+/// A ratio of medians judged from the scatter of the two sides' group medians.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GroupedComparison {
+    /// median(current) / median(baseline), of all samples.
+    pub ratio: f64,
+    /// t-interval of the ratio: ratio * exp(±t * se).
+    pub ci: Interval,
+    /// Two-sided p-value of Student's t test of the difference of the sides' mean log group
+    /// medians (pooled or Welch, as the spread says).
+    pub p_value: f64,
+    /// Standard error of that difference, in log units.
+    pub se: f64,
+    /// Degrees of freedom of the test.
+    pub df: f64,
+}
+
+/// median(current) / median(baseline) judged from the scatter of each side's group medians:
+/// its t-interval and the p-value of a t test on the groups' log medians.
 ///
 /// Each side's samples are cut into consecutive groups of the given sizes. Groups are rounds
 /// (spread over the run, each with fresh inputs: their scatter is how far the machine moves a
-/// case within a run; use [`Spread::Welch`]) or whole runs of a pooled baseline (their spread
+/// case within a run; use [`Spread::Welch`]), whole runs of a pooled baseline (their spread
 /// includes what stays fixed for a whole process, which rounds cannot see; use
-/// [`Spread::Pooled`]). The standard error of the difference of the two sides' mean log group
-/// medians, with Student's t at `confidence`, sets the CI's width around the ratio of the
-/// overall medians: ratio * exp(±t * se).
+/// [`Spread::Pooled`]), or blocks of consecutive samples of one run each ([`run_blocks`]; Welch),
+/// the weakest evidence, which sees only how the run wandered. The standard error of the
+/// difference of the two sides' mean log group medians, with Student's t at `confidence`, sets
+/// the CI's width around the ratio of the overall medians: ratio * exp(±t * se). The p-value is
+/// the two-sided t test of that difference: the samples within a group share the machine's
+/// state, so the groups, not the samples, are the independent measurements.
 ///
 /// Why: on a 2-core VM, rounds that make their inputs anew brought the process-to-process SD
 /// of a tile-std case's mean kernel/reference ratio from 6.2% to 3.7%, yet the SD between
 /// processes was still 1.5-3x what the round scatter predicts; a baseline pooled from five
 /// runs took tile-std's A/A false alarms from 4.6% of cases (rounds alone) to 0.8%
-/// (docs/measurement.md, "Runs in rounds").
+/// (docs/measurement.md, "Runs in rounds"). A Mann-Whitney test on the pooled raw samples
+/// gave p = 1e-15 to runs of identical code under a changed load (issue 33).
 ///
 /// Errors on empty or non-finite samples, sizes that are not positive or do not add up to a
 /// side's samples, a group median that is not positive, too few groups for the spread (Welch:
 /// two on each side; pooled: two on one side), or a confidence outside (0, 1).
-pub fn grouped_ratio_ci(
+pub fn grouped_compare(
     baseline: &[f64],
     baseline_sizes: &[usize],
     current: &[f64],
     current_sizes: &[usize],
     spread: Spread,
     confidence: f64,
-) -> Result<Interval> {
+) -> Result<GroupedComparison> {
     check_sample(baseline)?;
     check_sample(current)?;
     check_confidence(confidence)?;
@@ -160,10 +186,72 @@ pub fn grouped_ratio_ci(
     let ratio =
         quantile_select(&mut current.to_vec(), 0.5) / quantile_select(&mut baseline.to_vec(), 0.5);
     let t = student_t_quantile(1.0 - (1.0 - confidence) / 2.0, df)?;
-    Ok(Interval {
-        low: ratio * (-t * se).exp(),
-        high: ratio * (t * se).exp(),
+    let difference = mean_unchecked(&cur) - mean_unchecked(&base);
+    let p_value = if se > 0.0 {
+        (2.0 * student_t_cdf(-(difference / se).abs(), df)).clamp(0.0, 1.0)
+    } else if difference == 0.0 {
+        1.0 // every group alike on both sides: no evidence of any difference
+    } else {
+        0.0
+    };
+    Ok(GroupedComparison {
+        ratio,
+        ci: Interval {
+            low: ratio * (-t * se).exp(),
+            high: ratio * (t * se).exp(),
+        },
+        p_value,
+        se,
+        df,
     })
+}
+
+/// CI of median(current) / median(baseline) from the scatter of each side's group medians:
+/// the interval of [`grouped_compare`].
+pub fn grouped_ratio_ci(
+    baseline: &[f64],
+    baseline_sizes: &[usize],
+    current: &[f64],
+    current_sizes: &[usize],
+    spread: Spread,
+    confidence: f64,
+) -> Result<Interval> {
+    grouped_compare(
+        baseline,
+        baseline_sizes,
+        current,
+        current_sizes,
+        spread,
+        confidence,
+    )
+    .map(|c| c.ci)
+}
+
+/// How [`run_blocks`] cuts a run: `skip` samples left out at the start, then blocks of `sizes`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunBlocks {
+    pub skip: usize,
+    pub sizes: Vec<usize>,
+}
+
+/// Blocks of consecutive samples that cut a run of `n` samples with no groups of its own, for a
+/// t test on block medians when nothing else measured the run-to-run noise: the run is cut
+/// into [`RUN_BLOCKS`] + 1 blocks as equal as they can be (fewer when a block would hold fewer
+/// than [`MIN_BLOCK`] samples), and the first is left out, as in [`crate::within_run_drift`]
+/// (on a CPU it still carries the end of the warm-up). `None` below two blocks kept.
+///
+/// Blocks see how the run wandered, which the samples' own scatter hides, but not what stays
+/// fixed for the whole process: a comparison on them is the honest fallback, not a measure of
+/// the run-to-run noise.
+pub fn run_blocks(n: usize) -> Option<RunBlocks> {
+    let count = (RUN_BLOCKS + 1).min(n / MIN_BLOCK);
+    if count < 3 {
+        return None;
+    }
+    let (size, extra) = (n / count, n % count);
+    let mut sizes: Vec<usize> = (0..count).map(|i| size + usize::from(i < extra)).collect();
+    let skip = sizes.remove(0);
+    Some(RunBlocks { skip, sizes })
 }
 
 #[cfg(test)]
@@ -216,6 +304,80 @@ mod tests {
         assert!((se - (s2 * 1.25).sqrt()).abs() < 1e-15);
         assert!(pooled_se([&[0.0], &[1.0]]).is_err());
         assert!(welch_se([&base, &[0.3]]).is_err());
+    }
+
+    #[test]
+    fn p_values_match_scipy() {
+        // One sample per group: scipy.stats.ttest_ind(log(b), log(a), equal_var=False).
+        let (a, b) = ([1.0, 1.1, 0.9, 1.05], [1.2, 1.3, 1.25]);
+        let c = grouped_compare(&a, &[1; 4], &b, &[1; 3], Spread::Welch, 0.95).unwrap();
+        assert!(
+            (c.p_value - 0.009_596_305_325_970_377).abs() < 1e-10,
+            "{c:?}"
+        );
+        assert_eq!(
+            c.ci,
+            grouped_ratio_ci(&a, &[1; 4], &b, &[1; 3], Spread::Welch, 0.95).unwrap()
+        );
+        // Pooled, four baseline runs against one: t = (0.3 - 0) / (s * sqrt(1/4 + 1)), 3 df.
+        let base: Vec<f64> = [0.1_f64, -0.1, 0.05, -0.05]
+            .iter()
+            .map(|x| x.exp())
+            .collect();
+        let c =
+            grouped_compare(&base, &[1; 4], &[0.3_f64.exp()], &[1], Spread::Pooled, 0.95).unwrap();
+        assert!(
+            (c.p_value - 0.060_540_086_643_469_15).abs() < 1e-10,
+            "{c:?}"
+        );
+        assert_eq!(c.df, 3.0);
+        // The interval excludes 1 exactly when the test is significant at its level (here the
+        // ratio of overall medians is the ratio of the group means' exponentials).
+        assert!(c.ci.low < 1.0 && c.p_value > 0.05);
+    }
+
+    #[test]
+    fn identical_groups_give_p_one_and_distinct_constant_groups_p_zero() {
+        let xs = [2.0; 12];
+        let c = grouped_compare(&xs, &[4, 4, 4], &xs, &[6, 6], Spread::Welch, 0.95).unwrap();
+        assert_eq!((c.p_value, c.ratio, c.se), (1.0, 1.0, 0.0));
+        let ys = [3.0; 12];
+        let c = grouped_compare(&xs, &[4, 4, 4], &ys, &[6, 6], Spread::Welch, 0.95).unwrap();
+        assert_eq!(c.p_value, 0.0);
+    }
+
+    #[test]
+    fn run_blocks_cut_a_run_into_even_blocks_without_the_first() {
+        assert_eq!(run_blocks(14), None);
+        let blocks = |skip, sizes: Vec<usize>| Some(RunBlocks { skip, sizes });
+        assert_eq!(run_blocks(15), blocks(5, vec![5, 5]));
+        assert_eq!(run_blocks(23), blocks(6, vec![6, 6, 5]));
+        assert_eq!(run_blocks(900), blocks(100, vec![100; 8]));
+        for n in 15..500 {
+            let b = run_blocks(n).unwrap();
+            assert_eq!(b.skip + b.sizes.iter().sum::<usize>(), n);
+            assert!(b.skip >= MIN_BLOCK && b.sizes.iter().all(|&s| s >= MIN_BLOCK));
+            assert!((2..=RUN_BLOCKS).contains(&b.sizes.len()));
+        }
+    }
+
+    #[test]
+    fn property_identical_code_in_groups_is_significant_about_alpha_of_the_time() {
+        // Groups whose levels scatter by ±5%, on both sides alike: the Welch test at 0.05 calls
+        // about 5% of such pairs different, where a test on the pooled samples (each group's
+        // samples tight around its level) would call most of them different.
+        let mut rng = Rng::new(31);
+        let mut level = || 1.0 + 0.1 * ((rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 - 0.5);
+        let mut significant = 0;
+        for case in 0..400 {
+            let a: Vec<f64> = (0..6).map(|_| level()).collect();
+            let b: Vec<f64> = (0..6).map(|_| level()).collect();
+            let (base, bs) = grouped(1.0, &a, 20, case);
+            let (cur, cs) = grouped(1.0, &b, 20, case + 1000);
+            let c = grouped_compare(&base, &bs, &cur, &cs, Spread::Welch, 0.95).unwrap();
+            significant += usize::from(c.p_value < 0.05);
+        }
+        assert!((5..=40).contains(&significant), "{significant} of 400");
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! Statistics for benchmark samples: summaries, bootstrap confidence intervals, Tukey outliers,
-//! two-sample comparisons, an adaptive stopping rule and Student's t quantile, and the
-//! measures of run-to-run noise that a comparison of two runs needs: within-run drift, a block
-//! bootstrap of a ratio of medians, and t-intervals over groups (rounds or runs) of samples.
+//! two-sample comparisons, an adaptive stopping rule and Student's t quantile, the measures of
+//! run-to-run noise that a comparison of two runs needs (within-run drift, a block bootstrap of
+//! a ratio of medians, t-intervals and t tests over groups of samples: rounds, runs or blocks),
+//! and Benjamini-Hochberg adjusted p-values for the many cases of one comparison.
 //!
 //! Every function validates its input and returns [`StatsError`] instead of panicking: empty
 //! samples, NaN or infinite values, and out-of-range options are errors. Quantiles follow
@@ -22,6 +23,7 @@ mod compare;
 mod describe;
 mod drift;
 mod error;
+mod fdr;
 mod groups;
 mod rng;
 mod special;
@@ -35,7 +37,10 @@ pub use describe::{
 };
 pub use drift::{within_run_drift, DRIFT_BLOCKS, MIN_BLOCK};
 pub use error::{Result, StatsError};
-pub use groups::{grouped_ratio_ci, Spread};
+pub use fdr::benjamini_hochberg;
+pub use groups::{
+    grouped_compare, grouped_ratio_ci, run_blocks, GroupedComparison, Spread, RUN_BLOCKS,
+};
 pub use special::student_t_quantile;
 pub use stopping::{should_stop, StopDecision, StopReason, StopRule};
 

@@ -2,8 +2,9 @@
 
 Summaries with a bootstrap CI of the median and Tukey outlier counts, bootstrap intervals,
 two-sample comparisons (ratio of medians and Mann-Whitney U), the adaptive stopping rule,
-Student's t quantile, and the measures of run-to-run noise that comparing two runs needs
-(within-run drift, a block bootstrap of the ratio, t-intervals over rounds or pooled runs).
+Student's t quantile, the measures of run-to-run noise that comparing two runs needs
+(within-run drift, a block bootstrap of the ratio, t-intervals and t tests over rounds, pooled
+runs or blocks of one run), and Benjamini-Hochberg adjusted p-values across many cases.
 Quantiles follow numpy's default (linear) method; resampling is seeded and deterministic.
 """
 
@@ -11,16 +12,20 @@ from __future__ import annotations
 
 from tile_stats._native import (
     Comparison,
+    GroupedComparison,
     StatsError,
     StopDecision,
     Summary,
+    benjamini_hochberg,
     block_ratio_ci,
     bootstrap_ci,
     compare,
+    grouped_compare,
     grouped_ratio_ci,
     mann_whitney_u,
     median,
     quantile,
+    run_blocks,
     should_stop,
     student_t_quantile,
     summarize,
@@ -39,9 +44,14 @@ __all__ = [
     "compare",
     "mann_whitney_u",
     # run-to-run noise
+    "GroupedComparison",
     "block_ratio_ci",
+    "grouped_compare",
     "grouped_ratio_ci",
+    "run_blocks",
     "within_run_drift",
+    # many cases
+    "benjamini_hochberg",
     # sampling
     "StopDecision",
     "should_stop",

@@ -5,16 +5,20 @@ from typing import Literal, final
 
 __all__ = [
     "Comparison",
+    "GroupedComparison",
     "StatsError",
     "StopDecision",
     "Summary",
+    "benjamini_hochberg",
     "block_ratio_ci",
     "bootstrap_ci",
     "compare",
+    "grouped_compare",
     "grouped_ratio_ci",
     "mann_whitney_u",
     "median",
     "quantile",
+    "run_blocks",
     "should_stop",
     "student_t_quantile",
     "summarize",
@@ -88,6 +92,27 @@ class Comparison:
     def n_current(self) -> int: ...
     def to_dict(self) -> dict[str, float]:
         """All attributes as a plain dict (the sizes are ints)."""
+
+@final
+class GroupedComparison:
+    """A ratio of medians judged from the scatter of the two sides' group medians."""
+
+    @property
+    def ratio(self) -> float:
+        """median(current) / median(baseline), of all samples."""
+    @property
+    def ci_low(self) -> float: ...
+    @property
+    def ci_high(self) -> float: ...
+    @property
+    def p_value(self) -> float:
+        """Two-sided t test of the difference of the sides' mean log group medians."""
+    @property
+    def se(self) -> float:
+        """Standard error of that difference, in log units."""
+    @property
+    def df(self) -> float:
+        """Degrees of freedom of the test."""
 
 @final
 class StopDecision:
@@ -192,4 +217,34 @@ def grouped_ratio_ci(
     medians, with Student's t, sets the width around the ratio of the overall medians:
     `"welch"` gives each side its own variance (rounds; two or more groups a side), `"pooled"`
     one variance over the sides that have two or more groups (a baseline pooled from runs).
+    """
+
+def grouped_compare(
+    baseline: Iterable[float],
+    current: Iterable[float],
+    *,
+    baseline_sizes: Sequence[int],
+    current_sizes: Sequence[int],
+    spread: Literal["pooled", "welch"],
+    confidence: float = 0.95,
+) -> GroupedComparison:
+    """median(current) / median(baseline) with a t-interval and a t test on group medians.
+
+    The groups as for `grouped_ratio_ci` (rounds, the runs of a pooled baseline, or blocks of
+    one run from `run_blocks`); the p-value is the two-sided t test (pooled or Welch) of the
+    difference of the sides' mean log group medians, and the interval is `grouped_ratio_ci`'s.
+    """
+
+def run_blocks(n: int) -> tuple[int, list[int]] | None:
+    """(skip, sizes): a run of `n` samples with no groups of its own cut into up to 9 blocks of
+    consecutive samples (at least 5 each), the first left out (`skip` samples: it still
+    carries the end of the warm-up) and the `sizes` of the others, for `grouped_compare` on
+    the samples after `skip`; None below two blocks kept."""
+
+def benjamini_hochberg(p_values: Iterable[float], *, family: int | None = None) -> list[float]:
+    """Benjamini-Hochberg adjusted p-values (q-values), in the order given.
+
+    Calling every test with q <= alpha a discovery keeps the false discovery rate at most
+    alpha. `family` (default: as many as given) counts tests whose p-value is not given as
+    p = 1. Same as R's `p.adjust(p, "BH")`.
     """

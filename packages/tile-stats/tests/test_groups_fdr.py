@@ -1,0 +1,81 @@
+"""t tests over groups of samples and Benjamini-Hochberg, against scipy and statsmodels' formulas."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+import tile_stats
+from tile_stats import StatsError, benjamini_hochberg, grouped_compare, run_blocks
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.floats(0.5, 2.0), min_size=2, max_size=8),
+    st.lists(st.floats(0.5, 2.0), min_size=2, max_size=8),
+)
+def test_welch_p_value_is_scipys_on_the_log_group_medians(a: list[float], b: list[float]) -> None:
+    # One sample per group: the group medians are the samples themselves.
+    c = grouped_compare(a, b, baseline_sizes=[1] * len(a), current_sizes=[1] * len(b),
+                        spread="welch")  # fmt: skip
+    la, lb = np.log(a), np.log(b)
+    va, vb = la.var(ddof=1) / la.size, lb.var(ddof=1) / lb.size
+    if va + vb == 0:
+        assert c.p_value == (1.0 if la.mean() == lb.mean() else 0.0)
+        return
+    # Welch's t test as scipy.stats.ttest_ind(lb, la, equal_var=False) computes it.
+    df = (va + vb) ** 2 / (va**2 / (la.size - 1) + vb**2 / (lb.size - 1))
+    t = (lb.mean() - la.mean()) / math.sqrt(va + vb)
+    assert c.p_value == pytest.approx(2 * stats.t.sf(abs(t), df), rel=1e-6, abs=1e-12)
+    assert c.ci_low <= c.ratio <= c.ci_high
+    assert (c.ci_low, c.ci_high) == tile_stats.grouped_ratio_ci(
+        a, b, baseline_sizes=[1] * len(a), current_sizes=[1] * len(b), spread="welch"
+    )
+
+
+def test_pooled_p_value_uses_the_spread_of_the_runs() -> None:
+    base = [math.exp(x) for x in (0.1, -0.1, 0.05, -0.05)]
+    c = grouped_compare(base, [math.exp(0.3)], baseline_sizes=[1] * 4, current_sizes=[1],
+                        spread="pooled")  # fmt: skip
+    se = math.sqrt(np.var(np.log(base), ddof=1) * (1 / 4 + 1))
+    assert c.df == 3 and c.se == pytest.approx(se)
+    assert c.p_value == pytest.approx(2 * stats.t.sf(0.3 / se, 3))
+
+
+def test_run_blocks_leave_out_the_first_block() -> None:
+    assert run_blocks(14) is None
+    assert run_blocks(15) == (5, [5, 5])
+    skip, sizes = run_blocks(1000) or (0, [])
+    assert skip + sum(sizes) == 1000 and len(sizes) == 8
+    with pytest.raises(StatsError, match="n must be a positive integer"):
+        run_blocks(-1)
+
+
+def statsmodels_bh(p: list[float]) -> list[float]:
+    """statsmodels' multipletests(p, method="fdr_bh")[1], written out."""
+    order = np.argsort(p)
+    ranked = np.asarray(p)[order] * len(p) / np.arange(1, len(p) + 1)
+    ranked = np.minimum.accumulate(ranked[::-1])[::-1].clip(max=1)
+    out = np.empty(len(p))
+    out[order] = ranked
+    return out.tolist()
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.floats(0.0, 1.0), min_size=1, max_size=40))
+def test_benjamini_hochberg_matches_statsmodels(p: list[float]) -> None:
+    assert benjamini_hochberg(p) == pytest.approx(statsmodels_bh(p), rel=1e-12, abs=1e-15)
+
+
+def test_benjamini_hochberg_family_and_errors() -> None:
+    assert benjamini_hochberg([0.01], family=5) == pytest.approx([0.05])
+    assert benjamini_hochberg([]) == []
+    with pytest.raises(StatsError, match="family"):
+        benjamini_hochberg([0.1, 0.2], family=1)
+    with pytest.raises(StatsError, match=r"\[0, 1\]"):
+        benjamini_hochberg([1.5])
