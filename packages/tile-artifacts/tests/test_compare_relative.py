@@ -79,7 +79,33 @@ def _timed(sample_factory: Samples, center: float, speed: list[float], seed: int
 
 
 def test_a_machine_slower_for_the_whole_run_is_neutral_relative(sample_factory: Samples) -> None:
-    # Every sample of the current run, kernel and reference alike, is 1.6x slower.
+    # The reference moved with the kernel, within its own noise: relative times judge.
+    base = _run(
+        sample_factory(1e-3, n=100, spread=0.02, seed=1),
+        sample_factory(2e-3, n=100, spread=0.02, seed=2),
+    )
+    slow = 1.01
+    cur = _run(
+        [slow * x for x in sample_factory(1e-3, n=100, spread=0.02, seed=3)],
+        [slow * x for x in sample_factory(2e-3, n=100, spread=0.02, seed=4)],
+    )
+    row = _row(compare_runs(base, cur))  # basis auto: both sides interleaved
+    assert row.basis == "relative"
+    assert row.judgement == "neutral"
+    assert row.ratio is not None and row.ratio == pytest.approx(1.0, abs=0.01)
+    assert row.reason is not None and RELATIVE in row.reason
+    # The absolute medians are still reported, and the ratios to the reference beside them.
+    assert row.baseline_value == pytest.approx(1e-3, rel=0.02)
+    assert row.current_value == pytest.approx(1.01e-3, rel=0.02)
+    assert row.baseline_relative == pytest.approx(0.5, rel=0.02)
+    assert row.current_relative is not None and row.baseline_relative is not None
+    assert row.current_relative / row.baseline_relative == pytest.approx(row.ratio)
+
+
+def test_a_reference_that_moved_beyond_its_noise_is_not_trusted(sample_factory: Samples) -> None:
+    # Every sample of the current run, kernel and reference alike, is 1.6x slower: the machine
+    # changed between the runs, and whether kernel and reference follow it alike cannot be
+    # told from these two runs (issue 33: under a changed load they did not).
     base = _run(
         sample_factory(1e-3, n=100, spread=0.02, seed=1),
         sample_factory(2e-3, n=100, spread=0.02, seed=2),
@@ -89,14 +115,18 @@ def test_a_machine_slower_for_the_whole_run_is_neutral_relative(sample_factory: 
         [slow * x for x in sample_factory(1e-3, n=100, spread=0.02, seed=3)],
         [slow * x for x in sample_factory(2e-3, n=100, spread=0.02, seed=4)],
     )
-    row = _row(compare_runs(base, cur))  # basis auto: both sides interleaved
-    assert row.basis == "relative"
-    assert row.judgement == "neutral"
-    assert row.ratio is not None and row.ratio == pytest.approx(1.0, abs=0.01)
-    assert row.reason is not None and row.reason.endswith(RELATIVE)
-    # The absolute medians are still reported.
-    assert row.baseline_value == pytest.approx(1e-3, rel=0.02)
-    assert row.current_value == pytest.approx(1.6e-3, rel=0.02)
+    row = _row(compare_runs(base, cur))  # basis auto: falls back to absolute times
+    assert row.basis == "absolute" and row.baseline_relative is None
+    assert row.judgement == "inconclusive"
+    assert row.reason is not None
+    assert (
+        "judged on absolute times: the reference moved +59.9% between the runs, beyond its own noise"
+        in row.reason
+    )
+    # Asked for relative times, the case is not judged on them.
+    relative = _row(compare_runs(base, cur, basis="relative"))
+    assert relative.judgement == "inconclusive" and relative.basis == "relative"
+    assert relative.reason is not None and "compare it with `--basis absolute`" in relative.reason
     # On absolute times the kernel is 60% slower; only the reference's equal move keeps it from
     # being called a regression (and the case can then be judged at all).
     absolute = _row(compare_runs(base, cur, basis="absolute"))
@@ -123,7 +153,7 @@ def test_a_kernel_only_slowdown_is_a_regression_relative(sample_factory: Samples
     assert row.ratio is not None and row.ratio == pytest.approx(1.1, abs=0.01)
     assert row.ratio_ci_low is not None and row.ratio_ci_low > 1.05
     assert row.reason is not None and row.reason.startswith("slower: +")
-    assert row.reason.endswith(RELATIVE)
+    assert RELATIVE in row.reason
     assert _row(compare_runs(cur, base)).judgement == "improvement"
 
 
@@ -240,7 +270,6 @@ def test_pinned_runs_judge_a_slowdown_despite_one_odd_stretch(sample_factory: Sa
     # Not pinned: the odd stretch counts as drift of ~30% and the +10% stays inconclusive.
     loose = _row(compare_runs(base, slower))
     assert loose.judgement == "inconclusive"
-    assert loose.reason is not None and "wandered" in loose.reason
     # Pinned on both sides: the block bootstrap sees one odd block move the median a little.
     row = _row(compare_runs(_pinned(base), _pinned(slower)))
     assert row.judgement == "regression"
@@ -298,8 +327,9 @@ def test_runs_in_rounds_take_their_ci_from_the_scatter_between_rounds(
     row = _row(compare_runs(_rounds_run(base, None), _rounds_run(cur, None)))
     assert row.reason is not None and row.reason.endswith("CI from 6 and 6 rounds")
     assert row.judgement != "regression"
-    assert plain.ratio_ci_low is not None and row.ratio_ci_low is not None
-    assert row.ratio_ci_low < plain.ratio_ci_low < 1.04
+    # Without rounds, blocks of each run see the same scatter (a little less well).
+    assert plain.reason is not None and "blocks of one run each" in plain.reason
+    assert plain.judgement != "regression"
     # Steady rounds: a 10% slowdown is a regression, with a CI that is not needlessly wide.
     steady = _in_rounds(sample_factory, 1e-3, [1.0] * 6, 3)
     slower = _in_rounds(sample_factory, 1.1e-3, [1.0] * 6, 4)
@@ -317,11 +347,13 @@ def test_rounds_pair_with_the_reference_and_need_three_on_each_side(
     reference = sample_factory(1e-3, n=120, spread=0.02, seed=7)
     row = _row(compare_runs(_rounds_run(steady, reference), _rounds_run(slower, reference)))
     assert row.basis == "relative" and row.judgement == "regression"
-    assert row.reason is not None and row.reason.endswith(f"{RELATIVE}; CI from 4 and 4 rounds")
+    assert row.reason is not None and row.reason.endswith(
+        f"{RELATIVE}; p and CI from 4 and 4 rounds"
+    )
     # Two rounds are too few to estimate a scatter: the rule for runs in one go applies.
     two = (slower[0][:60], [30, 30])
     row = _row(compare_runs(_rounds_run(steady, reference), _rounds_run(two, reference[:60])))
-    assert row.reason is not None and "rounds" not in row.reason
+    assert row.reason is not None and "blocks of one run each" in row.reason
     # A baseline file keeps the rounds.
     saved = baseline_from_report(_rounds_run(steady, reference))
     assert saved.cases[0].round_sizes == steady[1]

@@ -1,7 +1,9 @@
 """Statistical comparison of two runs (`tile compare`): the comparison document.
 
-Each case present on both sides is judged by `compare_row` (the rule is `_compare_rows`'s
-docstring); this module checks the settings, pairs the cases and sums up the verdicts.
+Each case present on both sides gets its evidence from `compare_row` (the rule is
+`_compare_rows`'s docstring); this module checks the settings, pairs the cases, holds the
+run's false discoveries in check (each case judged by its p-value adjusted over the run's cases,
+Benjamini-Hochberg; `summary.false_discoveries` says so) and sums up the verdicts.
 
 Summary status: `failed` with any regression, else `skipped` with no rows, else `partial` with
 any inconclusive or not_comparable row, else `success`.
@@ -14,6 +16,7 @@ from collections import Counter
 from datetime import datetime
 from typing import Final, get_args
 
+import tile_stats
 from tile_artifacts._base import (
     BasisSetting,
     Producer,
@@ -25,7 +28,7 @@ from tile_artifacts._compare_noise import (
     MIN_SAMPLES,
     judge,
 )
-from tile_artifacts._compare_rows import Settings, compare_row, one_sided
+from tile_artifacts._compare_rows import Pending, Settings, compare_row, finish_row, one_sided
 from tile_artifacts._compare_series import (
     MIN_ROUNDS,
     MIN_RUNS,
@@ -37,6 +40,7 @@ from tile_artifacts._documents import (
     ComparisonDoc,
     ComparisonSide,
     ComparisonSummary,
+    FalseDiscoveryControl,
     Thresholds,
 )
 from tile_artifacts._errors import ArtifactError
@@ -78,7 +82,9 @@ def _summary_status(counts: Counter[str], rows: int) -> Status:
     return "success"
 
 
-def _summary(counts: Counter[str], status: Status) -> ComparisonSummary:
+def _summary(
+    counts: Counter[str], status: Status, control: FalseDiscoveryControl
+) -> ComparisonSummary:
     return ComparisonSummary(
         status=status,
         regression_count=counts["regression"],
@@ -86,6 +92,7 @@ def _summary(counts: Counter[str], status: Status) -> ComparisonSummary:
         neutral_count=counts["neutral"],
         inconclusive_count=counts["inconclusive"],
         not_comparable_count=counts["not_comparable"],
+        false_discoveries=control,
     )
 
 
@@ -110,18 +117,33 @@ def _check_settings(metric: str, noise_floor_pct: float, alpha: float, basis: Ba
 
 def _rows(
     baseline: Report | Baseline, current: Report | Baseline, s: Settings
-) -> list[ComparisonRow]:
-    """One row per case: current's order, then the cases only the baseline has."""
+) -> tuple[list[ComparisonRow], FalseDiscoveryControl]:
+    """One row per case: current's order, then the cases only the baseline has.
+
+    Cases with evidence are judged together, by their p-values adjusted over the run's cases
+    (Benjamini-Hochberg): the family is every case judged plus the baseline's cases the current
+    run lacks (their p-values taken as 1), so a run that measured only some of the baseline's
+    cases (one pytest benchmark at a time) gets no laxer a verdict than the whole run would.
+    """
     base_cases, cur_cases = case_series(baseline, s.metric), case_series(current, s.metric)
+    base_refs, cur_refs = case_series(baseline, "ref_time_s"), case_series(current, "ref_time_s")
     kinds = (baseline.device.device_kind, current.device.device_kind)
-    rows = [
-        compare_row(base_cases[k], cur, kinds, s)
+    rows: list[ComparisonRow | Pending] = [
+        compare_row(base_cases[k], cur, kinds, s, (base_refs.get(k), cur_refs.get(k)))
         if k in base_cases
         else one_sided(cur, s.metric, "added")
         for k, cur in cur_cases.items()
     ]
     rows += [one_sided(b, s.metric, "removed") for k, b in base_cases.items() if k not in cur_cases]
-    return rows
+    pending = [r for r in rows if isinstance(r, Pending)]
+    family = sum(
+        isinstance(r, Pending) or r.judgement != "not_comparable" or r.reason == "removed"
+        for r in rows
+    )
+    adjusted = tile_stats.benjamini_hochberg([p.evidence.p_value for p in pending], family=family)
+    q = dict(zip((p.case_id for p in pending), adjusted, strict=True))
+    done = [finish_row(r, q[r.case_id], family, s) if isinstance(r, Pending) else r for r in rows]
+    return done, FalseDiscoveryControl(method="benjamini_hochberg", cases=family)
 
 
 def compare_runs(  # noqa: PLR0913 (public call: its keyword options are documented)
@@ -159,7 +181,7 @@ def compare_runs(  # noqa: PLR0913 (public call: its keyword options are documen
         seed=seed,
         variants=variants,
     )
-    rows = _rows(baseline, current, settings)
+    rows, control = _rows(baseline, current, settings)
     counts = Counter(row.judgement for row in rows)
     status = _summary_status(counts, len(rows))
     run = RunInfo(
@@ -178,5 +200,5 @@ def compare_runs(  # noqa: PLR0913 (public call: its keyword options are documen
             noise_floor_pct=noise_floor_pct, alpha=alpha, metric=metric, basis=basis
         ),
         rows=rows,
-        summary=_summary(counts, status),
+        summary=_summary(counts, status, control),
     )

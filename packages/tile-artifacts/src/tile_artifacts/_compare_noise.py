@@ -1,13 +1,14 @@
 """How noisy two runs were, and the rule that weighs a change against that noise.
 
-`judge` is the verdict rule (regression, improvement, neutral, inconclusive); the evidence it
-weighs is either a CI that measured the run-to-run noise (`measured_noise_ci`: pooled runs,
-rounds, a pinned block bootstrap) or, failing that, the drift that widens the noise floor
-(`run_drift`).
+`judge` is the verdict rule (regression, improvement, neutral, inconclusive), in log space;
+the evidence it weighs (`case_evidence`) is a ratio with a CI and the p-value of a test on
+groups of samples (the runs of a pooled baseline, rounds, or blocks of one run), and a
+practical noise floor widened by the drift that the groups cannot see (`run_drift`).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Final, Literal
 
@@ -15,11 +16,24 @@ import tile_stats
 from tile_artifacts._base import Judgement
 from tile_artifacts._compare_series import MIN_RUNS, CaseSeries
 
-__all__ = ["MIN_SAMPLES", "PINNED_NOTE", "Drift", "judge", "measured_noise_ci", "run_drift"]
+__all__ = [
+    "DRIFTED_REFERENCE_WEIGHT",
+    "MIN_SAMPLES",
+    "PINNED_NOTE",
+    "Drift",
+    "Evidence",
+    "case_evidence",
+    "judge",
+    "run_drift",
+]
 
 MIN_SAMPLES: Final = 5
+# How many times the reference's move (in log space) widens the floor of a case judged on
+# absolute times because its reference drifted: kernels moved up to twice as far as their
+# references between runs under a changed load (benchmarks/aa_gate.py).
+DRIFTED_REFERENCE_WEIGHT: Final = 2.0
 # Appended to a relative row's reason when pinned runs were judged with the block bootstrap.
-PINNED_NOTE: Final = " on one pinned core; block bootstrap CI"
+PINNED_NOTE: Final = "; on one pinned core; block bootstrap CI"
 
 
 @dataclass(frozen=True)
@@ -30,41 +44,110 @@ class Drift:
     source: str  # e.g. "the reference moved +4.1% between the runs"; "" when there is none
 
 
-def measured_noise_ci(
+@dataclass(frozen=True)
+class Evidence:
+    """What one case's verdict weighs (current / baseline, lower is better)."""
+
+    ratio: float
+    ci: tuple[float, float]
+    p_value: float
+    drift: Drift
+    note: str  # which test gave the p-value and CI, for the row's reason
+
+
+@dataclass(frozen=True)
+class _Groups:
+    """The groups a case's test is made on: each side's samples from `skip` on, cut by `sizes`."""
+
+    skip: tuple[int, int]
+    sizes: tuple[list[int], list[int]]
+    spread: Literal["pooled", "welch"]
+    note: str
+    kind: Literal["runs", "rounds", "blocks"]
+
+
+def _groups(base: CaseSeries, cur: CaseSeries, n: tuple[int, int]) -> _Groups | None:
+    """First match: a pooled baseline's runs (between processes), both sides' rounds (within
+    each run, spread over it), blocks of consecutive samples of each run (how the run
+    wandered: the weakest, said so). None when a side has too few samples for two blocks."""
+    if max(len(base.run_sizes), len(cur.run_sizes)) >= MIN_RUNS:
+        sizes = (base.run_sizes, cur.run_sizes)
+        note = f"; p and CI from the spread of {len(sizes[0])} and {len(sizes[1])} runs"
+        return _Groups((0, 0), sizes, "pooled", note, "runs")
+    if base.round_sizes is not None and cur.round_sizes is not None:
+        sizes = (base.round_sizes, cur.round_sizes)
+        note = f"; p and CI from {len(sizes[0])} and {len(sizes[1])} rounds"
+        return _Groups((0, 0), sizes, "welch", note, "rounds")
+    blocks = (tile_stats.run_blocks(n[0]), tile_stats.run_blocks(n[1]))
+    if blocks[0] is None or blocks[1] is None:
+        return None
+    note = (f"; p and CI from {len(blocks[0][1])} and {len(blocks[1][1])} blocks of one run "
+            "each (blocks cannot see how far a whole process moves)")  # fmt: skip
+    return _Groups((blocks[0][0], blocks[1][0]), (blocks[0][1], blocks[1][1]), "welch", note,
+                   "blocks")  # fmt: skip
+
+
+def case_evidence(  # noqa: PLR0913 (the evidence needs each of these)
     base: CaseSeries,
     cur: CaseSeries,
     series: tuple[list[float], list[float]],
     *,
+    references: tuple[list[float], list[float]] | None,
+    reference_weight: float = 1.0,
     relative_and_pinned: bool,
     confidence: float,
     resamples: int,
     seed: int,
-) -> tuple[float, float, str] | None:
-    """A CI that measures the run-to-run noise, and the note for the reason; first match:
-    a pooled baseline's spread between runs, the scatter between rounds, a pinned relative
-    run's block bootstrap. None when there is none: the drift-widened rule applies then."""
-    spread: Literal["pooled", "welch"]
-    if max(len(base.run_sizes), len(cur.run_sizes)) >= MIN_RUNS:
-        groups, spread = (base.run_sizes, cur.run_sizes), "pooled"
-        note = f"; CI from the spread of {len(groups[0])} and {len(groups[1])} runs"
-    elif base.round_sizes is not None and cur.round_sizes is not None:
-        groups, spread = (base.round_sizes, cur.round_sizes), "welch"
-        note = f"; CI from {len(groups[0])} and {len(groups[1])} rounds"
-    elif relative_and_pinned:
-        low, high = tile_stats.block_ratio_ci(
+) -> Evidence:
+    """The ratio of medians of `series` with its CI and p-value, and the floor's drift.
+
+    The p-value comes from a t test on group medians (`tile_stats.grouped_compare`; the groups
+    as `_groups` picks them): samples taken together share the machine's state, so the groups,
+    not the samples, are the independent measurements (a Mann-Whitney test on the pooled
+    samples of two runs of identical code gave p = 1e-15 under a changed load). The CI is the
+    test's, never narrower than the per-sample bootstrap CI. Pinned relative runs without
+    rounds or pooled runs keep the block bootstrap CI and the samples' own test. With too few
+    samples for two blocks a side, the per-sample test stands in, and the note says so.
+
+    The floor: a pooled baseline's runs measured how far a process moves, so no drift is
+    added. Otherwise it is widened by the move of `references` between the runs (given for
+    absolute times only: what moved the reference is the machine; `reference_weight` times in
+    log space) and, without rounds, by each side's within-run drift (`run_drift`).
+    Raises tile_stats.StatsError when the statistics cannot be computed.
+    """
+    sample = tile_stats.compare(
+        series[0], series[1], confidence=confidence, resamples=resamples, seed=seed
+    )
+    low, high = sample.ci_low, sample.ci_high
+    groups = _groups(base, cur, (len(series[0]), len(series[1])))
+    if relative_and_pinned and (groups is None or groups.kind == "blocks"):
+        # Pinned to one core, what moves a ratio shows within the run: a block bootstrap CI
+        # and the samples' own test hold (benchmarks/compare_false_alarms.py --pin).
+        block = tile_stats.block_ratio_ci(
             *series, confidence=confidence, resamples=resamples, seed=seed
         )
-        return low, high, PINNED_NOTE
-    else:
-        return None
-    low, high = tile_stats.grouped_ratio_ci(
-        *series,
-        baseline_sizes=groups[0],
-        current_sizes=groups[1],
-        spread=spread,
+        ci = (min(low, block[0]), max(high, block[1]))
+        return Evidence(sample.ratio, ci, sample.p_value, Drift(0.0, ""), PINNED_NOTE)
+    if groups is None:
+        note = "; p from the samples (too few for blocks: the weakest evidence)"
+        drift = run_drift(*series, *(references or ()), reference_weight=reference_weight)
+        return Evidence(sample.ratio, (low, high), sample.p_value, drift, note)
+    test = tile_stats.grouped_compare(
+        series[0][groups.skip[0] :],
+        series[1][groups.skip[1] :],
+        baseline_sizes=groups.sizes[0],
+        current_sizes=groups.sizes[1],
+        spread=groups.spread,
         confidence=confidence,
     )
-    return low, high, note
+    ci = (min(low, test.ci_low), max(high, test.ci_high))
+    if groups.kind == "runs":
+        drift = Drift(0.0, "")  # the runs measured how far a process moves
+    elif groups.kind == "rounds":
+        drift = run_drift([], [], *(references or ()), reference_weight=reference_weight)
+    else:
+        drift = run_drift(*series, *(references or ()), reference_weight=reference_weight)
+    return Evidence(sample.ratio, ci, test.p_value, drift, groups.note)
 
 
 def run_drift(
@@ -72,12 +155,16 @@ def run_drift(
     cur: list[float],
     base_reference: list[float] | None = None,
     cur_reference: list[float] | None = None,
+    *,
+    reference_weight: float = 1.0,
 ) -> Drift:
     """How far timings moved for reasons other than the code: the largest of
 
-    - the reference's move between the runs, |median(cur_ref) / median(base_ref) - 1|, when
-      both sides have at least MIN_SAMPLES reference samples (same inputs, usually unchanged
-      code, timed in the same processes: what it moved is the machine, not the kernel);
+    - the reference's move between the runs, |median(cur_ref) / median(base_ref) - 1| (as a
+      ratio: a reference twice as fast moved as far as one twice as slow), when both sides
+      have at least MIN_SAMPLES reference samples (same inputs, usually unchanged code, timed
+      in the same processes: what it moved is the machine, not the kernel), raised to the
+      power `reference_weight` (a ratio of 1.4 counted twice widens the floor to 1.96);
     - each side's within-run drift (`tile_stats.within_run_drift`): a median that wandered by
       x% within one run can differ by as much between two runs, which the per-sample CI
       cannot see.
@@ -86,18 +173,31 @@ def run_drift(
     refs = (base_reference or [], cur_reference or [])
     if min(len(refs[0]), len(refs[1])) >= MIN_SAMPLES:
         low, high = tile_stats.median(refs[0]), tile_stats.median(refs[1])
-        if low > 0:
-            moved = high / low - 1
-            found.append((abs(moved), f"the reference moved {moved * 100:+.1f}% between the runs"))
+        if low > 0 and high > 0:
+            moved = high / low
+            source = f"the reference moved {(moved - 1) * 100:+.1f}% between the runs"
+            if reference_weight != 1:
+                source += f" (counted {reference_weight:g} times: the kernel need not follow it)"
+            found.append((max(moved, 1 / moved) ** reference_weight - 1, source))
     for side, samples in (("baseline", base), ("current", cur)):
-        wander = tile_stats.within_run_drift(samples)
+        wander = tile_stats.within_run_drift(samples) if samples else None
         if wander is not None:
             found.append((wander, f"the {side} median wandered {wander * 100:.1f}% within its run"))
     pct, source = max(found, key=lambda item: item[0])
     return Drift(pct * 100, source)
 
 
-def judge(
+def _times(ratio: float) -> str:
+    """`+3.1%`, and for a change of 2x or more also `(2.3x slower)` / `(23.0x faster)`."""
+    change = f"{(ratio - 1) * 100:+.1f}%"
+    if ratio >= 2:
+        return f"{change} ({ratio:.1f}x slower)"
+    if 0 < ratio <= 0.5:
+        return f"{change} ({1 / ratio:.1f}x faster)"
+    return change
+
+
+def judge(  # noqa: PLR0913 (the rule's inputs, each documented)
     ratio: float,
     ci_low: float,
     ci_high: float,
@@ -107,71 +207,69 @@ def judge(
     alpha: float,
     drift_pct: float = 0.0,
     drift_source: str = "",
+    adjusted: str = "",
 ) -> tuple[Judgement, str]:
-    """Judge a lower-is-better ratio (current / baseline) from its CI and Mann-Whitney p-value.
+    """Judge a lower-is-better ratio (current / baseline) from its CI and p-value, in log space.
 
     The ratio is of absolute times or of relative times (kernel / reference per sample), as
-    `compare_runs` chose; the rule is the same. f = noise_floor_pct / 100 is the user's noise
-    floor; F = max(f, drift_pct / 100) is the practical floor, widened by evidence of
-    run-to-run noise (`compare_runs` passes the largest of: for absolute times, the
-    reference's move between the runs; for either, each side's within-run drift of the series
-    judged; `drift_source` says which).
-    First match wins:
+    `compare_runs` chose; the rule is the same. Changes are judged as log ratios, so that a
+    change and its reverse weigh alike (2x slower is as far from 1 as 2x faster) and a speed-up
+    can cross any floor. f = noise_floor_pct / 100 is the user's noise floor, the band
+    [1 / (1 + f), 1 + f]; F = max(f, drift_pct / 100) is the practical floor, the band
+    [1 / (1 + F), 1 + F], widened by evidence of run-to-run noise that the CI cannot see
+    (`drift_source` says which). `p_value` is the case's p-value as the caller adjusted it for
+    the run's many cases (`adjusted` says how, for the reason). First match wins:
 
-    1. regression:   p < alpha and ci_low > 1 + F   (the whole CI beyond the practical floor)
-    2. improvement:  p < alpha and ci_high < 1 - F
-    3. neutral:      the CI lies inside [1 - f, 1 + f], or p >= alpha and the CI neither lies
-                     entirely beyond that band (ci_low > 1 + f or ci_high < 1 - f) nor
-                     straddles all of it (ci_low < 1 - f and ci_high > 1 + f)
+    1. regression:   p < alpha and ci_low > 1 + F    (the whole CI beyond the practical floor)
+    2. improvement:  p < alpha and ci_high < 1 / (1 + F)
+    3. neutral:      the CI lies inside the band of f, or p >= alpha and the CI neither lies
+                     entirely beyond that band nor straddles all of it
     4. inconclusive: everything else: a CI that reaches into the band, a CI wider than the
                      band without significance, or a change beyond f but not beyond F (as
                      large as the run-to-run noise seen, so it may be that noise)
     """
-    f = noise_floor_pct / 100
-    floor = max(f, drift_pct / 100)
-    change = f"{(ratio - 1) * 100:+.1f}%, CI {ci_low:.3f}–{ci_high:.3f}, p={p_value:.2g}"
+    f = math.log1p(noise_floor_pct / 100)
+    floor = max(f, math.log1p(drift_pct / 100))
+    change = f"{_times(ratio)}, CI {ci_low:.3f}–{ci_high:.3f}, p={p_value:.2g}{adjusted}"
     widened = ""
     if floor > f:
         widened = f"; noise floor ±{drift_pct:.1f}% because {drift_source or 'of drift'}"
+    low, high = math.log(ci_low), math.log(ci_high)
     significant = p_value < alpha
-    if significant and ci_low > 1 + floor:
+    if significant and low > floor:
         return "regression", f"slower: {change}{widened}"
-    if significant and ci_high < 1 - floor:
+    if significant and high < -floor:
         return "improvement", f"faster: {change}{widened}"
     return _neutral_or_inconclusive(
-        ci_low,
-        ci_high,
-        significant=significant,
-        noise_floor_pct=noise_floor_pct,
-        change=change,
-        widened=widened,
-    )
+        (low, high), f, significant=significant, noise_floor_pct=noise_floor_pct,
+        change=change, widened=widened,
+    )  # fmt: skip
 
 
 def _neutral_or_inconclusive(
-    ci_low: float,
-    ci_high: float,
+    ci: tuple[float, float],
+    f: float,
     *,
     significant: bool,
     noise_floor_pct: float,
     change: str,
     widened: str,
 ) -> tuple[Judgement, str]:
-    """Rules 3 and 4 of `judge`, once no change beyond the practical floor was shown: does the
-    evidence say there is none (neutral), or is it too weak to tell (inconclusive)?"""
-    f = noise_floor_pct / 100
-    low, high = 1 - f, 1 + f
-    if low <= ci_low and ci_high <= high:
+    """Rules 3 and 4 of `judge` (`ci` and `f` in log units), once no change beyond the
+    practical floor was shown: does the evidence say there is none (neutral), or is it too
+    weak to tell (inconclusive)?"""
+    low, high = ci
+    if -f <= low and high <= f:
         return "neutral", f"CI within the ±{noise_floor_pct:g}% noise floor: {change}"
-    beyond = ci_low > high or ci_high < low
-    straddles = ci_low < low and ci_high > high
+    beyond = low > f or high < -f
+    straddles = low < -f and high > f
     if not significant and not beyond and not straddles:
         return "neutral", f"no significant change: {change}"
     if not significant:
         what = "wider than the noise band" if straddles else "beyond the noise floor"
-        return "inconclusive", f"CI {what} but the U test is not significant: {change}"
+        return "inconclusive", f"CI {what} but the change is not significant: {change}"
     if beyond:
-        way = "slower" if ci_low > high else "faster"
+        way = "slower" if low > f else "faster"
         return "inconclusive", f"{way}, but within the run-to-run noise: {change}{widened}"
     return (
         "inconclusive",

@@ -37,6 +37,7 @@ __all__ = [
     "ComparisonDoc",
     "ComparisonSide",
     "ComparisonSummary",
+    "FalseDiscoveryControl",
     "ConfigSnapshot",
     "Document",
     "FingerprintPolicy",
@@ -146,8 +147,27 @@ class Thresholds(ArtifactModel):
     basis: BasisSetting | None = None
 
 
+class FalseDiscoveryControl(ArtifactModel):
+    """How the verdicts of a comparison's many cases were held to few false discoveries.
+
+    `method` `benjamini_hochberg`: each case was judged by its p-value adjusted over `cases`
+    (Benjamini-Hochberg), so that among the cases called changed the expected share of false
+    ones is at most the comparison's alpha; `cases` counts every case judged and every case
+    of the baseline the current run did not measure (taken as unchanged).
+    """
+
+    method: Literal["benjamini_hochberg"]
+    cases: int
+
+
 class ComparisonSummary(ArtifactModel):
-    """Judgement counts of a comparison and its status."""
+    """Judgement counts of a comparison and its status.
+
+    `false_discoveries`: how the cases' verdicts were controlled across the run; null in files
+    written before tile controlled them (each case was then judged at alpha on its own).
+    """
+
+    added_keys: ClassVar[frozenset[str]] = frozenset({"false_discoveries"})
 
     status: Status
     regression_count: int = 0
@@ -155,6 +175,7 @@ class ComparisonSummary(ArtifactModel):
     neutral_count: int = 0
     inconclusive_count: int = 0
     not_comparable_count: int = 0
+    false_discoveries: FalseDiscoveryControl | None = None
 
 
 class ComparisonDoc(ArtifactModel):

@@ -88,10 +88,14 @@ class ComparisonRow(ArtifactModel):
     `basis`: what the ratio, CI and p-value were computed from: `absolute` the case's times,
     `relative` its per-sample ratios to its reference (timed interleaved); null when no
     statistics were computed (not comparable). `baseline_value` and `current_value` are
-    always the absolute medians.
+    always the absolute medians; a relative row also has `baseline_relative` and
+    `current_relative`, the medians of each side's kernel/reference ratios, whose quotient is
+    the `ratio` judged (null on absolute rows, and in files written before tile recorded them).
     """
 
-    added_keys: ClassVar[frozenset[str]] = frozenset({"basis"})
+    added_keys: ClassVar[frozenset[str]] = frozenset(
+        {"basis", "baseline_relative", "current_relative"}
+    )
 
     case_id: str
     metric_name: str
@@ -107,3 +111,5 @@ class ComparisonRow(ArtifactModel):
     judgement: Judgement
     reason: str | None = None
     basis: Basis | None = None
+    baseline_relative: float | None = None
+    current_relative: float | None = None
