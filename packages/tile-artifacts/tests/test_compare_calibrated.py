@@ -21,6 +21,7 @@ from tile_artifacts import (
     RunInfo,
     compare_runs,
     judge,
+    render_comparison_markdown,
     utc_now,
 )
 from tile_artifacts._read import decode_document
@@ -202,3 +203,24 @@ def test_judge_is_symmetric_in_log_space(ratio: float) -> None:
     mirror = {"regression": "improvement", "improvement": "regression"}
     assert mirror.get(forward, forward) == back
     assert math.isclose(math.log(ratio), -math.log(1 / ratio))
+
+
+def test_rows_show_the_basis_and_the_numbers_they_were_judged_on(sample_factory: Samples) -> None:
+    # The contradiction: "243 us -> 176 us, change +0.7%". A relative row shows the
+    # kernel/reference ratios whose quotient is the change; an absolute row its medians.
+    base = _report({"k[a=1]": sample_factory(1e-3, n=100, spread=0.02, seed=1),
+                    "k[a=2]": sample_factory(1e-3, n=100, spread=0.02, seed=2)},
+                   {"k[a=1]": sample_factory(2e-3, n=100, spread=0.02, seed=3)})  # fmt: skip
+    cur = _report({"k[a=1]": sample_factory(1.1e-3, n=100, spread=0.02, seed=4),
+                   "k[a=2]": sample_factory(1e-3, n=100, spread=0.02, seed=5)},
+                  {"k[a=1]": sample_factory(2e-3, n=100, spread=0.02, seed=6)})  # fmt: skip
+    doc = compare_runs(base, cur)
+    relative, absolute = doc.rows
+    assert relative.relative_values() == ("0.500× ref", "0.549× ref")
+    assert relative.basis == "relative" and absolute.basis == "absolute"
+    assert absolute.relative_values() is None
+    markdown = render_comparison_markdown(doc)
+    assert "false discoveries held over 2 cases, Benjamini-Hochberg" in markdown.splitlines()[0]
+    assert relative.ratio == pytest.approx(0.549 / 0.500, rel=0.002)  # the numbers agree
+    assert f"| `k[a=1]` | 0.500× ref | 0.549× ref | {relative.percent_change:+.1f}% |" in markdown
+    assert "| `k[a=2]` | 1.00 ms | " in markdown and "| absolute |" in markdown

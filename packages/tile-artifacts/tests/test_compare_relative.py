@@ -221,7 +221,7 @@ def test_basis_is_recorded_validated_and_rendered(sample_factory: Samples) -> No
     doc = compare_runs(run, run, basis="relative")
     assert doc.thresholds.basis == "relative"
     markdown = render_comparison_markdown(doc)
-    assert "basis relative)" in markdown.splitlines()[0]
+    assert "basis relative; false discoveries held over 1 case," in markdown.splitlines()[0]
     assert "| basis |" in markdown and "| relative |" in markdown
     with pytest.raises(ArtifactError, match="unknown comparison basis `relativ`"):
         compare_runs(run, run, basis="relativ")  # pyright: ignore[reportArgumentType]  (the typo is the point)

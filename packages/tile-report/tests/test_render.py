@@ -158,6 +158,12 @@ def test_a_comparison_is_drawn_worst_first_with_its_noise_floor(
     section = html[html.index('id="comparison"') :]
     assert section.index("k/b[n=1]") < section.index("k/a[n=1]")
     assert ">regression</b>" in section
+    assert "false discoveries held over 2 cases, Benjamini-Hochberg" in section
+    # Each row says the basis it was judged on; relative rows show the ratios to the reference.
+    for row in doc.rows:
+        assert f"<td>{row.basis}</td>" in section
+        shown = row.relative_values()
+        assert shown is None or (shown[0] in section and shown[1] in section)
     assert _plots(html)["comparison"] == [4]  # a whisker and a dot per row
 
 

@@ -207,6 +207,7 @@ def judge(  # noqa: PLR0913 (the rule's inputs, each documented)
     alpha: float,
     drift_pct: float = 0.0,
     drift_source: str = "",
+    shown_p: float | None = None,
     adjusted: str = "",
 ) -> tuple[Judgement, str]:
     """Judge a lower-is-better ratio (current / baseline) from its CI and p-value, in log space.
@@ -218,7 +219,8 @@ def judge(  # noqa: PLR0913 (the rule's inputs, each documented)
     [1 / (1 + f), 1 + f]; F = max(f, drift_pct / 100) is the practical floor, the band
     [1 / (1 + F), 1 + F], widened by evidence of run-to-run noise that the CI cannot see
     (`drift_source` says which). `p_value` is the case's p-value as the caller adjusted it for
-    the run's many cases (`adjusted` says how, for the reason). First match wins:
+    the run's many cases; the reason shows `shown_p` (the test's own) followed by `adjusted`
+    (how it was adjusted) when given. First match wins:
 
     1. regression:   p < alpha and ci_low > 1 + F    (the whole CI beyond the practical floor)
     2. improvement:  p < alpha and ci_high < 1 / (1 + F)
@@ -230,7 +232,8 @@ def judge(  # noqa: PLR0913 (the rule's inputs, each documented)
     """
     f = math.log1p(noise_floor_pct / 100)
     floor = max(f, math.log1p(drift_pct / 100))
-    change = f"{_times(ratio)}, CI {ci_low:.3f}–{ci_high:.3f}, p={p_value:.2g}{adjusted}"
+    shown = p_value if shown_p is None else shown_p
+    change = f"{_times(ratio)}, CI {ci_low:.3f}–{ci_high:.3f}, p={shown:.2g}{adjusted}"
     widened = ""
     if floor > f:
         widened = f"; noise floor ±{drift_pct:.1f}% because {drift_source or 'of drift'}"

@@ -325,6 +325,7 @@ def finish_row(pending: Pending, adjusted_p: float, family: int, s: Settings) ->
         alpha=s.alpha,
         drift_pct=e.drift.pct,
         drift_source=e.drift.source,
+        shown_p=e.p_value,
         adjusted=note,
     )
     return _make_row(pending.case_id, s.metric, pending.values, judgement,

@@ -159,6 +159,10 @@ class FalseDiscoveryControl(ArtifactModel):
     method: Literal["benjamini_hochberg"]
     cases: int
 
+    def describe(self) -> str:
+        """`false discoveries held over 20 cases, Benjamini-Hochberg`: the phrase every view prints."""
+        return f"false discoveries held over {self.cases} case{'s' if self.cases != 1 else ''}, Benjamini-Hochberg"
+
 
 class ComparisonSummary(ArtifactModel):
     """Judgement counts of a comparison and its status.

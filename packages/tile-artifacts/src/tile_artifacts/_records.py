@@ -113,3 +113,11 @@ class ComparisonRow(ArtifactModel):
     basis: Basis | None = None
     baseline_relative: float | None = None
     current_relative: float | None = None
+
+    def relative_values(self) -> tuple[str, str] | None:
+        """Baseline and current as a relative row was judged, for a table (`1.38× ref`,
+        `1.39× ref`: their quotient is the change shown); None on any other row, which shows
+        its medians."""
+        if self.baseline_relative is None or self.current_relative is None:
+            return None
+        return f"{self.baseline_relative:#.3g}× ref", f"{self.current_relative:#.3g}× ref"

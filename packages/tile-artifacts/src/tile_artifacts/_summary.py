@@ -247,6 +247,11 @@ def render_summary_markdown(
     return "\n".join(lines) + "\n"
 
 
+def _held(doc: ComparisonDoc) -> str:
+    control = doc.summary.false_discoveries
+    return "" if control is None else f"; {control.describe()}"
+
+
 def render_comparison_markdown(doc: ComparisonDoc) -> str:
     """Render a comparison as one Markdown table (regressions first) and a one-line summary."""
     s = doc.summary
@@ -259,7 +264,7 @@ def render_comparison_markdown(doc: ComparisonDoc) -> str:
         f"{s.improvement_count} improvement(s), {s.neutral_count} neutral, "
         f"{s.inconclusive_count} inconclusive, {s.not_comparable_count} not comparable** "
         f"(`{cur}` vs `{base}`; noise floor ±{doc.thresholds.noise_floor_pct:g}%, "
-        f"α = {doc.thresholds.alpha:g}{basis})",
+        f"α = {doc.thresholds.alpha:g}{basis}{_held(doc)})",
         "",
         f"| case | baseline | current | change | {confidence:g}% CI of change | p | basis "
         "| judgement |",
@@ -271,10 +276,10 @@ def render_comparison_markdown(doc: ComparisonDoc) -> str:
         judgement = _JUDGEMENT_MARK[row.judgement]
         if row.reason and row.judgement in ("inconclusive", "not_comparable"):
             judgement += f" ({row.reason})"
+        shown = row.relative_values() or (value(row.baseline_value), value(row.current_value))
         cells = [
             f"`{row.case_id}`",
-            value(row.baseline_value),
-            value(row.current_value),
+            *shown,
             format_percent(row.percent_change, signed=True),
             format_change_ci(row.ratio_ci_low, row.ratio_ci_high),
             format_p(row.p_value),

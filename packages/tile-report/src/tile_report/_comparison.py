@@ -46,6 +46,9 @@ def _tip(row: ta.compare.ComparisonRow) -> str:
         f"baseline {format_seconds(row.baseline_value)}, "
         f"current {format_seconds(row.current_value)}"
     )
+    relative = row.relative_values()
+    if relative is not None:
+        lines.append(f"judged relative to the reference: {relative[0]} -> {relative[1]}")
     if row.p_value is not None:
         lines.append(f"p = {row.p_value:.2g}")
     if row.reason:
@@ -70,7 +73,8 @@ def comparison_plot(doc: ta.compare.ComparisonDoc, key: str) -> str | None:
     if not rows:
         return None
     floor = doc.thresholds.noise_floor_pct / 100
-    values = [1 - floor, 1 + floor]
+    # The judge's band is symmetric in log space: 1 / (1 + f) to 1 + f.
+    values = [1 / (1 + floor), 1 + floor]
     for r in rows:
         values += [v for v in (r.ratio, r.ratio_ci_low, r.ratio_ci_high) if v is not None]
     lo, hi = span(values, log=True, pad=0.08)
@@ -78,7 +82,7 @@ def comparison_plot(doc: ta.compare.ComparisonDoc, key: str) -> str | None:
     row_h = 18.0
     frame = Frame(left + 440, 30 + row_h * len(rows) + 62, left=left, top=30, bottom=62)
     xs = frame.x_scale(lo, hi, log=True)
-    band_lo, band_hi = xs(max(1 - floor, lo)), xs(min(1 + floor, hi))
+    band_lo, band_hi = xs(max(values[0], lo)), xs(min(values[1], hi))
     layers = [
         el(
             "rect",

@@ -127,18 +127,28 @@ def _part_colors(run: RunData) -> dict[str, str]:
     return {name: PALETTE[i % len(PALETTE)] for i, name in enumerate(names)}
 
 
+def _held(s: ta.compare.ComparisonSummary) -> str:
+    """How the verdicts were held to few false discoveries, where the file says."""
+    control = s.false_discoveries
+    return "" if control is None else f" ({control.describe()})"
+
+
 def _comparison_section(doc: ta.compare.ComparisonDoc) -> str:
     s = doc.summary
     rows = [
         [
             f"<code>{esc(r.case_id)}</code>",
-            esc(format_seconds(r.baseline_value)),
-            esc(format_seconds(r.current_value)),
+            *map(
+                esc,
+                r.relative_values()
+                or (format_seconds(r.baseline_value), format_seconds(r.current_value)),
+            ),
             "–" if r.percent_change is None else f"{r.percent_change:+.1f}%",
             "–"
             if r.ratio_ci_low is None or r.ratio_ci_high is None
             else f"{r.ratio_ci_low:.3f}–{r.ratio_ci_high:.3f}",
             "–" if r.p_value is None else f"{r.p_value:.2g}",
+            esc(r.basis or "–"),
             f'<b style="color:{JUDGEMENT_COLORS[r.judgement]}">{esc(r.judgement)}</b>',
             esc(r.reason or ""),
         ]
@@ -152,10 +162,20 @@ def _comparison_section(doc: ta.compare.ComparisonDoc) -> str:
         f'<section id="comparison"><h2>Comparison</h2><p>Against {against}: '
         f"{s.regression_count} regressions, {s.improvement_count} improvements, "
         f"{s.neutral_count} neutral, {s.inconclusive_count} inconclusive, "
-        f"{s.not_comparable_count} not comparable {badge(s.status)}</p>"
+        f"{s.not_comparable_count} not comparable {badge(s.status)}{_held(s)}</p>"
         + _box(comparison_plot(doc, "comparison"), "No case could be compared.")
         + table(
-            ["case", "baseline", "current", "change", "95% CI of ratio", "p", "verdict", "reason"],
+            [
+                "case",
+                "baseline",
+                "current",
+                "change",
+                "95% CI of ratio",
+                "p",
+                "basis",
+                "verdict",
+                "reason",
+            ],
             rows,
         )
         + "</section>"

@@ -21,6 +21,11 @@ _STYLE = {"regression": "bold red", "improvement": "green", "inconclusive": "yel
           "not_comparable": "magenta", "neutral": "dim"}  # fmt: skip
 
 
+def _false_discoveries(doc: ta.compare.ComparisonDoc) -> str:
+    control = doc.summary.false_discoveries
+    return "" if control is None else f"; {control.describe()}"
+
+
 def render_comparison(doc: ta.compare.ComparisonDoc, out: Console, *, plain: bool) -> None:
     """Tables sorted worst first (folded to the console's width), then a one-line summary."""
     columns = [
@@ -36,11 +41,12 @@ def render_comparison(doc: ta.compare.ComparisonDoc, out: Console, *, plain: boo
     ]
     rows: list[list[str | Text]] = []
     for row in sorted(doc.rows, key=lambda r: (_ORDER[r.judgement], r.case_id)):
+        # A relative row shows the kernel/reference ratios it was judged on.
+        shown = row.relative_values() or (format_seconds(row.baseline_value), format_seconds(row.current_value))
         rows.append(
             [
                 Text(row.case_id),
-                format_seconds(row.baseline_value),
-                format_seconds(row.current_value),
+                *shown,
                 format_percent(row.percent_change, signed=True),
                 format_change_ci(row.ratio_ci_low, row.ratio_ci_high),
                 format_p(row.p_value),
@@ -55,6 +61,6 @@ def render_comparison(doc: ta.compare.ComparisonDoc, out: Console, *, plain: boo
         f"{s.neutral_count} neutral, {s.inconclusive_count} inconclusive, "
         f"{s.not_comparable_count} not comparable "
         f"(noise floor ±{doc.thresholds.noise_floor_pct:g}%, alpha {doc.thresholds.alpha:g}, "
-        f"basis {doc.thresholds.basis or 'absolute'})"
+        f"basis {doc.thresholds.basis or 'absolute'}{_false_discoveries(doc)})"
     )
     emit(out, *fit_tables(None, columns, rows, width=out.width, plain=plain), line)
