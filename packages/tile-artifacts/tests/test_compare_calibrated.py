@@ -19,6 +19,7 @@ from tile_artifacts import (
     Report,
     ReportSummary,
     RunInfo,
+    baseline_from_reports,
     compare_runs,
     judge,
     render_comparison_markdown,
@@ -140,6 +141,23 @@ def test_a_drifting_reference_falls_back_to_absolute_times(sample_factory: Sampl
     assert row.basis == "relative" and row.judgement == "regression"
 
 
+def test_a_pooled_baseline_does_not_hide_a_drifted_reference(sample_factory: Samples) -> None:
+    # Three steady runs pooled: their spread is tight. The current run's machine is 45% slower
+    # (the reference says so) and its kernel 50%: the runs' spread did not see that move.
+    runs = [
+        _report({"k[a=1]": sample_factory(1e-3, n=60, spread=0.02, seed=i)},
+                {"k[a=1]": sample_factory(1e-3, n=60, spread=0.02, seed=10 + i)},
+                run_id=f"bench-20250131T120000Z-0000000{i}")
+        for i in range(3)
+    ]  # fmt: skip
+    cur = _report({"k[a=1]": [1.5 * x for x in sample_factory(1e-3, n=60, spread=0.02, seed=7)]},
+                  {"k[a=1]": [1.45 * x for x in sample_factory(1e-3, n=60, spread=0.02, seed=8)]})  # fmt: skip
+    [row] = compare_runs(baseline_from_reports(runs), cur).rows
+    assert row.basis == "absolute" and row.judgement == "inconclusive", row.reason
+    assert row.reason is not None and "spread of 3 and 1 runs" in row.reason
+    assert "noise floor ±109.7% because the reference moved +44.8%" in row.reason
+
+
 def _same_code_cases(sample_factory: Samples, m: int, seed: int) -> dict[str, list[float]]:
     return {f"k[i={i}]": sample_factory(1e-3, n=90, spread=0.2, seed=seed * 10_000 + i)
             for i in range(m)}  # fmt: skip
@@ -178,6 +196,12 @@ def test_a_run_of_part_of_the_baseline_is_judged_as_strictly(sample_factory: Sam
     assert doc.summary.false_discoveries.cases == 50
     row = next(r for r in doc.rows if r.case_id == "k[i=0]")
     assert row.reason is not None and "adjusted for 50 cases" in row.reason
+    # A regression found one case at a time is a regression of the whole run too.
+    whole = _same_code_cases(sample_factory, 50, 4)
+    whole["k[i=0]"] = [2 * x for x in whole["k[i=0]"]]
+    alone = _report({"k[i=0]": whole["k[i=0]"]})
+    assert _changes(compare_runs(base, alone)) == ["k[i=0]"]
+    assert _changes(compare_runs(base, _report(whole))) == ["k[i=0]"]
 
 
 def test_old_comparison_documents_stay_readable(sample_factory: Samples) -> None:

@@ -141,9 +141,11 @@ def case_evidence(  # noqa: PLR0913 (the evidence needs each of these)
         confidence=confidence,
     )
     ci = (min(low, test.ci_low), max(high, test.ci_high))
-    if groups.kind == "runs":
+    if groups.kind == "runs" and reference_weight == 1:
         drift = Drift(0.0, "")  # the runs measured how far a process moves
-    elif groups.kind == "rounds":
+    elif groups.kind in ("runs", "rounds"):
+        # Rounds span the run; runs of a pooled baseline do not see the machine move since,
+        # which a reference that drifted says it did.
         drift = run_drift([], [], *(references or ()), reference_weight=reference_weight)
     else:
         drift = run_drift(*series, *(references or ()), reference_weight=reference_weight)
