@@ -137,7 +137,7 @@ def test_three_doors_give_one_answer(
     cli_rows = json.loads((tmp_path / "cli-slow" / "comparisons.json").read_text())["rows"]
     for rows in (cli_rows, [r.model_dump() for r in slow_api.comparison.rows]):
         verdicts = {r["case_id"]: r["judgement"] for r in rows if r["metric_name"] == "time_s"}
-        assert verdicts == {SMALL: "regression", BIG: "regression"}
+        assert verdicts == {SMALL: "regression", BIG: "regression"}, [r["reason"] for r in rows]
 
 
 def test_a_misspelt_tunable_is_a_usage_error_at_the_command_line(
