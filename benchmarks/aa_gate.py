@@ -167,7 +167,7 @@ class Tally:
     false: list[str] = field(default_factory=list[str])
     missed: Counter[str] = field(default_factory=Counter[str])
 
-    def add(self, same: bool, doc: ta.ComparisonDoc, pair: str) -> None:
+    def add(self, same: bool, doc: ta.compare.ComparisonDoc, pair: str) -> None:
         verdicts = Counter(r.judgement for r in doc.rows)
         self.bases.update(r.basis or "-" for r in doc.rows)
         if same:
@@ -215,15 +215,15 @@ def judge(root: Path, pooled: int) -> int:
     b_runs = [n for n in names if n.startswith("B")]
     two = Tally()
     for x, y in [*itertools.combinations(a_runs, 2), *itertools.combinations(b_runs, 2)]:
-        two.add(True, ta.compare_runs(reports[x], reports[y]), f"{x}-{y}")
+        two.add(True, ta.compare.compare_runs(reports[x], reports[y]), f"{x}-{y}")
     for a, b in itertools.product(a_runs, b_runs):
-        two.add(False, ta.compare_runs(reports[a], reports[b]), f"{a}-{b}")
+        two.add(False, ta.compare.compare_runs(reports[a], reports[b]), f"{a}-{b}")
     two.print(f"tile compare RUN RUN ({len(a_runs)} A and {len(b_runs)} B runs, all pairs)")
     if 2 <= pooled < len(a_runs):
-        baseline = ta.baseline_from_reports([reports[n] for n in a_runs[:pooled]])
+        baseline = ta.compare.baseline_from_reports([reports[n] for n in a_runs[:pooled]])
         against = Tally()
         for n in [*a_runs[pooled:], *b_runs]:
-            against.add(n.startswith("A"), ta.compare_runs(baseline, reports[n]), n)
+            against.add(n.startswith("A"), ta.compare.compare_runs(baseline, reports[n]), n)
         against.print(f"tile bench --compare against a baseline pooled from {a_runs[:pooled]}")
     false_rate, caught = two.rates()
     return 0 if false_rate <= 0.01 and caught >= 0.99 else 1

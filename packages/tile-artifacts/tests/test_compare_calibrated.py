@@ -12,20 +12,22 @@ import pytest
 import tile_stats
 from tile_artifacts import (
     CaseRecord,
-    ComparisonDoc,
     DeviceRecord,
     Producer,
     ReferenceRecord,
     Report,
     ReportSummary,
     RunInfo,
+    utc_now,
+)
+from tile_artifacts._read import decode_document
+from tile_artifacts.compare import (
+    ComparisonDoc,
     baseline_from_reports,
     compare_runs,
     judge,
     render_comparison_markdown,
-    utc_now,
 )
-from tile_artifacts._read import decode_document
 
 Samples = Callable[..., list[float]]
 

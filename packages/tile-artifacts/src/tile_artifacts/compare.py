@@ -19,6 +19,7 @@ from tile_artifacts._documents import (
     ComparisonDoc,
     ComparisonSide,
     ComparisonSummary,
+    FalseDiscoveryControl,
     Thresholds,
     Versions,
     baseline_from_report,
@@ -40,6 +41,7 @@ __all__ = [
     "ComparisonRow",
     "ComparisonSide",
     "ComparisonSummary",
+    "FalseDiscoveryControl",
     "Thresholds",
     "read_comparison",
     # the verdict rule and its noise

@@ -42,7 +42,10 @@ def render_comparison(doc: ta.compare.ComparisonDoc, out: Console, *, plain: boo
     rows: list[list[str | Text]] = []
     for row in sorted(doc.rows, key=lambda r: (_ORDER[r.judgement], r.case_id)):
         # A relative row shows the kernel/reference ratios it was judged on.
-        shown = row.relative_values() or (format_seconds(row.baseline_value), format_seconds(row.current_value))
+        shown = row.relative_values() or (
+            format_seconds(row.baseline_value),
+            format_seconds(row.current_value),
+        )
         rows.append(
             [
                 Text(row.case_id),
