@@ -250,3 +250,42 @@ def test_rows_show_the_basis_and_the_numbers_they_were_judged_on(sample_factory:
     assert relative.ratio == pytest.approx(0.549 / 0.500, rel=0.002)  # the numbers agree
     assert f"| `k[a=1]` | 0.500× ref | 0.549× ref | {relative.percent_change:+.1f}% |" in markdown
     assert "| `k[a=2]` | 1.00 ms | " in markdown and "| absolute |" in markdown
+
+
+def _in_rounds(report: Report, rounds: list[list[float]], *, paired_with: str | None) -> Report:
+    """`report` with its one case measured in `rounds` (and naming its partner, if any)."""
+    [case] = report.cases
+    case = case.model_copy(
+        update={"samples": [x for r in rounds for x in r], "round_sizes": [len(r) for r in rounds]}
+    )
+    context = report.context.model_copy(update={"paired_with": paired_with})
+    return report.model_copy(update={"cases": [case], "context": context})
+
+
+def test_rounds_taken_in_turns_are_judged_in_pairs(sample_factory: Samples) -> None:
+    # Eight rounds a side; the machine's load swings by up to 2x from one pair of rounds to
+    # the next, the same for both halves of a pair (they took turns in one time window). The
+    # current side is 6% slower in every pair: the pairs see it at once, while the rounds
+    # compared side against side (Welch) see only the load's swing.
+    load = [1.0, 1.9, 1.2, 1.6, 1.0, 2.0, 1.3, 1.5]
+    base_rounds = [sample_factory(1e-3 * f, n=20, spread=0.01, seed=k) for k, f in enumerate(load)]
+    cur_rounds = [sample_factory(1.06e-3 * f, n=20, spread=0.01, seed=50 + k)
+                  for k, f in enumerate(load)]  # fmt: skip
+    ids = ("bench-20250131T120000Z-0000000a", "bench-20250131T120000Z-0000000b")
+    base = _in_rounds(_report({"k[a=1]": [1.0]}, run_id=ids[0]), base_rounds, paired_with=ids[1])
+    cur = _in_rounds(_report({"k[a=1]": [1.0]}, run_id=ids[1]), cur_rounds, paired_with=ids[0])
+    [row] = compare_runs(base, cur).rows
+    assert row.judgement == "regression", row.reason
+    assert row.basis == "absolute"
+    assert row.reason is not None and "8 pairs of rounds taken in turns" in row.reason
+    # The same rounds from two runs that did not take turns: no pairing, and no verdict.
+    apart = _in_rounds(_report({"k[a=1]": [1.0]}, run_id=ids[1]), cur_rounds, paired_with=None)
+    alone = _in_rounds(_report({"k[a=1]": [1.0]}, run_id=ids[0]), base_rounds, paired_with=None)
+    [unpaired] = compare_runs(alone, apart).rows
+    assert unpaired.judgement == "inconclusive", unpaired.reason
+    assert unpaired.reason is not None and "8 and 8 rounds" in unpaired.reason
+    # Identical code taking turns under the same swings: no verdict of change.
+    same = [sample_factory(1e-3 * f, n=20, spread=0.01, seed=90 + k) for k, f in enumerate(load)]
+    twin = _in_rounds(_report({"k[a=1]": [1.0]}, run_id=ids[1]), same, paired_with=ids[0])
+    [aa] = compare_runs(base, twin).rows
+    assert aa.judgement in ("neutral", "inconclusive"), aa.reason

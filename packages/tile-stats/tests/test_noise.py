@@ -156,7 +156,7 @@ def test_grouped_ci_needs_groups_that_fit() -> None:
         ci([6], [3, 3])
     with pytest.raises(StatsError, match="two or more groups on one side"):
         ci([6], [6], "pooled")
-    with pytest.raises(StatsError, match='spread must be "pooled" or "welch", got "t"'):
+    with pytest.raises(StatsError, match='spread must be "pooled", "welch" or "paired", got "t"'):
         ci([3, 3], [3, 3], "t")  # pyright: ignore[reportArgumentType]
     with pytest.raises(StatsError, match="baseline group 1 has median 0"):
         grouped_ratio_ci(

@@ -185,7 +185,7 @@ class Envelope(ArtifactModel):
 class Context(ArtifactModel):
     """Where and how the run happened."""
 
-    added_keys: ClassVar[frozenset[str]] = frozenset({"pinned_cpu"})
+    added_keys: ClassVar[frozenset[str]] = frozenset({"pinned_cpu", "paired_with"})
 
     project_root: str | None = None
     cwd: str | None = None
@@ -199,6 +199,8 @@ class Context(ArtifactModel):
     slurm_job_id: str | None = None
     argv: list[str] = Field(default_factory=list)
     seed: int | None = None
+    # The run whose rounds took turns with this run's, one at a time (`tile bench --against`).
+    paired_with: str | None = None
 
 
 class Peaks(ArtifactModel):

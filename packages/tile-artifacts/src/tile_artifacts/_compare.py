@@ -33,6 +33,7 @@ from tile_artifacts._compare_series import (
     MIN_ROUNDS,
     MIN_RUNS,
     case_series,
+    paired,
     pinned,
 )
 from tile_artifacts._documents import (
@@ -175,6 +176,7 @@ def compare_runs(  # noqa: PLR0913 (public call: its keyword options are documen
         metric=metric,
         basis=basis,
         pinned=pinned(baseline) and pinned(current),
+        paired=paired(baseline, current),
         noise_floor_pct=noise_floor_pct,
         alpha=alpha,
         resamples=resamples,

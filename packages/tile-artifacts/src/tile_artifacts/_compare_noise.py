@@ -61,15 +61,22 @@ class _Groups:
 
     skip: tuple[int, int]
     sizes: tuple[list[int], list[int]]
-    spread: Literal["pooled", "welch"]
+    spread: Literal["pooled", "welch", "paired"]
     note: str
-    kind: Literal["runs", "rounds", "blocks"]
+    kind: Literal["runs", "rounds", "paired", "blocks"]
 
 
-def _groups(base: CaseSeries, cur: CaseSeries, n: tuple[int, int]) -> _Groups | None:
-    """First match: a pooled baseline's runs (between processes), both sides' rounds (within
+def _groups(
+    base: CaseSeries, cur: CaseSeries, n: tuple[int, int], *, paired: bool
+) -> _Groups | None:
+    """First match: rounds taken in turns (`paired`, as many on each side: each pair shared the
+    machine's state), a pooled baseline's runs (between processes), both sides' rounds (within
     each run, spread over it), blocks of consecutive samples of each run (how the run
     wandered: the weakest, said so). None when a side has too few samples for two blocks."""
+    rounds = (base.round_sizes or [], cur.round_sizes or [])
+    if paired and rounds[0] and len(rounds[0]) == len(rounds[1]):
+        note = f"; p and CI from {len(rounds[0])} pairs of rounds taken in turns"
+        return _Groups((0, 0), rounds, "paired", note, "paired")
     if max(len(base.run_sizes), len(cur.run_sizes)) >= MIN_RUNS:
         sizes = (base.run_sizes, cur.run_sizes)
         note = f"; p and CI from the spread of {len(sizes[0])} and {len(sizes[1])} runs"
@@ -95,6 +102,7 @@ def case_evidence(  # noqa: PLR0913 (the evidence needs each of these)
     references: tuple[list[float], list[float]] | None,
     reference_weight: float = 1.0,
     relative_and_pinned: bool,
+    paired: bool = False,
     confidence: float,
     resamples: int,
     seed: int,
@@ -115,11 +123,17 @@ def case_evidence(  # noqa: PLR0913 (the evidence needs each of these)
     log space) and, without rounds, by each side's within-run drift (`run_drift`).
     Raises tile_stats.StatsError when the statistics cannot be computed.
     """
+    groups = _groups(base, cur, (len(series[0]), len(series[1])), paired=paired)
+    if groups is not None and groups.kind == "paired":
+        # The pairs are the evidence: pooled over the turns, the samples carry the machine's
+        # swings that the pairing takes out, so their own CI and ratio would bring them back.
+        test = _group_test(series, groups, confidence)
+        ci = (test.ci_low, test.ci_high)
+        return Evidence(test.ratio, ci, test.p_value, Drift(0.0, ""), groups.note)
     sample = tile_stats.compare(
         series[0], series[1], confidence=confidence, resamples=resamples, seed=seed
     )
     low, high = sample.ci_low, sample.ci_high
-    groups = _groups(base, cur, (len(series[0]), len(series[1])))
     if relative_and_pinned and (groups is None or groups.kind == "blocks"):
         # Pinned to one core, what moves a ratio shows within the run: a block bootstrap CI
         # and the samples' own test hold (benchmarks/compare_false_alarms.py --pin).
@@ -132,7 +146,31 @@ def case_evidence(  # noqa: PLR0913 (the evidence needs each of these)
         note = "; p from the samples (too few for blocks: the weakest evidence)"
         drift = run_drift(*series, *(references or ()), reference_weight=reference_weight)
         return Evidence(sample.ratio, (low, high), sample.p_value, drift, note)
-    test = tile_stats.grouped_compare(
+    test = _group_test(series, groups, confidence)
+    ci = (min(low, test.ci_low), max(high, test.ci_high))
+    drift = _group_drift(groups, series, references, reference_weight)
+    return Evidence(sample.ratio, ci, test.p_value, drift, groups.note)
+
+
+def _group_drift(
+    groups: _Groups,
+    series: tuple[list[float], list[float]],
+    references: tuple[list[float], list[float]] | None,
+    reference_weight: float,
+) -> Drift:
+    if groups.kind == "runs" and reference_weight == 1:
+        return Drift(0.0, "")  # the runs measured how far a process moves
+    if groups.kind in ("runs", "rounds"):
+        # Rounds span the run; runs of a pooled baseline do not see the machine move since,
+        # which a reference that drifted says it did.
+        return run_drift([], [], *(references or ()), reference_weight=reference_weight)
+    return run_drift(*series, *(references or ()), reference_weight=reference_weight)
+
+
+def _group_test(
+    series: tuple[list[float], list[float]], groups: _Groups, confidence: float
+) -> tile_stats.GroupedComparison:
+    return tile_stats.grouped_compare(
         series[0][groups.skip[0] :],
         series[1][groups.skip[1] :],
         baseline_sizes=groups.sizes[0],
@@ -140,16 +178,6 @@ def case_evidence(  # noqa: PLR0913 (the evidence needs each of these)
         spread=groups.spread,
         confidence=confidence,
     )
-    ci = (min(low, test.ci_low), max(high, test.ci_high))
-    if groups.kind == "runs" and reference_weight == 1:
-        drift = Drift(0.0, "")  # the runs measured how far a process moves
-    elif groups.kind in ("runs", "rounds"):
-        # Rounds span the run; runs of a pooled baseline do not see the machine move since,
-        # which a reference that drifted says it did.
-        drift = run_drift([], [], *(references or ()), reference_weight=reference_weight)
-    else:
-        drift = run_drift(*series, *(references or ()), reference_weight=reference_weight)
-    return Evidence(sample.ratio, ci, test.p_value, drift, groups.note)
 
 
 def run_drift(

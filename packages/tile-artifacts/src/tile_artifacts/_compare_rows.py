@@ -37,7 +37,10 @@ absolute medians either way, and a relative row also has `baseline_relative` and
 - `auto` (default): `relative` for a case whose both sides can be (and whose reference did not
   drift), else `absolute`.
 
-Groups (`case_evidence`): a baseline pooled from several runs (`baseline_from_reports`;
+Groups (`case_evidence`): two runs whose rounds took turns (`tile bench --against`; each names
+the other in `context.paired_with`) are judged on their rounds paired by turn, a t test on the
+differences of the pairs' log medians with no drift widening (the pairs saw the machine move),
+on absolute times under `auto`; "p and CI from N pairs of rounds taken in turns". Else a baseline pooled from several runs (`baseline_from_reports`;
 `run_sizes`) knows how far each case moves between processes of the same code, so when either
 side has MIN_RUNS runs or more the test is on the per-run medians (pooled variance), with no
 drift widening; the reason ends with "p and CI from the spread of K and L runs". Else, when both
@@ -96,6 +99,7 @@ class Settings:
     metric: str
     basis: BasisSetting
     pinned: bool
+    paired: bool
     noise_floor_pct: float
     alpha: float
     resamples: int
@@ -180,12 +184,15 @@ def _make_row(  # noqa: PLR0913 (a row's parts)
     )
 
 
-def _pick_basis(
-    base: CaseSeries, cur: CaseSeries, metric: str, basis: BasisSetting
-) -> tuple[Basis | None, str]:
+def _pick_basis(base: CaseSeries, cur: CaseSeries, s: Settings) -> tuple[Basis | None, str]:
     """The basis this row is judged on, or None and why it cannot be the one asked for."""
+    metric, basis = s.metric, s.basis
     if metric != "time_s" or basis == "absolute":
         return "absolute", ""  # the reference's own times cannot be relative to themselves
+    if basis == "auto" and s.paired:
+        # Rounds in turns already cancel the machine's moves; dividing would add the
+        # reference's own noise.
+        return "absolute", ""
     if base.relative is not None and cur.relative is not None:
         return "relative", ""
     if basis == "auto":
@@ -222,6 +229,7 @@ def _evidence(
         references=(base.reference, cur.reference) if absolute else None,
         reference_weight=DRIFTED_REFERENCE_WEIGHT if drifted else 1.0,
         relative_and_pinned=used == "relative" and s.pinned,
+        paired=s.paired,
         confidence=1 - s.alpha,
         resamples=s.resamples,
         seed=s.seed,
@@ -280,7 +288,7 @@ def compare_row(
     reason = _not_comparable(base, cur, *kinds, s.variants)
     if reason:
         return _make_row(cur.case_id, s.metric, values, "not_comparable", reason)
-    used, reason = _pick_basis(base, cur, s.metric, s.basis)
+    used, reason = _pick_basis(base, cur, s)
     if used is None:
         return _make_row(cur.case_id, s.metric, values, "not_comparable", reason)
     fallback = ""

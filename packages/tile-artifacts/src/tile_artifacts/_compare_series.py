@@ -13,7 +13,15 @@ import tile_stats
 from tile_artifacts._documents import Baseline
 from tile_artifacts._models import CaseRecord, Report
 
-__all__ = ["MIN_ROUNDS", "MIN_RUNS", "CaseSeries", "case_series", "median_or_none", "pinned"]
+__all__ = [
+    "MIN_ROUNDS",
+    "MIN_RUNS",
+    "CaseSeries",
+    "case_series",
+    "median_or_none",
+    "paired",
+    "pinned",
+]
 
 # Runs measured in rounds (`[bench] rounds`): the fewest rounds a side needs for its scatter to
 # set the CI.
@@ -86,3 +94,12 @@ def pinned(run: Report | Baseline) -> bool:
     """Whether the run's runner was pinned to one core with XLA single-threaded."""
     core = run.context.pinned_cpu if isinstance(run, Report) else run.pinned_cpu
     return core is not None
+
+
+def paired(baseline: Report | Baseline, current: Report | Baseline) -> bool:
+    """Whether the two runs took their rounds in turns (`tile bench --against`): each names
+    the other in `context.paired_with`."""
+    if not isinstance(baseline, Report) or not isinstance(current, Report):
+        return False
+    return (current.context.paired_with == baseline.run.run_id
+            or baseline.context.paired_with == current.run.run_id)  # fmt: skip

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from tile_harness import campaign, signals, tune
+    from tile_harness._against import Against
     from tile_harness._api import RunDone, bench, run
     from tile_harness._ask import ask
     from tile_harness._calibration import calibration_dir
@@ -89,6 +90,7 @@ __all__ = [
     "CONTROLS",
     "CPU_NO_PEAKS",
     "CPU_PEAKS_HINT",
+    "Against",
     "CacheLocation",
     "CliError",
     "ColdWarmRun",
@@ -177,6 +179,7 @@ _HOME: dict[str, str] = {
     "Display": "tile_harness._display",
     "ExitCode": "tile_harness._errors",
     "LaunchCounter": "tile_harness._process",
+    "Against": "tile_harness._against",
     "NullSink": "tile_harness._sinks",
     "Outcome": "tile_harness._outcome",
     "ProcessWatch": "tile_harness._cold_process",

@@ -47,6 +47,8 @@ class RunSetup:
     writer: ta.ArtifactWriter
     run_dir: Path
     argv: list[str]
+    paired_with: str | None = None
+    """The run whose rounds took turns with this one's (`tile bench --against`)."""
 
     @property
     def run_id(self) -> str:
@@ -153,6 +155,7 @@ def _context(setup: RunSetup, results: RunResults) -> ta.Context:
         slurm_job_id=results.slurm_job_id or os.environ.get("SLURM_JOB_ID"),
         argv=list(setup.argv),
         seed=setup.resolved.config.test.seed,
+        paired_with=setup.paired_with,
     )
 
 

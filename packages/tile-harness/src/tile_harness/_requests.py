@@ -34,6 +34,7 @@ class RequestChanges(TypedDict, total=False):
     shard: tp.Shard | None
     token: str | None
     cache_explain: bool
+    pace: str | None
 
 
 def derive(request: tp.RunRequest, **changes: Unpack[RequestChanges]) -> tp.RunRequest:

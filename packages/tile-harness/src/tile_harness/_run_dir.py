@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -16,9 +17,20 @@ from tile_harness._report import RunSetup
 if TYPE_CHECKING:
     from tile_config import ResolvedConfig
 
-__all__ = ["TOOL", "open_run", "tool_version"]
+__all__ = ["TOOL", "Pairing", "open_run", "tool_version"]
 
 TOOL = "tile"
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """One side of two runs whose rounds take turns (`tile bench --against`): its run id and
+    its partner's, known before either directory exists so that each can name the other, and
+    the source tree its producer is read from (the other revision's worktree)."""
+
+    run_id: str
+    paired_with: str
+    source: Path
 
 
 def tool_version() -> str:
@@ -30,12 +42,16 @@ def tool_version() -> str:
 
 
 def open_run(
-    command: str, resolved: ResolvedConfig, output_dir: Path | None, argv: list[str]
+    command: str,
+    resolved: ResolvedConfig,
+    output_dir: Path | None,
+    argv: list[str],
+    pairing: Pairing | None = None,
 ) -> RunSetup:
     """Create the run directory (and `.tile/latest`); refuse an unusable location clearly."""
     import tile_artifacts as ta
 
-    run_id = ta.new_run_id(command)
+    run_id = pairing.run_id if pairing else ta.new_run_id(command)
     redactor = ta.Redactor.for_run(
         environ=os.environ,
         settings=resolved.config.runner.env,
@@ -46,7 +62,7 @@ def open_run(
         run_dir = output_dir.absolute()
     else:
         run_dir = resolved.resolve_path(resolved.config.output.dir).absolute() / run_id
-    producer = ta.producer_info(TOOL, tool_version(), Path.cwd())
+    producer = ta.producer_info(TOOL, tool_version(), pairing.source if pairing else Path.cwd())
     try:
         writer = ta.ArtifactWriter(run_dir, run_id=run_id, producer=producer, redactor=redactor)
     except ta.ArtifactError as exc:
@@ -60,7 +76,8 @@ def open_run(
         from tile_harness._keep import prune_runs
 
         prune_runs(run_dir.parent, keep, run_dir)
-    return RunSetup(command, resolved, writer, run_dir, argv)
+    paired_with = pairing.paired_with if pairing else None
+    return RunSetup(command, resolved, writer, run_dir, argv, paired_with)
 
 
 def _point_latest(run_dir: Path, tile_dir: Path) -> None:

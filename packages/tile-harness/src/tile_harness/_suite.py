@@ -17,7 +17,7 @@ from tile_harness import signals
 from tile_harness._errors import CliError
 from tile_harness._record import RunRecorder, recording
 from tile_harness._requests import build_request, derive
-from tile_harness._run_dir import open_run
+from tile_harness._run_dir import Pairing, open_run
 from tile_harness._undone import settle
 
 if TYPE_CHECKING:
@@ -45,10 +45,11 @@ class Suite:
     """One suite run: its directory, its recorder and the sink in front of it.
 
     `json_lines` (`--json`) gets every protocol message once it is recorded; `cache_explain`
-    asks the runners for the compile cache's events.
+    asks the runners for the compile cache's events; `pairing` makes it one side of
+    `tile bench --against`.
     """
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 (what a suite run is made of, each documented)
         self,
         command: tp.Command,
         resolved: ResolvedConfig,
@@ -59,9 +60,10 @@ class Suite:
         display: Display,
         json_lines: BinaryIO | None = None,
         cache_explain: bool = False,
+        pairing: Pairing | None = None,
     ) -> None:
         build_request(command, resolved, selection, None)  # refused before a directory exists
-        self.setup = open_run(command, resolved, output_dir, list(argv))
+        self.setup = open_run(command, resolved, output_dir, list(argv), pairing)
         self.recorder = RunRecorder(self.setup, ui=display)
         self.sink: Sink = recording(self.recorder, json_lines=json_lines)
         """Where the sessions' events go: checked, recorded, then `--json`."""
@@ -98,8 +100,12 @@ class Suite:
             raise
         finally:
             self.recorder.ui.stop()
-        settle(self.recorder.results, self.sink)  # no planned case goes unaccounted for
+        self.settle()
         return None
+
+    def settle(self) -> None:
+        """Account for every planned case that has no outcome (after the session ended)."""
+        settle(self.recorder.results, self.sink)
 
     def finish(
         self, interrupted: str | None, compare_with: CompareSettings | None = None

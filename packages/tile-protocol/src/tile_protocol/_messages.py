@@ -65,7 +65,7 @@ __all__ = [
 
 PROTOCOL_VERSION = 1
 """Major version: a reader refuses a stream whose major version is newer than its own."""
-PROTOCOL_MINOR = 9
+PROTOCOL_MINOR = 10
 """Minor version: grows when optional fields or message types are added.
 
 1: `Reference.interleaved`, `RunRequest.pin_cpu`, `Hello.pinned_cpu`.
@@ -86,6 +86,7 @@ PROTOCOL_MINOR = 9
    through `[runner] env`).
 9: message `cache_event` (`CacheEvent`: a persistent compile-cache hit, miss or entry not
    stored; before, a `log` line `jax_cache {json}`, which `upgrade` still reads).
+10: `RunRequest.pace` (rounds taken in turns with another runner, for `tile bench --against`).
 """
 
 
@@ -148,6 +149,10 @@ class RunRequest(_Message, frozen=True, kw_only=True, tag="run_request"):
     messages (`tile bench --cache-report`, `--cold-process`)."""
     token: str | None = None
     """A fresh random string per runner process; every message of its stream repeats it."""
+    pace: str | None = None
+    """A directory through which the CLI gives this runner its turns (`tile bench --against`):
+    before bench round k the runner creates the file `ready-k` there, then waits until `go-k`
+    exists. Two runners so paced take their rounds one at a time, in the order the CLI picks."""
 
 
 # ---------------------------------------------------------------- stream (runner -> CLI)

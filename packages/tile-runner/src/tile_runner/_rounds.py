@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -17,7 +19,7 @@ from tile_runner._measure import Timing, time_compiled
 from tile_runner._roofline import roofline, throughput
 from tile_runner._stats import summarize, widen_to_rounds
 
-__all__ = ["BenchRounds", "case_work", "round_settings", "send_bench", "time_round"]
+__all__ = ["BenchRounds", "case_work", "round_settings", "send_bench", "time_round", "wait_turn"]
 
 
 @dataclass
@@ -42,6 +44,23 @@ class BenchRounds:
     work: Work
     watch: Stopwatch
     timings: list[Timing] = field(default_factory=list[Timing])
+
+
+_TURN_POLL_S = 0.002
+
+
+def wait_turn(pace_dir: str, round_: int) -> None:
+    """Say round `round_` is ready and wait for the CLI's go (`RunRequest.pace`).
+
+    Files, not a pipe: the request arrives on stdin, which srun closes at its end, and a file
+    works wherever the CLI and the runner share a directory. The wait is a poll every 2 ms,
+    short beside a round, and only while the other runner takes its turn.
+    """
+    pace = Path(pace_dir)
+    (pace / f"ready-{round_}").touch()
+    go = pace / f"go-{round_}"
+    while not go.exists():
+        time.sleep(_TURN_POLL_S)
 
 
 def round_settings(bench: BenchSettings) -> BenchSettings:

@@ -197,12 +197,14 @@ class Session:
         """
         from tile_runner._case import finish_rounds, next_round, run_case
         from tile_runner._isolation import StateGuard
-        from tile_runner._rounds import BenchRounds
+        from tile_runner._rounds import BenchRounds, wait_turn
 
         total = len(cases)
         pending: dict[str, BenchRounds] = {}
         guard = StateGuard()
         for round_ in range(1, rounds + 1):
+            if self.request.pace is not None and (round_ == 1 or pending):
+                wait_turn(self.request.pace, round_)
             for index, (kernel, case, unit, rid) in enumerate(cases):
                 if round_ > 1 and rid not in pending:
                     continue  # failed or skipped in an earlier round

@@ -99,7 +99,8 @@ class GroupedComparison:
 
     @property
     def ratio(self) -> float:
-        """median(current) / median(baseline), of all samples."""
+        """median(current) / median(baseline), of all samples; with spread `paired`, the
+        geometric mean of the pairs' ratios of medians."""
     @property
     def ci_low(self) -> float: ...
     @property
@@ -207,7 +208,7 @@ def grouped_ratio_ci(
     *,
     baseline_sizes: Sequence[int],
     current_sizes: Sequence[int],
-    spread: Literal["pooled", "welch"],
+    spread: Literal["pooled", "welch", "paired"],
     confidence: float = 0.95,
 ) -> tuple[float, float]:
     """t-interval (low, high) of median(current) / median(baseline) from group medians.
@@ -225,7 +226,7 @@ def grouped_compare(
     *,
     baseline_sizes: Sequence[int],
     current_sizes: Sequence[int],
-    spread: Literal["pooled", "welch"],
+    spread: Literal["pooled", "welch", "paired"],
     confidence: float = 0.95,
 ) -> GroupedComparison:
     """median(current) / median(baseline) with a t-interval and a t test on group medians.
@@ -233,6 +234,8 @@ def grouped_compare(
     The groups as for `grouped_ratio_ci` (rounds, the runs of a pooled baseline, or blocks of
     one run from `run_blocks`); the p-value is the two-sided t test (pooled or Welch) of the
     difference of the sides' mean log group medians, and the interval is `grouped_ratio_ci`'s.
+    `paired`: group k of each side was measured in turn with the other's (`tile bench
+    --against`); the test is on the k differences (as many groups on each side, two or more).
     """
 
 def run_blocks(n: int) -> tuple[int, list[int]] | None:

@@ -165,6 +165,9 @@ class Flags:
     # Comparison with a baseline
     compare: Path | None = _flag("--compare",
         help="Compare with a baseline (file, or directory of baselines).")
+    against: str | None = _flag("--against",
+        help="Time the working tree and git revision REV (a branch, tag or commit) in turns, "
+        "round by round, and compare them: the gate for a noisy machine.")
     noise_floor: float | None = _flag("--noise-floor", config="compare.noise_floor",
         help="Changes within ±this percent are neutral (default 2).")
     alpha: float | None = _flag("--alpha", config="compare.alpha",
@@ -255,7 +258,7 @@ SAMPLING = _group(
 )
 """How a case is timed (`[bench]`)."""
 SEED = _group("seed")
-COMPARE = _group("compare")
+COMPARE = _group("compare", "against")
 CACHE = _group("cache_report", "cold_process")
 EXACT = _group("case_ids", "settings")
 """Exact case ids (`--case`) and any configuration key (`--set`)."""

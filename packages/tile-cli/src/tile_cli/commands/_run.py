@@ -58,6 +58,7 @@ def _suite_flags(flags: Flags) -> SuiteFlags:
         as_json=flags.json,
         verbose=flags.verbose,
         compare=flags.compare,
+        against=flags.against,
         slurm_args=flags.slurm_args or [],
         cache_report=flags.cache_report,
         cold_process=flags.cold_process,

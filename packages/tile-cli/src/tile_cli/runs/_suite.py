@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 from tile_cli.terminal._render import (
     display_path,
@@ -25,6 +25,7 @@ from tile_cli.terminal._render import (
 )
 from tile_cli.terminal._ui import Ui, make_consoles
 from tile_harness import (
+    CliError,
     ExitCode,
     RunRecorder,
     Selection,
@@ -43,7 +44,7 @@ if TYPE_CHECKING:
     import tile_protocol as tp
     from tile_cli.runs._cache_report import CacheReport
     from tile_config import ResolvedConfig
-    from tile_harness import CompareSettings, Finished
+    from tile_harness import Against, CompareSettings, Finished
 
 __all__ = ["SuiteFlags", "claim_outputs", "run_suite"]
 
@@ -55,7 +56,8 @@ class SuiteFlags:
     `slurm_args` come after `[launcher] extra_args` on every srun command line. With
     `compare` (a baseline file or directory) the run is compared with it as `[compare]` of
     the configuration says. `cache_report` adds `diagnostics/jax_cache.json`; `cold_process`
-    runs the cases twice in fresh runners, first on an empty compilation cache.
+    runs the cases twice in fresh runners, first on an empty compilation cache. `against` (a
+    git revision) times that revision in turns with the working tree and compares the two.
     """
 
     profile: str | None = None
@@ -63,6 +65,7 @@ class SuiteFlags:
     as_json: bool = False
     verbose: int = 0
     compare: Path | None = None
+    against: str | None = None
     slurm_args: Sequence[str] = ()
     cache_report: bool = False
     cold_process: bool = False
@@ -101,14 +104,39 @@ def run_suite(command: tp.Command, sel: Selection, flags: SuiteFlags) -> int:
     hold.enter_context(signals.held())
     out, err = make_consoles()
     ui = Ui(err, verbose=flags.verbose, quiet=flags.as_json)
+    json_lines = sys.stdout.buffer if flags.as_json else None
+    if flags.against is not None:
+        against = _against(command, resolved, sel, flags, ui=ui, json_lines=json_lines)
+        shown = _Shown(against.current, flags, watch, out, err, against=against)
+        compare_with = CompareSettings.from_config(against.other.run_dir, resolved.config.compare)
+        return shown.finish(against.drive(hold), compare_with)
     suite = Suite(command, resolved, sel, output_dir=flags.output_dir, argv=sys.argv, display=ui,
-                  json_lines=sys.stdout.buffer if flags.as_json else None,
-                  cache_explain=watch is not None)  # fmt: skip
+                  json_lines=json_lines, cache_explain=watch is not None)  # fmt: skip
     shown = _Shown(suite, flags, watch, out, err)
     interrupted = suite.drive(shown.session(launching), hold)
     if command == "build":
         return shown.finish_build(interrupted)
     return shown.finish(interrupted, compare_with)
+
+
+def _against(command: tp.Command, resolved: ResolvedConfig, sel: Selection, flags: SuiteFlags,
+             *, ui: Ui, json_lines: BinaryIO | None) -> Against:  # fmt: skip
+    """Both sides of `tile bench --against REV`; refused with what it cannot go with."""
+    from tile_harness import Against
+
+    clash = [name for name, given in (("--compare", flags.compare is not None),
+                                      ("--cache-report", flags.cache_report),
+                                      ("--cold-process", flags.cold_process)) if given]  # fmt: skip
+    if command != "bench" or clash:
+        raise CliError(
+            f"`--against` cannot be used with {', '.join(f'`{c}`' for c in clash)}"
+            if clash
+            else "`--against` is a flag of `tile bench`",
+            hint="`--against REV` compares with the revision it times; leave the others out",
+            code=ExitCode.USAGE,
+        )
+    return Against(resolved, sel, flags.against or "", profile=flags.profile, argv=sys.argv,
+                   display=ui, output_dir=flags.output_dir, json_lines=json_lines)  # fmt: skip
 
 
 def _launching(resolved: ResolvedConfig, slurm_args: Sequence[str]) -> _Launching:
@@ -129,8 +157,9 @@ class _Shown:
     and the exit code."""
 
     def __init__(self, suite: Suite, flags: SuiteFlags, watch: CacheReport | None,
-                 out: Console, err: Console) -> None:  # fmt: skip
+                 out: Console, err: Console, *, against: Against | None = None) -> None:  # fmt: skip
         self.suite = suite
+        self.against = against
         self.setup = suite.setup
         self.recorder = suite.recorder
         self.flags = flags
@@ -168,7 +197,10 @@ class _Shown:
     def finish(self, interrupted: str | None, compare_with: CompareSettings | None) -> int:
         """Finalize a bench or test run, record it in the history, show it; the exit code."""
         setup, results, flags = self.setup, self.recorder.results, self.flags
-        finished = self.suite.finish(interrupted, compare_with)
+        if self.against is not None and compare_with is not None:
+            finished = self.against.finish(interrupted, compare_with)
+        else:
+            finished = self.suite.finish(interrupted, compare_with)
         report = finished.report
         resolved = setup.resolved
         if setup.command == "bench" and interrupted is None and resolved.config.history.enabled:
