@@ -63,15 +63,33 @@ def test_a_forked_child_cannot_forge_the_runners_messages(
     assert tile("schema-check", str(run), cwd=root).returncode == 0
 
 
-LEAKS = {
-    "x64": ("jax_config", "jax_enable_x64"),
-    "device": ("default_device", "jax_default_device"),
-    "chdir": ("cwd", ""),
-    "env": ("environment", "TILE_LEAKED"),
-    "path": ("sys_path", ""),
-    "signal": ("signal_handlers", "SIGUSR1"),
-    "thread": ("threads", "leaky-worker"),
+# What each leak of fixtures/state_leaks.py changes: the kind and the names of its diffs.
+LEAKS: dict[str, tuple[str, set[str]]] = {
+    "x64": ("jax_config", {"jax_enable_x64"}),
+    "device": ("default_device", {"jax_default_device"}),
+    "chdir": ("cwd", {""}),
+    "env": ("environment", {"TILE_LEAKED"}),
+    "path": ("sys_path", {""}),
+    "signal": ("signal_handlers", {"SIGUSR1"}),
+    "thread": ("threads", {"leaky-worker"}),
+    # Issue #39: the process state below Python's modules.
+    "stdout": ("stdio", {"sys.stdout", "sys.stderr"}),  # one stream under two names
+    "stderr": ("stdio", {"sys.stdout", "sys.stderr"}),
+    "fd2": ("stdio", {"fd 2"}),
+    "alarm": ("timers", {"ITIMER_REAL"}),
+    "itimer": ("timers", {"ITIMER_VIRTUAL"}),
+    "recursion": ("recursion_limit", {""}),
+    "profile": ("trace_hooks", {"sys.setprofile"}),
+    "trace": ("trace_hooks", {"threading.settrace"}),
+    "warnings": ("warnings", {"filters"}),
+    "umask": ("umask", {""}),
+    "nofile": ("rlimits", {"RLIMIT_NOFILE"}),
 }
+CASES = 2 * len(LEAKS)
+
+
+def _leak(i: int, what: str) -> str:
+    return f"leak/{2 * i:02d}_{what}"
 
 
 @pytest.mark.slow
@@ -81,30 +99,37 @@ def test_a_case_that_changes_the_process_is_named_and_the_next_is_not_blamed(
     root = project(["state_leaks.py"], FAST)
     proc = tile("test", cwd=root)
     assert proc.returncode == 0, proc.stderr
-    assert "14 cases, 14 ok" in proc.stderr  # every probe ran in the state the run began with
+    # Every probe ran in the state the run began with (and the runner survived them all).
+    assert f"{CASES} cases, {CASES} ok" in proc.stderr
     run, report = _latest(root)
     assert report["run"]["status"] == "success" and report["failures"] == []
-    assert [c["status"] for c in report["cases"]] == ["success"] * 14  # every result kept
+    assert [c["status"] for c in report["cases"]] == ["success"] * CASES  # every result kept
     findings = {
         f["title"].split("[")[0]: f for f in report["findings"] if f["category"] == "isolation"
     }
-    assert set(findings) == {f"leak/{chr(ord('a') + 2 * i)}_{what}" for i, what in
-                             enumerate(LEAKS)}  # fmt: skip
+    assert set(findings) == {_leak(i, what) for i, what in enumerate(LEAKS)}
     changes = {c["case_id"].split("[")[0]: c for c in map(lambda e: e["fields"],
                _events(run, "state_change"))}  # fmt: skip
-    for i, (what, (kind, name)) in enumerate(LEAKS.items()):
-        leak = f"leak/{chr(ord('a') + 2 * i)}_{what}"
+    for i, (what, (kind, names)) in enumerate(LEAKS.items()):
+        leak = _leak(i, what)
         finding = findings[leak]
-        assert finding["category"] == "isolation"
-        (diff,) = changes[leak]["changes"]
-        assert (diff["kind"], diff["name"] or "") == (kind, name) or kind == "sys_path"
+        diffs = changes[leak]["changes"]
+        assert {d["kind"] for d in diffs} == {kind}, leak
+        assert {d["name"] or "" for d in diffs} == names or kind == "sys_path", leak
         restored = what != "thread"
-        assert diff["restored"] is restored and changes[leak]["restart"] is not restored
+        assert all(d["restored"] is restored for d in diffs), leak
+        assert changes[leak]["restart"] is not restored
         assert finding["severity"] == ("low" if restored else "medium")
         assert any(("(restored)" if restored else "(cannot be restored)") in e
                    for e in finding["evidence"])  # fmt: skip
-    assert "/leaked/path" in " ".join(findings["leak/i_path"]["evidence"])
-    assert "warning: leak/m_thread[n=8,dtype=float32] changed the runner's thread" in proc.stderr
+    assert "/leaked/path" in " ".join(findings[_leak(4, "path")]["evidence"])
+    evidence = {what: " ".join(findings[_leak(i, what)]["evidence"]) for i, what in
+                enumerate(LEAKS)}  # fmt: skip
+    assert "SIGALRM in" in evidence["alarm"] and "/dev/null" in evidence["fd2"]
+    assert "interval timer `ITIMER_REAL`: disarmed -> SIGALRM in" in evidence["alarm"]
+    assert "-> 0077 (restored)" in evidence["umask"]
+    assert "error::UserWarning" in evidence["warnings"]
+    assert "warning: leak/12_thread[n=8,dtype=float32] changed the runner's thread" in proc.stderr
     # The thread could not be stopped: a fresh runner took the cases after it.
     commands = (run / "commands" / "commands.jsonl").read_text().splitlines()
     # Each runner's final record (its first, written when it started, says `incomplete`).
@@ -118,18 +143,18 @@ def test_a_leak_in_a_round_ends_that_case_early_and_restarts_the_rest(
     tile: TileRun, project: MakeProject
 ) -> None:
     root = project(["state_leaks.py"], FAST.replace("[bench]\n", "[bench]\nrounds = 3\n"))
-    proc = tile("bench", "-k", "thread", "-k", "leak/a_x64", cwd=root)
+    proc = tile("bench", "-k", "_thread", "-k", "leak/00_x64", cwd=root)
     assert proc.returncode == 0, proc.stderr
     run, report = _latest(root)
     cases = {c["kernel"]: c for c in report["cases"]}
-    leaked = cases["leak/m_thread"]
+    leaked = cases["leak/12_thread"]
     assert leaked["status"] == "success" and leaked["samples"]
     assert leaked["round_sizes"] is None  # one round timed before its runner had to go
-    for kernel in ("leak/a_x64", "leak/n_probe_thread"):
+    for kernel in ("leak/00_x64", "leak/13_probe_thread"):
         assert cases[kernel]["status"] == "success"
         assert len(cases[kernel]["round_sizes"]) == 3, kernel
     # x64 was set (and put back) in every round of both runners: one finding says so.
     isolation = [f for f in report["findings"] if f["category"] == "isolation"]
     titles = sorted(f["title"].split("[")[0] for f in isolation)
-    assert titles == ["leak/a_x64", "leak/m_thread"]
+    assert titles == ["leak/00_x64", "leak/12_thread"]
     assert tile("schema-check", str(run), cwd=root).returncode == 0

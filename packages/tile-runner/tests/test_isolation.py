@@ -157,3 +157,74 @@ def test_a_daemon_thread_is_named_once_and_lived_with() -> None:
         ("threads", "guard-test-daemon", "daemon thread running")
     ]
     assert second == ([], False)
+
+
+def _no_profile(frame: FrameType, event: str, arg: object) -> None:
+    pass
+
+
+def test_process_wide_state_is_put_back_and_named() -> None:
+    # Issue #39: what a kernel changes below Python's modules (the runner's side end to end is
+    # tests/test_case_isolation.py, with a probe after each change).
+    import resource
+    import warnings
+
+    guard = StateGuard()
+    limit = sys.getrecursionlimit()
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    mask = os.umask(0o077)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 600.0)
+        sys.setrecursionlimit(limit + 5)
+        sys.setprofile(_no_profile)
+        warnings.filterwarnings("error", message="guard test", category=UserWarning)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft - 1, hard))
+        diffs, restart = guard.check()
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)  # never leave the test process an alarm
+        sys.setprofile(None)
+        os.umask(mask)
+    assert not restart
+    shown = {(d.kind, d.name): (d.before, d.after, d.restored) for d in diffs}
+    assert set(shown) == {("timers", "ITIMER_REAL"), ("recursion_limit", ""),
+                          ("trace_hooks", "sys.setprofile"), ("warnings", "filters"),
+                          ("umask", ""), ("rlimits", "RLIMIT_NOFILE")}  # fmt: skip
+    assert all(restored for _, _, restored in shown.values())
+    assert str(shown["timers", "ITIMER_REAL"][1]).startswith("SIGALRM in ")
+    assert shown["recursion_limit", ""][:2] == (str(limit), str(limit + 5))
+    assert shown["trace_hooks", "sys.setprofile"][:2] == ("none", f"{__name__}._no_profile")
+    assert shown["warnings", "filters"][:2] == (None, "error:guard test:UserWarning")
+    assert shown["umask", ""][:2] == (f"{mask:04o}", "0077")
+    assert str(shown["rlimits", "RLIMIT_NOFILE"][1]).startswith(f"soft {soft - 1}, ")
+    # ...and the process is as it was.
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    assert sys.getrecursionlimit() == limit
+    assert resource.getrlimit(resource.RLIMIT_NOFILE) == (soft, hard)
+    assert guard.check() == ([], False)
+
+
+# A process that is not root cannot raise a hard limit again: run as nobody when root.
+HARD_LIMIT_SCRIPT = """
+import json, os, resource, sys
+from tile_runner._isolation import StateGuard
+import tile_runner._jaxapi  # the guard reads JAX's flags: import JAX while files are readable
+
+if os.geteuid() == 0:
+    os.setgid(65534)
+    os.setuid(65534)
+guard = StateGuard()
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (soft - 1, soft - 1))
+diffs, restart = guard.check()
+json.dump({"restart": restart, "diffs": [[d.kind, d.name, d.restored] for d in diffs]}, sys.stdout)
+"""
+
+
+def test_a_lowered_hard_limit_asks_for_a_fresh_runner() -> None:
+    done = subprocess.run([sys.executable, "-c", HARD_LIMIT_SCRIPT], capture_output=True,
+                          text=True, timeout=120, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {
+        "restart": True,
+        "diffs": [["rlimits", "RLIMIT_NOFILE", False]],
+    }

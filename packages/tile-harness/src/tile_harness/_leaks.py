@@ -24,6 +24,13 @@ _LABELS: dict[str, str] = {
     "sys_path": "sys.path",
     "signal_handlers": "signal handler",
     "threads": "thread",
+    "stdio": "standard stream",
+    "timers": "interval timer",
+    "recursion_limit": "recursion limit",
+    "trace_hooks": "profile/trace hook",
+    "warnings": "warnings",
+    "umask": "umask",
+    "rlimits": "resource limit",
 }
 
 

@@ -86,7 +86,9 @@ PROTOCOL_MINOR = 10
    through `[runner] env`).
 9: message `cache_event` (`CacheEvent`: a persistent compile-cache hit, miss or entry not
    stored; before, a `log` line `jax_cache {json}`, which `upgrade` still reads).
-10: `RunRequest.pace` (rounds taken in turns with another runner, for `tile bench --against`).
+10: `RunRequest.pace` (rounds taken in turns with another runner, for `tile bench --against`);
+   `StateDiff.kind` `stdio`, `timers`, `recursion_limit`, `trace_hooks`, `warnings`, `umask`
+   and `rlimits` (more of the process state a case can leave changed).
 """
 
 

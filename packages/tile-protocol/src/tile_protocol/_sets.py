@@ -86,9 +86,23 @@ WorkSource = Literal["declared", "cost_analysis"]
 LogLevel = Literal["debug", "info", "warning", "error"]
 
 StateKind = Literal[
-    "jax_config", "default_device", "cwd", "environment", "sys_path", "signal_handlers", "threads"
+    "jax_config",
+    "default_device",
+    "cwd",
+    "environment",
+    "sys_path",
+    "signal_handlers",
+    "threads",
+    "stdio",
+    "timers",
+    "recursion_limit",
+    "trace_hooks",
+    "warnings",
+    "umask",
+    "rlimits",
 ]
-"""The parts of a runner's process state a case can change and the next case would inherit."""
+"""The parts of a runner's process state a case can change and the next case would inherit
+(`stdio` to `rlimits` since protocol 1.10)."""
 
 InspectKind = Literal["jaxpr", "stablehlo", "hlo", "cost", "memory"]
 """The views `inspect` shows of a compiled case, in the order `all` shows them."""

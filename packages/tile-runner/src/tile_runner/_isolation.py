@@ -5,9 +5,11 @@ cases after it: a kernel that turns on `jax_enable_x64` makes every later case r
 that changes the working directory breaks every later relative path. Those later cases would
 fail, or measure something else, and be blamed for it. `StateGuard` takes the state a kernel
 can change before the first case; after each case it compares, puts back what can safely be
-put back (flags, directory, environment, sys.path, Python signal handlers), and asks for a
-fresh runner when something cannot (a non-daemon thread still running, a handler Python did
-not set). A daemon thread is named once and then lived with.
+put back (flags, directory, environment, sys.path, Python signal handlers, and the
+process-wide state of `_process_state`: stdio, interval timers, recursion limit, profile and
+trace hooks, warnings filters, umask, resource limits), and asks for a fresh runner when
+something cannot (a non-daemon thread still running, a handler Python did not set, a hard
+limit lowered). A daemon thread is named once and then lived with.
 The case that changed it is named in a `StateChange` message.
 """
 
@@ -22,36 +24,21 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tile_protocol import StateDiff
+from tile_runner._process_state import Part, callable_name, process_parts, same, show
 
 __all__ = ["StateGuard"]
 
-_SHOWN = 160  # characters of a value shown in a finding
 _SECRET = re.compile(r"TOKEN|SECRET|PASSW|KEY|CREDENTIAL|AUTH|COOKIE|SESSION", re.IGNORECASE)
 _DEFAULT_DEVICE = "jax_default_device"
 _RUNNING = "thread running"
 _DAEMON = "daemon thread running"
 
 
-def _same(a: object, b: object) -> bool:
-    """Equality that never raises (a value's `==` may)."""
-    if a is b:
-        return True
-    try:
-        return type(a) is type(b) and bool(a == b)
-    except Exception:
-        return False
-
-
-def _show(value: object) -> str:
-    text = value if isinstance(value, str) else repr(value)
-    return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
-
-
 def _env_value(name: str, value: str | None) -> str | None:
     """An environment value for a finding; secret-looking names keep their value private."""
     if value is None:
         return None
-    return "<redacted>" if _SECRET.search(name) else _show(value)
+    return "<redacted>" if _SECRET.search(name) else show(value)
 
 
 def _handler_name(handler: object) -> str:
@@ -59,9 +46,7 @@ def _handler_name(handler: object) -> str:
         return "a handler not set from Python"
     if isinstance(handler, signal.Handlers):
         return handler.name
-    name = getattr(handler, "__qualname__", None) or getattr(handler, "__name__", None)
-    module = getattr(handler, "__module__", None)
-    return f"{module}.{name}" if module and name else _show(handler)
+    return callable_name(handler)
 
 
 def _signal_name(signum: int) -> str:
@@ -137,12 +122,16 @@ class StateGuard:
 
     def __init__(self) -> None:
         self._base = _State.now()
+        self._parts: list[Part] = process_parts()
         self._adopted: set[threading.Thread] = set()
 
     def check(self) -> tuple[list[StateDiff], bool]:
         """What changed since the start, restored where safe; True when a restart is needed."""
+        # Stdio first: a closed stderr would swallow what the other restores say.
+        parts = [d for part in self._parts for d in part.check()]
         now = _State.now()
         diffs = [
+            *parts,
             *self._config(now),
             *self._cwd(now),
             *self._environ(now),
@@ -160,15 +149,15 @@ class StateGuard:
         diffs: list[StateDiff] = []
         for name, before in self._base.jax_config.items():
             after = now.jax_config.get(name, before)
-            if _same(before, after):
+            if same(before, after):
                 continue
             kind = "default_device" if name == _DEFAULT_DEVICE else "jax_config"
             diffs.append(
                 StateDiff(
                     kind=kind,
                     name=name,
-                    before=_show(before),
-                    after=_show(after),
+                    before=show(before),
+                    after=show(after),
                     restored=_restore_jax(name, before),
                 )
             )
@@ -213,8 +202,8 @@ class StateGuard:
         removed = [p for p in base if p not in now.sys_path]
         if not added and not removed:  # the same entries in another order
             return [
-                StateDiff(kind="sys_path", name="order", before=_show(base),
-                          after=_show(now.sys_path), restored=restored)
+                StateDiff(kind="sys_path", name="order", before=show(base),
+                          after=show(now.sys_path), restored=restored)
             ]  # fmt: skip
         return [
             *(StateDiff(kind="sys_path", after=p, restored=restored) for p in added),
@@ -225,7 +214,7 @@ class StateGuard:
         diffs: list[StateDiff] = []
         for signum, before in self._base.handlers.items():
             after = now.handlers.get(signum, before)
-            if _same(before, after):
+            if same(before, after):
                 continue
             diffs.append(
                 StateDiff(
@@ -264,7 +253,7 @@ def _restore_jax(name: str, before: object) -> bool:
         config.update(name, before)
     except Exception:
         return False
-    return _same(_jax_config().get(name), before)
+    return same(_jax_config().get(name), before)
 
 
 def _restore_env(name: str, before: str | None) -> bool:
@@ -283,4 +272,4 @@ def _restore_handler(signum: int, before: object) -> bool:
         signal.signal(signum, before)  # pyright: ignore[reportArgumentType]
     except (OSError, ValueError, TypeError):
         return False
-    return _same(signal.getsignal(signum), before)
+    return same(signal.getsignal(signum), before)
