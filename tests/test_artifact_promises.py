@@ -82,6 +82,51 @@ def test_no_file_of_the_run_holds_a_secret(tile: TileRun, project: MakeProject) 
     assert tile("schema-check", str(run), cwd=root).returncode == 0
 
 
+# Issue #39: a download URL's credentials have no secret-looking key beside them.
+URL_SECRETS = {
+    "userinfo": "url-password-0006",
+    "query": "url-token-0007",
+    "signature": "url-signature-0008",
+}
+URL_TOML = f"""
+[downloads.weights]
+url = "https://ci-bot:{URL_SECRETS["userinfo"]}@data.example.org/w.npy?access_token={URL_SECRETS["query"]}"
+sha256 = "{"0" * 64}"
+
+[downloads.signed]
+url = "https://bucket.example.org/x.npy?X-Amz-Signature={URL_SECRETS["signature"]}&v=1"
+sha256 = "{"1" * 64}"
+"""
+
+
+def _holding_secrets(root: Path, secrets: dict[str, str]) -> list[str]:
+    """`where in FILE` for every secret found in a file under `root`."""
+    return [f"{where} in {path.relative_to(root)}" for path in root.rglob("*") if path.is_file()
+            for where, secret in secrets.items()
+            if secret in path.read_text(errors="replace")]  # fmt: skip
+
+
+def test_no_run_or_campaign_file_holds_a_download_urls_credentials(
+    tile: TileRun, project: MakeProject
+) -> None:
+    root = project(["good.py"], FAST + URL_TOML)
+    (root / "campaigns").mkdir()
+    (root / "campaigns" / "one.toml").write_text("[select]\nkernels = ['fx/square']\n")
+    runs = root / ".tile"
+    assert (proc := tile("test", "-k", "fx/square", cwd=root)).returncode == 0, proc.stderr
+    assert (proc := tile("campaign", "run", "one", "--smoke", cwd=root)).returncode == 0, (
+        proc.stderr
+    )
+    assert _holding_secrets(runs, URL_SECRETS) == []
+    snapshots = [p.read_text() for p in runs.rglob("tile.toml")] + [
+        p.read_text() for p in runs.rglob("resolved_tool.json")
+    ]
+    assert len(snapshots) >= 4  # the test run's and the campaign unit's, TOML and JSON
+    assert all("https://<redacted>@data.example.org/w.npy?access_token=<redacted>" in s
+               for s in snapshots)  # fmt: skip
+    assert all("X-Amz-Signature=<redacted>&v=1" in s for s in snapshots)
+
+
 # ---------------------------------------------------------------- SIGKILL
 
 KILL_AXES = ("-a", "n=64,128,256,512,1024,2048")  # 3 kernels x 6 sizes = 18 cases

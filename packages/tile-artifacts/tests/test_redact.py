@@ -15,6 +15,7 @@ from tile_artifacts import (
     Redactor,
     is_secret_name,
     new_run_id,
+    redact_urls,
 )
 from tile_artifacts.check import check_path
 
@@ -106,3 +107,49 @@ def test_every_writer_path_redacts_and_logs_can_be_scrubbed(tmp_path: Path) -> N
         assert secret not in text, path
         assert not text or REDACTED in text, path
     assert not [p for p in check_path(run) if "context.json" in p.file]
+
+
+# Issue #39: a `[downloads]` URL carries its credentials without a secret-looking key.
+URL_TOML = """\
+[downloads.weights]
+url = "https://alice:pa%40ss-0001@data.example.org/w.npy?v=2&access_token=tok-url-0002#part"
+sha256 = "00"
+
+[downloads.signed]
+url = "https://bucket.s3.amazonaws.com/x?X-Amz-Credential=AKIA0003&X-Amz-Signature=sig-0004"
+
+[downloads.mirror]
+url = "https://ghp_token0005@github.com/o/r/raw/x.npy?format=raw"
+"""
+
+
+def test_url_credentials_are_hidden_by_value() -> None:
+    text = redact_urls(URL_TOML)
+    for secret in (
+        "alice",
+        "pa%40ss-0001",
+        "tok-url-0002",
+        "AKIA0003",
+        "sig-0004",
+        "ghp_token0005",
+    ):
+        assert secret not in text, secret
+    assert "https://<redacted>@data.example.org/w.npy?v=2&access_token=<redacted>#part" in text
+    assert "X-Amz-Credential=<redacted>&X-Amz-Signature=<redacted>" in text
+    assert "https://<redacted>@github.com/o/r/raw/x.npy?format=raw" in text
+    # A plain user name, a URL without credentials, text without a URL: as written.
+    plain = "git+ssh://git@github.com/o/r https://example.org/a?page=2&key_count"
+    assert redact_urls(plain) == plain
+
+
+def test_url_secrets_are_secrets_of_the_run_everywhere() -> None:
+    redactor = Redactor.for_run(environ={"HTTPS_PROXY": "http://bob:proxy-pw-0006@proxy:3128"},
+                                config_text=URL_TOML,
+                                argv=["tile", "fetch", "--url", "https://h/?token=argv-0007"])  # fmt: skip
+    assert {"pa%40ss-0001", "pa@ss-0001", "tok-url-0002", "AKIA0003", "sig-0004",
+            "proxy-pw-0006", "argv-0007"} <= set(redactor.secrets)  # fmt: skip
+    # The token alone, as an error message might quote it, and inside JSON and a snapshot.
+    assert redactor.text("401 for tok-url-0002") == f"401 for {REDACTED}"
+    line = json.dumps({"url": "https://carol:x-pw-0008@host/f"})
+    assert json.loads(redactor.json_text(line)) == {"url": f"https://{REDACTED}@host/f"}
+    assert "tok-url-0002" not in redactor.toml(URL_TOML)

@@ -122,6 +122,7 @@ from tile_artifacts._redact import (
     Redactor,
     is_secret_name,
     redact_environment,
+    redact_urls,
 )
 from tile_artifacts._summary import render_summary_markdown
 from tile_artifacts._writer import ArtifactWriter
@@ -236,6 +237,7 @@ __all__ = [
     "new_run_id",
     "producer_info",
     "redact_environment",
+    "redact_urls",
     "utc_now",
     # reading
     "complete_lines",

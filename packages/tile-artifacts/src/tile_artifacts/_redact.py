@@ -5,7 +5,10 @@ places where the name travels with the value. A token written in tile.toml, pass
 command line or interpolated into another setting turns up elsewhere: the config snapshot,
 the argv in events and the report, a runner's stderr. So the writer knows the secret
 *values* of the run and replaces each occurrence in everything it writes; names still
-decide what is a secret.
+decide what is a secret. A URL carries its secrets without a name tile would see (a
+`[downloads]` URL with `https://user:pass@host` or `?access_token=...`): in every URL the
+userinfo and the values of secret-named query parameters are hidden, and those values are
+secrets of the run wherever else they turn up.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import tomllib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Final, cast
+from urllib.parse import unquote
 
 from pydantic import JsonValue
 
@@ -27,6 +31,7 @@ __all__ = [
     "Redactor",
     "is_secret_name",
     "redact_environment",
+    "redact_urls",
 ]
 
 REDACTED: Final = "<redacted>"
@@ -49,6 +54,9 @@ MIN_AMBIENT_LENGTH: Final = 8
 """The process environment holds many secret-named variables that are not secrets
 (`XDG_SESSION_TYPE=x11`); their values are hidden everywhere only from this length on."""
 
+# A URL as it appears in text: it ends where a quote, a space, a JSON escape or markup begins.
+_URL = re.compile(r"""\b[A-Za-z][A-Za-z0-9+.-]*://[^\s"'<>\\`]+""")
+
 # `NAME = value` in TOML, the key bare or quoted, the value one string or scalar token.
 _TOML_VALUE = r"""("(?:[^"\\\n]|\\.)*"|'[^'\n]*'|[^\s,}\]#]+)"""
 
@@ -57,6 +65,63 @@ def is_secret_name(name: str) -> bool:
     """Whether a variable or key name looks like it holds a secret (`HF_TOKEN`, `db_password`)."""
     upper = name.upper()
     return any(pattern in upper for pattern in REDACT_PATTERNS)
+
+
+def _is_secret_parameter(name: str) -> bool:
+    """A query parameter that authorizes: secret by name, or a signature (S3's
+    `X-Amz-Signature`, Azure's `sig`), which no secret-looking name gives away."""
+    upper = unquote(name).upper()
+    return is_secret_name(upper) or upper == "SIG" or "SIGNATURE" in upper
+
+
+def _url_parts(url: str) -> tuple[str, str, str, str]:
+    """(scheme and `://`, authority, path, query and fragment) of one URL, kept as written."""
+    scheme, _, rest = url.partition("://")
+    end = min((i for i in map(rest.find, "/?#") if i >= 0), default=len(rest))
+    path_end = min((i for i in map(rest.find, "?#") if i >= end), default=len(rest))
+    return scheme + "://", rest[:end], rest[end:path_end], rest[path_end:]
+
+
+def _secret_parameters(query: str) -> Iterator[tuple[str, str]]:
+    """(name, value) of each secret-named parameter of `?a=1&token=v#frag`."""
+    for pair in re.split(r"[&;]", query.lstrip("?").partition("#")[0]):
+        name, sep, value = pair.partition("=")
+        if sep and value and _is_secret_parameter(name):
+            yield name, value
+
+
+def _url_secrets(text: str) -> Iterator[str]:
+    """The secret values in the URLs of `text`: passwords of userinfo and the values of
+    secret-named query parameters, as written and percent-decoded."""
+    for match in _URL.finditer(text):
+        _, authority, _, query = _url_parts(match.group(0))
+        userinfo = authority.rpartition("@")[0]
+        found = [userinfo.partition(":")[2]] + [v for _, v in _secret_parameters(query)]
+        for value in filter(None, found):
+            yield value
+            if unquote(value) != value:
+                yield unquote(value)
+
+
+def _secret_userinfo(userinfo: str) -> bool:
+    """`user:password`, or a user name long enough to be a token (`https://TOKEN@host`);
+    `git@` and other short plain names stay readable."""
+    return ":" in userinfo or len(userinfo) >= MIN_AMBIENT_LENGTH
+
+
+def _hide_in_url(match: re.Match[str]) -> str:
+    scheme, authority, path, query = _url_parts(match.group(0))
+    userinfo, at, host = authority.rpartition("@")
+    if at and _secret_userinfo(userinfo):
+        authority = REDACTED + at + host
+    for name, value in _secret_parameters(query):
+        query = query.replace(f"{name}={value}", f"{name}={REDACTED}")
+    return scheme + authority + path + query
+
+
+def redact_urls(text: str) -> str:
+    """Every URL's userinfo and secret-named query values in `text` replaced by `<redacted>`."""
+    return _URL.sub(_hide_in_url, text) if "://" in text else text
 
 
 def redact_environment(env: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
@@ -128,6 +193,8 @@ class Redactor:
             values += [v for _, v in pairs]
             keys.update(k for k, _ in pairs)
         values += _argv_secrets(argv)
+        sources = [config_text or "", *argv, *env.values(), *(settings or {}).values()]
+        values += (secret for source in sources for secret in _url_secrets(source))
         return cls(values, keys=keys)
 
     def __or__(self, other: Redactor) -> Redactor:
@@ -138,7 +205,10 @@ class Redactor:
         return bool(self.secrets or self.keys)
 
     def text(self, text: str) -> str:
-        """Every secret in plain text (a log, Markdown, TOML) replaced by `<redacted>`."""
+        """Every secret in plain text (a log, Markdown, TOML) replaced by `<redacted>`, and
+        every URL's credentials (`redact_urls`)."""
+        # URLs first: once a password is `<redacted>`, its URL no longer reads as one.
+        text = redact_urls(text)
         for secret in self.secrets:
             if secret in text:
                 text = text.replace(secret, REDACTED)
@@ -161,7 +231,7 @@ class Redactor:
         the model wrote); otherwise it is redacted as data, so that a secret made of digits
         never turns a number into something that is not JSON.
         """
-        if not any(e in text for e in self._escaped):
+        if not any(e in text for e in self._escaped) and redact_urls(text) == text:
             return text
         data = self.data(json.loads(text))
         if indent is None:
@@ -181,15 +251,15 @@ class Redactor:
         """Redact a file another process wrote (a runner's stderr log) in place, atomically;
         True when it held a secret."""
         target = Path(path)
-        if not self.secrets:
-            return False
         try:
             raw = target.read_bytes()
         except OSError:
             return False
-        if not any(s.encode("utf-8") in raw for s in self.secrets):
+        if b"://" not in raw and not any(s.encode("utf-8") in raw for s in self.secrets):
             return False
         clean = self.text(raw.decode("utf-8", "surrogateescape"))
+        if clean.encode("utf-8", "surrogateescape") == raw:  # a URL without credentials
+            return False
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
         try:
             with os.fdopen(fd, "wb") as fh:
