@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -153,3 +155,53 @@ def test_url_secrets_are_secrets_of_the_run_everywhere() -> None:
     line = json.dumps({"url": "https://carol:x-pw-0008@host/f"})
     assert json.loads(redactor.json_text(line)) == {"url": f"https://{REDACTED}@host/f"}
     assert "tok-url-0002" not in redactor.toml(URL_TOML)
+
+
+# Issue #39: a runner's stderr log is as large as a kernel makes it (1.2 GB took the CLI to
+# 1.25 GB while a secret-named variable was set, as in every CI job).
+SCRUB_SCRIPT = """
+import resource, sys
+from tile_artifacts import Redactor
+
+redactor = Redactor([sys.argv[2]])
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+held = redactor.scrub_file(sys.argv[1])
+grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+print(held, grown // 1024)  # ru_maxrss is in KiB on Linux
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="ru_maxrss in KiB")
+def test_scrubbing_a_large_log_holds_a_bounded_part_of_it(tmp_path: Path) -> None:
+    secret = "ci-token-value-0123"
+    log = tmp_path / "runner-1.stderr.log"
+    block = ("noise " * 20 + "see https://example.org/doc?page=2\n") * 4000  # ~0.6 MiB
+    with log.open("w") as fh:
+        fh.write(f"first {secret}\n")
+        for _ in range(128):
+            fh.write(block)
+        fh.write(f"https://u:{secret}@host/x\nlast {secret}")  # no newline at the end
+    size = log.stat().st_size
+    done = subprocess.run([sys.executable, "-c", SCRUB_SCRIPT, str(log), secret],
+                          capture_output=True, text=True, timeout=300, check=True)  # fmt: skip
+    held, grown_mib = done.stdout.split()
+    assert held == "True"
+    assert int(grown_mib) < 16, f"scrubbing a {size >> 20} MiB log grew by {grown_mib} MiB"
+    text = log.read_text()
+    assert secret not in text
+    assert text.startswith(f"first {REDACTED}\n") and text.endswith(f"last {REDACTED}")
+    assert f"https://{REDACTED}@host/x\n" in text
+    assert text.count("https://example.org/doc?page=2\n") == 128 * 4000
+
+
+@pytest.mark.parametrize("block", [1, 3, 7, 64])
+def test_a_secret_or_url_across_a_block_boundary_is_still_hidden(
+    tmp_path: Path, block: int
+) -> None:
+    log = tmp_path / "log"
+    text = "a multi\nline secret-0001 and https://u:pw-0002@h/?token=t-0003 end\n" * 3
+    log.write_text(text)
+    redactor = Redactor(["line secret-0001"])
+    assert redactor.scrub_file(log, block=block)
+    assert log.read_text() == redactor.text(text)
+    assert not redactor.scrub_file(log, block=block)  # nothing left to hide

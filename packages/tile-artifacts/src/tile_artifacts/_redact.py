@@ -13,6 +13,7 @@ secrets of the run wherever else they turn up.
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import re
@@ -50,6 +51,11 @@ REDACT_PATTERNS: Final = (
 MIN_SECRET_LENGTH: Final = 4
 """Shorter values are hidden only where their name is beside them: replacing `abc` in every
 file would garble unrelated text."""
+SCRUB_BLOCK: Final = 1 << 20
+"""Bytes of a log read at a time when it is redacted in place."""
+_LONGEST_LINE: Final = 8 << 20
+"""A line longer than this (a progress bar redrawn with `\\r`) is cut where the block ends;
+a URL that long could lose its redaction at the cut."""
 MIN_AMBIENT_LENGTH: Final = 8
 """The process environment holds many secret-named variables that are not secrets
 (`XDG_SESSION_TYPE=x11`); their values are hidden everywhere only from this length on."""
@@ -247,26 +253,61 @@ class Redactor:
             text = pattern.sub(rf'\1"{REDACTED}"', text)
         return self.text(text)
 
-    def scrub_file(self, path: str | os.PathLike[str]) -> bool:
+    def scrub_file(self, path: str | os.PathLike[str], *, block: int = SCRUB_BLOCK) -> bool:
         """Redact a file another process wrote (a runner's stderr log) in place, atomically;
-        True when it held a secret."""
+        True when it held a secret.
+
+        The log is as large as a kernel makes it, so it is read in blocks and never held
+        whole: a first pass looks for anything to hide, a second writes the redacted copy.
+        """
         target = Path(path)
         try:
-            raw = target.read_bytes()
+            if not any(changed for _, changed in self._scrubbed(target, block)):
+                return False
+            fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
         except OSError:
             return False
-        if b"://" not in raw and not any(s.encode("utf-8") in raw for s in self.secrets):
-            return False
-        clean = self.text(raw.decode("utf-8", "surrogateescape"))
-        if clean.encode("utf-8", "surrogateescape") == raw:  # a URL without credentials
-            return False
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
         try:
             with os.fdopen(fd, "wb") as fh:
-                fh.write(clean.encode("utf-8", "surrogateescape"))
+                for text, _ in self._scrubbed(target, block):
+                    fh.write(text.encode("utf-8", "surrogateescape"))
             Path(tmp).chmod(target.stat().st_mode & 0o777)
             Path(tmp).replace(target)
         except OSError:
             Path(tmp).unlink(missing_ok=True)
             return False
         return True
+
+    def _scrubbed(self, path: Path, block: int) -> Iterator[tuple[str, bool]]:
+        """The file's text redacted, in pieces of about `block` bytes; each with whether
+        anything in it was hidden. What follows the last safe cut (`_safe_cut`) is carried,
+        unredacted, into the next piece, so that a secret or URL the block cut is whole."""
+        decoder = codecs.getincrementaldecoder("utf-8")("surrogateescape")
+        carry = ""
+        with path.open("rb") as fh:
+            while chunk := fh.read(block):
+                text = carry + decoder.decode(chunk)
+                cut = self._safe_cut(text)
+                clean = self.text(text[:cut])
+                yield clean, clean != text[:cut]
+                carry = text[cut:]
+        text = carry + decoder.decode(b"", final=True)
+        clean = self.text(text)
+        yield clean, clean != text
+
+    def _safe_cut(self, text: str) -> int:
+        """Where `text` can be cut with nothing to hide across the cut: after a space or line
+        break (no URL holds one), a longest secret before the end (a secret the block cut may
+        end there), and before any secret that holds a line break itself."""
+        end = len(text) - max((len(s) for s in self.secrets), default=1) + 1
+        cut = max(text.rfind(c, 0, max(end, 0)) for c in " \t\r\n") + 1
+        if cut == 0 and end > _LONGEST_LINE:
+            cut = end  # a line without end: bound what is held
+        moved = True
+        while moved:  # a secret with a space in it (a PEM key) must not be cut in two
+            moved = False
+            for secret in self.secrets:
+                i = text.find(secret, max(cut - len(secret) + 1, 0), cut + len(secret) - 1)
+                if 0 <= i < cut:
+                    cut, moved = i, True
+        return cut
