@@ -289,3 +289,13 @@ def test_rounds_taken_in_turns_are_judged_in_pairs(sample_factory: Samples) -> N
     twin = _in_rounds(_report({"k[a=1]": [1.0]}, run_id=ids[1]), same, paired_with=ids[0])
     [aa] = compare_runs(base, twin).rows
     assert aa.judgement in ("neutral", "inconclusive"), aa.reason
+
+
+def test_neutral_needs_a_ci_that_rules_out_large_changes() -> None:
+    # Not significant, the CI touching the band on one side only: neutral when it stays within
+    # twice the floor, but not when it holds a 3x slowdown (a measured 1.84x was once called
+    # "neutral: no significant change" and passed the gate in silence).
+    near = judge(1.01, 0.99, 1.035, 0.3, noise_floor_pct=2.0, alpha=0.05, drift_pct=0.0)
+    assert near[0] == "neutral", near
+    wide = judge(1.84, 0.99, 3.4, 0.09, noise_floor_pct=2.0, alpha=0.05, drift_pct=0.0)
+    assert wide[0] == "inconclusive" and "past twice the noise floor" in wide[1], wide

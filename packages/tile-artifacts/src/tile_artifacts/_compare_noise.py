@@ -255,7 +255,8 @@ def judge(  # noqa: PLR0913 (the rule's inputs, each documented)
     1. regression:   p < alpha and ci_low > 1 + F    (the whole CI beyond the practical floor)
     2. improvement:  p < alpha and ci_high < 1 / (1 + F)
     3. neutral:      the CI lies inside the band of f, or p >= alpha and the CI neither lies
-                     entirely beyond that band nor straddles all of it
+                     entirely beyond that band nor straddles all of it, and stays within the
+                     band of 2f (a CI that holds larger changes is no evidence of none)
     4. inconclusive: everything else: a CI that reaches into the band, a CI wider than the
                      band without significance, or a change beyond f but not beyond F (as
                      large as the run-to-run noise seen, so it may be that noise)
@@ -297,7 +298,14 @@ def _neutral_or_inconclusive(
     beyond = low > f or high < -f
     straddles = low < -f and high > f
     if not significant and not beyond and not straddles:
-        return "neutral", f"no significant change: {change}"
+        if -2 * f <= low and high <= 2 * f:
+            return "neutral", f"no significant change: {change}"
+        # Not significant, yet the CI holds changes of more than twice the floor (a 1.8x
+        # slowdown measured over eight noisy pairs was called neutral): no evidence of none.
+        return (
+            "inconclusive",
+            f"not significant, but the CI reaches past twice the noise floor: {change}",
+        )
     if not significant:
         what = "wider than the noise band" if straddles else "beyond the noise floor"
         return "inconclusive", f"CI {what} but the change is not significant: {change}"
