@@ -82,6 +82,22 @@ def test_writes_the_project(tmp_path: Path) -> None:
     compile(kernels, "kernels.py", "exec")  # valid Python
 
 
+def test_gitignore_keeps_outputs_out_and_baselines_in(tmp_path: Path) -> None:
+    # What the scaffold's README and tests tell the user to run leaves files behind: run
+    # directories (`.tile/`, `pytest --tile-save runs/main`) and `tile report`'s report.html.
+    # Baselines and tuning files are meant to be committed. Asked of a real git.
+    git = shutil.which("git")
+    if git is None:
+        pytest.skip("git is not installed")
+    dest = tmp_path / "p"
+    init_project("my-kernels", dest)
+    assert _run([git, "init", "-q"], cwd=dest).returncode == 0
+    paths = ["report.html", "runs/main/report.json", ".tile/latest", "baselines/cpu.json",
+             "tuning/cpu.json", "src/my_kernels/kernels.py"]  # fmt: skip
+    checked = _run([git, "check-ignore", "--no-index", *paths], cwd=dest)
+    assert checked.stdout.split() == ["report.html", "runs/main/report.json", ".tile/latest"]
+
+
 def test_docs_show_the_scaffolds_pytest_tests(tmp_path: Path) -> None:
     # docs/pytest.md's worked example is the file `tile init my-kernels` writes (what the
     # end-to-end tests below run), from its first import on.

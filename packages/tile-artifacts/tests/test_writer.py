@@ -124,6 +124,20 @@ def test_atomic_writes_leave_no_temp_files(tmp_path: Path) -> None:
     assert oct((tmp_path / "run/outputs/state.json").stat().st_mode & 0o777) == "0o644"
 
 
+@pytest.mark.parametrize("umask", [0o027, 0o002])
+def test_run_files_get_the_mode_the_umask_asks_for(umask: int, tmp_path: Path) -> None:
+    # Whole files (renamed into place) and appended lines alike: what `open()` would give.
+    before = os.umask(umask)
+    try:
+        writer = _writer(tmp_path / "run")
+        writer.write_json("outputs/state.json", Context(seed=1))
+        writer.event("case_started", "k", phase="bench")
+    finally:
+        os.umask(before)
+    for name in ("outputs/state.json", "events.jsonl"):
+        assert oct((tmp_path / "run" / name).stat().st_mode & 0o777) == oct(0o666 & ~umask)
+
+
 def test_events_metrics_and_finalize(tmp_path: Path) -> None:
     writer = _writer(tmp_path / "run")
     writer.event("case_started", "softmax", phase="bench", fields={"i": 1, "nested": {"a": [1, 2]}})

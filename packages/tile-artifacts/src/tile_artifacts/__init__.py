@@ -56,6 +56,7 @@ from tile_artifacts._documents import (
     PathType,
     PrimaryArtifacts,
 )
+from tile_artifacts._durable import replace_file
 from tile_artifacts._errors import (
     ArtifactError,
     ArtifactReadError,
@@ -238,6 +239,7 @@ __all__ = [
     "producer_info",
     "redact_environment",
     "redact_urls",
+    "replace_file",
     "utc_now",
     # reading
     "complete_lines",

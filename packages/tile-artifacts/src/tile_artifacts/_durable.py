@@ -3,20 +3,32 @@
 A whole file goes to a temp file beside it, is fsynced and renamed over the target (then the
 directory is fsynced, so the rename lasts too); lines are appended with one `write(2)` of
 whole lines, then fsynced. A SIGKILL lands before or after each, never inside.
+
+Every file is created with the mode `open()` gives a new file, 0666 less the umask: the user's
+umask decides who may read a run, a baseline or a report (docs/artifacts.md), never tile.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
-import tempfile
+import secrets
 from pathlib import Path
 
 from tile_artifacts._errors import ArtifactWriteError
 
-__all__ = ["append_batch", "create_run_directory", "write_atomically", "write_error"]
+__all__ = [
+    "append_batch",
+    "create_run_directory",
+    "replace_file",
+    "write_atomically",
+    "write_error",
+]
 
-_FILE_MODE = 0o644
+_FILE_MODE = 0o666
+"""Before the umask: the kernel takes the umask's bits away, as for any file a program opens."""
+_TEMP_ATTEMPTS = 100
 
 
 def _fsync_dir(directory: Path) -> None:
@@ -70,25 +82,51 @@ def create_run_directory(run_dir: Path, allow_existing: bool) -> None:
         )
 
 
-def write_atomically(target: Path, data: bytes, *, durable: bool) -> None:
-    """Replace `target` with `data` through a temp file and a rename: old or new, never torn."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+def _temp_beside(target: Path) -> tuple[int, Path]:
+    """Create a new, empty temp file in `target`'s directory; return its descriptor and path.
+
+    Not `tempfile.mkstemp`: it makes the file 0600 whatever the umask, and the rename would
+    carry that mode over to the target. A random name per call keeps concurrent writers of
+    one target (two CI jobs saving a baseline) from sharing a temp file.
+    """
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
+    for _ in range(_TEMP_ATTEMPTS):
+        tmp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
+        try:
+            return os.open(tmp, flags, _FILE_MODE), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no free temporary file name", str(target.parent))
+
+
+def replace_file(target: Path, data: bytes, *, durable: bool = False) -> None:
+    """Replace `target` with `data` through a temp file and a rename: old or new, never torn.
+
+    The file gets the umask's mode (see the module docstring). Raises the `OSError` itself, so
+    that each caller can say what the file was for and which exit code it means; with
+    `durable` the data and the rename are fsynced.
+    """
+    fd, tmp = _temp_beside(target)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
             if durable:
                 os.fsync(f.fileno())
-        Path(tmp).chmod(_FILE_MODE)
-        Path(tmp).replace(target)
-    except OSError as e:
-        Path(tmp).unlink(missing_ok=True)
-        raise write_error(target, e) from None
+        tmp.replace(target)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
     if durable:
         _fsync_dir(target.parent)
+
+
+def write_atomically(target: Path, data: bytes, *, durable: bool) -> None:
+    """`replace_file` for a file of the run directory: a refusal is an `ArtifactWriteError`."""
+    try:
+        replace_file(target, data, durable=durable)
+    except OSError as e:
+        raise write_error(target, e) from None
 
 
 def _drop_torn_tail(fd: int) -> None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -181,14 +179,7 @@ def save_baseline(
         directory.mkdir(parents=True, exist_ok=True)
         # A temp file of this process's own, renamed over the target: two saves at once each
         # leave a whole file, and the survivor is one of them.
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(baseline.model_dump_json(indent=2) + "\n")
-            Path(tmp).replace(target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        ta.replace_file(target, (baseline.model_dump_json(indent=2) + "\n").encode())
     except OSError as exc:
         error = os_error(exc)
         raise CliError(

@@ -76,12 +76,15 @@ def os_failure(what: str, exc: OSError, *, hint: str, code: ExitCode = ExitCode.
 
 
 def write_atomically(path: Path, data: str | bytes, *, hint: str, code: ExitCode) -> None:
-    """Write a whole file through a temp file and a rename, so no reader sees half of it."""
-    tmp = path.with_name(f".{path.name}.tmp")
+    """Write a whole file through a temp file and a rename, so no reader sees half of it.
+
+    The file honours the umask like a run directory's files (`tile_artifacts.replace_file`).
+    """
+    import tile_artifacts as ta  # not at import time: `tile --help` stays light
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_bytes(data.encode() if isinstance(data, str) else data)
-        tmp.replace(path)
+        ta.replace_file(path, data.encode() if isinstance(data, str) else data)
     except OSError as exc:
         raise os_failure(f"write `{path}`", exc, hint=hint, code=code) from None
 

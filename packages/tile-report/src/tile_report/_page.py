@@ -4,8 +4,6 @@ would say so in the browser console (and the browser tests fail on console error
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -279,19 +277,15 @@ def _document(run: RunData, sections: Sequence[str]) -> str:
 
 
 def write_html(path: str | Path, html: str) -> Path:
-    """Write the report through a temp file and a rename: a reader never sees half a page."""
+    """Write the report through a temp file and a rename: a reader never sees half a page.
+
+    The page honours the umask like every file tile writes (`tile_artifacts.replace_file`).
+    """
     target = Path(path)
-    tmp: Path | None = None
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-        tmp = Path(name)
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(html)
-        tmp.replace(target)
+        ta.replace_file(target, html.encode("utf-8"))
     except OSError as exc:
-        if tmp is not None:
-            tmp.unlink(missing_ok=True)
         raise ReportError(
             f"cannot write the report to `{target}`: {exc.strerror or exc}",
             hint="pick another path with `-o FILE.html`",
