@@ -8,6 +8,8 @@ config accepts that no runner sends, a case status the report cannot hold.
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any, get_args
 
 import pytest
@@ -103,3 +105,20 @@ def test_one_set_of_bench_defaults_behind_every_door() -> None:
         assert getattr(config, name) == getattr(wire, name), name
         if name != "rounds":  # a direct call is one round
             assert direct[name] == getattr(wire, name), name
+
+
+def test_exit_codes_are_one_list_in_the_help_and_the_docs() -> None:
+    # `tile --help` is made from ExitCode; docs/cli.md's table must name the same codes, and
+    # 4's line must say all it means (issue 40: the help said "inconclusive" alone).
+    from tile_cli._app import app
+    from tile_harness import ExitCode
+
+    help_text = " ".join((app.info.help or "").split())
+    for code in ExitCode:
+        assert f"{int(code)} {code.meaning}" in help_text
+    assert "without a baseline" in ExitCode.INCONCLUSIVE.meaning
+    docs = (Path(__file__).parents[1] / "docs" / "cli.md").read_text()
+    table = docs[docs.index("## Exit codes") :].split("\n\n")[2]
+    rows = [line.split("|")[1] for line in table.splitlines()[2:]]
+    documented = {int(n) for row in rows for n in re.findall(r"\d+", row)}
+    assert documented == {int(code) for code in ExitCode}

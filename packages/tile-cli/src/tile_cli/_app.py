@@ -11,16 +11,13 @@ import typer
 from tile_cli.commands import _read as results
 from tile_cli.commands import _run as suite
 from tile_cli.commands import _setup as setup
-from tile_harness import ExitCode
+from tile_harness import ExitCode, exit_codes_help
 
 __all__ = ["app"]
 
 app = typer.Typer(
     name="tile",
-    help="Benchmark, test and inspect JAX kernels (jax.numpy and Pallas).\n\n"
-    "Exit codes: 0 ok · 1 failed check or regression · 2 usage/config error · "
-    "3 runner crash, timeout or infrastructure error (partial results kept) · "
-    "4 inconclusive comparison (with --fail-on-inconclusive) · 130 interrupted.",
+    help="Benchmark, test and inspect JAX kernels (jax.numpy and Pallas).\n\n" + exit_codes_help(),
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from tile_harness._errors import (
         CliError,
         ExitCode,
+        exit_codes_help,
         no_cases,
         os_error,
         os_failure,
@@ -132,6 +133,7 @@ __all__ = [
     "describe_origin",
     "device_slug",
     "escape_controls",
+    "exit_codes_help",
     "failure_hints",
     "is_undone",
     "launch_id",
@@ -214,6 +216,7 @@ _HOME: dict[str, str] = {
     "describe_origin": "tile_harness._settings",
     "device_slug": "tile_harness._compare",
     "escape_controls": "tile_harness._escape",
+    "exit_codes_help": "tile_harness._errors",
     "failure_hints": "tile_harness._hints",
     "is_undone": "tile_harness._undone",
     "launch_id": "tile_harness._record",

@@ -14,6 +14,7 @@ __all__ = [
     "USAGE_ERRORS",
     "CliError",
     "ExitCode",
+    "exit_codes_help",
     "no_cases",
     "os_error",
     "os_failure",
@@ -29,19 +30,39 @@ kernel declares."""
 
 
 class ExitCode(IntEnum):
-    """Documented exit codes of `tile` (docs/cli.md)."""
+    """Documented exit codes of `tile` (docs/cli.md); what each means is `meaning`."""
 
     OK = 0
     FAILED = 1
-    """A check failed or a comparison found a regression."""
     USAGE = 2
-    """Bad flags, bad configuration or unusable input files."""
     INFRA = 3
-    """The runner crashed, hung or could not start; partial results are kept."""
     INCONCLUSIVE = 4
-    """A comparison was inconclusive and `--fail-on-inconclusive` was given."""
+    """Named for its most common cause; it means any comparison that could not judge a case."""
     INTERRUPTED = 130
     TERMINATED = 143
+
+    @property
+    def meaning(self) -> str:
+        """One line for `tile --help`; docs/cli.md's table says the same at length."""
+        return _MEANINGS[self]
+
+
+_MEANINGS: Final[dict[ExitCode, str]] = {
+    ExitCode.OK: "ok",
+    ExitCode.FAILED: "failed check or regression",
+    ExitCode.USAGE: "usage/config error or unusable input file",
+    ExitCode.INFRA: "runner crash, timeout or infrastructure error (partial results kept)",
+    ExitCode.INCONCLUSIVE: "a comparison could not judge every case: a case without a "
+    "baseline or a baseline's case not run (unless --allow-missing), a case not comparable "
+    "(another device, timer or mode), or an inconclusive one with --fail-on-inconclusive",
+    ExitCode.INTERRUPTED: "interrupted (Ctrl-C)",
+    ExitCode.TERMINATED: "terminated (SIGTERM)",
+}
+
+
+def exit_codes_help() -> str:
+    """The exit-code paragraph of `tile --help`, made from `ExitCode` so the two cannot differ."""
+    return "Exit codes: " + " · ".join(f"{int(code)} {code.meaning}" for code in ExitCode) + "."
 
 
 class CliError(Exception):
