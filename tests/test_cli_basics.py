@@ -111,10 +111,32 @@ def test_bench_writes_a_valid_run_directory(tile: TileRun, project: MakeProject)
 
 
 def test_filter_matching_nothing_is_a_usage_error(tile: TileRun, project: MakeProject) -> None:
+    # Issue 40: a typo is a usage error naming the filter, with the names close to it, and it
+    # leaves no run directory behind nor moves `.tile/latest` off the last real run.
     root = project(["good.py"], FAST)
-    proc = tile("bench", "-k", "no-such-kernel", cwd=root)
-    assert proc.returncode == 2
-    assert "no case matches" in proc.stderr and "hint:" in proc.stderr
+    done = tile("test", "--kernel", "fx/square", cwd=root)
+    assert done.returncode == 0, done.stderr
+    latest = root / ".tile" / "latest"
+    before = (latest.resolve(), sorted((root / ".tile" / "runs").iterdir()))
+
+    proc = tile("bench", "-k", "sqare", cwd=root)
+    assert proc.returncode == 2, proc.stderr
+    assert "error: no case matches `-k sqare`" in proc.stderr
+    assert "hint: did you mean `-k square` or `-k scale`?" in proc.stderr
+    typo = tile("test", "--kernel", "fx/scal", "-o", "runs/typo", cwd=root)
+    assert typo.returncode == 2, typo.stderr
+    assert "hint: did you mean `--kernel fx/scale`" in typo.stderr
+    assert not (root / "runs" / "typo").exists()
+    assert (latest.resolve(), sorted((root / ".tile" / "runs").iterdir())) == before
+
+    listed = tile("list", "--kernel", "fx/sqare", cwd=root)
+    assert listed.returncode == 2 and "did you mean `--kernel fx/square`" in listed.stderr
+
+    nothing = tile("bench", "-k", "no-such-kernel", cwd=root)
+    assert nothing.returncode == 2
+    assert "no case matches `-k no-such-kernel`" in nothing.stderr
+    assert "hint: run `tile list` to see every case id" in nothing.stderr
+    assert "Traceback" not in nothing.stderr
 
 
 def test_missing_runner_python_is_a_usage_error(tile: TileRun, project: MakeProject) -> None:

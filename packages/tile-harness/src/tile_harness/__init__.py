@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from tile_harness._escape import CONTROLS, escape_controls
     from tile_harness._hints import failure_hints
     from tile_harness._jax_cache import cache_clear, cache_info, snapshot
+    from tile_harness._nomatch import close_names, no_match, nothing_matched
     from tile_harness._outcome import (
         Finished,
         Outcome,
@@ -132,6 +133,7 @@ __all__ = [
     "derive",
     "describe_origin",
     "device_slug",
+    "close_names",
     "escape_controls",
     "exit_codes_help",
     "failure_hints",
@@ -140,6 +142,8 @@ __all__ = [
     "load_side",
     "make_session",
     "no_cases",
+    "no_match",
+    "nothing_matched",
     "open_run",
     "os_error",
     "os_failure",
@@ -215,6 +219,7 @@ _HOME: dict[str, str] = {
     "derive": "tile_harness._requests",
     "describe_origin": "tile_harness._settings",
     "device_slug": "tile_harness._compare",
+    "close_names": "tile_harness._nomatch",
     "escape_controls": "tile_harness._escape",
     "exit_codes_help": "tile_harness._errors",
     "failure_hints": "tile_harness._hints",
@@ -223,6 +228,8 @@ _HOME: dict[str, str] = {
     "load_side": "tile_harness._compare",
     "make_session": "tile_harness._runners",
     "no_cases": "tile_harness._errors",
+    "no_match": "tile_harness._nomatch",
+    "nothing_matched": "tile_harness._nomatch",
     "open_run": "tile_harness._record",
     "os_error": "tile_harness._errors",
     "os_failure": "tile_harness._errors",

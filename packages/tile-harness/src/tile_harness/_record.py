@@ -58,6 +58,8 @@ class RunRecorder:
         self.results = RunResults(setup.command)
         self.before_final: list[Callable[[ta.Report], None]] = []
         """Called with the report just before report.json and the manifest are written."""
+        self.on_planned: list[Callable[[], None]] = []
+        """Called whenever a plan with at least one case arrives (once per shard)."""
         self._lock = threading.RLock()
         # The runner each thread's session is on, to tie its failures to its stderr log.
         self._current: dict[int, Launch] = {}
@@ -123,6 +125,9 @@ class RunRecorder:
                         case_ids=[c.case_id for c in plan.cases])  # fmt: skip
             self.ui.start(len(plan.cases), f"tile {self.setup.command}")
             self.checkpoints.write()
+            if plan.cases:
+                for hook in self.on_planned:
+                    hook()
 
     def on_case_start(self, start: tp.CaseStart) -> None:
         with self._lock:

@@ -1,10 +1,12 @@
 """Where a run's directory goes: made (refusing an unusable place clearly), pointed at by
-`.tile/latest`, and the oldest runs pruned to `[output] keep`."""
+`.tile/latest`, and the oldest runs pruned to `[output] keep`; or, when it holds no run (the
+filters matched no case), removed again with `.tile/latest` and the old runs left alone."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import sys
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
@@ -17,7 +19,7 @@ from tile_harness._report import RunSetup
 if TYPE_CHECKING:
     from tile_config import ResolvedConfig
 
-__all__ = ["TOOL", "Pairing", "open_run", "tool_version"]
+__all__ = ["TOOL", "Pairing", "discard_run", "open_run", "publish_run", "tool_version"]
 
 TOOL = "tile"
 
@@ -47,8 +49,14 @@ def open_run(
     output_dir: Path | None,
     argv: list[str],
     pairing: Pairing | None = None,
+    *,
+    publish: bool = True,
 ) -> RunSetup:
-    """Create the run directory (and `.tile/latest`); refuse an unusable location clearly."""
+    """Create the run directory; refuse an unusable location clearly.
+
+    With `publish` it becomes `.tile/latest` at once (`publish_run`); a suite run publishes
+    only once a case is planned, so that filters matching nothing move nothing.
+    """
     import tile_artifacts as ta
 
     run_id = pairing.run_id if pairing else ta.new_run_id(command)
@@ -67,17 +75,32 @@ def open_run(
         writer = ta.ArtifactWriter(run_dir, run_id=run_id, producer=producer, redactor=redactor)
     except ta.ArtifactError as exc:
         raise CliError(exc.message, hint=exc.hint, code=ExitCode.USAGE) from None
+    paired_with = pairing.paired_with if pairing else None
+    setup = RunSetup(command, resolved, writer, run_dir, argv, paired_with)
+    if publish:
+        publish_run(setup, prune=output_dir is None)
+    return setup
+
+
+def publish_run(setup: RunSetup, *, prune: bool) -> None:
+    """Point `.tile/latest` at the run and (with `prune`: a run under `[output] dir`) remove
+    the oldest runs beyond `[output] keep`."""
+    resolved, run_dir = setup.resolved, setup.run_dir
     # `-o DIR` runs too: `tile baseline save` (and --compare's users) take `.tile/latest`
     # for the run just made; pointing it elsewhere saved an unrelated run as the baseline.
     runs = resolved.resolve_path(resolved.config.output.dir).absolute()
     _point_latest(run_dir, runs.parent if runs.name == "runs" else runs)
     keep = resolved.config.output.keep
-    if output_dir is None and keep is not None:
+    if prune and keep is not None:
         from tile_harness._keep import prune_runs
 
         prune_runs(run_dir.parent, keep, run_dir)
-    paired_with = pairing.paired_with if pairing else None
-    return RunSetup(command, resolved, writer, run_dir, argv, paired_with)
+
+
+def discard_run(setup: RunSetup) -> None:
+    """Remove a finalized run directory that holds no run: no case was planned and nothing
+    failed, so it has only tile's own records of starting a runner. Best effort."""
+    shutil.rmtree(setup.run_dir, ignore_errors=True)
 
 
 def _point_latest(run_dir: Path, tile_dir: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -22,6 +23,8 @@ __all__ = [
     "compile_cache_location",
     "describe_origin",
     "given",
+    "kernel_matches",
+    "matches",
     "resolve_config",
     "parse_axes",
     "parse_assignments",
@@ -42,6 +45,25 @@ class Selection:
     overrides: Mapping[str, object] = field(default_factory=dict[str, object])
     tunables: Sequence[str] = ()
     """`--tunable NAME=VALUE`: values that override default and tuned ones."""
+
+
+_GLOB_CHARS = frozenset("*?[")
+
+
+def matches(text: str, pattern: str) -> bool:
+    """`-k` on a case id: a substring, or a glob (with `*?[`) matching part of it.
+
+    The runner's rule (`tile_runner._plan.matches`), for the host's own selections: a
+    campaign's `[select]` and the did-you-mean of a filter that matched nothing.
+    """
+    if pattern in text:
+        return True
+    return bool(_GLOB_CHARS & set(pattern)) and fnmatch.fnmatchcase(text, f"*{pattern}*")
+
+
+def kernel_matches(name: str, pattern: str) -> bool:
+    """`--kernel` on a kernel's name: the whole name, or a glob on it."""
+    return name == pattern or fnmatch.fnmatchcase(name, pattern)
 
 
 def resolve_config(

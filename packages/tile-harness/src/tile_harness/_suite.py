@@ -3,7 +3,8 @@
 `tile bench|test|build` and `tile_harness.run` both go through `Suite`: the selection is
 checked before a directory exists, the run directory opened, the request built for it, the
 session driven to its end or to Ctrl-C or SIGTERM (every planned case accounted for), and the
-directory finalized. What differs between the doors is around it: the CLI picks shards or the
+directory finalized. The directory becomes `.tile/latest` once a case is planned: filters
+that match no case are a usage error that leaves no directory and moves nothing. What differs between the doors is around it: the CLI picks shards or the
 cold and warm pair, streams `--json`, and shows tables; a program gets the report as a value.
 """
 
@@ -15,9 +16,10 @@ from typing import TYPE_CHECKING, BinaryIO, Protocol
 
 from tile_harness import signals
 from tile_harness._errors import CliError
+from tile_harness._nomatch import no_match
 from tile_harness._record import RunRecorder, recording
 from tile_harness._requests import build_request, derive
-from tile_harness._run_dir import Pairing, open_run
+from tile_harness._run_dir import Pairing, discard_run, open_run, publish_run
 from tile_harness._undone import settle
 
 if TYPE_CHECKING:
@@ -63,8 +65,12 @@ class Suite:
         pairing: Pairing | None = None,
     ) -> None:
         build_request(command, resolved, selection, None)  # refused before a directory exists
-        self.setup = open_run(command, resolved, output_dir, list(argv), pairing)
+        self.selection = selection
+        self.setup = open_run(command, resolved, output_dir, list(argv), pairing, publish=False)
+        self._prune = output_dir is None
+        self._published = False
         self.recorder = RunRecorder(self.setup, ui=display)
+        self.recorder.on_planned.append(self._publish)
         self.sink: Sink = recording(self.recorder, json_lines=json_lines)
         """Where the sessions' events go: checked, recorded, then `--json`."""
         request = build_request(command, resolved, selection, self.setup.run_dir)
@@ -75,6 +81,23 @@ class Suite:
     @property
     def run_dir(self) -> Path:
         return self.setup.run_dir
+
+    def _publish(self) -> None:
+        """Make the run `.tile/latest` (and prune old runs), once: a case is planned."""
+        if not self._published:
+            self._published = True
+            publish_run(self.setup, prune=self._prune)
+
+    def _matched_nothing(self, interrupted: str | None) -> bool:
+        """Whether the run is no run: filters that planned no case, and nothing went wrong."""
+        results = self.recorder.results
+        return (
+            interrupted is None
+            and results.filtered
+            and not results.planned
+            and not results.failures
+            and self.recorder.write_fault() is None
+        )
 
     def drive(self, session: Stoppable, hold: contextlib.ExitStack | None = None) -> str | None:
         """Run `session` to its end; on Ctrl-C or SIGTERM stop it and say which it was (None:
@@ -97,6 +120,7 @@ class Suite:
                 return "terminated by SIGTERM"
             self.recorder.ui.stop()
             self.recorder.finalize(error=str(exc) if isinstance(exc, CliError) else repr(exc))
+            self._publish()
             raise
         finally:
             self.recorder.ui.stop()
@@ -110,9 +134,22 @@ class Suite:
     def finish(
         self, interrupted: str | None, compare_with: CompareSettings | None = None
     ) -> Finished:
-        """Finalize the directory (compared with `compare_with` unless interrupted)."""
-        return self.recorder.finalize(
-            interrupted=interrupted,
-            compare_with=compare_with if interrupted is None else None,
-            judge=True,
-        )
+        """Finalize the directory (compared with `compare_with` unless interrupted).
+
+        Filters that planned no case raise the usage error with a did-you-mean, after removing
+        the directory; any other run is kept and made `.tile/latest` if it was not yet.
+        """
+        nothing = self._matched_nothing(interrupted)
+        try:
+            finished = self.recorder.finalize(
+                interrupted=interrupted,
+                compare_with=None if interrupted or nothing else compare_with,
+                judge=True,
+            )
+        finally:
+            if not nothing:
+                self._publish()
+        if nothing:
+            discard_run(self.setup)
+            raise no_match(self.setup.resolved, self.selection)
+        return finished

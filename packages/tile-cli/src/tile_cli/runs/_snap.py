@@ -18,6 +18,7 @@ from tile_harness import (
     Selection,
     ask,
     no_cases,
+    no_match,
     resolve_config,
     split_failures,
     undone_lines,
@@ -200,7 +201,7 @@ def snap(sel: Selection, *, profile: str | None, mode: SnapMode, directory: Path
     texts = {v.case_id: v.text for v in answer.views if v.kind == "stablehlo"}
     broken, other = split_failures(answer.failures)
     if not planned and clean and not answer.failures:
-        raise no_cases(bool(sel.filters or sel.kernels))
+        raise no_match(resolved, sel) if sel.filters or sel.kernels else no_cases(filtered=False)
 
     result = _Outcome()
     for case_id in planned:

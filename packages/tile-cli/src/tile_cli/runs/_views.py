@@ -16,7 +16,8 @@ from tile_harness import (
     ExitCode,
     Selection,
     ask,
-    no_cases,
+    close_names,
+    no_match,
     resolve_config,
     split_failures,
 )
@@ -30,7 +31,8 @@ __all__ = ["check_kind", "inspect_case", "list_cases"]
 def list_cases(sel: Selection, *, profile: str | None, as_json: bool) -> int:
     """Print every case the runner would run, grouped by kernel."""
     out, err = make_consoles()
-    answer, clean = ask("list", resolve_config(profile, sel.overrides), sel)
+    resolved = resolve_config(profile, sel.overrides)
+    answer, clean = ask("list", resolved, sel)
     cases = answer.cases
     if as_json:
         for case in cases:
@@ -47,7 +49,7 @@ def list_cases(sel: Selection, *, profile: str | None, as_json: bool) -> int:
     if answer.unusable(functools.partial(err.print, markup=False), clean=clean):
         return int(ExitCode.INFRA)
     if not cases and (sel.filters or sel.kernels):
-        raise no_cases(filtered=True)
+        raise no_match(resolved, sel)
     return int(ExitCode.OK)
 
 
@@ -96,8 +98,7 @@ def _unknown_case(case_id: str, resolved: ResolvedConfig, sel: Selection) -> Cli
     """The error for a case id that does not exist, naming the closest ones that do."""
     listing, _ = ask("list", resolved, Selection(plugins=sel.plugins, axes=sel.axes))
     known = listing.case_ids
-    close = difflib.get_close_matches(case_id, known, n=5, cutoff=0.75)
-    close += [c for c in known if case_id in c and c not in close][: 5 - len(close)]
+    close = close_names(case_id, known, cutoff=0.75)
     if close:
         hint = "did you mean " + ", ".join(f"`{c}`" for c in close) + "? (`tile list` shows all)"
     elif known:

@@ -9,29 +9,15 @@ refused with the line it is written on. Units then run exact case ids (`tile ben
 
 from __future__ import annotations
 
-import fnmatch
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import tile_artifacts as ta
 import tile_protocol as tp
 from tile_harness._errors import CliError, ExitCode
-from tile_harness._settings import Selection, resolve_config
+from tile_harness._settings import Selection, kernel_matches, matches, resolve_config
 
 __all__ = ["Listing", "axis_flags", "list_cases", "matches", "select_cases", "smoke_cases"]
-
-_GLOB_CHARS = frozenset("*?[")
-
-
-def matches(text: str, pattern: str) -> bool:
-    """`-k` on a case id: a substring, or a glob (with `*?[`) matching part of it."""
-    if pattern in text:
-        return True
-    return bool(_GLOB_CHARS & set(pattern)) and fnmatch.fnmatchcase(text, f"*{pattern}*")
-
-
-def _kernel_matches(name: str, pattern: str) -> bool:
-    return name == pattern or fnmatch.fnmatchcase(name, pattern)
 
 
 @dataclass(frozen=True)
@@ -86,7 +72,7 @@ def _by_kernel(
     report: list[ta.campaign.SelectorMatch] = []
     chosen: set[str] = set()
     for i, pattern in enumerate(kernels):
-        hit = {k for k in names if _kernel_matches(k, pattern)}
+        hit = {k for k in names if kernel_matches(k, pattern)}
         if not hit:
             raise _nothing(
                 where,
