@@ -1,14 +1,17 @@
-"""Step detection on series with known truth: planted steps, flat noise, hiccups, repeats."""
+"""Step detection on series with known truth: planted steps, flat noise, hiccups, repeats; and
+the plot of a fit (`trend_plot`)."""
 
 from __future__ import annotations
 
 import math
 import random
+import re
 from collections.abc import Sequence
 
 import pytest
 
 from tile_report import Fit, Point, Series, commit_points, fit_steps, trends
+from tile_report._trend import trend_plot
 
 
 def _series(
@@ -149,3 +152,27 @@ def test_too_few_commits_say_nothing() -> None:
 def test_trends_keep_the_latest_commits_when_asked() -> None:
     (trend,) = trends([_series(_noisy(10, 0.01, 10))], last=4)
     assert [p.subject for p in trend.fit.points] == [f"commit {i}" for i in range(6, 10)]
+
+
+# ---------------------------------------------------------------- the plot
+
+
+def _dots(svg: str) -> list[float]:
+    """The y of each median's dot, in commit order."""
+    return [float(y) for y in re.findall(r'<circle[^>]* cy="([-\d.]+)"', svg)]
+
+
+def test_a_ten_percent_change_after_a_74x_step_stays_visible() -> None:
+    # Issue 40: 74 ms, a fix to 1 ms, then a 10% regression. On a linear axis from 0 to 74 ms
+    # the last step is a fifth of a pixel; on a log axis (said on the axis) it can be seen.
+    svg = trend_plot(_fit([74e-3] * 4 + [1.0e-3] * 4 + [1.1e-3] * 4), "k", title="k/case[n=1]")
+    assert svg is not None
+    dots = _dots(svg)
+    assert len(dots) == 12
+    assert dots[4] - dots[-1] >= 2.0  # y grows downwards: the slower point is higher
+    assert "median (log scale)" in svg
+
+
+def test_a_narrow_series_keeps_its_linear_axis() -> None:
+    svg = trend_plot(_fit([1.0e-3] * 4 + [1.1e-3] * 4), "k", title="k/case[n=1]")
+    assert svg is not None and "log scale" not in svg

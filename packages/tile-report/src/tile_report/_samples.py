@@ -8,7 +8,18 @@ from dataclasses import dataclass
 
 import tile_artifacts as ta
 from tile_protocol.format import format_seconds
-from tile_report._svg import Frame, Scale, axis_x, fmt_seconds, mark, num, plot, span, text
+from tile_report._svg import (
+    Frame,
+    Scale,
+    axis_x,
+    fmt_seconds,
+    log_wanted,
+    mark,
+    num,
+    plot,
+    span,
+    text,
+)
 
 __all__ = ["MAX_DOTS", "samples_plot", "thin"]
 
@@ -109,7 +120,7 @@ def samples_plot(case: ta.CaseRecord, color: str, key: str) -> str | None:
     if not rows:
         return None
     values = [v for r in rows for v in r.samples]
-    log = min(values) > 0 and max(values) / min(values) > 20
+    log = log_wanted(values, ratio=20)
     frame = Frame(680, 18 + _ROW * len(rows) + 40, left=78, top=10)
     xs = frame.x_scale(*span(values, log=log, pad=0.04), log=log)
     title = "seconds per call" + (" (log scale)" if log else "")

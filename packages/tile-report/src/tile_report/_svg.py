@@ -39,6 +39,7 @@ __all__ = [
     "line",
     "linear_ticks",
     "log_ticks",
+    "log_wanted",
     "mark",
     "num",
     "plot",
@@ -161,6 +162,13 @@ class Scale:
         if self.log:
             return log_ticks(self.lo, self.hi)
         return linear_ticks(self.lo, self.hi, count)
+
+
+def log_wanted(values: Sequence[float], *, ratio: float = 10.0) -> bool:
+    """Whether positive `values` span more than `ratio`: on a linear axis the small ones would
+    be flattened onto its bottom (a 74 ms -> 1 ms fix hides every change after it)."""
+    kept = [v for v in values if math.isfinite(v)]
+    return bool(kept) and min(kept) > 0 and max(kept) / min(kept) > ratio
 
 
 def span(values: Iterable[float], *, log: bool, pad: float = 0.06) -> tuple[float, float]:

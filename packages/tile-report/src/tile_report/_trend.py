@@ -15,6 +15,7 @@ from tile_report._svg import (
     el,
     fmt_seconds,
     line,
+    log_wanted,
     mark,
     plot,
     span,
@@ -91,8 +92,10 @@ def trend_plot(fit: Fit, key: str, *, title: str) -> str | None:
     frame = Frame(680, 220, left=72, top=22)
     step = (frame.x1 - frame.x0) / len(fit.points)
     x_of = [frame.x0 + step * (i + 0.5) for i in range(len(fit.points))]
-    ys = frame.y_scale(*span(values, log=False, pad=0.08))
-    layers = [axis_y(frame, ys, "median", fmt_seconds), _x_labels(fit, frame, x_of)]
+    log = log_wanted(values)
+    ys = frame.y_scale(*span(values, log=log, pad=0.08), log=log)
+    title_y = "median (log scale)" if log else "median"
+    layers = [axis_y(frame, ys, title_y, fmt_seconds), _x_labels(fit, frame, x_of)]
     for level in fit.levels:
         y = ys(level.value_s)
         layers.append(
