@@ -164,3 +164,16 @@ def test_a_revision_that_does_not_import_keeps_the_current_run(repo: Path) -> No
     assert "the revision measured no case" in done.stderr and "hint:" in done.stderr
     current = [r for r in _reports(repo).values() if r["cases"]]
     assert current and all(c["status"] == "success" for c in current[0]["cases"])  # type: ignore[union-attr]
+
+
+def test_a_revision_without_the_selected_cases_keeps_the_current_run(repo: Path) -> None:
+    # The working tree adds a kernel the revision does not have, and the run selects it alone.
+    _write(repo, "cur", 1)
+    extra = KERNELS.format(side="cur", slow=1).replace('"ab/scale"', '"ab/new"')
+    (repo / "kernels" / "new.py").write_text(extra)
+    done = _against(repo, "HEAD", "--kernel", "ab/new")
+    assert done.returncode == 2, done.stderr
+    assert "the revision has no such case" in done.stderr and "hint:" in done.stderr
+    assert "Traceback" not in done.stderr
+    kept = [r for r in _reports(repo).values() if r["cases"]]
+    assert len(kept) == 1 and kept[0]["summary"]["status"] == "success"  # type: ignore[index]

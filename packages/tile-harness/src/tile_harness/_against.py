@@ -319,7 +319,16 @@ class Against:
         """Finalize the revision's run, then the current one compared with it (`compare_with`
         names the revision's directory); the worktree is removed."""
         try:
-            self.other.finish(interrupted)
+            try:
+                self.other.finish(interrupted)
+            except CliError as exc:  # the revision planned no case of this selection
+                self.current.finish(interrupted)  # kept, but not compared with nothing
+                raise CliError(
+                    f"`--against {self.revision.name}`: the revision has no such case "
+                    f"({exc.message})",
+                    hint="pick a revision that has these kernels, or narrow the selection",
+                    code=ExitCode.USAGE,
+                ) from None
             self._refuse_unmeasured()
             return self.current.finish(interrupted, compare_with)
         finally:
