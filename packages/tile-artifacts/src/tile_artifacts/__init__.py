@@ -63,6 +63,7 @@ from tile_artifacts._errors import (
     ArtifactWriteError,
     SchemaVersionError,
 )
+from tile_artifacts._live import unless_live
 from tile_artifacts._merge import count_cases, merge_case_log
 from tile_artifacts._metrics import STANDARD_METRICS, MetricSpec, case_metrics
 from tile_artifacts._models import (
@@ -240,6 +241,7 @@ __all__ = [
     "redact_environment",
     "redact_urls",
     "replace_file",
+    "unless_live",
     "utc_now",
     # reading
     "complete_lines",
