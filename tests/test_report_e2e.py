@@ -173,6 +173,15 @@ def test_report_errors_name_the_input(runs: Runs) -> None:
     assert "no run history at `none.sqlite`" in no_db.stderr
 
 
+def test_report_refuses_to_write_into_the_run_directory(runs: Runs) -> None:
+    done = runs.tile("report", "clean", "-o", "clean/report.html")
+    assert done.returncode == 2
+    assert "is a run directory" in done.stderr and "hint:" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (runs.root / "clean" / "report.html").exists()
+    assert runs.tile("schema-check", "clean").returncode == 0
+
+
 def test_report_works_on_a_report_json_too(runs: Runs) -> None:
     done = runs.tile("report", "clean/report.json", "-o", "from-json.html")
     assert done.returncode == 0, done.stderr

@@ -211,3 +211,16 @@ def test_write_html_replaces_the_file_whole(tmp_path: Path) -> None:
     with pytest.raises(ReportError) as info:
         write_html(tmp_path / "file" / "r.html", "x")
     assert info.value.hint and "-o" in info.value.hint
+
+
+def test_write_html_refuses_a_run_directory(
+    tmp_path: Path, make_case: Cases, make_report: Reports, write_run: Writer
+) -> None:
+    run = write_run(tmp_path / "run", make_report([make_case("k[n=1]", 1e-3)]))
+    for inside in (run / "report.html", run / "html" / "report.html"):
+        with pytest.raises(ReportError) as info:
+            write_html(inside, "<p>x</p>")
+        assert f"`{run}` is a run directory" in info.value.message
+        assert info.value.hint and "-o" in info.value.hint
+    assert ta.check.check_path(run) == []  # the run still validates
+    assert write_html(tmp_path / "beside.html", "<p>x</p>").is_file()

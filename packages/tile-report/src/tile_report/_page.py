@@ -279,9 +279,11 @@ def _document(run: RunData, sections: Sequence[str]) -> str:
 def write_html(path: str | Path, html: str) -> Path:
     """Write the report through a temp file and a rename: a reader never sees half a page.
 
-    The page honours the umask like every file tile writes (`tile_artifacts.replace_file`).
+    The page honours the umask like every file tile writes (`tile_artifacts.replace_file`); a
+    path inside a run or campaign directory is refused (`_refuse_run_directory`).
     """
     target = Path(path)
+    _refuse_run_directory(target)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         ta.replace_file(target, html.encode("utf-8"))
@@ -291,3 +293,20 @@ def write_html(path: str | Path, html: str) -> Path:
             hint="pick another path with `-o FILE.html`",
         ) from None
     return target
+
+
+def _refuse_run_directory(target: Path) -> None:
+    """Raise ReportError when `target` would land in a run or campaign directory.
+
+    Its manifest lists every file, so a page written there made the run fail `tile
+    schema-check`. Any directory tile writes as a run holds `events.jsonl` from its start
+    and `artifact_manifest.json` from its first checkpoint; either marks it.
+    """
+    folder = target.absolute().parent
+    for directory in (folder, *folder.parents):
+        if (directory / ta.EVENTS_JSONL).is_file() or (directory / ta.MANIFEST_JSON).is_file():
+            raise ReportError(
+                f"cannot write the report to `{target}`: `{directory}` is a run directory, "
+                f"and a file added there makes it fail `tile schema-check`",
+                hint="write it outside the run directory, e.g. `-o report.html`",
+            )
