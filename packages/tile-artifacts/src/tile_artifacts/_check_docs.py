@@ -23,6 +23,7 @@ from tile_artifacts._paths import (
     REPORT_JSON,
     RUN_LAYOUT,
     Layout,
+    open_regular,
     relative_path_problem,
 )
 from tile_artifacts._read import (
@@ -143,7 +144,8 @@ def check_text(
 
 def read_text(found: Found, path: Path, file: str) -> str | None:
     try:
-        return path.read_bytes().decode("utf-8")
+        with open_regular(path) as f:  # a FIFO in a run directory must not hang the check
+            return f.read().decode("utf-8")
     except UnicodeDecodeError as e:
         found.add(file, f"not UTF-8 text (byte {e.start})")
     except OSError as e:

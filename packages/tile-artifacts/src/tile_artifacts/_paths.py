@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath, PureWindowsPath
-from typing import Final
+from typing import BinaryIO, Final
 
 from tile_artifacts._documents import ArtifactKind
 
@@ -32,8 +33,10 @@ __all__ = [
     "REQUIRED_FILES",
     "SUMMARY_MD",
     "default_description",
+    "NotRegularFileError",
     "kind_for",
     "media_type_for",
+    "open_regular",
     "relative_path_problem",
     "run_files",
     "sha256_file",
@@ -190,11 +193,51 @@ def default_description(relpath: str) -> str | None:
     return None
 
 
+class NotRegularFileError(OSError):
+    """Raised by `open_regular` for a named pipe, device or socket: reading one can block
+    forever (a FIFO nobody writes) or never end (`/dev/zero`)."""
+
+
+def _special_kind(mode: int) -> str:
+    """What a non-regular, non-directory file is, in words."""
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def open_regular(path: Path) -> BinaryIO:
+    """Open `path` for reading in binary, refusing anything but a regular file.
+
+    The file is opened without blocking (so a FIFO with no writer does not hang the open) and
+    judged by `fstat` of what was opened, not by an earlier `stat` that a rename could
+    outdate. A directory raises IsADirectoryError, a pipe, device or socket
+    NotRegularFileError (its `strerror` says which).
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, "is a directory", str(path))
+        if not stat.S_ISREG(mode):
+            raise NotRegularFileError(errno.EINVAL, f"is {_special_kind(mode)}", str(path))
+        # Reads of a regular file never block; O_NONBLOCK is cleared all the same.
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def sha256_file(path: Path, limit: int | None = None) -> tuple[int, str]:
-    """Size in bytes and sha256 hex digest of a file (of its first `limit` bytes), in chunks."""
+    """Size in bytes and sha256 hex digest of a regular file (of its first `limit` bytes), in
+    chunks; anything else raises as `open_regular` does."""
     digest = hashlib.sha256()
     size = 0
-    with path.open("rb") as f:
+    with open_regular(path) as f:
         while chunk := f.read(1 << 20 if limit is None else min(1 << 20, limit - size)):
             digest.update(chunk)
             size += len(chunk)

@@ -14,7 +14,7 @@ from typing import Final
 from tile_artifacts._base import Producer, utc_now
 from tile_artifacts._documents import FingerprintPolicy, InputFile
 from tile_artifacts._errors import ArtifactError
-from tile_artifacts._paths import sha256_file
+from tile_artifacts._paths import NotRegularFileError, sha256_file
 
 __all__ = ["fingerprint_input", "new_run_id", "producer_info"]
 
@@ -83,7 +83,11 @@ def producer_info(
 def fingerprint_input(
     path: str | os.PathLike[str], kind: str, *, policy: FingerprintPolicy = "sha256"
 ) -> InputFile:
-    """Describe an input file outside the run directory; a missing file gets policy `missing`."""
+    """Describe an input file outside the run directory; a missing file gets policy `missing`.
+
+    Only a regular file is hashed: a pipe or device (`/dev/zero`, a FIFO a runner named) is
+    recorded `metadata_only`, without a size, since reading it could block or never end.
+    """
     file = Path(path).absolute()
     if policy == "missing":
         return InputFile(path=str(file), kind=kind, fingerprint_policy="missing")
@@ -96,6 +100,8 @@ def fingerprint_input(
         size = file.stat().st_size
     except FileNotFoundError:
         return InputFile(path=str(file), kind=kind, fingerprint_policy="missing")
+    except NotRegularFileError:
+        return InputFile(path=str(file), kind=kind, fingerprint_policy="metadata_only")
     except OSError as e:
         raise ArtifactError(
             f"cannot fingerprint input `{file}`: {e.strerror}",

@@ -26,7 +26,7 @@ from tile_artifacts._documents import (
 from tile_artifacts._errors import ArtifactReadError, SchemaVersionError
 from tile_artifacts._merge import merge_case_log
 from tile_artifacts._models import Report
-from tile_artifacts._paths import CASES_JSONL
+from tile_artifacts._paths import CASES_JSONL, NotRegularFileError, open_regular
 
 __all__ = [
     "DecodeIssue",
@@ -167,7 +167,8 @@ def decode_record(text: str, *, expected: str | None = None, mode: Mode = "read"
 
 def _read_text(path: Path) -> str:
     try:
-        return path.read_bytes().decode("utf-8")
+        with open_regular(path) as f:
+            return f.read().decode("utf-8")
     except FileNotFoundError:
         raise ArtifactReadError(
             f"`{path}` does not exist",
@@ -179,6 +180,12 @@ def _read_text(path: Path) -> str:
             f"`{path}` is a directory, expected a file",
             path=str(path),
             hint="pass the JSON file inside it, e.g. `report.json`",
+        ) from None
+    except NotRegularFileError as e:
+        raise ArtifactReadError(
+            f"`{path}` {e.strerror}, not a regular file: tile reads documents only from files",
+            path=str(path),
+            hint="pass the file itself (copy what the pipe or device gives into a file first)",
         ) from None
     except OSError as e:
         raise ArtifactReadError(
