@@ -458,6 +458,28 @@ def test_bench_runs_exact_case_ids_and_sets_any_key(tile: TileRun, project: Make
         assert says in refused.stderr
 
 
+def test_a_variant_that_sets_a_secret_completes_and_stays_complete(
+    tile: TileRun, project: MakeProject
+) -> None:
+    # The unit's run directory hides the value (`runner.env.HF_TOKEN=<redacted>`), the plan
+    # holds it plain: the attempt must still count as made with the plan's arguments.
+    secret = "hf_notarealtoken42"
+    root = project(["good.py"], FAST)
+    _campaign(root, "sec", f"[select]\nkernels = ['fx/scale']\nfilters = ['n=256']\n"
+                           f'[variants.tok]\nenv = {{ HF_TOKEN = "{secret}" }}\n')  # fmt: skip
+    for _ in range(2):  # the second run finds the result and runs nothing
+        proc = tile("campaign", "run", "sec", cwd=root)
+        assert proc.returncode == 0, proc.stderr
+    camp = root / ".tile" / "campaigns" / "sec"
+    (unit,) = _json(camp / "campaign.json")["units"]
+    assert [a["matches_plan"] for a in unit["attempts"]] == [True]
+    assert unit["result_attempt"] == 1
+    argv = _json(camp / unit["attempts"][0]["path"] / "report.json")["context"]["argv"]
+    assert "runner.env.HF_TOKEN=<redacted>" in argv
+    for path in camp.rglob("*"):
+        assert not path.is_file() or secret.encode() not in path.read_bytes(), path
+
+
 def test_tile_init_sample_campaign_plans(tile: TileRun, tmp_path: Path) -> None:
     from tile_cli.project._init import init_project
 

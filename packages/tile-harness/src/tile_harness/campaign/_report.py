@@ -100,8 +100,9 @@ def _attempt(
     unit: ta.campaign.PlannedUnit | None,
     launched: Launched | None,
     shards: int,
+    redactor: ta.Redactor,
 ) -> ta.campaign.AttemptRecord:
-    judged = verdict(state, unit)
+    judged = verdict(state, unit, redactor)
     report = state.report
     wall = launched.wall_s if launched else None
     return ta.campaign.AttemptRecord(
@@ -130,10 +131,12 @@ def _unit(
     planned: ta.campaign.PlannedUnit | None,
     states: list[AttemptState],
     launches: Mapping[str, Launched],
+    redactor: ta.Redactor,
 ) -> ta.campaign.UnitRecord:
     shards = planned.shards if planned else 1
     attempts = [
-        _attempt(s, planned, launches.get(f"{unit_id}/attempt-{s.number}"), shards) for s in states
+        _attempt(s, planned, launches.get(f"{unit_id}/attempt-{s.number}"), shards, redactor)
+        for s in states
     ]
     done = [a for a in attempts if a.done]
     result = done[-1] if done else None
@@ -172,7 +175,7 @@ def unit_records(
     results: dict[str, Result] = {}
     for unit_id in ids:
         states = inspector.attempts(unit_id)
-        record = _unit(unit_id, planned.get(unit_id), states, launches)
+        record = _unit(unit_id, planned.get(unit_id), states, launches, inspector.redactor)
         records.append(record)
         by_number = {s.number: s for s in states}
         if record.result_attempt is not None and record.in_plan:

@@ -78,7 +78,7 @@ class CampaignRun:
         self.over_budget = over_budget
         self.started = started
         self.unit_command = list(unit_command)
-        self.inspector = Inspector(camp.path)
+        self.inspector = Inspector(camp.path, camp.redactor)
         self.spent = 0.0
         """Seconds spent running units in this invocation (what the wall-time budget limits)."""
 

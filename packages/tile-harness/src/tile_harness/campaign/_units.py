@@ -24,6 +24,7 @@ __all__ = [
     "attempt_dir",
     "attempt_log",
     "planned_args",
+    "same_args",
     "verdict",
 ]
 
@@ -74,13 +75,28 @@ class Verdict:
     reason: str | None
 
 
-def verdict(state: AttemptState, unit: ta.campaign.PlannedUnit | None) -> Verdict:
-    """Judge one attempt against the unit as planned now (None: no longer in the plan)."""
+def same_args(argv: list[str], planned: list[str], redactor: ta.Redactor) -> bool:
+    """Whether a report's argv (as written: secrets redacted) ran the `planned` arguments.
+
+    Both sides go through the campaign's redactor before they are compared: the unit's run
+    hid its secret values (`runner.env.HF_TOKEN=<redacted>`) and the plan holds them plain,
+    so comparing as they were judged every attempt of a secret-setting variant stale.
+    """
+    recorded = [redactor.text(arg) for arg in planned_args(argv)]
+    return recorded == [redactor.text(arg) for arg in planned]
+
+
+def verdict(
+    state: AttemptState, unit: ta.campaign.PlannedUnit | None, redactor: ta.Redactor | None = None
+) -> Verdict:
+    """Judge one attempt against the unit as planned now (None: no longer in the plan); the
+    campaign's `redactor` hides in the plan what the attempt's run directory hides."""
     report = state.report
     if report is None:
         why = state.problems[0] if state.problems else "it has no artifact_manifest.json"
         return Verdict(False, False, "interrupted", f"not a complete run directory: {why}")
-    matches = unit is not None and planned_args(report.context.argv) == unit.args
+    hide = redactor or ta.Redactor()
+    matches = unit is not None and same_args(report.context.argv, unit.args, hide)
     status, reason = report.run.status, report.run.status_reason
     if not matches:
         return Verdict(False, False, status, "made with other arguments than the current plan")
@@ -97,8 +113,10 @@ def verdict(state: AttemptState, unit: ta.campaign.PlannedUnit | None) -> Verdic
 class Inspector:
     """Reads attempts under `units/`; a complete one is checked once per manifest content."""
 
-    def __init__(self, campaign_dir: Path) -> None:
+    def __init__(self, campaign_dir: Path, redactor: ta.Redactor | None = None) -> None:
         self.campaign_dir = campaign_dir
+        self.redactor = redactor or ta.Redactor()
+        """The campaign's secrets: what its units' run directories hide (`verdict`)."""
         self._cache: dict[tuple[str, str], AttemptState] = {}
 
     def unit_ids(self) -> list[str]:
