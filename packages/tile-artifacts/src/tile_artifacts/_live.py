@@ -14,32 +14,35 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import weakref
 from collections.abc import Generator
 from pathlib import Path
 
-__all__ = ["hold_live", "release_live", "unless_live"]
+__all__ = ["hold_live", "unless_live"]
 
 
-def hold_live(run_dir: Path) -> int | None:
-    """Mark `run_dir` as being written until `release_live` (or the process's end); the fd.
+def hold_live(run_dir: Path, *, owner: object) -> bool:
+    """Mark `run_dir` as being written for as long as `owner` exists (or the process lives);
+    whether it could be marked.
 
-    Best effort: where the filesystem has no `flock` (some network mounts) this returns None
-    and the run is written unmarked; `unless_live` then cannot tell and leaves it alone.
+    Best effort: where the filesystem has no `flock` (some network mounts) the run is
+    written unmarked; `unless_live` then cannot tell either and leaves it alone.
     """
     try:
         fd = os.open(run_dir, os.O_RDONLY | os.O_DIRECTORY)
     except OSError:
-        return None
+        return False
     try:
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
     except OSError:
         os.close(fd)
-        return None
-    return fd
+        return False
+    # Closing the descriptor drops the lock: when the owner is collected, or at exit.
+    weakref.finalize(owner, _close, fd)
+    return True
 
 
-def release_live(fd: int) -> None:
-    """Drop the mark `hold_live` returned (closing the descriptor drops the lock)."""
+def _close(fd: int) -> None:
     with contextlib.suppress(OSError):
         os.close(fd)
 

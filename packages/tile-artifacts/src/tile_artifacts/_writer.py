@@ -10,7 +10,6 @@ import os
 import re
 import shlex
 import threading
-import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path, PurePosixPath
@@ -45,7 +44,7 @@ from tile_artifacts._durable import (
 )
 from tile_artifacts._entries import Digests, artifact_entries
 from tile_artifacts._errors import ArtifactError, ArtifactWriteError
-from tile_artifacts._live import hold_live, release_live
+from tile_artifacts._live import hold_live
 from tile_artifacts._metrics import STANDARD_METRICS, MetricSpec
 from tile_artifacts._models import Report
 from tile_artifacts._paths import (
@@ -114,11 +113,8 @@ class ArtifactWriter:
         self._finalized = False
         create_run_directory(self.run_dir, allow_existing)
         # Marked live before its first file exists, so `[output] keep` in another process
-        # (which only removes directories with `events.jsonl`) never sees it unmarked; the
-        # mark lasts as long as this writer, and the process's end drops it however it ends.
-        live = hold_live(self.run_dir)
-        if live is not None:
-            weakref.finalize(self, release_live, live)
+        # (which removes only directories with `events.jsonl`) never sees it unmarked.
+        hold_live(self.run_dir, owner=self)
         # The two JSONL streams exist from the start so that even an early crash leaves them.
         for relpath in (EVENTS_JSONL, METRICS_JSONL):
             self._append(relpath, b"")
