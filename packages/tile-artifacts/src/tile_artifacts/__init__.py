@@ -106,6 +106,7 @@ from tile_artifacts._paths import (
 from tile_artifacts._provenance import fingerprint_input, new_run_id, producer_info
 from tile_artifacts._read import (
     complete_lines,
+    iter_jsonl,
     load_document,
     read_case_log,
     read_jsonl,
@@ -246,6 +247,7 @@ __all__ = [
     # reading
     "complete_lines",
     "count_cases",
+    "iter_jsonl",
     "load_document",
     "merge_case_log",
     "read_case_log",

@@ -22,6 +22,7 @@ from tile_artifacts._check_run import check_run_dir
 from tile_artifacts._consistency import baseline_problems
 from tile_artifacts._documents import Baseline, ComparisonDoc
 from tile_artifacts._errors import ArtifactError
+from tile_artifacts._lines import JsonLines
 from tile_artifacts._models import Report
 from tile_artifacts._read import DecodeIssue, decode_document
 
@@ -38,12 +39,9 @@ def _check_file(path: Path, display: str) -> list[Problem]:
             hint="pass a run directory such as `.tile/runs/<run_id>` or one of its files",
         )
     found = Found()
-    text = read_text(found, path, display)
-    if text is None:
-        return found.problems
     if suffix == ".jsonl":
-        check_jsonl(found, display, text, EXPECTED_RECORD.get(path.name))
-    else:
+        check_jsonl(found, display, JsonLines(path), EXPECTED_RECORD.get(path.name))
+    elif (text := read_text(found, path, display)) is not None:
         try:
             doc = decode_document(text, expected=EXPECTED_DOCUMENT.get(path.name), mode="check")
         except DecodeIssue as issue:

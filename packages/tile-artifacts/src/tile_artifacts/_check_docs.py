@@ -6,6 +6,7 @@ checks across files (manifest against disk, report against manifest) are `_check
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Final, cast
@@ -14,6 +15,7 @@ from tile_artifacts._base import Status
 from tile_artifacts._case_log import CaseLogRecord
 from tile_artifacts._consistency import case_problems, report_problems
 from tile_artifacts._documents import ComparisonDoc, Document, JsonlRecord
+from tile_artifacts._lines import JsonLines, NotUtf8Error
 from tile_artifacts._models import Report
 from tile_artifacts._paths import (
     CASES_JSONL,
@@ -28,7 +30,6 @@ from tile_artifacts._paths import (
 )
 from tile_artifacts._read import (
     DecodeIssue,
-    complete_lines,
     decode_document,
     decode_record,
     parse_json,
@@ -47,7 +48,7 @@ __all__ = [
     "check_records",
     "check_relative",
     "check_report",
-    "check_text",
+    "check_run_file",
     "issue_problems",
     "read_text",
 ]
@@ -90,6 +91,13 @@ class Found:
     records: dict[str, list[tuple[int, JsonlRecord]]] = field(
         default_factory=dict[str, list[tuple[int, JsonlRecord]]]
     )
+    """Decoded lines the cross-file checks need (events are not kept: see `event_run_ids`)."""
+    event_run_ids: dict[str, dict[str, array[int]]] = field(
+        default_factory=dict[str, dict[str, "array[int]"]]
+    )
+    """file -> run id -> the numbers of the event lines that name it. Events are most of a
+    long run's lines and only their run id is checked across files, so this is all that is
+    kept of them: four bytes a line instead of a decoded record."""
     problems: list[Problem] = field(default_factory=list[Problem])
 
     def add(self, file: str, message: str, line: int | None = None) -> None:
@@ -113,32 +121,56 @@ def check_json(found: Found, file: str, text: str, expected: str | None) -> None
         issue_problems(found, file, issue, None)
 
 
-def check_jsonl(found: Found, file: str, text: str, expected: str | None) -> None:
+def check_jsonl(found: Found, file: str, lines: JsonLines, expected: str | None) -> None:
+    """Decode a JSON Lines file line by line: its size never decides the memory used."""
     records = found.records.setdefault(file, [])
-    lines = complete_lines(text)
-    if not text.endswith("\n") and text:
+    try:
+        for number, line in lines:
+            _check_line(found, file, (number, line), expected, records)
+    except NotUtf8Error as e:
+        found.add(file, str(e))
+    except OSError as e:
+        found.add(file, f"cannot read: {e.strerror}")
+    if lines.torn is not None:
         # Readers skip it; the run itself was killed, which the missing manifest says too.
-        found.add(file, TORN, len(lines) + 1)
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            found.add(file, "blank line", number)
-            continue
-        try:
-            if expected is None:
-                data = parse_json(line)
-                if not (isinstance(data, dict) and "schema_name" in data):
-                    continue
-            records.append((number, decode_record(line, expected=expected, mode="check")))
-        except DecodeIssue as issue:
-            issue_problems(found, file, issue, number)
+        found.add(file, TORN, lines.torn)
 
 
-def check_text(
-    found: Found, file: str, text: str, suffix: str, layout: Layout = RUN_LAYOUT
+def _check_line(
+    found: Found,
+    file: str,
+    numbered: tuple[int, str],
+    expected: str | None,
+    records: list[tuple[int, JsonlRecord]],
 ) -> None:
-    if suffix == ".jsonl":
-        check_jsonl(found, file, text, EXPECTED_RECORD.get(PurePosixPath(file).name))
+    """One line of a JSON Lines file: decoded, then kept (an event: only its run id)."""
+    number, line = numbered
+    if not line.strip():
+        found.add(file, "blank line", number)
+        return
+    try:
+        if expected is None:
+            data = parse_json(line)
+            if not (isinstance(data, dict) and "schema_name" in data):
+                return
+        record = decode_record(line, expected=expected, mode="check")
+    except DecodeIssue as issue:
+        issue_problems(found, file, issue, number)
+        return
+    if isinstance(record, EventRecord):
+        by_id = found.event_run_ids.setdefault(file, {})
+        by_id.setdefault(record.run_id, array("I")).append(number)
     else:
+        records.append((number, record))
+
+
+def check_run_file(found: Found, file: str, path: Path, layout: Layout = RUN_LAYOUT) -> None:
+    """Decode one `.json` (read whole) or `.jsonl` (read line by line) file of a run."""
+    if PurePosixPath(file).suffix == ".jsonl":
+        check_jsonl(found, file, JsonLines(path), EXPECTED_RECORD.get(PurePosixPath(file).name))
+        return
+    text = read_text(found, path, file)
+    if text is not None:
         check_json(found, file, text, layout.documents.get(file))
 
 
@@ -214,11 +246,21 @@ def check_report(found: Found, report: Report, on_disk: set[str] | None) -> None
     report_problems(report, lambda message: found.add(REPORT_JSON, message))
 
 
+def _other_run_ids(found: Found, run_id: str | None) -> None:
+    """Each event line that names a run other than `run_id`."""
+    for file, by_id in found.event_run_ids.items():
+        for other, lines in by_id.items():
+            if run_id and other != run_id:
+                for line in lines:
+                    found.add(file, f"run_id `{other}` differs from the run's `{run_id}`", line)
+
+
 def check_records(found: Found, run_id: str | None, on_disk: set[str] | None) -> None:
+    _other_run_ids(found, run_id)
     for file, records in found.records.items():
         for line, record in records:
             if (
-                isinstance(record, EventRecord | MetricRecord | CaseLogRecord)
+                isinstance(record, MetricRecord | CaseLogRecord)
                 and run_id
                 and record.run_id != run_id
             ):

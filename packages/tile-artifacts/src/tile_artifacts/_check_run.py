@@ -15,8 +15,7 @@ from tile_artifacts._check_docs import (
     check_records,
     check_relative,
     check_report,
-    check_text,
-    read_text,
+    check_run_file,
 )
 from tile_artifacts._consistency import metrics_file_problems
 from tile_artifacts._documents import ArtifactEntry, ComparisonDoc, Document, Manifest
@@ -204,11 +203,8 @@ def _decode_files(run_dir: Path, layout: Layout, regular: list[str], other: list
         if rel not in regular:
             found.add(rel, "required file is missing")
     for rel in regular:
-        suffix = PurePosixPath(rel).suffix
-        if suffix in (".json", ".jsonl"):
-            text = read_text(found, run_dir / rel, rel)
-            if text is not None:
-                check_text(found, rel, text, suffix, layout)
+        if PurePosixPath(rel).suffix in (".json", ".jsonl"):
+            check_run_file(found, rel, run_dir / rel, layout)
     return found
 
 

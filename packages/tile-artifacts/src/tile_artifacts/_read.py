@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Generator, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal, TypeVar, cast
 
@@ -24,6 +25,7 @@ from tile_artifacts._documents import (
     Manifest,
 )
 from tile_artifacts._errors import ArtifactReadError, SchemaVersionError
+from tile_artifacts._lines import JsonLines, NotUtf8Error
 from tile_artifacts._merge import merge_case_log
 from tile_artifacts._models import Report
 from tile_artifacts._paths import CASES_JSONL, NotRegularFileError, open_regular
@@ -40,6 +42,7 @@ __all__ = [
     "read_campaign_plan",
     "read_case_log",
     "read_comparison",
+    "iter_jsonl",
     "read_jsonl",
     "read_manifest",
     "read_report",
@@ -165,10 +168,11 @@ def decode_record(text: str, *, expected: str | None = None, mode: Mode = "read"
     return _validate(model, text, mode)
 
 
-def _read_text(path: Path) -> str:
+@contextlib.contextmanager
+def _reading(path: Path) -> Generator[None]:
+    """Turn what reading `path` can raise into one ArtifactReadError naming it."""
     try:
-        with open_regular(path) as f:
-            return f.read().decode("utf-8")
+        yield
     except FileNotFoundError:
         raise ArtifactReadError(
             f"`{path}` does not exist",
@@ -193,12 +197,18 @@ def _read_text(path: Path) -> str:
             path=str(path),
             hint="check the file's permissions",
         ) from None
-    except UnicodeDecodeError as e:
+    except (UnicodeDecodeError, NotUtf8Error) as e:
+        byte = e.byte if isinstance(e, NotUtf8Error) else e.start
         raise ArtifactReadError(
-            f"`{path}` is not UTF-8 text (byte {e.start})",
+            f"`{path}` is not UTF-8 text (byte {byte})",
             path=str(path),
             hint="the file is corrupt; restore it or re-run the command that wrote it",
         ) from None
+
+
+def _read_text(path: Path) -> str:
+    with _reading(path), open_regular(path) as f:
+        return f.read().decode("utf-8")
 
 
 def _raise_for(path: Path, issue: DecodeIssue, expected: str | None) -> ArtifactReadError:
@@ -294,21 +304,27 @@ def read_jsonl(path: str | os.PathLike[str]) -> list[JsonlRecord]:
 
     A torn last line (no newline: the writer was killed while appending it) is skipped.
     """
-    return _read_lines(Path(path), None)
+    return list(iter_jsonl(path))
+
+
+def iter_jsonl(path: str | os.PathLike[str]) -> Iterator[JsonlRecord]:
+    """The records of a JSONL artifact one at a time, as `read_jsonl` reads them; only one
+    line is in memory at a time, however large the file (a long run's `events.jsonl`)."""
+    return _iter_lines(Path(path), None)
 
 
 def read_case_log(path: str | os.PathLike[str]) -> list[CaseLogRecord]:
     """Read a run's case log (`cases.jsonl`, `tile.case`), a torn last line skipped."""
-    return cast(list[CaseLogRecord], _read_lines(Path(path), "tile.case"))
+    return cast(list[CaseLogRecord], list(_iter_lines(Path(path), "tile.case")))
 
 
-def _read_lines(file: Path, expected: str | None) -> list[JsonlRecord]:
-    records: list[JsonlRecord] = []
-    for number, line in enumerate(complete_lines(_read_text(file)), start=1):
-        try:
-            records.append(decode_record(line, expected=expected))
-        except DecodeIssue as issue:
-            error = _raise_for(Path(f"{file}:{number}"), issue, expected)
-            error.path = str(file)
-            raise error from None
-    return records
+def _iter_lines(file: Path, expected: str | None) -> Iterator[JsonlRecord]:
+    with _reading(file):
+        for number, line in JsonLines(file):
+            try:
+                record = decode_record(line, expected=expected)
+            except DecodeIssue as issue:
+                error = _raise_for(Path(f"{file}:{number}"), issue, expected)
+                error.path = str(file)
+                raise error from None
+            yield record
