@@ -9,6 +9,7 @@ directory that does not validate (or read as incomplete).
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -244,3 +245,46 @@ def test_output_keep_prunes_the_oldest_runs_and_nothing_else(tile: TileRun, tmp_
     assert len(kept) == 3  # notes + the two newest runs
     latest = (root / ".tile" / "latest").resolve()
     assert latest.name in kept
+
+
+# Waits, after its plan, until the test opens the FIFO named by $KEEP_TEST_GATE and closes it.
+GATED_RUN = """
+hello(); plan(CASES)
+if os.environ.get("KEEP_TEST_GATE"):
+    with open(os.environ["KEEP_TEST_GATE"]) as gate:
+        gate.read()
+for i, case in enumerate(CASES):
+    start(case, i); bench(case)
+done()
+"""
+
+
+def test_output_keep_leaves_a_run_that_is_still_going_alone(tile: TileRun, tmp_path: Path) -> None:
+    # Two overlapping `tile bench` in one project: the second used to prune the first's
+    # directory while it was being written; the first then passed and failed schema-check.
+    root = fake_project(tmp_path / "p", GATED_RUN, extra_toml="[output]\nkeep = 1\n")
+    gate = tmp_path / "gate"
+    os.mkfifo(gate)
+    first = subprocess.Popen(
+        tile_argv("bench", "--json"), cwd=root, env=tile_env({"KEEP_TEST_GATE": str(gate)}),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert first.stdout is not None
+    try:
+        # `--json` writes the plan once it is on disk: the first run is under way (or, if
+        # it died, this reads the end of its output and fails).
+        assert first.stdout.readline().startswith('{"type":"hello"')
+        assert first.stdout.readline().startswith('{"type":"plan"')
+        assert tile("bench", cwd=root).returncode == 0
+        with gate.open("w"):  # lets the first run's runner go on
+            pass
+        out, err = first.communicate(timeout=300)
+    finally:
+        first.kill()
+        first.wait()
+    assert first.returncode == 0, err
+    runs = sorted((root / ".tile" / "runs").iterdir())
+    assert len(runs) == 2  # the second run kept the first, which was still going
+    for run in runs:
+        check = tile("schema-check", str(run), cwd=root)
+        assert check.returncode == 0, check.stdout + out
