@@ -17,8 +17,8 @@ from tile_artifacts import (
     Redactor,
     is_secret_name,
     new_run_id,
-    redact_urls,
 )
+from tile_artifacts._redact import redact_urls
 from tile_artifacts.check import check_path
 
 PRODUCER = Producer(tool_name="tile", tool_version="0.1.0")

@@ -120,12 +120,10 @@ from tile_artifacts._records import (
     MetricSource,
 )
 from tile_artifacts._redact import (
-    REDACT_PATTERNS,
     REDACTED,
     Redactor,
     is_secret_name,
     redact_environment,
-    redact_urls,
 )
 from tile_artifacts._summary import render_summary_markdown
 from tile_artifacts._writer import ArtifactWriter
@@ -231,7 +229,6 @@ __all__ = [
     "SUMMARY_MD",
     # writing
     "REDACTED",
-    "REDACT_PATTERNS",
     "ArtifactWriter",
     "Redactor",
     "is_secret_name",
@@ -240,7 +237,6 @@ __all__ = [
     "new_run_id",
     "producer_info",
     "redact_environment",
-    "redact_urls",
     "replace_file",
     "unless_live",
     "utc_now",

@@ -269,7 +269,7 @@ def compare_variants(
                     variant=variant,
                     baseline=base_name,
                     path=path,
-                    **doc.summary.model_dump(),
+                    **doc.summary.model_dump(exclude={"false_discoveries"}),
                 )
             )
             rows |= {(variant, r.case_id): r for r in doc.rows}
