@@ -36,13 +36,15 @@ import tile_artifacts as ta
 _SLOW_SWITCH = 'KERNEL_PASSES = 2 * PASSES if os.environ.get("AA_SLOW", "0") == "1" else PASSES'
 
 
-def write_repo(root: Path, max_time: float) -> None:
-    """The fixture project, committed: the revision every run is timed against."""
+def write_repo(root: Path, max_time: float, rounds: int) -> None:
+    """The fixture project, committed: the revision every run is timed against (`rounds`: 0
+    leaves `[bench] rounds` out, so `--against` takes its default)."""
     (root / "kernels").mkdir(parents=True)
     (root / "kernels" / "aa_kernels.py").write_text(KERNELS)
     (root / "tile.toml").write_text(
         f'[project]\npaths = ["kernels"]\n\n[bench]\nmax_time = {max_time}\n'
-        "\n[history]\nenabled = false\n"
+        + (f"rounds = {rounds}\n" if rounds else "")
+        + "\n[history]\nenabled = false\n"
     )
     (root / ".gitignore").write_text(".tile/\nruns/\n")
     git = ["git", "-C", str(root), "-c", "user.email=ab@tile", "-c", "user.name=ab"]
@@ -96,18 +98,39 @@ def against(root: Path, name: str) -> None:
         sys.exit(f"{name} failed with exit {proc.returncode}:\n{proc.stderr[-3000:]}")
 
 
+def rejudge(root: Path) -> Tally:
+    """Judge kept runs again with this tile's judge: each run against the run it names in
+    `context.paired_with` (the revision's, beside it)."""
+    tally = Tally()
+    for run in sorted((root / "runs").glob("A[AB]*")):
+        current = ta.read_report(run / "report.json")
+        partner = current.context.paired_with
+        if partner is None:
+            continue
+        revision = ta.read_report(root / "runs" / partner / "report.json")
+        tally.add(run.name.startswith("AA"), ta.compare.compare_runs(revision, current), run.name)
+    return tally
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--aa", type=int, default=10, help="A/A runs (20 cases each)")
     parser.add_argument("--ab", type=int, default=5, help="A/B runs of a 2x slowdown")
     parser.add_argument("--max-time", type=float, default=0.25, help="[bench] max_time, s")
+    parser.add_argument("--rounds", type=int, default=0, help="[bench] rounds (0: the default)")
     parser.add_argument("--switch", type=float, default=3.0, help="seconds between load changes")
     parser.add_argument("--keep", type=Path, default=None, help="measure into this directory")
+    parser.add_argument("--rejudge", type=Path, default=None, help="judge runs kept earlier")
     args = parser.parse_args()
     print(f"command: {shlex.join([Path(sys.executable).name, *sys.argv])}")
+    if args.rejudge is not None:
+        tally = rejudge(args.rejudge)
+        tally.print(f"kept runs of {args.rejudge}, judged again")
+        false_rate, caught = tally.rates()
+        return 0 if false_rate <= 0.01 and caught >= 0.99 else 1
     with tempfile.TemporaryDirectory(prefix="tile-ab-") as tmp:
         root = args.keep or Path(tmp) / "repo"
-        write_repo(root, args.max_time)
+        write_repo(root, args.max_time, args.rounds)
         tally, start = Tally(), time.perf_counter()
         plan = [(f"AA{i}", False) for i in range(args.aa)] + [
             (f"AB{i}", True) for i in range(args.ab)
