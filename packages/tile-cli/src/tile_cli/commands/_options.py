@@ -83,17 +83,21 @@ def _flag(
     *spelt: str, default: _T, help: str | None = ..., count: bool = ..., config: None = ...
 ) -> _T: ...
 @overload
-def _flag(*spelt: str, help: str | None = ..., config: str | None = ...) -> None: ...
+def _flag(
+    *spelt: str, help: str | None = ..., config: str | None = ..., metavar: str | None = ...
+) -> None: ...
 def _flag(
     *spelt: str,
     default: object = None,
     help: str | None = None,
     count: bool = False,
     config: str | None = None,
+    metavar: str | None = None,
 ) -> Any:
     """One flag spelt `spelt` on the command line; `config`: the configuration key it sets (such
-    a flag defaults to None, so that leaving it out leaves the key to the other layers)."""
-    option = typer.Option(*spelt, help=help, count=count)
+    a flag defaults to None, so that leaving it out leaves the key to the other layers);
+    `metavar`: how the help names its value."""
+    option = typer.Option(*spelt, help=help, count=count, metavar=metavar)
     return dataclasses.field(default=default, metadata={_TYPER: option, _CONFIG: config})
 
 
@@ -165,7 +169,7 @@ class Flags:
     # Comparison with a baseline
     compare: Path | None = _flag("--compare",
         help="Compare with a baseline (file, or directory of baselines).")
-    against: str | None = _flag("--against",
+    against: str | None = _flag("--against", metavar="REV",
         help="Time the working tree and git revision REV (a branch, tag or commit) in turns, "
         "round by round, and compare them: the gate for a noisy machine.")
     noise_floor: float | None = _flag("--noise-floor", config="compare.noise_floor",
