@@ -13,6 +13,7 @@ from typing import Final
 from tile_artifacts._documents import ComparisonDoc
 from tile_artifacts._models import CaseRecord, Report
 from tile_artifacts._paths import default_description
+from tile_artifacts._plausible import IMPOSSIBLE, RoofName, case_beyond_roof
 from tile_artifacts._summary_findings import findings_markdown
 from tile_protocol.format import (
     MISSING,
@@ -119,6 +120,28 @@ def _kind(report: Report) -> str:
     return "test" if any(c.check is not None for c in report.cases) else "build"
 
 
+def _rate(case: CaseRecord, roof: RoofName) -> str:
+    """GB/s or TFLOP/s, marked `‼` when the case is above that roof by more than its CI."""
+    value = case.throughput.gbps if roof == "bandwidth" else case.throughput.tflops
+    shown = format_rate(value)
+    return f"{shown} {IMPOSSIBLE}" if case_beyond_roof(case, roof) is not None else shown
+
+
+def _impossible_note(report: Report) -> list[str]:
+    """The legend of `‼`, once under the table, when some row has it."""
+    marked = sum(1 for c in report.cases if case_beyond_roof(c) is not None)
+    if not marked:
+        return []
+    found = any(f.category == "plausibility" for f in report.findings)
+    see = "the `plausibility` finding under Findings" if found else "the run's plausibility check"
+    return [
+        "",
+        f"{IMPOSSIBLE} {marked} of {len(report.cases)} cases above a roof of this machine by "
+        f"more than their 95% CI: impossible rates (the work counted or the peak is wrong), "
+        f"not fast kernels; see {see}.",
+    ]
+
+
 def _bench_rows(report: Report) -> list[str]:
     target = _target(report)
     lines = [
@@ -136,8 +159,8 @@ def _bench_rows(report: Report) -> list[str]:
                     case.status,
                     format_seconds(s.median if s is not None else None),
                     f"{ci} {_FLAG}" if _missed(case, target) else ci,
-                    format_rate(case.throughput.gbps),
-                    format_rate(case.throughput.tflops),
+                    _rate(case, "bandwidth"),
+                    _rate(case, "compute"),
                     format_seconds(ref.stats.median if ref and ref.stats else None),
                     _speedup(case),
                     _ok(case),
@@ -180,6 +203,8 @@ def _cases_section(report: Report) -> list[str]:
     if kind == "bench" and (timers or modes):
         lines += ["", f"Median times; timer: {', '.join(timers) or MISSING}; "
                   f"mode: {', '.join(modes) or MISSING}."]  # fmt: skip
+    if kind == "bench":
+        lines += _impossible_note(report)
     target = _target(report)
     missed = [c for c in report.cases if _missed(c, target)]
     # tile's findings may say it already, with each case's CI: say it once.

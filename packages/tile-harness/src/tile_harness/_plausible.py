@@ -2,8 +2,9 @@
 than a peak it should sit under.
 
 A rate above 100% of a roof is not a fast kernel but a wrong number: the work counted for a
-call, the peak, or the device the peak was measured on. `beyond_roof` is the one rule; the
-findings of report.json and the terminal's %peak cell both apply it.
+call, the peak, or the device the peak was measured on. `beyond_roof` is the one rule, kept in
+`tile_artifacts.check` so that summary.md and the HTML report mark the same cases; the
+findings of report.json and the terminal's %peak cell apply it too (re-exported from here).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
+from tile_artifacts.check import MEASURED_SLACK, RoofName, beyond_roof, case_beyond_roof
 from tile_harness._noticed import Noticed, RunFacts
 
 if TYPE_CHECKING:
@@ -28,11 +30,6 @@ __all__ = [
     "impossible_rates",
 ]
 
-MEASURED_SLACK: Final = 0.05
-"""How far past a measured roof (a calibration) a case may go before it is impossible: that
-roof is one kernel's median (`x + 1`), and another access pattern can beat it by a few
-percent (tile-std's copy reached 102% of the calibrated copy on an H200)."""
-
 CPU_NO_PEAKS: Final = (
     "tile gives a CPU no roofline peaks, since its caches, not one memory roof, decide how "
     "fast a kernel moves data (one measured figure would put small cases far above 100%)"
@@ -43,25 +40,9 @@ CPU_PEAKS_HINT: Final = (
 )
 
 
-def beyond_roof(
-    pct: float | None, median: float, ci_high: float | None, *, measured: bool = False
-) -> float | None:
-    """The least % of a roof that the case's 95% CI allows, when even that is above the roof
-    (by `MEASURED_SLACK` for a `measured` one); None when the figure is possible.
-
-    A rate is work / time, so the slow end of the median's CI (`ci_high`) bounds it from
-    below; without a CI the figure itself is taken.
-    """
-    if pct is None or median <= 0:
-        return None
-    least = pct * median / ci_high if ci_high is not None and ci_high > median else pct
-    limit = 100.0 * (1.0 + MEASURED_SLACK) if measured else 100.0
-    return least if least > limit else None
-
-
 @dataclass(frozen=True)
 class _Roof:
-    name: str
+    name: RoofName
     unit: str
     work: str
     key: str
@@ -89,15 +70,11 @@ class _Over:
 
 
 def _over(case: ta.CaseRecord, roof: _Roof) -> _Over | None:
-    s = case.stats
     bandwidth = roof.name == "bandwidth"
     pct = case.roofline.pct_peak_bw if bandwidth else case.roofline.pct_peak_flops
     rate = case.throughput.gbps if bandwidth else case.throughput.tflops
-    if s is None or pct is None or not rate:
-        return None
-    measured = case.roofline.peak_source == "calibrated"
-    least = beyond_roof(pct, s.median, s.ci_high, measured=measured)
-    return None if least is None else _Over(case, rate, pct, least)
+    least = case_beyond_roof(case, roof.name)
+    return None if pct is None or not rate or least is None else _Over(case, rate, pct, least)
 
 
 def _config_keys(roof: _Roof, peaks: Sequence[float], x: RunFacts) -> list[str]:
