@@ -14,7 +14,7 @@ from tile_report._accounting import accounting_plot, case_accounting, part_names
 from tile_report._comparison import comparison_plot, sorted_rows
 from tile_report._errors import ReportError
 from tile_report._inputs import RunData
-from tile_report._roofline import bandwidth_plot, roofline_plot
+from tile_report._roofline import BEYOND, bandwidth_plot, impossible_count, roofline_plot
 from tile_report._sections import (
     badge,
     case_section,
@@ -77,6 +77,17 @@ def _box(svg: str | None, missing: str) -> str:
     return f'<div class="plotbox">{svg}</div>' if svg else f'<p class="note">{esc(missing)}</p>'
 
 
+def _impossible_note(count: int) -> str:
+    """Under the plots: what the red-edged marks are, when there are any."""
+    if not count:
+        return ""
+    return (
+        f'<p class="bad impossible-note">{ta.check.IMPOSSIBLE} {count} case(s) above a roof of '
+        f"this machine by more than their 95% CI, drawn as red-edged diamonds (roofline) or "
+        f"bars (bandwidth): {esc(BEYOND)}.</p>"
+    )
+
+
 def _roofline_section(report: ta.Report) -> str:
     colors = kernel_colors(c.kernel for c in report.cases)
     roof = roofline_plot(report, colors, "roofline")
@@ -96,7 +107,8 @@ def _roofline_section(report: ta.Report) -> str:
             f"{len(report.cases) - len(measured)} case(s) that failed are left out: "
             "a wrong kernel's speed means nothing."
         )
-    note = "".join(f'<p class="note">{esc(n)}</p>' for n in notes)
+    note = _impossible_note(impossible_count(report))
+    note += "".join(f'<p class="note">{esc(n)}</p>' for n in notes)
     return (
         '<section id="roofline"><h2>Roofline</h2>'
         + _box(roof, "No case has both FLOPs and bytes, so there is no roofline to draw.")

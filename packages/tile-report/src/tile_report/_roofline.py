@@ -1,5 +1,10 @@
 """The roofline of a run (cases at their intensity and throughput under the roofs used) and
-a bandwidth chart for every case that moves bytes, FLOP-free copies included."""
+a bandwidth chart for every case that moves bytes, FLOP-free copies included.
+
+A case above a roof by more than its CI (`tile_artifacts.check.case_beyond_roof`, the rule of
+the run's `plausibility` finding) is drawn apart, a red-edged diamond or bar, and says so in
+its tooltip: such a point is a wrong number, not a fast kernel.
+"""
 
 from __future__ import annotations
 
@@ -26,9 +31,12 @@ from tile_report._svg import (
     text_width,
 )
 
-__all__ = ["Roofs", "bandwidth_plot", "roofline_plot", "roofs_of"]
+__all__ = ["BEYOND", "Roofs", "bandwidth_plot", "impossible_count", "roofline_plot", "roofs_of"]
 
 _ROOF = "#222"
+_IMPOSSIBLE = "#c62828"
+BEYOND = "beyond the roof: impossible, see the plausibility finding"
+"""What a `‼` on a case says, in its tooltip and the notes under the table and the plot."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,8 +120,23 @@ def _case_tip(case: ta.CaseRecord) -> str:
         _rate(t.tflops, "TFLOP/s", r.pct_peak_flops),
         _rate(t.gbps, "GB/s", r.pct_peak_bw),
         f"bound: {r.bound}",
+        f"{ta.check.IMPOSSIBLE} {BEYOND}" if ta.check.case_beyond_roof(case) is not None else None,
     ]
     return "\n".join(line for line in lines if line)
+
+
+def impossible_count(report: ta.Report) -> int:
+    """How many of the plotted (measured) cases are above a roof by more than their CI."""
+    return sum(1 for c in _measured(report) if ta.check.case_beyond_roof(c) is not None)
+
+
+def _dot(case: ta.CaseRecord, x: float, y: float, color: str) -> str:
+    """A case on the roofline: a dot, or a red-edged diamond when it is above a roof."""
+    tip = _case_tip(case)
+    if ta.check.case_beyond_roof(case) is None:
+        return mark("circle", tip, cx=x, cy=y, r=5, fill=color, stroke="#fff")
+    d = f"M{x:.1f} {y - 7:.1f}L{x + 7:.1f} {y:.1f}L{x:.1f} {y + 7:.1f}L{x - 7:.1f} {y:.1f}Z"
+    return mark("path", tip, cls="impossible", d=d, fill=color, stroke=_IMPOSSIBLE, stroke_width=2)
 
 
 def _roof_layer(roofs: Roofs, frame: Frame, xs: Scale, ys: Scale, key: str) -> str:
@@ -172,18 +195,27 @@ def roofline_plot(report: ta.Report, colors: Mapping[str, str], key: str) -> str
         legend([(k, colors[k]) for k in kernels], frame.x0, frame.y1 + 52, 640),
     ]
     marks = [
-        mark(
-            "circle",
-            _case_tip(c),
-            cx=xs(c.roofline.intensity or 1.0),
-            cy=ys(c.throughput.tflops or 1.0),
-            r=5,
-            fill=colors[c.kernel],
-            stroke="#fff",
-        )
+        _dot(c, xs(c.roofline.intensity or 1.0), ys(c.throughput.tflops or 1.0), colors[c.kernel])
         for c in cases
     ]
     return plot("roofline", key, frame, layers, marks, label="roofline of the run's cases")
+
+
+def _bar(case: ta.CaseRecord, xs: Scale, y: float, height: float, color: str) -> str:
+    """A case's bandwidth bar, red-edged when it is above the bandwidth roof."""
+    beyond = ta.check.case_beyond_roof(case, "bandwidth") is not None
+    return mark(
+        "rect",
+        _case_tip(case),
+        cls="impossible" if beyond else "",
+        x=xs(0.0),
+        y=y,
+        height=height,
+        width=max(xs(case.throughput.gbps or 0.0) - xs(0.0), 1.0),
+        fill=color,
+        stroke=_IMPOSSIBLE if beyond else None,
+        stroke_width=2.0 if beyond else None,
+    )
 
 
 def bandwidth_plot(report: ta.Report, colors: Mapping[str, str], key: str) -> str | None:
@@ -217,15 +249,6 @@ def bandwidth_plot(report: ta.Report, colors: Mapping[str, str], key: str) -> st
         label = f"peak {fmt_num(peak)} GB/s ({roofs.source})"
         layers.append(text(xs(peak) - 4, frame.y0 - 6, label, text_anchor="end", cls="roof-label"))
     marks = [
-        mark(
-            "rect",
-            _case_tip(c),
-            x=xs(0.0),
-            y=frame.y0 + row * i + 2,
-            height=row - 4,
-            width=max(xs(c.throughput.gbps or 0.0) - xs(0.0), 1.0),
-            fill=colors[c.kernel],
-        )
-        for i, c in enumerate(cases)
+        _bar(c, xs, frame.y0 + row * i + 2, row - 4, colors[c.kernel]) for i, c in enumerate(cases)
     ]
     return plot("bandwidth", key, frame, layers, marks, label="achieved bandwidth per case")

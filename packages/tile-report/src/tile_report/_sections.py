@@ -9,6 +9,7 @@ import tile_artifacts as ta
 from tile_protocol.format import format_seconds
 from tile_report._accounting import accounting_plot, case_accounting
 from tile_report._inputs import Accounting, ConfigValue, RunData
+from tile_report._roofline import BEYOND
 from tile_report._samples import samples_plot
 from tile_report._svg import esc
 
@@ -140,6 +141,25 @@ def _check(case: ta.CaseRecord) -> str:
     return '<span class="ok">✓</span>' if case.check.passed else '<span class="bad">✗</span>'
 
 
+def _rate(c: ta.CaseRecord, roof: ta.check.RoofName) -> str:
+    """GB/s or TFLOP/s, with a red `‼` when the case is above that roof by more than its CI."""
+    value = c.throughput.gbps if roof == "bandwidth" else c.throughput.tflops
+    if ta.check.case_beyond_roof(c, roof) is None:
+        return _num(value)
+    return f'{_num(value)} <span class="bad impossible" title="{esc(BEYOND)}">{ta.check.IMPOSSIBLE}</span>'
+
+
+def _impossible_legend(report: ta.Report) -> str:
+    """One line under the table saying what `‼` means, when some row has it."""
+    marked = sum(1 for c in report.cases if ta.check.case_beyond_roof(c) is not None)
+    if not marked:
+        return ""
+    return (
+        f'<p class="note">{ta.check.IMPOSSIBLE} {marked} case(s) above a roof of this machine '
+        f"by more than their 95% CI: {esc(BEYOND)}.</p>"
+    )
+
+
 def overview_section(report: ta.Report) -> str:
     """One row per case: status, time with its CI, rates, reference, roofline, check."""
     rows: list[list[str]] = []
@@ -151,8 +171,8 @@ def overview_section(report: ta.Report) -> str:
                 badge(c.status),
                 esc(format_seconds(s.median) if s else "–"),
                 _ci_pct(s),
-                _num(c.throughput.gbps),
-                _num(c.throughput.tflops),
+                _rate(c, "bandwidth"),
+                _rate(c, "compute"),
                 esc(format_seconds(ref.stats.median) if ref and ref.stats else "–"),
                 _num(ref.speedup if ref else None, ".2f", "×"),
                 _num(c.roofline.pct_peak_bw or c.roofline.pct_peak_flops, ".1f", "%"),
@@ -177,7 +197,10 @@ def overview_section(report: ta.Report) -> str:
     return (
         f'<section id="cases-table"><h2>Cases</h2><p>{counts.cases} cases: {counts.passed} '
         f"passed, {counts.failed} failed, {counts.skipped} skipped. Times are medians; ±CI is "
-        "half the 95% CI of the median.</p>" + table(headers, rows, cls="cases") + "</section>"
+        "half the 95% CI of the median.</p>"
+        + table(headers, rows, cls="cases")
+        + _impossible_legend(report)
+        + "</section>"
     )
 
 
