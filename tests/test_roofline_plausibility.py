@@ -4,6 +4,7 @@ ten times the bytes it moves, against a peak set by hand, and the CPU's empty ro
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +72,26 @@ def test_inflated_bytes_against_a_hand_set_peak_is_an_impossible_finding(
     assert [causes.index(part) for part in order] == sorted(causes.index(p) for p in order)
     actions = [a["description"] for a in report["recommended_actions"]]
     assert any("`[machine] peak_bandwidth_gbps` (tile.toml:5)" in a for a in actions)
-    assert "above 100% of the bandwidth roof" in (root / "run2" / "summary.md").read_text()
+    summary = (root / "run2" / "summary.md").read_text()
+    assert "above 100% of the bandwidth roof" in summary
     check = tile("schema-check", "run2", cwd=root)
     assert check.returncode == 0, check.stdout + check.stderr
+    _marked_in_summary_and_report(tile, root, summary)
+
+
+def _marked_in_summary_and_report(tile: TileRun, root: Path, summary: str) -> None:
+    """summary.md and `tile report` mark the inflated case (its GB/s, the one roof it is
+    above) and leave the honest one alone, pointing to the finding."""
+    rows = [line for line in summary.splitlines() if line.startswith("| `fx/")]
+    assert [(row.split("[")[0], " ‼ |" in row) for row in rows] == [
+        ("| `fx/honest", False),
+        ("| `fx/inflated", True),
+    ], summary
+    assert "‼ 1 of 2 cases above a roof of this machine" in summary
+    assert "see the `plausibility` finding under Findings." in summary
+    done = tile("report", "run2", "-o", "run2.html", cwd=root)
+    assert done.returncode == 0, done.stderr
+    html = (root / "run2.html").read_text()
+    bars = re.findall(r'<rect class="mark( impossible)?"[^>]*><title>(fx/[a-z]+)', html)
+    assert sorted(bars) == [("", "fx/honest"), (" impossible", "fx/inflated")]
+    assert "beyond the roof: impossible, see the plausibility finding" in html
