@@ -93,7 +93,14 @@ def fetch_cmd(
 
 
 def init_cmd(
-    name: Annotated[str, typer.Argument(help="Project name; a directory of that name is created.")],
+    path: Annotated[
+        Path,
+        typer.Argument(
+            help="The project's directory, relative or absolute (`my-kernels`, `../x`); "
+            "created with its parents. Its last part names the project.",
+            show_default=False,
+        ),
+    ],
     force: Annotated[
         bool, typer.Option("--force", help="Overwrite the files tile writes if they exist.")
     ] = False,
@@ -109,7 +116,7 @@ def init_cmd(
     """Start a kernel project: pyproject, tile.toml, one Pallas kernel with its reference."""
     from tile_cli.project._init import run_init
 
-    raise typer.Exit(run_init(name, force=force, from_index=from_index))
+    raise typer.Exit(run_init(path, force=force, from_index=from_index))
 
 
 @with_flags(JSON, PROFILE)

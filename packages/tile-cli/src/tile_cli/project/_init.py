@@ -1,4 +1,7 @@
-"""`tile init NAME`: scaffold a kernel project whose `tile test` and `tile bench` pass at once."""
+"""`tile init PATH`: scaffold a kernel project whose `tile test` and `tile bench` pass at once.
+
+PATH may be anywhere (`my-kernels`, `../x`, `/abs/dir`); its last part is the project name.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ from pathlib import Path
 from tile_cli.project._tile_source import TileSource, find_tile_source
 from tile_harness import CliError, ExitCode, os_failure
 
-__all__ = ["ProjectName", "init_project", "project_name", "run_init"]
+__all__ = ["ProjectName", "init_project", "next_steps", "project_name", "run_init"]
 
 # PEP 508 project names: letters and digits, with `.`, `_` or `-` inside.
 _NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
@@ -58,7 +61,7 @@ def project_name(name: str) -> ProjectName:
     if any(sep in stripped for sep in ("/", "\\")) or stripped in (".", ".."):
         raise CliError(
             f"`{name}` is a path, not a project name",
-            hint="run `tile init NAME` inside the directory that should hold the project",
+            hint="pass the project's directory instead: `tile init ../my-kernels`",
             code=ExitCode.USAGE,
         )
     if not _NAME.match(stripped):
@@ -121,13 +124,13 @@ def init_project(
     if dest.exists() and not dest.is_dir():
         raise CliError(
             f"`{dest}` exists and is not a directory",
-            hint="choose another project name or remove that file",
+            hint="choose another path for the project, or remove that file",
             code=ExitCode.USAGE,
         )
     if dest.is_dir() and any(dest.iterdir()) and not force:
         raise CliError(
             f"directory `{dest}` already exists and is not empty",
-            hint="choose another name, or pass `--force` to overwrite the files `tile init` "
+            hint="choose another path, or pass `--force` to overwrite the files `tile init` "
             "writes there (other files are kept)",
             code=ExitCode.USAGE,
         )
@@ -149,33 +152,28 @@ def init_project(
     return written
 
 
-def run_init(
-    name: str, directory: Path | None = None, *, force: bool = False, from_index: bool = False
-) -> int:
-    """The `tile init` command: scaffold into `directory` (default ./NAME), print next steps.
+def run_init(path: Path, *, force: bool = False, from_index: bool = False) -> int:
+    """The `tile init PATH` command: scaffold into PATH (named after its last part), print
+    the next steps.
 
-    The next steps are meant to be run as printed (a test does exactly that), so each is a
-    plain command line, with its comment after `#`.
+    PATH may be relative (to the working directory) or absolute, and its parents are created.
+    The next steps are meant to be run as printed from where `tile init` ran (a test does
+    exactly that), so each is a plain command line, with its comment after `#`.
     """
     from tile_cli.terminal._ui import make_consoles
 
-    project = project_name(name)
-    dest = directory if directory is not None else Path.cwd() / project.name
+    dest = Path.cwd() / path.expanduser()
+    dest = dest.resolve()
+    project = _name_of(dest)
     source = find_tile_source(from_index=from_index)
-    files = init_project(name, dest, force=force, source=source)
+    files = init_project(project.name, dest, force=force, source=source)
     out, err = make_consoles()
-    shown = _shown(dest)
-    for path in files:
-        out.print(str(path.relative_to(dest)), markup=False)
+    for path_written in files:
+        out.print(str(path_written.relative_to(dest)), markup=False)
     err.print(
-        f"Created project `{project.name}` in `{shown}` (package `{project.package}`).\n"
+        f"Created project `{project.name}` in `{_shown(dest)}` (package `{project.package}`).\n"
         f"{source.describe()}.\n"
-        "Next:\n"
-        f"  cd {shlex.quote(shown)}\n"
-        f"  uv sync              # {source.sync_note()}\n"
-        "  uv run tile test     # check the sample kernel against its reference\n"
-        "  uv run tile bench    # time it; results land in .tile/runs/\n"
-        "  uv run pytest        # the same checks, and a benchmark, as pytest tests",
+        "Next:\n" + next_steps(dest, source),
         markup=False,
         highlight=False,
         soft_wrap=True,
@@ -183,8 +181,39 @@ def run_init(
     return int(ExitCode.OK)
 
 
-def _shown(path: Path) -> str:
+def _name_of(dest: Path) -> ProjectName:
+    """The project name a directory gives (its last part); CliError naming the path if bad."""
     try:
-        return str(path.resolve().relative_to(Path.cwd().resolve())) or "."
+        return project_name(dest.name)
+    except CliError as exc:
+        raise CliError(
+            f"`{dest}`: {exc.message} (the project is named after its directory)",
+            hint="pick a directory whose last part is a valid name, e.g. `tile init ../my-kernels`",
+            code=ExitCode.USAGE,
+        ) from exc
+
+
+def next_steps(dest: Path, source: TileSource) -> str:
+    """The commands to run next, from the directory `tile init` ran in.
+
+    They work wherever the project is: `cd` goes to it, and `uv sync` gives the project its
+    own environment with tile in it (from the checkout, the wheels or the index this tile came
+    from, see `_tile_source`), so `uv run tile` needs neither this tile's checkout nor its
+    environment afterwards.
+    """
+    return (
+        f"  cd {shlex.quote(_shown(dest))}\n"
+        f"  uv sync              # {source.sync_note()}\n"
+        "  uv run tile list     # the project's kernels and their case ids\n"
+        "  uv run tile test     # check the sample kernel against its reference\n"
+        "  uv run tile bench    # time it; results land in .tile/runs/\n"
+        "  uv run pytest        # the same checks, and a benchmark, as pytest tests"
+    )
+
+
+def _shown(path: Path) -> str:
+    """`path` as `cd` takes it here: relative below the working directory, else absolute."""
+    try:
+        return str(path.relative_to(Path.cwd().resolve())) or "."
     except ValueError:
         return str(path)
