@@ -279,6 +279,59 @@ def test_cli_init_and_refusal(tmp_path: Path) -> None:
     assert forced.returncode == 0, forced.stderr
 
 
+def _tile(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return _run([sys.executable, "-m", "tile_cli", *args], cwd=cwd)
+
+
+def _cd_step(stderr: str) -> str:
+    """The directory the printed next steps `cd` into."""
+    argv = _next_steps(stderr)[0]
+    assert argv[0] == "cd" and len(argv) == 2, argv
+    return argv[1]
+
+
+@pytest.mark.parametrize("given", ["../away/deep/my-kernels", "ABSOLUTE"])
+def test_cli_init_anywhere(tmp_path: Path, given: str) -> None:
+    # A path outside the working directory, relative or absolute, with missing parents.
+    here = tmp_path / "here"
+    here.mkdir()
+    dest = tmp_path / "away" / "deep" / "my-kernels"
+    made = _tile("init", str(dest) if given == "ABSOLUTE" else given, cwd=here)
+    assert made.returncode == 0, made.stderr
+    assert {p.relative_to(dest).as_posix() for p in dest.rglob("*") if p.is_file()} == EXPECTED
+    assert f"Created project `my-kernels` in `{dest}`" in made.stderr
+    assert _cd_step(made.stderr) == str(dest)  # `cd ../away/...` would need the same cwd
+    assert set(made.stdout.split()) == EXPECTED  # data on stdout: the files, project-relative
+
+
+def test_cli_init_dot_names_the_project_after_the_directory(tmp_path: Path) -> None:
+    (tmp_path / "fast-ops").mkdir()
+    made = _tile("init", ".", cwd=tmp_path / "fast-ops")
+    assert made.returncode == 0, made.stderr
+    assert (tmp_path / "fast-ops" / "src" / "fast_ops" / "kernels.py").is_file()
+    assert _cd_step(made.stderr) == "."
+
+
+@pytest.mark.parametrize("kind", ["file", "non-empty", "bad-name", "file-as-parent"])
+def test_cli_init_refusals_name_the_path(tmp_path: Path, kind: str) -> None:
+    target = tmp_path / ("2fast" if kind == "bad-name" else "p")
+    if kind == "file":
+        target.write_text("a file")
+    elif kind == "non-empty":
+        target.mkdir()
+        (target / "notes.txt").write_text("mine")
+    elif kind == "file-as-parent":
+        target.write_text("a file")
+        target = target / "inner"
+    before = sorted(p.name for p in tmp_path.rglob("*"))
+    refused = _tile("init", str(target), cwd=tmp_path)
+    assert refused.returncode == ExitCode.USAGE, refused.stderr
+    assert refused.stderr.startswith("error: ") and "\nhint: " in refused.stderr
+    assert str(tmp_path / ("2fast" if kind == "bad-name" else "p")) in refused.stderr
+    assert "Traceback" not in refused.stderr
+    assert sorted(p.name for p in tmp_path.rglob("*")) == before  # nothing written
+
+
 def test_cli_from_index(tmp_path: Path) -> None:
     done = _run(
         [sys.executable, "-m", "tile_cli", "init", "my-kernels", "--from-index"], cwd=tmp_path
@@ -301,18 +354,27 @@ def _next_steps(stderr: str) -> list[list[str]]:
     return [shlex.split(line.split(" #", 1)[0]) for line in lines if line.strip()]
 
 
-def _follow(steps: list[list[str]], cwd: Path) -> dict[str, subprocess.CompletedProcess[str]]:
-    """Run the steps as a shell would (`cd` changes the directory); every one must succeed."""
-    assert steps == [
-        ["cd", "my-kernels"], ["uv", "sync"], ["uv", "run", "tile", "test"],
-        ["uv", "run", "tile", "bench"], ["uv", "run", "pytest"],
-    ]  # fmt: skip
+_STEPS = [
+    ["uv", "sync"], ["uv", "run", "tile", "list"], ["uv", "run", "tile", "test"],
+    ["uv", "run", "tile", "bench"], ["uv", "run", "pytest"],
+]  # fmt: skip
+
+
+def _follow(
+    steps: list[list[str]], cwd: Path, *, into: str = "my-kernels", bench_args: tuple[str, ...] = ()
+) -> dict[str, subprocess.CompletedProcess[str]]:
+    """Run the steps as a shell would (`cd` changes the directory); every one must succeed.
+
+    `bench_args` go after `tile bench` (a shorter sampling budget, where time matters).
+    """
+    assert steps == [["cd", into], *_STEPS]
     done: dict[str, subprocess.CompletedProcess[str]] = {}
     for argv in steps:
         if argv[0] == "cd":
             cwd = cwd / argv[1]
             continue
-        result = _run(argv, cwd=cwd)
+        extra = bench_args if argv[-1] == "bench" else ()
+        result = _run([*argv, *extra], cwd=cwd)
         assert result.returncode == 0, (argv, result.stdout[-4000:], result.stderr[-4000:])
         done[argv[-1]] = result
     return done
@@ -363,6 +425,30 @@ def test_next_steps_work_with_tile_from_this_checkout(tmp_path: Path) -> None:
     # The project's own environment, with tile's packages editable from this checkout.
     venv_cli = direct_url_in(project / ".venv", "tile_cli")
     assert venv_cli == (ROOT / "packages" / "tile-cli").as_uri()
+    _check_runs(project, done["test"].stdout, done["bench"].stdout)
+    _check_pytest(done["pytest"].stdout)
+
+
+@pytest.mark.slow
+def test_a_project_outside_the_clone_made_with_uv_run_project(tmp_path: Path) -> None:
+    """The new user's path (issue 40): from a directory outside the clone, `uv run --project
+    <clone> tile init ../x`, then every printed step, as printed, from that same directory."""
+    _need_uv()
+    home = tmp_path / "home"
+    home.mkdir()
+    assert not home.resolve().is_relative_to(ROOT)
+    made = _run(
+        ["uv", "run", "--no-sync", "--project", str(ROOT), "tile", "init", "../code/my-kernels"],
+        cwd=home,
+    )
+    assert made.returncode == 0, made.stderr
+    project = tmp_path / "code" / "my-kernels"
+    done = _follow(
+        _next_steps(made.stderr), home, into=str(project), bench_args=("bench.max_time=0.05",)
+    )
+    assert f"{KERNEL}[" in done["list"].stdout
+    # The project's own environment runs tile, taken from the clone; not the clone's venv.
+    assert direct_url_in(project / ".venv", "tile_cli") == (ROOT / "packages/tile-cli").as_uri()
     _check_runs(project, done["test"].stdout, done["bench"].stdout)
     _check_pytest(done["pytest"].stdout)
 
