@@ -162,8 +162,7 @@ def run_init(path: Path, *, force: bool = False, from_index: bool = False) -> in
     """
     from tile_cli.terminal._ui import make_consoles
 
-    dest = Path.cwd() / path.expanduser()
-    dest = dest.resolve()
+    dest = (Path.cwd() / path.expanduser()).resolve()
     project = _name_of(dest)
     source = find_tile_source(from_index=from_index)
     files = init_project(project.name, dest, force=force, source=source)
@@ -198,8 +197,8 @@ def next_steps(dest: Path, source: TileSource) -> str:
 
     They work wherever the project is: `cd` goes to it, and `uv sync` gives the project its
     own environment with tile in it (from the checkout, the wheels or the index this tile came
-    from, see `_tile_source`), so `uv run tile` needs neither this tile's checkout nor its
-    environment afterwards.
+    from, see `_tile_source`), so `uv run tile` there needs neither `uv run --project
+    <clone>` nor the environment that ran `tile init`.
     """
     return (
         f"  cd {shlex.quote(_shown(dest))}\n"
