@@ -17,6 +17,7 @@ from rich.console import RenderableType
 from rich.text import Text
 
 import tile_protocol as tp
+from tile_artifacts.check import IMPOSSIBLE
 from tile_cli.terminal._layout import Column, fit_tables
 from tile_harness import CPU_NO_PEAKS, CPU_PEAKS_HINT, beyond_roof
 from tile_protocol.format import (
@@ -40,7 +41,6 @@ __all__ = [
 ]
 
 FLAG = "⚠"
-IMPOSSIBLE = "‼"
 _FAILED_WORD = {"RunnerCrash": "crashed", "RunnerTimeout": "timed out"}
 
 
