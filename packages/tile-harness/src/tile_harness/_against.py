@@ -18,6 +18,7 @@ timed by the same timer; a revision that needs other dependencies is not what th
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import subprocess
 import tempfile
@@ -74,13 +75,23 @@ class Revision:
 
     name: str
     sha: str
+    repo: Path
     worktree: Path
     project_root: Path
-    python_path: tuple[Path, ...]
 
-    def remove(self, repo: Path) -> None:
+    def python_path(self) -> tuple[Path, ...]:
+        """The revision's Python sources, to go first on its runner's path (module docstring)."""
+        roots = [self.project_root, self.project_root / "src"]
+        roots += sorted(
+            src
+            for src in self.worktree.glob("packages/*/src")
+            if src.parent.name not in _TIMER_PACKAGES
+        )
+        return tuple(p for p in roots if p.is_dir())
+
+    def remove(self) -> None:
         """Remove the worktree (best effort: `git worktree prune` tidies what is left)."""
-        _git(repo, "worktree", "remove", "--force", str(self.worktree))
+        _git(self.repo, "worktree", "remove", "--force", str(self.worktree))
         shutil.rmtree(self.worktree.parent, ignore_errors=True)
 
 
@@ -95,8 +106,8 @@ def _repository(project_root: Path) -> Path:
     return Path(top.stdout.strip())
 
 
-def checkout_revision(project_root: Path, name: str) -> tuple[Path, Revision]:
-    """The repository holding `project_root` and `name` checked out in a temporary worktree.
+def checkout_revision(project_root: Path, name: str) -> Revision:
+    """`name` of the repository holding `project_root`, checked out in a temporary worktree.
 
     Refused (exit 2) outside git, for a name git does not know, or when the revision has no
     tile.toml where the current project has one.
@@ -119,26 +130,16 @@ def checkout_revision(project_root: Path, name: str) -> tuple[Path, Revision]:
             hint="`git worktree list` shows the worktrees git already has",
             code=ExitCode.USAGE,
         )
-    revision = Revision(name, sha, worktree, worktree / project_root.relative_to(repo),
-                        _python_path(worktree, worktree / project_root.relative_to(repo)))  # fmt: skip
+    inside = project_root.relative_to(repo)
+    revision = Revision(name, sha, repo, worktree, worktree / inside)
     if not (revision.project_root / "tile.toml").is_file():
-        revision.remove(repo)
+        revision.remove()
         raise CliError(
-            f"`--against {name}`: revision {sha[:12]} has no "
-            f"`{project_root.relative_to(repo) / 'tile.toml'}`",
+            f"`--against {name}`: revision {sha[:12]} has no `{inside / 'tile.toml'}`",
             hint="pick a revision that already had this tile project",
             code=ExitCode.USAGE,
         )
-    return repo, revision
-
-
-def _python_path(worktree: Path, project_root: Path) -> tuple[Path, ...]:
-    """The revision's Python sources, to go first on its runner's path (module docstring)."""
-    roots = [project_root, project_root / "src"]
-    roots += sorted(
-        src for src in worktree.glob("packages/*/src") if src.parent.name not in _TIMER_PACKAGES
-    )
-    return tuple(p for p in roots if p.is_dir())
+    return revision
 
 
 class TakingTurns:
@@ -254,7 +255,7 @@ class Against:
                 code=ExitCode.USAGE,
             )
         root = resolved.project_root or Path.cwd()
-        self.repo, self.revision = checkout_revision(root.absolute(), revision_name)
+        self.revision = checkout_revision(root.absolute(), revision_name)
         self.display = display
         try:
             other = resolve_config(profile, selection.overrides, cwd=self.revision.project_root)
@@ -267,7 +268,7 @@ class Against:
                                display=QuietDisplay(),
                                pairing=Pairing(ids[1], ids[0], self.revision.worktree))  # fmt: skip
         except BaseException:
-            self.revision.remove(self.repo)
+            self.revision.remove()
             raise
         rounds = resolved.config.bench.rounds
         self.rounds = rounds if rounds >= 2 else DEFAULT_TURNS
@@ -290,12 +291,10 @@ class Against:
         return TakingTurns(sessions, self._paces, self.rounds, self._say_turn)
 
     def _revision_env(self) -> dict[str, str]:
-        import os
-
         current = self.other.setup.resolved.config.runner.env.get(
             "PYTHONPATH", os.environ.get("PYTHONPATH", "")
         )
-        parts = [str(p) for p in self.revision.python_path] + ([current] if current else [])
+        parts = [str(p) for p in self.revision.python_path()] + ([current] if current else [])
         return {"PYTHONPATH": os.pathsep.join(parts)}
 
     def _say_turn(self, side: Side, k: int) -> None:
@@ -351,6 +350,6 @@ class Against:
         )
 
     def _clean(self) -> None:
-        self.revision.remove(self.repo)
+        self.revision.remove()
         for pace in self._paces.values():
             shutil.rmtree(pace, ignore_errors=True)
