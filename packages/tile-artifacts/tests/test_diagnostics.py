@@ -8,14 +8,12 @@ from pathlib import Path
 from tile_artifacts import (
     JAX_CACHE_JSON,
     ArtifactWriter,
-    CacheEvent,
-    CacheSnapshot,
-    JaxCacheDoc,
     Producer,
     load_document,
     new_run_id,
     utc_now,
 )
+from tile_artifacts.cache import CacheEvent, CacheSnapshot, JaxCacheDoc
 from tile_artifacts.check import check_path
 
 PRODUCER = Producer(tool_name="tile", tool_version="0.1.0")

@@ -30,6 +30,10 @@ PHASES = tp.Phases(
     cache_hit_count=1, cache_miss_count=1,
 )  # fmt: skip
 CONFIG = tp.ConfigInfo(values={"block_rows": "4"}, source="tuned", signature="abc")
+KERNEL = tp.KernelTime(
+    name="input_reduce_fusion_1", short="input_reduce_fusion_1",
+    origin="input_reduce_fusion.1 (kInput)", launches=2, stats=STATS, share=0.75,
+)  # fmt: skip
 INFO = tp.CaseInfo(case_id="k[n=4]", kernel="k", params={"n": "4"})
 BENCH = tp.BenchResult(
     case_id="k[n=4]",
@@ -56,6 +60,7 @@ BENCH = tp.BenchResult(
     round_sizes=[2, 2],
     accounting=ACCOUNTING,
     config=CONFIG,
+    kernels=[KERNEL],
 )
 
 # What a record leaves out of its message, on purpose.
@@ -86,6 +91,7 @@ def test_a_bench_result_keeps_every_field_but_the_dropped_ones() -> None:
         (CHECK, convert.check_record),
         (ACCOUNTING, convert.accounting_record),
         (PHASES, convert.phases_record),
+        (KERNEL, convert.kernel_record),
     ],
     ids=lambda x: type(x).__name__,
 )

@@ -1,13 +1,14 @@
 """tile-artifacts: Artifact Format v1 models, crash-safe writer, validator and comparison;
 run directories and campaign directories (one run directory per unit under `units/`).
 
-The top level holds what reading and writing a run directory needs; comparing runs, campaigns
-and checking artifacts have their namespaces: `tile_artifacts.compare`, `.campaign`, `.check`.
+The top level holds what reading and writing a run directory needs; comparing runs, campaigns,
+checking artifacts, the compile cache's diagnostics and the per-kernel breakdown have their
+namespaces: `tile_artifacts.compare`, `.campaign`, `.check`, `.cache`, `.kernels`.
 """
 
 from __future__ import annotations
 
-from tile_artifacts import campaign, check, compare
+from tile_artifacts import cache, campaign, check, compare, kernels
 from tile_artifacts._base import (
     RUN_ID_PATTERN,
     SCHEMA_VERSION,
@@ -34,16 +35,6 @@ from tile_artifacts._base import (
     utc_now,
 )
 from tile_artifacts._case_log import CaseLogRecord
-from tile_artifacts._diagnostics import (
-    CacheEvent,
-    CacheEventKind,
-    CacheMissCode,
-    CacheProcess,
-    CacheSnapshot,
-    ColdWarmCase,
-    JaxCacheDoc,
-    ProcessRole,
-)
 from tile_artifacts._documents import (
     ArtifactEntry,
     ArtifactKind,
@@ -132,9 +123,11 @@ __version__ = "0.1.0"
 
 __all__ = [
     # namespaces
+    "cache",
     "campaign",
     "check",
     "compare",
+    "kernels",
     # errors
     "ArtifactError",
     "ArtifactReadError",
@@ -204,15 +197,6 @@ __all__ = [
     "JsonlRecord",
     "Manifest",
     "PrimaryArtifacts",
-    # diagnostics
-    "CacheEvent",
-    "CacheEventKind",
-    "CacheMissCode",
-    "CacheProcess",
-    "CacheSnapshot",
-    "ColdWarmCase",
-    "JaxCacheDoc",
-    "ProcessRole",
     # run directory layout
     "CASES_JSONL",
     "Layout",

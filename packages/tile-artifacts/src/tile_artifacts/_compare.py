@@ -45,6 +45,7 @@ from tile_artifacts._documents import (
     Thresholds,
 )
 from tile_artifacts._errors import ArtifactError
+from tile_artifacts._kernels import attribute_rows
 from tile_artifacts._models import Report
 from tile_artifacts._provenance import new_run_id
 from tile_artifacts._records import ComparisonRow
@@ -144,6 +145,8 @@ def _rows(
     adjusted = tile_stats.benjamini_hochberg([p.evidence.p_value for p in pending], family=family)
     q = dict(zip((p.case_id for p in pending), adjusted, strict=True))
     done = [finish_row(r, q[r.case_id], family, s) if isinstance(r, Pending) else r for r in rows]
+    if s.metric == "time_s":
+        done = attribute_rows(done, baseline, current)
     return done, FalseDiscoveryControl(method="benjamini_hochberg", cases=family)
 
 

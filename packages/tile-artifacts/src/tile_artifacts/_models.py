@@ -6,6 +6,7 @@ from typing import Annotated, Any, ClassVar, Literal, Protocol, Self
 
 from pydantic import Field, JsonValue, StringConstraints, model_validator
 
+from tile_artifacts._accounting import Accounting, RunTiming, Seconds
 from tile_artifacts._base import (
     STDERR_EXCERPT_LIMIT,
     ArtifactModel,
@@ -34,6 +35,7 @@ __all__ = [
     "Diagnostic",
     "FailureRecord",
     "Finding",
+    "KernelRecord",
     "Phases",
     "RecommendedAction",
     "ReferenceRecord",
@@ -83,7 +85,7 @@ class ReportSummary(ArtifactModel):
     """Why that code: the check, gate or crash that decided it (null with exit code 0)."""
 
 
-_Seconds = Annotated[float, Field(ge=0)]
+_Seconds = Seconds
 _Count = Annotated[int, Field(ge=0)]
 
 
@@ -231,54 +233,20 @@ class ConfigRecord(ArtifactModel):
     signature: str | None = None
 
 
-class Accounting(ArtifactModel):
-    """Where one case's wall time went in the runner, in seconds; the parts add up to `total_s`.
+class KernelRecord(ArtifactModel):
+    """One device kernel of a case's call (the `cupti` timer's breakdown).
 
-    `compile_s` is the kernel's trace + lower + compile, `check_s` its first call with the
-    reference call and the comparison, `sample_s`/`reference_sample_s` the wall time of the
-    timed calls, `other_s` whatever no part names.
+    `name` as launched, `short` a readable form, `origin` the HLO fusion or custom call it
+    came from where the optimized HLO names it; `launches` per call; `stats` its time per
+    call (seconds, all its launches); `share` its median over the case's median.
     """
 
-    inputs_s: _Seconds = 0.0
-    compile_s: _Seconds = 0.0
-    reference_compile_s: _Seconds = 0.0
-    check_s: _Seconds = 0.0
-    warmup_s: _Seconds = 0.0
-    sample_s: _Seconds = 0.0
-    reference_sample_s: _Seconds = 0.0
-    other_s: _Seconds = 0.0
-    total_s: _Seconds = 0.0
-
-    @property
-    def parts(self) -> dict[str, float]:
-        """Every named part and `other`, by field name (without the total)."""
-        return {k: float(v) for k, v in self.model_dump().items() if k != "total_s"}
-
-    @model_validator(mode="after")
-    def _parts_add_up(self) -> Self:
-        named = sum(self.parts.values())
-        if abs(named - self.total_s) > 1e-6 * max(1.0, self.total_s):
-            raise ValueError(f"the parts add up to {named:.6g} s, not total_s {self.total_s:.6g}")
-        return self
-
-
-class RunTiming(ArtifactModel):
-    """How the wall time of a run divides: what it must spend and what it spent around that.
-
-    `runner_start_s` runs from spawning each runner to its `hello` (interpreter, JAX, devices),
-    summed over runners; `compile_s` is the kernels' and references' compilation and
-    `sampled_s` the timed samples themselves (kernel and reference), summed over cases.
-    `overhead_ratio` = `wall_s` / (`runner_start_s` + `compile_s` + `sampled_s`): 1.0 would
-    mean tile spent nothing beyond starting, compiling and measuring. `parts` sums the cases'
-    accounting.
-    """
-
-    wall_s: _Seconds
-    runner_start_s: _Seconds
-    compile_s: _Seconds
-    sampled_s: _Seconds
-    overhead_ratio: float | None = None
-    parts: Accounting = Field(default_factory=Accounting)
+    name: str
+    short: str
+    origin: str | None = None
+    launches: Annotated[int, Field(ge=1)] = 1
+    stats: StatsRecord
+    share: Annotated[float, Field(ge=0)]
 
 
 def check_round_sizes(
@@ -300,7 +268,9 @@ class CaseRecord(ArtifactModel):
     reference's) each round took, in order; None when the case was timed in one go.
     """
 
-    added_keys: ClassVar[frozenset[str]] = frozenset({"round_sizes", "accounting", "config"})
+    added_keys: ClassVar[frozenset[str]] = frozenset(
+        {"round_sizes", "accounting", "config", "kernels"}
+    )
 
     case_id: str
     kernel: str
@@ -319,6 +289,7 @@ class CaseRecord(ArtifactModel):
     round_sizes: list[int] | None = None
     accounting: Accounting | None = None
     config: ConfigRecord | None = None
+    kernels: list[KernelRecord] | None = None
 
     @model_validator(mode="after")
     def _rounds_add_up(self) -> Self:

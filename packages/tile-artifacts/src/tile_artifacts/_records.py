@@ -91,10 +91,12 @@ class ComparisonRow(ArtifactModel):
     always the absolute medians; a relative row also has `baseline_relative` and
     `current_relative`, the medians of each side's kernel/reference ratios, whose quotient is
     the `ratio` judged (null on absolute rows, and in files written before tile recorded them).
+    `moved_kernel` and `moved_share`: on a judged change between two runs with a per-kernel
+    breakdown, the device kernel that carries most of it and its share of the change.
     """
 
     added_keys: ClassVar[frozenset[str]] = frozenset(
-        {"basis", "baseline_relative", "current_relative"}
+        {"basis", "baseline_relative", "current_relative", "moved_kernel", "moved_share"}
     )
 
     case_id: str
@@ -113,6 +115,8 @@ class ComparisonRow(ArtifactModel):
     basis: Basis | None = None
     baseline_relative: float | None = None
     current_relative: float | None = None
+    moved_kernel: str | None = None
+    moved_share: float | None = None
 
     def relative_values(self) -> tuple[str, str] | None:
         """Baseline and current as a relative row was judged, for a table (`1.38× ref`,

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from tile_artifacts._documents import ComparisonDoc
+from tile_artifacts._kernels import breakdown_lines
 from tile_artifacts._models import CaseRecord, Report
 from tile_artifacts._paths import default_description
 from tile_artifacts._plausible import IMPOSSIBLE, RoofName, case_beyond_roof
@@ -220,6 +221,19 @@ def _cases_section(report: Report) -> list[str]:
     return lines
 
 
+def _kernels_section(report: Report) -> list[str]:
+    """Where the time of each multi-kernel case went (the `cupti` timer's breakdown)."""
+    lines: list[str] = []
+    for case in report.cases:
+        rows = breakdown_lines(case.kernels)
+        if rows:
+            lines += ["", f"`{case.case_id}`:", "", "```", *rows, "```"]
+    if not lines:
+        return []
+    head = "Each device kernel of one call: share of the case's median, median [95% CI]."
+    return ["", "## Kernels", "", head, *lines]
+
+
 def _failures_section(report: Report) -> list[str]:
     lines: list[str] = []
     for failure in report.failures:
@@ -263,6 +277,7 @@ def render_summary_markdown(
     if comparison is not None:
         lines += ["", "## Comparison", "", render_comparison_markdown(comparison).rstrip("\n")]
     lines += _cases_section(report)
+    lines += _kernels_section(report)
     lines += _failures_section(report)
     lines += findings_markdown(report)
     lines += ["", "## Artifacts", ""]

@@ -27,6 +27,7 @@ __all__ = [
     "case_record",
     "check_record",
     "failure_record",
+    "kernel_record",
     "phases_record",
     "stats_record",
 ]
@@ -72,6 +73,11 @@ def check_record(check: tp.Check) -> ta.CheckRecord:
     return _copy(check, ta.CheckRecord)
 
 
+def kernel_record(kernel: tp.KernelTime) -> ta.kernels.KernelRecord:
+    """One device kernel of a case's breakdown."""
+    return _copy(kernel, ta.kernels.KernelRecord, stats=stats_record(kernel.stats))
+
+
 def accounting_record(accounting: tp.Accounting) -> ta.Accounting:
     """Where one case's wall time went in the runner."""
     return accounting_total([accounting])
@@ -114,6 +120,7 @@ def case_from_bench(result: tp.BenchResult) -> ta.CaseRecord:
         check=check_record(result.check) if result.check is not None else None,
         accounting=accounting_record(result.accounting) if result.accounting else None,
         config=_copy(result.config, ta.ConfigRecord) if result.config is not None else None,
+        kernels=[kernel_record(k) for k in result.kernels] if result.kernels is not None else None,
     )
 
 
@@ -199,7 +206,7 @@ def failure_record(
     )
 
 
-def cache_event_record(event: tp.CacheEvent, process: ta.ProcessRole) -> ta.CacheEvent:
+def cache_event_record(event: tp.CacheEvent, process: ta.cache.ProcessRole) -> ta.cache.CacheEvent:
     """A compile-cache lookup as `diagnostics/jax_cache.json` holds it, under the role of the
     runner that reported it (`run`, or `--cold-process`'s `cold` and `warm`)."""
-    return _copy(event, ta.CacheEvent, process=process)
+    return _copy(event, ta.cache.CacheEvent, process=process)

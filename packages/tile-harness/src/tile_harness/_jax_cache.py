@@ -55,13 +55,15 @@ def _tree_bytes(path: Path) -> int:
     return total
 
 
-def snapshot(directory: Path) -> ta.CacheSnapshot:
+def snapshot(directory: Path) -> ta.cache.CacheSnapshot:
     """Entries, their bytes, every byte under the directory, oldest and newest entry."""
     import tile_artifacts as ta
 
     now = datetime.now(UTC)
     if not directory.is_dir():
-        return ta.CacheSnapshot(taken_at=now, exists=False, entries=0, entry_bytes=0, total_bytes=0)
+        return ta.cache.CacheSnapshot(
+            taken_at=now, exists=False, entries=0, entry_bytes=0, total_bytes=0
+        )
     sizes: list[int] = []
     times: list[float] = []
     try:
@@ -78,7 +80,7 @@ def snapshot(directory: Path) -> ta.CacheSnapshot:
             continue  # removed while we looked
         sizes.append(st.st_size)
         times.append(st.st_mtime)
-    return ta.CacheSnapshot(
+    return ta.cache.CacheSnapshot(
         taken_at=now,
         exists=True,
         entries=len(sizes),
@@ -142,7 +144,7 @@ def _mode_problem(directory: Path) -> str | None:
     return None
 
 
-def _describe(location: CacheLocation, snap: ta.CacheSnapshot) -> dict[str, object]:
+def _describe(location: CacheLocation, snap: ta.cache.CacheSnapshot) -> dict[str, object]:
     return {
         "cache_dir": str(location.path),
         "origin": location.origin,
@@ -182,7 +184,7 @@ def cache_info(*, profile: str | None, as_json: bool) -> int:
     return int(ExitCode.OK)
 
 
-def _confirm(location: CacheLocation, snap: ta.CacheSnapshot) -> bool:
+def _confirm(location: CacheLocation, snap: ta.cache.CacheSnapshot) -> bool:
     if not sys.stdin.isatty():
         raise CliError(
             f"refusing to clear `{location.path}` without a confirmation (stdin is not a terminal)",

@@ -19,6 +19,7 @@ from tile_protocol._parts import (
     ConfigInfo,
     DeviceInfo,
     DownloadSpec,
+    KernelTime,
     Peaks,
     Phases,
     Reference,
@@ -65,7 +66,7 @@ __all__ = [
 
 PROTOCOL_VERSION = 1
 """Major version: a reader refuses a stream whose major version is newer than its own."""
-PROTOCOL_MINOR = 10
+PROTOCOL_MINOR = 11
 """Minor version: grows when optional fields or message types are added.
 
 1: `Reference.interleaved`, `RunRequest.pin_cpu`, `Hello.pinned_cpu`.
@@ -89,6 +90,8 @@ PROTOCOL_MINOR = 10
 10: `RunRequest.pace` (rounds taken in turns with another runner, for `tile bench --against`);
    `StateDiff.kind` `stdio`, `timers`, `recursion_limit`, `trace_hooks`, `warnings`, `umask`
    and `rlimits` (more of the process state a case can leave changed).
+11: `BenchResult.kernels` (`KernelTime`: each device kernel of one call, its time and share,
+   from the CUPTI timer's own session).
 """
 
 
@@ -218,6 +221,8 @@ class BenchResult(_Sent, frozen=True, kw_only=True, tag="bench_result"):
     """Samples taken in each round, in order (they sum to len(samples)); None: one round."""
     accounting: Accounting | None = None
     config: ConfigInfo | None = None
+    kernels: list[KernelTime] | None = None
+    """Per device kernel of one call, under the `cupti` timer; None where it cannot tell."""
 
 
 class TestResult(_Sent, frozen=True, kw_only=True, tag="test_result"):

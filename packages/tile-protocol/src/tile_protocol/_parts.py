@@ -29,6 +29,7 @@ __all__ = [
     "ConfigInfo",
     "DeviceInfo",
     "DownloadSpec",
+    "KernelTime",
     "Peaks",
     "Phases",
     "Reference",
@@ -199,6 +200,24 @@ class ConfigInfo(_Base, frozen=True, kw_only=True):
     source: ConfigSource = "default"
     signature: str | None = None
     """Hash of the kernel's tunables (names and values): a tuning entry holds only for it."""
+
+
+class KernelTime(_Base, frozen=True, kw_only=True):
+    """One device kernel of a case's call, as CUPTI saw it launched (a case's breakdown).
+
+    `name` is the kernel's name as launched; `short` a readable form of it (a library
+    kernel's long generated name cut to what it does); `origin` the HLO instruction it came
+    from (`fusion.3 (kInput)`, `custom-call (__cublas$gemm)`) where the optimized HLO names
+    it. `launches` is how many times one call launches it; `stats` summarise its time per
+    call (all its launches); `share` is its median over the case's median.
+    """
+
+    name: str
+    short: str
+    origin: str | None = None
+    launches: int = 1
+    stats: Stats
+    share: float
 
 
 class Accounting(_Base, frozen=True, kw_only=True):

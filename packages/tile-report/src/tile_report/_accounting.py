@@ -8,9 +8,16 @@ from collections.abc import Iterable, Mapping
 import tile_artifacts as ta
 from tile_protocol.format import format_seconds
 from tile_report._inputs import Accounting
-from tile_report._svg import Frame, axis_x, fmt_seconds, legend, legend_rows, mark, plot
+from tile_report._svg import PALETTE, Frame, axis_x, fmt_seconds, legend, legend_rows, mark, plot
 
-__all__ = ["UNACCOUNTED", "accounting_plot", "case_accounting", "part_names", "run_accounting"]
+__all__ = [
+    "UNACCOUNTED",
+    "accounting_plot",
+    "case_accounting",
+    "kernels_plot",
+    "part_names",
+    "run_accounting",
+]
 
 UNACCOUNTED = "unaccounted"
 """The part drawn for a total larger than its named parts (older runs, or rounding)."""
@@ -92,3 +99,18 @@ def accounting_plot(acc: Accounting, colors: Mapping[str, str], key: str, *, lab
     items = [(text, colors.get(name, "#999")) for text, (name, _) in zip(names, parts, strict=True)]
     layers.append(legend(items, frame.x0, frame.y1 + 50, 600))
     return plot("accounting", key, frame, layers, marks, label=label)
+
+
+def kernels_plot(case: ta.CaseRecord, key: str) -> str | None:
+    """The case's median call as one bar split into its device kernels (the `cupti` timer's
+    breakdown), slowest first; None for a case without one."""
+    kernels = sorted(case.kernels or [], key=lambda k: -k.stats.median)
+    if not kernels or case.stats is None:
+        return None
+    names = [ta.kernels.label(k) for k in kernels]
+    colors = {name: PALETTE[i % len(PALETTE)] for i, name in enumerate(names)}
+    acc = Accounting(
+        tuple((name, k.stats.median) for name, k in zip(names, kernels, strict=True)),
+        case.stats.median,
+    )
+    return accounting_plot(acc, colors, key, label="device time of one call, by kernel")

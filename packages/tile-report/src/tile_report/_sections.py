@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 
 import tile_artifacts as ta
 from tile_protocol.format import format_seconds
-from tile_report._accounting import accounting_plot, case_accounting
+from tile_report._accounting import accounting_plot, case_accounting, kernels_plot
 from tile_report._inputs import Accounting, ConfigValue, RunData
 from tile_report._roofline import BEYOND
 from tile_report._samples import samples_plot
@@ -316,6 +316,8 @@ def case_section(
         label = "wall time of this case" if accounting is not None else "build phases"
         bar = accounting_plot(acc, part_colors, f"{key}-time", label=label)
         parts.append(f'<div class="plotbox">{bar}</div>')
+    if (kernels := kernels_plot(case, f"{key}-kernels")) is not None:
+        parts.append(f'<div class="plotbox">{kernels}</div>')
     parts.extend(_failure(f, anchor=False) for f in failures)
     return (
         f'<details class="case" id="{key}" open><summary><code>{esc(case.case_id)}</code> '

@@ -6,6 +6,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, cast
 
+from tile_runner._breakdown import KernelLog
 from tile_runner._timers import Flush, TimerName, output_bytes
 
 __all__ = ["CuptiSampler", "available"]
@@ -77,6 +78,10 @@ class CuptiSampler:
     which a case paid once per batch of its kernel and once per batch of its reference. If a
     session misbehaves (a batch whose kernel count differs from the first), the sampler falls
     back to one `profiler.measure` call per batch for the rest of the case.
+
+    Every launch's name and time is kept per call (`kernels`): the case's per-kernel
+    breakdown costs no extra run. A batch timed by `profiler.measure` gives sums only and
+    breaks the log.
     """
 
     name: TimerName = "cupti"
@@ -90,6 +95,11 @@ class CuptiSampler:
         self._use_session = True
         self._attached = False
         self._kernels_per_call: int | None = None
+        self._log = KernelLog()
+
+    def kernels(self) -> KernelLog | None:
+        """The per-kernel times of every call taken so far; None once a batch lost them."""
+        return None if self._log.broken else self._log
 
     def warmup(self, runs: int) -> None:
         """Untimed calls; also bounds iterations per call by the output size."""
@@ -130,6 +140,7 @@ class CuptiSampler:
                 # The runner's stderr log says which path the samples came from.
                 print(f"tile: cupti session batch failed ({type(exc).__name__}: {exc}); "
                       "one profiler.measure call per batch from now on", file=sys.stderr)  # fmt: skip
+        self._log.broken = True
         _, ms = _profiler().measure(self._fn, iterations=k)(*self._args)
         return _as_list(ms, k)
 
@@ -151,7 +162,9 @@ class CuptiSampler:
             self._kernels_per_call = per_call
         elif per_call != self._kernels_per_call or len(timings) % k:
             raise RuntimeError("a CUPTI session batch saw another number of kernels")
-        return _per_iteration(timings, k)
+        samples = _per_iteration(timings, k)
+        self._log.add_calls(timings, k)
+        return samples
 
     def _take_cold(self, n: int) -> list[float]:
         """Flush, call, repeat under one CUPTI session; drop the flush kernels' timings."""
@@ -187,4 +200,5 @@ class CuptiSampler:
         for i in range(n):
             chunk = timings[i * per_iteration : (i + 1) * per_iteration]
             samples.append(sum(float(ms) for _, ms in chunk[kf:]) / 1e3)
+        self._log.add_calls(timings, n, skip=kf)
         return samples

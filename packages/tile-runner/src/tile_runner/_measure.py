@@ -7,8 +7,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tile_protocol import BenchSettings, Phases, Stats
+from tile_protocol import BenchSettings, KernelTime, Phases, Stats
 from tile_protocol.format import format_seconds
+from tile_runner._breakdown import KernelLog, kernel_times
 from tile_runner._compile import aot_compile, bind_static
 from tile_runner._errors import RunnerError
 from tile_runner._peaks import cache_bytes
@@ -60,6 +61,8 @@ class Timing:
     """Wall seconds of the kernel's timed calls, overheads of the timer included."""
     reference_sample_s: float = 0.0
     """Wall seconds of the reference's timed calls."""
+    kernels: KernelLog | None = None
+    """Per-kernel times of the kernel's timed calls, where the timer sees kernels."""
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,8 @@ class Measurement:
     timer: TimerName
     phases: Phases = field(default_factory=Phases)
     cold: bool = False
+    kernels: list[KernelTime] | None = None
+    """Each device kernel of one call, its time and share (the `cupti` timer only)."""
 
     @property
     def median(self) -> float:
@@ -258,6 +263,7 @@ def _timing(
             settings.cold,
             warmup_s=spent.warmup_s,
             sample_s=spent.take_s,
+            kernels=sampler.kernels(),
         )
     ref_fn, ref_args = reference
     pair = InterleavedSampler(sampler, _make_sampler(timer, ref_fn, ref_args, settings))
@@ -275,6 +281,7 @@ def _timing(
         warmup_s=spent.warmup_s,
         sample_s=spent.take_s - pair.reference_take_s,
         reference_sample_s=pair.reference_take_s,
+        kernels=pair.kernels(),
     )
 
 
@@ -320,12 +327,14 @@ def measure(  # noqa: PLR0913 (public call: its keyword options are documented)
         result = aot_compile(bound, dynamic)
         compiled, phases = result.compiled, result.phases
     timing = time_compiled(compiled, dynamic, settings, timer=chosen, warn=_warn)
+    hlo = compiled.as_text() if timing.kernels is not None else None
     return Measurement(
         samples=timing.samples,
         stats=timing.stats,
         timer=timing.timer,
         phases=phases,
         cold=timing.cold,
+        kernels=kernel_times(timing.kernels, len(timing.samples), timing.stats.median, hlo),
     )
 
 

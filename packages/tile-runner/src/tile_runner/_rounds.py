@@ -10,8 +10,17 @@ from typing import Any
 
 import msgspec
 
-from tile_protocol import BenchResult, BenchSettings, Check, ConfigInfo, Reference, Work
+from tile_protocol import (
+    BenchResult,
+    BenchSettings,
+    Check,
+    ConfigInfo,
+    KernelTime,
+    Reference,
+    Work,
+)
 from tile_runner._api import Case, KernelDef
+from tile_runner._breakdown import KernelLog, kernel_times
 from tile_runner._clock import Stopwatch
 from tile_runner._compile import Compiled, bind_static, cost_estimate, memory_estimate
 from tile_runner._context import CaseContext, Outcome
@@ -143,9 +152,26 @@ def send_bench(ctx: CaseContext, rounds: BenchRounds) -> Outcome:
             round_sizes=[len(t.samples) for t in timings] if len(timings) > 1 else None,
             accounting=rounds.watch.accounting(),
             config=rounds.config,
+            kernels=_breakdown(rounds, len(samples), stats.median),
         )
     )
     return "passed" if rounds.check is None or rounds.check.passed else "failed"
+
+
+def _breakdown(rounds: BenchRounds, calls: int, median: float) -> list[KernelTime] | None:
+    """Every round's per-kernel times together, as the case's breakdown (cupti only)."""
+    logs = [t.kernels for t in rounds.timings]
+    if not logs or any(log is None for log in logs):
+        return None
+    merged = KernelLog()
+    for log in logs:
+        if log is not None:
+            merged.extend(log)
+    try:
+        hlo = str(rounds.compiled.compiled.as_text())
+    except Exception:  # no HLO text for this executable: the names stay, the origins go
+        hlo = None
+    return kernel_times(merged, calls, median, hlo)
 
 
 def case_work(kernel: KernelDef, case: Case, compiled: Any) -> Work:

@@ -8,9 +8,12 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from tile_protocol import MEASURED_TIMERS, MeasuredTimer
+
+if TYPE_CHECKING:
+    from tile_runner._breakdown import KernelLog
 
 __all__ = [
     "TIMERS",
@@ -53,6 +56,10 @@ class Sampler(Protocol):
 
     def close(self) -> None:
         """Release what the timer holds between takes (a profiler session); idempotent."""
+        ...
+
+    def kernels(self) -> KernelLog | None:
+        """Per-kernel times of the calls taken, where the timer sees kernels (cupti)."""
         ...
 
 
@@ -136,6 +143,10 @@ class WallSampler:
     def close(self) -> None:
         """Nothing to release."""
 
+    def kernels(self) -> KernelLog | None:
+        """A host timer sees no kernels."""
+        return None
+
 
 class BatchedSampler:
     """`batched`: N back-to-back calls and one block; the mean per call is one sample."""
@@ -180,6 +191,10 @@ class BatchedSampler:
 
     def close(self) -> None:
         """Nothing to release."""
+
+    def kernels(self) -> KernelLog | None:
+        """A host timer sees no kernels."""
+        return None
 
 
 class ReferenceTimingError(RuntimeError):
@@ -232,6 +247,10 @@ class InterleavedSampler:
                 self.reference_take_s += time.perf_counter() - t1
             self._turn = max(1, min(_MAX_TURN, int(_TURN_S / per_sample)))
         return samples
+
+    def kernels(self) -> KernelLog | None:
+        """The kernel's (the reference's are not part of the case's breakdown)."""
+        return self._kernel.kernels()
 
     def close(self) -> None:
         """Close both samplers."""

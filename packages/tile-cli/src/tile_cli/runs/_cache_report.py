@@ -41,7 +41,9 @@ __all__ = ["CacheReport"]
 _SHOWN_MISSES: Final = 8
 
 
-def _events(events: Sequence[tp.CacheEvent], role: ta.ProcessRole) -> list[ta.CacheEvent]:
+def _events(
+    events: Sequence[tp.CacheEvent], role: ta.cache.ProcessRole
+) -> list[ta.cache.CacheEvent]:
     return [cache_event_record(event, role) for event in events]
 
 
@@ -73,9 +75,9 @@ class CacheReport:
         self.location = location
         self._scratch: Path | None = None
         self.before = snapshot(location.path)
-        self._between: ta.CacheSnapshot | None = None
+        self._between: ta.cache.CacheSnapshot | None = None
         self.session: ColdWarmRun | None = None
-        self.doc: ta.JaxCacheDoc | None = None
+        self.doc: ta.cache.JaxCacheDoc | None = None
         self.problem: str | None = None
 
     def cold_warm(self, request: tp.RunRequest, recorder: RunRecorder, sink: Sink) -> ColdWarmRun:
@@ -116,8 +118,8 @@ class CacheReport:
         import tile_artifacts as ta
 
         after = snapshot(self.location.path)
-        processes: list[ta.CacheProcess] = []
-        cases: list[ta.ColdWarmCase] = []
+        processes: list[ta.cache.CacheProcess] = []
+        cases: list[ta.cache.ColdWarmCase] = []
         if self.session is not None:
             cold, warm = self.session.cold, self.session.warm
             events = [*_events(cold.cache_events, "cold"), *_events(warm.cache_events, "warm")]
@@ -129,7 +131,7 @@ class CacheReport:
         else:
             events = _events(recorder.results.cache_events, "run")
         kinds = Counter(e.event for e in events)
-        self.doc = ta.JaxCacheDoc(
+        self.doc = ta.cache.JaxCacheDoc(
             producer=recorder.writer.producer,
             run=report.run,
             cache_dir=str(self.location.path),
@@ -171,13 +173,13 @@ def _empty_directory(cache: Path) -> Path:
 
 
 def _process(
-    watch: ProcessWatch, events: Sequence[ta.CacheEvent], after: ta.CacheSnapshot
-) -> ta.CacheProcess:
+    watch: ProcessWatch, events: Sequence[ta.cache.CacheEvent], after: ta.cache.CacheSnapshot
+) -> ta.cache.CacheProcess:
     import tile_artifacts as ta
     from tile_harness import launch_id
 
     mine = [e for e in events if e.process == watch.role]
-    return ta.CacheProcess(
+    return ta.cache.CacheProcess(
         role=watch.role,
         command_id=launch_id(watch.launches[0]) if watch.launches else None,
         time_to_first_result_s=watch.time_to_first_result_s,
@@ -188,17 +190,17 @@ def _process(
     )
 
 
-def _cold_warm_cases(cold: ProcessWatch, warm: ProcessWatch) -> list[ta.ColdWarmCase]:
+def _cold_warm_cases(cold: ProcessWatch, warm: ProcessWatch) -> list[ta.cache.ColdWarmCase]:
     import tile_artifacts as ta
 
-    cases: list[ta.ColdWarmCase] = []
+    cases: list[ta.cache.ColdWarmCase] = []
     for case_id, was in cold.phases.items():
         now = warm.phases.get(case_id)
         saved = None
         if now is not None and was.compile_s is not None and now.compile_s is not None:
             saved = was.compile_s - now.compile_s
         cases.append(
-            ta.ColdWarmCase(
+            ta.cache.ColdWarmCase(
                 case_id=case_id,
                 cold_compile_s=was.compile_s,
                 warm_compile_s=None if now is None else now.compile_s,
@@ -210,7 +212,7 @@ def _cold_warm_cases(cold: ProcessWatch, warm: ProcessWatch) -> list[ta.ColdWarm
     return cases
 
 
-def _summary_lines(doc: ta.JaxCacheDoc, *, verbose: int) -> list[str]:
+def _summary_lines(doc: ta.cache.JaxCacheDoc, *, verbose: int) -> list[str]:
     b, a = doc.before, doc.after
     lines = [
         f"jax cache: {doc.cache_dir} ({doc.origin})",

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tile_artifacts.kernels import breakdown_lines
 from tile_cli.terminal._layout import emit
 from tile_cli.terminal._tables import (
     BenchRows,
@@ -82,6 +83,17 @@ def _print_run_failures(err: Console, results: RunResults, verbose: int) -> None
                           markup=False, style="dim")  # fmt: skip
 
 
+def _print_breakdowns(out: Console, results: Sequence[tp.BenchResult]) -> None:
+    """`-v`: where each multi-kernel case's time went, kernel by kernel (cupti only)."""
+    for result in results:
+        lines = breakdown_lines(result.kernels)
+        if not lines:
+            continue
+        out.print(f"{result.case_id}: {len(lines)} kernels a call", markup=False, style="bold")
+        for line in lines:
+            out.print(f"  {line}", markup=False, soft_wrap=True)
+
+
 def render_suite(
     out: Console,
     err: Console,
@@ -109,6 +121,8 @@ def render_suite(
         if bench and (legend := roofline_legend(rows)) is not None:
             # Wrapped here (stdout fits the width; rich's own wrapping pads the lines).
             out.print(textwrap.fill(legend, out.width), markup=False, style="dim", soft_wrap=True)
+        if verbose >= 1:
+            _print_breakdowns(out, bench)
     elif command == "test" and tests:
         emit(out, *make_test_tables(tests, plain=plain, width=out.width))
     _print_run_failures(err, results, verbose)

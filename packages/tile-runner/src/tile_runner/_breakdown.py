@@ -1,0 +1,187 @@
+"""A case's per-kernel breakdown: each device kernel of one call, its time and its share.
+
+The `cupti` timer's session already sees every launch by name (`(name, ms)` in launch
+order); `KernelLog` keeps those per call instead of only their sum, and `kernel_times` turns
+them into protocol `KernelTime`s, naming each kernel readably and, where the optimized HLO
+says, the fusion or custom call it came from. Standard library only: the runner imports it
+on every backend, and only a CUPTI-timed case ever fills one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from tile_protocol import KernelTime
+from tile_runner._stats import summarize
+
+__all__ = ["KernelLog", "hlo_origins", "kernel_times", "short_name"]
+
+Launch = tuple[str, float]  # (kernel name, milliseconds), as CUPTI reports it
+
+
+class KernelLog:
+    """Per-call kernel times of the calls a sampler timed, one list per kernel name.
+
+    A call's launches are summed per name (a kernel launched twice per call counts once,
+    with `launches` 2). The first call fixes the launch sequence; a call that launches
+    another sequence (a different kernel, or a different count) marks the log `broken`:
+    its per-kernel times would no longer describe one and the same call.
+    """
+
+    def __init__(self) -> None:
+        self.sequence: tuple[str, ...] | None = None
+        self.times: dict[str, list[float]] = {}  # name -> seconds per call
+        self.broken = False
+
+    @property
+    def calls(self) -> int:
+        """How many calls the log holds."""
+        return len(next(iter(self.times.values()), list[float]()))
+
+    def add_calls(self, launches: Sequence[Launch], n: int, *, skip: int = 0) -> None:
+        """Add `n` calls whose launches CUPTI gave in order, `skip` leading ones per call
+        (a cache flush's) left out."""
+        if self.broken or n <= 0 or len(launches) % n:
+            self.broken = True
+            return
+        per = len(launches) // n
+        for i in range(n):
+            self._add_call(launches[i * per + skip : (i + 1) * per])
+
+    def _add_call(self, call: Sequence[Launch]) -> None:
+        names = tuple(name for name, _ in call)
+        if self.sequence is None:
+            self.sequence = names
+            self.times = {name: [] for name in dict.fromkeys(names)}
+        elif names != self.sequence:
+            self.broken = True
+            return
+        per_name = dict.fromkeys(self.times, 0.0)
+        for name, ms in call:
+            per_name[name] += float(ms) / 1e3
+        for name, seconds in per_name.items():
+            self.times[name].append(seconds)
+
+    def extend(self, other: KernelLog) -> None:
+        """Append another log of the same function's calls (a later round's)."""
+        if other.broken or (self.sequence is not None and other.sequence != self.sequence):
+            self.broken = True
+            return
+        if self.sequence is None:
+            self.sequence, self.times = other.sequence, {k: list(v) for k, v in other.times.items()}
+            return
+        for name, values in other.times.items():
+            self.times[name].extend(values)
+
+    def launches(self, name: str) -> int:
+        """How many times one call launches `name`."""
+        return (self.sequence or ()).count(name)
+
+
+def kernel_times(
+    log: KernelLog | None, calls: int, case_median: float, hlo: str | None
+) -> list[KernelTime] | None:
+    """The breakdown of a case whose samples were `calls` calls with median `case_median`;
+    None when the log does not describe exactly those calls."""
+    if log is None or log.broken or not log.times or log.calls != calls or case_median <= 0:
+        return None
+    origins = hlo_origins(hlo) if hlo else {}
+    out: list[KernelTime] = []
+    for name, seconds in log.times.items():
+        stats = summarize(seconds, None)
+        out.append(
+            KernelTime(
+                name=name,
+                short=short_name(name),
+                origin=origins.get(_sanitized(name)) or _library_origin(name, origins),
+                launches=log.launches(name),
+                stats=stats,
+                share=stats.median / case_median,
+            )
+        )
+    return out
+
+
+# ---------------------------------------------------------------- names
+
+_MANGLED_PART = re.compile(r"(\d+)")
+_SHORT_MAX = 40
+
+
+def _demangle(name: str) -> str:
+    """The qualified name inside an Itanium-mangled C++ symbol (`_ZN4cute6kernelI...` ->
+    `cute::kernel`), without template arguments; `name` itself when it is not mangled."""
+    if not name.startswith("_Z"):
+        return name
+    rest = name[3:] if name.startswith("_ZN") else name[2:]
+    parts: list[str] = []
+    while rest and rest[0].isdigit():
+        match = _MANGLED_PART.match(rest)
+        assert match is not None
+        size = int(match.group(1))
+        start = match.end()
+        parts.append(rest[start : start + size])
+        rest = rest[start + size :]
+        if not name.startswith("_ZN"):
+            break
+    return "::".join(parts) or name
+
+
+def short_name(name: str) -> str:
+    """A kernel name a person can read in a table: demangled, and at most 40 characters."""
+    readable = _demangle(name)
+    if len(readable) <= _SHORT_MAX:
+        return readable
+    return readable[: _SHORT_MAX - 1] + "…"
+
+
+def _sanitized(name: str) -> str:
+    """XLA names a fusion's kernel after its instruction with `.` and `-` made `_`."""
+    return name.replace(".", "_").replace("-", "_")
+
+
+# ---------------------------------------------------------------- origins in the HLO
+
+_INSTRUCTION = re.compile(r"^\s*(?:ROOT\s+)?%?([\w.\-]+)\s*=\s*.*?\b(fusion|custom-call)\(", re.M)
+_KIND = re.compile(r"\bkind=(k\w+)")
+_TARGET = re.compile(r'custom_call_target="([^"]+)"')
+_TRITON_NAME = re.compile(r'\\?"name\\?"\s*:\s*\\?"([^"\\]+)')
+_GEMM_TARGETS = ("__cublas$gemm", "__cublas$lt$matmul", "__cudnn$")
+_LIBRARY = "<library call>"  # a key no sanitized kernel name can be
+
+
+def hlo_origins(hlo: str) -> dict[str, str]:
+    """Kernel name (as XLA sanitizes it) -> the instruction it came from, for every fusion
+    and custom call of optimized HLO text, and the module's library gemm call when it has
+    one (under a key no kernel name can be)."""
+    origins: dict[str, str] = {}
+    for line in hlo.splitlines():
+        match = _INSTRUCTION.match(line)
+        if match is None:
+            continue
+        instruction, op = match.groups()
+        if op == "fusion":
+            kind = _KIND.search(line)
+            origins[_sanitized(instruction)] = (
+                f"{instruction} ({kind.group(1) if kind else 'fusion'})"
+            )
+            continue
+        target = _TARGET.search(line)
+        label = f"{instruction} ({target.group(1) if target else 'custom-call'})"
+        origins[_sanitized(instruction)] = label
+        triton = _TRITON_NAME.search(line)
+        if triton is not None:
+            origins.setdefault(_sanitized(triton.group(1)), label)
+        if target is not None and target.group(1).startswith(_GEMM_TARGETS):
+            origins.setdefault(_LIBRARY, label)
+    return origins
+
+
+def _library_origin(name: str, origins: dict[str, str]) -> str | None:
+    """A cuBLAS/cuDNN kernel keeps its library's name: tie it to the module's one library
+    gemm call when there is one."""
+    lowered = name.lower()
+    if any(word in lowered for word in ("gemm", "nvjet", "xmma", "cutlass")):
+        return origins.get(_LIBRARY)
+    return None

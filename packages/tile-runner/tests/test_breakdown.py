@@ -1,0 +1,102 @@
+"""The per-kernel breakdown: CUPTI's launches per call kept by kernel, named readably, tied to
+the HLO instruction they came from (real optimized HLO from XLA), and summarised per kernel."""
+
+from __future__ import annotations
+
+import re
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+from tile_runner._breakdown import KernelLog, hlo_origins, kernel_times, short_name
+
+
+def _calls(*per_call: list[tuple[str, float]]) -> list[tuple[str, float]]:
+    return [launch for call in per_call for launch in call]
+
+
+def test_a_log_keeps_each_kernel_per_call_and_sums_repeated_launches() -> None:
+    log = KernelLog()
+    call = [("fusion_1", 1.0), ("gemm", 3.0), ("fusion_1", 0.5)]
+    log.add_calls(_calls(call, [("fusion_1", 2.0), ("gemm", 4.0), ("fusion_1", 1.0)]), 2)
+    assert log.calls == 2 and not log.broken
+    assert log.times == {"fusion_1": [1.5e-3, 3.0e-3], "gemm": [3e-3, 4e-3]}
+    assert (log.launches("fusion_1"), log.launches("gemm")) == (2, 1)
+
+
+def test_a_cold_call_drops_the_flush_kernels_in_front() -> None:
+    log = KernelLog()
+    log.add_calls([("flush", 9.0), ("k", 1.0), ("flush", 9.0), ("k", 2.0)], 2, skip=1)
+    assert log.times == {"k": [1e-3, 2e-3]}
+
+
+@pytest.mark.parametrize(
+    "launches",
+    [
+        [("a", 1.0), ("b", 1.0), ("a", 1.0), ("c", 1.0)],  # another kernel in the 2nd call
+        [("a", 1.0), ("b", 1.0), ("a", 1.0)],  # a count that does not divide into calls
+    ],
+)
+def test_a_call_with_another_launch_sequence_breaks_the_log(
+    launches: list[tuple[str, float]],
+) -> None:
+    log = KernelLog()
+    log.add_calls(launches, 2)
+    assert log.broken
+    assert kernel_times(log, 2, 1e-3, None) is None
+
+
+def test_rounds_extend_a_log_and_a_mismatched_round_breaks_it() -> None:
+    first, second, other = KernelLog(), KernelLog(), KernelLog()
+    first.add_calls([("a", 1.0)], 1)
+    second.add_calls([("a", 2.0), ("a", 3.0)], 2)
+    other.add_calls([("b", 1.0)], 1)
+    first.extend(second)
+    assert first.times == {"a": [1e-3, 2e-3, 3e-3]}
+    first.extend(other)
+    assert first.broken
+
+
+def test_kernel_times_give_medians_shares_and_launches() -> None:
+    log = KernelLog()
+    calls = [[("fusion_3", 1.0), ("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tile", 3.0)]] * 20
+    log.add_calls(_calls(*calls), 20)
+    hlo = (
+        "  %fusion.3 = f32[8]{0} fusion(%p), kind=kInput, calls=%c\n"
+        "  %cublas-gemm.1 = (bf16[8,8]{1,0}, s8[0]{0}) custom-call(%a, %b), "
+        'custom_call_target="__cublas$gemm"\n'
+    )
+    times = kernel_times(log, 20, 4e-3, hlo)
+    assert times is not None
+    by_name = {k.name: k for k in times}
+    fusion = by_name["fusion_3"]
+    assert fusion.stats.median == pytest.approx(1e-3) and fusion.share == pytest.approx(0.25)
+    assert fusion.origin == "fusion.3 (kInput)"
+    gemm = by_name["sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tile"]
+    assert gemm.origin == "cublas-gemm.1 (__cublas$gemm)" and gemm.share == pytest.approx(0.75)
+    assert len(gemm.short) <= 40 and gemm.short.endswith("…")
+    # A log of other calls than the samples' is no breakdown of them.
+    assert kernel_times(log, 19, 4e-3, hlo) is None
+
+
+def test_origins_come_from_real_optimized_hlo() -> None:
+    def f(x: jax.Array) -> jax.Array:
+        return jnp.sin(x) * 2 + jnp.sum(x, axis=1, keepdims=True)
+
+    compiled = jax.jit(f).lower(jnp.ones((64, 64))).compile()  # pyright: ignore[reportUnknownMemberType]
+    text = compiled.as_text()
+    assert text is not None
+    origins = hlo_origins(text)
+    fusions = re.findall(r"%([\w.\-]+) = [^\n]*? fusion\(", text)
+    assert fusions, "XLA made no fusion of this program"
+    for name in fusions:
+        sanitized = name.replace(".", "_").replace("-", "_")
+        assert origins[sanitized].startswith(f"{name} (k")
+
+
+def test_short_names_are_demangled_and_bounded() -> None:
+    assert short_name("loop_add_fusion") == "loop_add_fusion"
+    assert short_name("_ZN7cutlass13device_kernelIN4cute6KernelEEEvT_") == "cutlass::device_kernel"
+    assert short_name("_Z14softmax_kernelPfi") == "softmax_kernel"
+    assert len(short_name("x" * 100)) == 40
