@@ -13,7 +13,8 @@
 # "aa" repeated tile-std runs for compare's false alarms, AA_ARGS added to each, e.g.
 # "--rounds 4"; "ttr" benchmarks/gpu/time_to_result.py, with .whl/old/ as the code before;
 # "tune" tile tune of the row kernels (TUNE_ARGS narrows it, e.g. "-k 16384x8192"); "campaign" the std-warm-cold campaign; "cachereport"
-# cold vs warm process; "report" the HTML report of the ttr warm run).
+# cold vs warm process; "report" the HTML report of the ttr warm run; "breakdown" the
+# per-kernel breakdown against ncu and a planted one-fusion regression).
 set -uo pipefail
 OUT=${OUT:-/tmp/tile-gpu-out}
 mkdir -p "$OUT"
@@ -63,6 +64,22 @@ if want bench; then
         | tee "$OUT/bench.txt"
     python3 -m tile_cli schema-check /tmp/std-run 2>&1 | tail -3
     cp /tmp/std-run/report.json "$OUT/std-report.json" 2>/dev/null
+    # What the per-kernel breakdown added to this run's host work (issue #36: under 1%).
+    python3 benchmarks/breakdown_cost.py /tmp/std-run 2>&1 | tee "$OUT/breakdown-cost.txt"
+fi
+
+if want breakdown; then
+    # Per-kernel breakdown against ncu, then a regression planted in one fusion of a
+    # two-fusion case, which `tile compare` should name (issue #36).
+    stamp "per-kernel breakdown vs ncu; planted fusion regression"
+    {
+        timeout "${BREAKDOWN_LIMIT_S:-300}" python3 benchmarks/gpu/breakdown.py
+        cd benchmarks/gpu/planted || exit 1
+        timeout 60 python3 -m tile_cli bench --max-time 0.5 -o /tmp/planted-base >/dev/null 2>&1
+        PLANT_SLOW=1 timeout 60 python3 -m tile_cli bench -v --max-time 0.5 -o /tmp/planted-slow 2>&1 | tail -8
+        python3 -m tile_cli compare /tmp/planted-base /tmp/planted-slow 2>&1 | tail -8
+        cd - >/dev/null
+    } 2>&1 | tee "$OUT/breakdown.txt"
 fi
 
 if want sweep; then

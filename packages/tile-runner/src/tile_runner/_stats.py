@@ -42,9 +42,12 @@ def should_stop(
     return decision.reason
 
 
-def summarize(samples: Sequence[float], stop_reason: StopReason | None) -> Stats:
-    """tile-stats' summary of the samples (seconds), with the reason sampling stopped."""
-    s = tile_stats.summarize(list(samples))
+def summarize(
+    samples: Sequence[float], stop_reason: StopReason | None, *, resamples: int = 2000
+) -> Stats:
+    """tile-stats' summary of the samples (seconds), with the reason sampling stopped;
+    `resamples` bootstrap resamples set the CI of the median."""
+    s = tile_stats.summarize(list(samples), resamples=resamples)
     return Stats(
         n=int(s.n),
         min=float(s.min),

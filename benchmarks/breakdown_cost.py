@@ -1,0 +1,68 @@
+"""What the per-kernel breakdown costs a run: the host work it adds (keeping each launch per
+call, then summarising each kernel), replayed for every case of a real run's report.json at
+that case's own sample count and kernel count, over the run's wall time (issue #36: under 1%).
+
+The replay times exactly the code the runner runs (`KernelLog.add_calls` in batches as the
+sampler takes them, `kernel_times` once per case); the device work is not part of it (the
+breakdown adds none: CUPTI's session reports every launch anyway).
+
+Usage: python benchmarks/breakdown_cost.py RUN_DIR [RUN_DIR ...]
+       python benchmarks/breakdown_cost.py --synthetic     (30 cases x 3 kernels x 1000 samples)
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+from tile_artifacts import read_report
+from tile_runner._breakdown import KernelLog, kernel_times
+
+_BATCH = 100  # samples per sampler batch (the runner's grow from 10 to 10,000)
+
+
+def replay(samples: int, kernels: int) -> float:
+    """Seconds of host work the breakdown adds to one case of `samples` x `kernels`."""
+    call = [(f"fusion_{j}", 0.01 * (j + 1)) for j in range(kernels)]
+    t0 = time.perf_counter()
+    log = KernelLog()
+    left = samples
+    while left > 0:
+        k = min(_BATCH, left)
+        log.add_calls(call * k, k)
+        left -= k
+    kernel_times(log, samples, 0.01 * kernels, None)
+    return time.perf_counter() - t0
+
+
+def from_run(run_dir: Path) -> None:
+    report = read_report(run_dir / "report.json")
+    wall = report.timing.wall_s if report.timing is not None else None
+    cost = 0.0
+    cases = 0
+    for case in report.cases:
+        if not case.samples:
+            continue
+        launches = sum(k.launches for k in case.kernels or []) or 1
+        cost += replay(len(case.samples), launches)
+        cases += 1
+    share = f"{100 * cost / wall:.3f}% of the run's {wall:.1f} s wall" if wall else "no wall_s"
+    print(f"{run_dir}: {cases} cases, breakdown host work {cost * 1e3:.1f} ms = {share}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("runs", nargs="*", type=Path)
+    parser.add_argument("--synthetic", action="store_true")
+    args = parser.parse_args()
+    if args.synthetic or not args.runs:
+        each = [replay(1000, 3) for _ in range(30)]
+        print(f"synthetic: 30 cases x 3 kernels x 1000 samples: {sum(each) * 1e3:.1f} ms "
+              f"({sum(each) / 30 * 1e3:.2f} ms a case)")  # fmt: skip
+    for run in args.runs:
+        from_run(run)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,167 @@
+"""Is the per-kernel breakdown true? tile's CUPTI breakdown of a few multi-kernel programs
+against Nsight Compute's `gpu__time_duration` of the same kernels (issue #36's targets).
+
+For each program: `tile.measure(..., timer="cupti")` gives the case median and each kernel's
+median; a child process runs the same jitted program under ncu (warm: `--cache-control none`,
+boost clocks: `--clock-control none`) and the script prints, per kernel, tile's median, ncu's
+median of the same kernel (matched by name, else by launch position) and their ratio, then
+the sum of the kernels' medians over the case median. Targets: each kernel within 3% of ncu;
+the sum within 1% of the case median. Inputs come from the host (device_put), so the child
+launches no kernel but the program's.
+
+Usage: python benchmarks/gpu/breakdown.py [--no-ncu] [NAME ...]   (a child mode serves ncu)
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import shutil
+import statistics
+import subprocess
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import tile_runner as tile
+import tile_std
+from tile_runner._jaxapi import block_until_ready, devices, jit
+
+NCU_TIMEOUT_S = 240
+CHILD_CALLS = 12
+_UNITS = {"nsecond": 1e-9, "usecond": 1e-6, "msecond": 1e-3, "second": 1.0}
+
+
+def _host(shape: tuple[int, ...], dtype: Any, seed: int) -> jax.Array:
+    rng = np.random.default_rng(seed)
+    return jnp.asarray(rng.standard_normal(shape, np.float32).astype(dtype))
+
+
+def _xla_layernorm(x: jax.Array, w: jax.Array, b: jax.Array) -> jax.Array:
+    return tile_std.layernorm_ref(x, w, b)
+
+
+def _two_fusions(x: jax.Array) -> jax.Array:
+    return jnp.sin(x) * 2 + jnp.sum(jnp.cos(x), axis=1, keepdims=True)
+
+
+def _attention(q: jax.Array, k: jax.Array, v: jax.Array) -> jax.Array:
+    return tile_std.attention(q, k, v, causal=True)
+
+
+def _norm_inputs() -> tuple[jax.Array, ...]:
+    bf16 = jnp.bfloat16
+    return _host((4096, 4096), bf16, 0), _host((4096,), bf16, 1), _host((4096,), bf16, 2)
+
+
+def programs() -> dict[str, tuple[Callable[..., Any], Callable[[], tuple[jax.Array, ...]]]]:
+    """Name -> (function, inputs made on the host)."""
+    bf16 = jnp.bfloat16
+    return {
+        "std/layernorm bf16 4096x4096": (tile_std.layernorm, _norm_inputs),
+        "xla layernorm bf16 4096x4096": (_xla_layernorm, _norm_inputs),
+        "std/matmul bf16 4096^3": (
+            tile_std.matmul,
+            lambda: (_host((4096, 4096), bf16, 0), _host((4096, 4096), bf16, 1)),
+        ),
+        "std/attention causal bf16 4x32x4096x128": (
+            _attention,
+            lambda: tuple(_host((4, 32, 4096, 128), bf16, i) for i in range(3)),
+        ),
+        "jnp two fusions f32 8192x8192": (
+            _two_fusions,
+            lambda: (_host((8192, 8192), np.float32, 0),),
+        ),
+    }
+
+
+def child(name: str) -> None:
+    """The ncu target: the program's own kernels, called a few times."""
+    fn, make = programs()[name]
+    args = make()
+    f: Callable[..., jax.Array] = jit(fn)
+    for _ in range(CHILD_CALLS):
+        block_until_ready(f(*args))  # pyright: ignore[reportUnknownArgumentType]
+
+
+def ncu_kernels(name: str) -> list[tuple[str, float]] | None:
+    """(kernel name, seconds) of every launch ncu timed in the child, in order."""
+    ncu = shutil.which("ncu") or "/usr/local/cuda/bin/ncu"
+    if not shutil.which(ncu):
+        return None
+    cmd = [ncu, "--clock-control", "none", "--cache-control", "none", "--metrics",
+           "gpu__time_duration.sum", "--print-kernel-base", "mangled", "--csv",
+           sys.executable, __file__, "--child", name]  # fmt: skip
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=NCU_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        print(f"  ncu gave no answer in {NCU_TIMEOUT_S} s", file=sys.stderr)
+        return None
+    rows = [r for r in csv.reader(io.StringIO(proc.stdout)) if len(r) > 10]
+    if not rows:
+        print(f"  ncu gave no rows (rc {proc.returncode}): {proc.stderr[-400:]}", file=sys.stderr)
+        return None
+    header, data = rows[0], rows[1:]
+    ki, vi, ui = (header.index(h) for h in ("Kernel Name", "Metric Value", "Metric Unit"))
+    return [(r[ki], float(r[vi].replace(",", "")) * _UNITS.get(r[ui], 1e-9)) for r in data]
+
+
+def _ncu_medians(launches: list[tuple[str, float]], per_call: int) -> list[tuple[str, float]]:
+    """Per launch position of one call: name and median over the later calls (the first is
+    the compile's warm-up)."""
+    calls = [launches[i : i + per_call] for i in range(0, len(launches) - per_call + 1, per_call)]
+    calls = calls[2:] if len(calls) > 4 else calls
+    return [(calls[0][j][0], statistics.median(c[j][1] for c in calls)) for j in range(per_call)]
+
+
+def report(name: str, use_ncu: bool) -> None:
+    fn, make = programs()[name]
+    args = make()
+    m = tile.measure(fn, *args, timer="cupti", max_time=2.0, max_runs=2000)
+    print(f"\n{name}: case median {m.stats.median * 1e6:.2f} us (n={m.stats.n}, {m.timer})")
+    if not m.kernels:
+        print("  no breakdown")
+        return
+    total = sum(k.stats.median for k in m.kernels)
+    print(f"  kernels: {len(m.kernels)}; sum of kernel medians / case median = "
+          f"{total / m.stats.median:.4f}")  # fmt: skip
+    ncu = ncu_kernels(name) if use_ncu else None
+    per_call = sum(k.launches for k in m.kernels)
+    by_name: dict[str, float] = {}
+    if ncu and len(ncu) >= per_call:
+        for kernel_name, seconds in _ncu_medians(ncu, per_call):
+            by_name[kernel_name] = by_name.get(kernel_name, 0.0) + seconds
+    elif use_ncu:
+        print(f"  ncu timed {len(ncu or [])} launches, fewer than one call's {per_call}")
+    for k in m.kernels:
+        ref = by_name.get(k.name)
+        ratio = f"{k.stats.median / ref:.4f}" if ref else "-"
+        ncu_us = f"{ref * 1e6:9.2f}" if ref else "        -"
+        print(f"  {k.share:6.1%} tile {k.stats.median * 1e6:9.2f} us  ncu {ncu_us} us  "
+              f"tile/ncu {ratio}  {k.short} [{k.origin}] x{k.launches}")  # fmt: skip
+    unmatched = sorted(set(by_name) - {k.name for k in m.kernels})
+    if unmatched:
+        print(f"  ncu kernels not in tile's breakdown: {unmatched}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("names", nargs="*")
+    parser.add_argument("--no-ncu", action="store_true")
+    parser.add_argument("--child")
+    args = parser.parse_args()
+    if args.child:
+        child(args.child)
+        return
+    print(f"jax {jax.__version__} on {devices()[0].device_kind}")
+    for name in args.names or list(programs()):
+        report(name, not args.no_ncu)
+
+
+if __name__ == "__main__":
+    main()
