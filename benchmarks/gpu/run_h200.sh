@@ -75,7 +75,7 @@ if want breakdown; then
     {
         timeout "${BREAKDOWN_LIMIT_S:-300}" python3 benchmarks/gpu/breakdown.py
         cd benchmarks/gpu/planted || exit 1
-        timeout 60 python3 -m tile_cli bench --max-time 0.5 -o /tmp/planted-base >/dev/null 2>&1
+        timeout 60 python3 -m tile_cli bench --max-time 0.5 -o /tmp/planted-base 2>&1 | tail -3
         PLANT_SLOW=1 timeout 60 python3 -m tile_cli bench -v --max-time 0.5 -o /tmp/planted-slow 2>&1 | tail -8
         python3 -m tile_cli compare /tmp/planted-base /tmp/planted-slow 2>&1 | tail -8
         cd - >/dev/null

@@ -95,6 +95,24 @@ def test_origins_come_from_real_optimized_hlo() -> None:
         assert origins[sanitized].startswith(f"{name} (k")
 
 
+@pytest.mark.parametrize(
+    "config",
+    [
+        'backend_config={debug = false, ir = "ML\\EFR", name = "std_layernorm", num_warps = 8 : i32}',
+        'backend_config="{\\"name\\":\\"std_layernorm\\",\\"num_warps\\":8}"',
+        'backend_config={"name":"std_layernorm"}',
+    ],
+)
+def test_a_pallas_kernel_is_tied_to_its_custom_call_by_the_name_in_its_config(config: str) -> None:
+    line = (
+        '  %custom-call.1 = bf16[64,64]{1,0} custom-call(%p0), custom_call_target="__gpu$xla.gpu'
+        '.triton", metadata={op_name="jit(layernorm)/pallas_call"}, ' + config
+    )
+    origins = hlo_origins(line)
+    assert origins["std_layernorm"] == "custom-call.1 (__gpu$xla.gpu.triton)"
+    assert "pallas_call" not in origins  # the op_name of the metadata is not a kernel name
+
+
 def test_short_names_are_demangled_and_bounded() -> None:
     assert short_name("loop_add_fusion") == "loop_add_fusion"
     assert short_name("_ZN7cutlass13device_kernelIN4cute6KernelEEEvT_") == "cutlass::device_kernel"

@@ -153,7 +153,9 @@ def _sanitized(name: str) -> str:
 _INSTRUCTION = re.compile(r"^\s*(?:ROOT\s+)?%?([\w.\-]+)\s*=\s*.*?\b(fusion|custom-call)\(", re.M)
 _KIND = re.compile(r"\bkind=(k\w+)")
 _TARGET = re.compile(r'custom_call_target="([^"]+)"')
-_TRITON_NAME = re.compile(r'\\?"name\\?"\s*:\s*\\?"([^"\\]+)')
+# A Pallas (Triton) call's kernel name is the `name` in its custom call's backend config,
+# written `name = "k"` (an MLIR dictionary) or `"name":"k"` (JSON, escaped or not).
+_CALL_NAME = re.compile(r'\b\\?"?name\\?"?\s*[=:]\s*\\?"([^"\\]+)')
 _GEMM_TARGETS = ("__cublas$gemm", "__cublas$lt$matmul", "__cudnn$")
 _LIBRARY = "<library call>"  # a key no sanitized kernel name can be
 
@@ -177,7 +179,7 @@ def hlo_origins(hlo: str) -> dict[str, str]:
         target = _TARGET.search(line)
         label = f"{instruction} ({target.group(1) if target else 'custom-call'})"
         origins[_sanitized(instruction)] = label
-        triton = _TRITON_NAME.search(line)
+        triton = _CALL_NAME.search(line)
         if triton is not None:
             origins.setdefault(_sanitized(triton.group(1)), label)
         if target is not None and target.group(1).startswith(_GEMM_TARGETS):
