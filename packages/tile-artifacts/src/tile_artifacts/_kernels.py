@@ -7,7 +7,7 @@ change of each kernel's median between the two runs, over the change of their su
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from tile_artifacts._documents import Baseline
@@ -20,6 +20,7 @@ __all__ = [
     "MovedKernel",
     "attribute_rows",
     "breakdown_lines",
+    "carrier",
     "label",
     "moved_kernel",
 ]
@@ -90,25 +91,30 @@ def _by_name(kernels: Sequence[KernelRecord]) -> dict[str, KernelRecord]:
     return {k.name: k for k in kernels}
 
 
-def moved_kernel(baseline: CaseRecord, current: CaseRecord) -> MovedKernel | None:
-    """The kernel whose median moved most in the direction of the case's change, when it
-    carries most of it (60% or more); None without a breakdown on both sides or a spread change.
-    A kernel on one side only moved by its whole median."""
-    base, cur = _by_name(baseline.kernels or []), _by_name(current.kernels or [])
-    if not base or not cur:
-        return None
-    deltas = {
-        name: (cur[name].stats.median if name in cur else 0.0)
-        - (base[name].stats.median if name in base else 0.0)
-        for name in {**base, **cur}
-    }
+def carrier(base: Mapping[str, float], current: Mapping[str, float]) -> tuple[str, float] | None:
+    """The kernel (by name) whose median moved most in the direction of the whole change,
+    and its share of that change, when it carries 60% or more of it; None for a change spread
+    over kernels (or none at all). A kernel on one side only moved by its whole median."""
+    deltas = {name: current.get(name, 0.0) - base.get(name, 0.0) for name in {**base, **current}}
     total = sum(deltas.values())
-    if total == 0:
+    if not deltas or total == 0:
         return None
     name = max(deltas, key=lambda n: deltas[n] / total)
     share = deltas[name] / total
-    if share < _CARRIES:
+    return (name, share) if share >= _CARRIES else None
+
+
+def moved_kernel(baseline: CaseRecord, current: CaseRecord) -> MovedKernel | None:
+    """The kernel of `current` (or, if it is gone, of `baseline`) that carries the case's
+    change (`carrier`); None without a breakdown on both sides."""
+    base, cur = _by_name(baseline.kernels or []), _by_name(current.kernels or [])
+    if not base or not cur:
         return None
+    medians = [{name: k.stats.median for name, k in side.items()} for side in (base, cur)]
+    found = carrier(*medians)
+    if found is None:
+        return None
+    name, share = found
     return MovedKernel(cur.get(name) or base[name], share)
 
 

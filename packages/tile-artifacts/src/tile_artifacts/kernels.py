@@ -9,6 +9,7 @@ from tile_artifacts._kernels import (
     MovedKernel,
     attribute_rows,
     breakdown_lines,
+    carrier,
     label,
     moved_kernel,
 )
@@ -19,6 +20,7 @@ __all__ = [
     "MovedKernel",
     "attribute_rows",
     "breakdown_lines",
+    "carrier",
     "label",
     "moved_kernel",
 ]

@@ -34,6 +34,7 @@ from tile_report._steps import (
     Trend,
     commit_points,
     fit_steps,
+    step_carrier,
     trends,
 )
 
@@ -76,5 +77,6 @@ __all__ = [
     "Trend",
     "commit_points",
     "fit_steps",
+    "step_carrier",
     "trends",
 ]

@@ -52,6 +52,12 @@ _SCHEMA: Final = (
         median_s REAL NOT NULL, ci_low_s REAL, ci_high_s REAL, n INTEGER NOT NULL,
         ref_median_s REAL, PRIMARY KEY (run_id, case_id))""",
     "CREATE INDEX IF NOT EXISTS results_by_case ON results (case_id)",
+    # Each run x case's device kernels (CUPTI-timed runs only), to say which one a step moved.
+    # Added to schema version 1 without a bump: an older file gains the empty table on open.
+    """CREATE TABLE IF NOT EXISTS kernels (
+        run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+        case_id TEXT NOT NULL, name TEXT NOT NULL, label TEXT NOT NULL, median_s REAL NOT NULL,
+        PRIMARY KEY (run_id, case_id, name))""",
     # One row per run x case, what `sqlite3 .tile/history.sqlite` users will want to query.
     """CREATE VIEW IF NOT EXISTS history AS
         SELECT r.run_id, r.created_at, r.git_commit, r.branch, r.dirty, r.commit_time,
@@ -83,6 +89,9 @@ class Point:
     ci_low_s: float | None
     ci_high_s: float | None
     n: int
+    kernels: tuple[tuple[str, str, float], ...] = ()
+    """The run's device kernels of this case: (name, label, median seconds); none when the
+    run was not CUPTI-timed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -302,6 +311,21 @@ class History:
             if c.stats is not None
         ]
         self._db.executemany("INSERT INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        kernels = [
+            (run.run_id, c.case_id, k.name, ta.kernels.label(k), k.stats.median)
+            for c in cases
+            if c.stats is not None
+            for k in c.kernels or []
+        ]
+        self._db.executemany("INSERT INTO kernels VALUES (?, ?, ?, ?, ?)", kernels)
+
+    def _kernels(self) -> dict[tuple[str, str], tuple[tuple[str, str, float], ...]]:
+        found: dict[tuple[str, str], list[tuple[str, str, float]]] = {}
+        for run_id, case_id, name, label, median in self._db.execute(
+            "SELECT run_id, case_id, name, label, median_s FROM kernels"
+        ):
+            found.setdefault((run_id, case_id), []).append((name, label, median))
+        return {key: tuple(values) for key, values in found.items()}
 
     # ---------------------------------------------------------------- reading
 
@@ -322,6 +346,7 @@ class History:
         commit time (run time for runs without a commit), then run time."""
         with self._translate():
             rows = self._db.execute(_SELECT).fetchall()
+            breakdowns = self._kernels()
         grouped: dict[tuple[str, str, str | None, str | None, bool | None], list[Point]] = {}
         for row in rows:
             (
@@ -359,6 +384,7 @@ class History:
                 low,
                 high,
                 n,
+                breakdowns.get((run_id, case_id), ()),
             )
             grouped.setdefault(key, []).append(point)
         return [Series(*key, points=tuple(points)) for key, points in grouped.items()]

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Final, Literal
 
+import tile_artifacts as ta
 from tile_report._history import Point, Series
 
 __all__ = [
@@ -43,6 +44,7 @@ __all__ = [
     "Trend",
     "commit_points",
     "fit_steps",
+    "step_carrier",
     "trends",
 ]
 
@@ -75,6 +77,17 @@ class CommitPoint:
     @property
     def dirty(self) -> bool:
         return any(p.dirty for p in self.runs)
+
+    def kernel_medians(self) -> tuple[dict[str, float], dict[str, str]]:
+        """Per device kernel name: the median of its runs' medians, and its label; empty when
+        no run of the commit was CUPTI-timed."""
+        values: dict[str, list[float]] = {}
+        labels: dict[str, str] = {}
+        for run in self.runs:
+            for name, label, median in run.kernels:
+                values.setdefault(name, []).append(median)
+                labels[name] = label
+        return {name: statistics.median(v) for name, v in values.items()}, labels
 
 
 @dataclass(frozen=True, slots=True)
@@ -299,3 +312,17 @@ def trends(
             out.append(Trend(s, fit_steps(points, min_change=min_change)))
     out.sort(key=lambda t: (t.series.case_id, t.series.device_kind or "", t.series.timer or ""))
     return out
+
+
+def step_carrier(fit: Fit, step: Step) -> str | None:
+    """`92% in `fusion_3 [...]``: the device kernel that carries a step, when the commits on
+    both sides have a per-kernel breakdown and one kernel holds most of the change."""
+    before, before_labels = fit.points[step.index - 1].kernel_medians()
+    after, after_labels = fit.points[step.index].kernel_medians()
+    if not before or not after:
+        return None
+    found = ta.kernels.carrier(before, after)
+    if found is None:
+        return None
+    name, share = found
+    return f"{share:.0%} in `{after_labels.get(name) or before_labels[name]}`"

@@ -243,7 +243,7 @@ def show_regressions(query: HistoryQuery, *, db: Path | None, profile: str | Non
     out, err = make_consoles()
     trends = _trends(query, db=db, profile=profile)
     columns = ("case", "device", "last fast", "first slow", "subject", "before", "after",
-               "change", "noise")  # fmt: skip
+               "change", "noise", "carried by")  # fmt: skip
     table = _table(columns, not out.is_terminal)
     found = 0
     for t in trends:
@@ -255,7 +255,8 @@ def show_regressions(query: HistoryQuery, *, db: Path | None, profile: str | Non
             table.add_row(Text(t.series.case_id), t.series.device_kind or "-", before.label,
                           after.label, Text(after.subject or ""), format_seconds(step.before_s),
                           format_seconds(step.after_s), Text(f"{step.change * 100:+.1f}%", style="red"),
-                          f"±{t.fit.noise * 100:.1f}%")  # fmt: skip
+                          f"±{t.fit.noise * 100:.1f}%",
+                          Text(tr.step_carrier(t.fit, step) or "-"))  # fmt: skip
     commits = sum(len(t.fit.points) for t in trends)
     if found:
         emit(out, *refit(table, out))
