@@ -44,8 +44,8 @@ def _field(model: Any, name: str) -> set[str]:
         (ta.Level, tp.LogLevel),
         (ta.StopReason, tp.StopReason),
         # What `diagnostics/jax_cache.json` holds is what a runner's `cache_event` said.
-        (ta.CacheEventKind, tp.CacheEventKind),
-        (ta.CacheMissCode, tp.CacheMissCode),
+        (ta.cache.CacheEventKind, tp.CacheEventKind),
+        (ta.cache.CacheMissCode, tp.CacheMissCode),
         # `[compare] basis` is the comparison's setting.
         (tc.CompareBasis, ta.compare.BasisSetting),
         # `[downloads.<name>] archive` is what the downloader unpacks.

@@ -16,6 +16,7 @@ from tile_artifacts._check_docs import (
     check_relative,
     check_report,
     check_run_file,
+    read_text,
 )
 from tile_artifacts._consistency import metrics_file_problems
 from tile_artifacts._documents import ArtifactEntry, ComparisonDoc, Document, Manifest
@@ -203,8 +204,11 @@ def _decode_files(run_dir: Path, layout: Layout, regular: list[str], other: list
         if rel not in regular:
             found.add(rel, "required file is missing")
     for rel in regular:
-        if PurePosixPath(rel).suffix in (".json", ".jsonl"):
+        suffix = PurePosixPath(rel).suffix
+        if suffix in (".json", ".jsonl"):
             check_run_file(found, rel, run_dir / rel, layout)
+        elif suffix == ".md":  # tile's own text for people (summary.md): UTF-8, as it says
+            read_text(found, run_dir / rel, rel)
     return found
 
 

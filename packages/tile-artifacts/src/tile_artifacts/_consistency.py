@@ -133,9 +133,10 @@ def _counts(report: Report, add: Add) -> None:
 
 
 def _metrics(report: Report, add: Add) -> None:
-    """report.metrics must be what the cases say (the same records `case_metrics` makes)."""
+    """report.metrics must be what the cases say (the same records `case_metrics` makes),
+    each pointing where its case holds the value."""
     expected = {
-        (m.case_id, m.metric_name): m.value
+        (m.case_id, m.metric_name): m
         for i, case in enumerate(report.cases)
         for m in case_metrics(case, run_id=report.run.run_id, index=i)
     }
@@ -147,14 +148,22 @@ def _metrics(report: Report, add: Add) -> None:
         seen.add(key)
         if key not in expected:
             continue  # a metric no case field gives (a command's own); nothing to hold it to
-        want = expected[key]
-        if metric.value is None or want is None or not _close(metric.value, want):
-            add(f"metrics[{i}]: `{metric.metric_name}` of `{metric.case_id}` is "
-                f"{metric.value!r} but its case says {want!r}")  # fmt: skip
+        _same_metric(f"metrics[{i}]: ", metric, expected[key], "its case says", add)
     if not report.metrics:
         return  # a report that lists no metrics (they live in metrics.jsonl) leaves none out
     for case_id, name in sorted(expected.keys() - seen, key=str):
         add(f"metrics: `{name}` of `{case_id}` is missing (its case has the value)")
+
+
+def _same_metric(where: str, got: MetricRecord, want: MetricRecord, whose: str, add: Add) -> None:
+    """`got` repeats `want`: the same value, and a source, when it names one, that points
+    where `want`'s does (a pointer elsewhere sends a reader to another value, or to none)."""
+    name = f"`{got.metric_name}` of `{got.case_id}`"
+    if got.value is None or want.value is None or not _close(got.value, want.value):
+        add(f"{where}{name} is {got.value!r} but {whose} {want.value!r}")
+    if got.source.json_pointer is not None and got.source != want.source:
+        add(f"{where}{name} points to {got.source.artifact_path}#{got.source.json_pointer}, "
+            f"not to {want.source.artifact_path}#{want.source.json_pointer} where its value is")  # fmt: skip
 
 
 def case_problems(case: CaseRecord) -> list[str]:
@@ -173,6 +182,10 @@ def report_problems(report: Report, add: Add) -> None:
         _timing(report.timing, report.cases, add)
     _counts(report, add)
     _metrics(report, add)
+    code = report.summary.exit_code
+    if code not in (None, 0) and report.run.status == "success":
+        add(f"summary.exit_code is {code} but run.status is `success`: a run that exits "
+            "non-zero is never a success")  # fmt: skip
 
 
 def metrics_file_problems(
@@ -190,7 +203,7 @@ def metrics_file_problems(
     and a kill or a full disk may come between. `add` takes the message and the line number
     (0: the file as a whole).
     """
-    known = {(m.case_id, m.metric_name): m.value for m in report.metrics}
+    known = {(m.case_id, m.metric_name): m for m in report.metrics}
     case_ids = {c.case_id for c in report.cases}
     seen: set[tuple[str | None, str]] = set()
     for line, record in lines:
@@ -200,10 +213,7 @@ def metrics_file_problems(
             if record.case_id in case_ids:
                 add(f"`{record.metric_name}` of `{record.case_id}` is not in report.json", line)
             continue
-        want = known[key]
-        if record.value is None or want is None or not _close(record.value, want):
-            add(f"`{record.metric_name}` of `{record.case_id}` is {record.value!r} but "
-                f"report.json says {want!r}", line)  # fmt: skip
+        _same_metric("", record, known[key], "report.json says", lambda m, at=line: add(m, at))
     if not final:
         return
     for case_id, name in sorted(known.keys() - seen, key=str):

@@ -6,6 +6,7 @@ import contextlib
 import json
 import os
 import re
+from collections import Counter
 from collections.abc import Generator, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal, TypeVar, cast
@@ -96,14 +97,27 @@ def _depth_problem(text: str) -> str | None:
     return None
 
 
-def parse_json(text: str) -> Any:
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object whose every key is written once: a repeated key is one value hidden behind
+    another (JSON readers keep either), so a checked document must not have one."""
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        counts = Counter(key for key, _ in pairs)
+        repeated = next(key for key, n in counts.items() if n > 1)
+        raise ValueError(f"key `{repeated}` is written twice in one object")
+    return obj
+
+
+def parse_json(text: str, *, unique_keys: bool = False) -> Any:
     """Parse strict JSON (no NaN/Infinity) nested at most MAX_DEPTH deep; raise DecodeIssue
-    with the line on failure."""
+    with the line on failure. `unique_keys` (checks only: it costs a Python call per object)
+    refuses an object with a repeated key."""
     problem = _depth_problem(text)
     if problem is not None:
         raise DecodeIssue([f"not a tile document: {problem}"])
+    hook = _unique_keys if unique_keys else None
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=hook)
     except RecursionError:  # only past MAX_DEPTH, which is refused above; kept as a guard
         raise DecodeIssue([f"nested deeper than {MAX_DEPTH} levels"]) from None
     except json.JSONDecodeError as e:
@@ -158,13 +172,13 @@ def _validate(model: type[M], text: str, mode: Mode) -> M:
 
 def decode_document(text: str, *, expected: str | None = None, mode: Mode = "read") -> Document:
     """Decode one JSON document, dispatching on `schema_name`; raise DecodeIssue if invalid."""
-    model = _model_for(parse_json(text), expected, DOCUMENT_MODELS)
+    model = _model_for(parse_json(text, unique_keys=mode == "check"), expected, DOCUMENT_MODELS)
     return _validate(model, text, mode)
 
 
 def decode_record(text: str, *, expected: str | None = None, mode: Mode = "read") -> JsonlRecord:
     """Decode one JSONL line (without its newline); raise DecodeIssue if invalid."""
-    model = _model_for(parse_json(text), expected, RECORD_MODELS)
+    model = _model_for(parse_json(text, unique_keys=mode == "check"), expected, RECORD_MODELS)
     return _validate(model, text, mode)
 
 
