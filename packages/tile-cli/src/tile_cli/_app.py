@@ -100,6 +100,7 @@ _COMMANDS: dict[str, Callable[..., None]] = {
     "device": setup.device_cmd,
     "build": suite.build_cmd,
     "inspect": suite.inspect_cmd,
+    "profile": suite.profile_cmd,
     "snap": suite.snap_cmd,
     "report": results.report_cmd,
 }

@@ -61,6 +61,15 @@ if TYPE_CHECKING:
         calibration_excesses,
     )
     from tile_harness._process import LaunchCounter
+    from tile_harness._profile import (
+        NCU_METRICS,
+        PROFILE_LIMIT,
+        NcuKernel,
+        find_ncu,
+        metric_names,
+        ncu_case,
+        parse_ncu_csv,
+    )
     from tile_harness._record import RunRecorder, launch_id, open_run, recording
     from tile_harness._report import RunSetup, case_counts, cases_status
     from tile_harness._requests import bench_settings, build_request, derive, tuning_files
@@ -166,9 +175,23 @@ __all__ = [
     "undone_lines",
     "usage_failure",
     "write_atomically",
+    "NCU_METRICS",
+    "PROFILE_LIMIT",
+    "NcuKernel",
+    "find_ncu",
+    "metric_names",
+    "ncu_case",
+    "parse_ncu_csv",
 ]
 
 _HOME: dict[str, str] = {
+    "NCU_METRICS": "tile_harness._profile",
+    "PROFILE_LIMIT": "tile_harness._profile",
+    "NcuKernel": "tile_harness._profile",
+    "find_ncu": "tile_harness._profile",
+    "metric_names": "tile_harness._profile",
+    "ncu_case": "tile_harness._profile",
+    "parse_ncu_csv": "tile_harness._profile",
     "RunDone": "tile_harness._api",
     "bench": "tile_harness._api",
     "run": "tile_harness._api",

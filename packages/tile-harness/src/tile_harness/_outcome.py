@@ -110,7 +110,7 @@ def run_outcome(
         return Outcome(stopped_code(interrupted), interrupted)
     if (usage := usage_failure(rec.failures)) is not None:
         return Outcome(int(ExitCode.USAGE), usage.message)
-    if rec.command == "build":
+    if rec.command in ("build", "profile"):
         return _build_outcome(rec)
     outcome = _cases_outcome(rec)
     if outcome.code == 0 and comparison is not None and settings is not None:

@@ -27,6 +27,7 @@ class RequestChanges(TypedDict, total=False):
     command: tp.Command
     case_ids: list[str] | None
     bench: tp.BenchSettings
+    output_dir: str | None
     jax_cache_dir: str | None
     inspect_kind: tp.InspectKind | Literal["all"] | None
     calibrate: bool
@@ -35,6 +36,7 @@ class RequestChanges(TypedDict, total=False):
     token: str | None
     cache_explain: bool
     pace: str | None
+    profile: tp.ProfileSettings | None
 
 
 def derive(request: tp.RunRequest, **changes: Unpack[RequestChanges]) -> tp.RunRequest:

@@ -48,7 +48,8 @@ class Suite:
 
     `json_lines` (`--json`) gets every protocol message once it is recorded; `cache_explain`
     asks the runners for the compile cache's events; `pairing` makes it one side of
-    `tile bench --against`.
+    `tile bench --against`; `label` names the run (its id, its report's title) where it is not
+    the request's command (`tile profile` is a build that also profiles).
     """
 
     def __init__(  # noqa: PLR0913 (what a suite run is made of, each documented)
@@ -63,10 +64,12 @@ class Suite:
         json_lines: BinaryIO | None = None,
         cache_explain: bool = False,
         pairing: Pairing | None = None,
+        label: str | None = None,
     ) -> None:
         build_request(command, resolved, selection, None)  # refused before a directory exists
         self.selection = selection
-        self.setup = open_run(command, resolved, output_dir, list(argv), pairing, publish=False)
+        name = label or command
+        self.setup = open_run(name, resolved, output_dir, list(argv), pairing, publish=False)
         self._prune = output_dir is None
         self._published = False
         self.recorder = RunRecorder(self.setup, ui=display)

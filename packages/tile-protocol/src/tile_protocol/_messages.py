@@ -22,6 +22,7 @@ from tile_protocol._parts import (
     KernelTime,
     Peaks,
     Phases,
+    ProfileSettings,
     Reference,
     Roofline,
     Shard,
@@ -66,7 +67,7 @@ __all__ = [
 
 PROTOCOL_VERSION = 1
 """Major version: a reader refuses a stream whose major version is newer than its own."""
-PROTOCOL_MINOR = 11
+PROTOCOL_MINOR = 12
 """Minor version: grows when optional fields or message types are added.
 
 1: `Reference.interleaved`, `RunRequest.pin_cpu`, `Hello.pinned_cpu`.
@@ -92,6 +93,8 @@ PROTOCOL_MINOR = 11
    and `rlimits` (more of the process state a case can leave changed).
 11: `BenchResult.kernels` (`KernelTime`: each device kernel of one call, its time and share,
    from the CUPTI timer's own session).
+12: `RunRequest.profile` (`ProfileSettings`: `tile profile` asks a build runner for a trace,
+   a profiler range for Nsight Compute and the kernel's source, per case).
 """
 
 
@@ -158,6 +161,8 @@ class RunRequest(_Message, frozen=True, kw_only=True, tag="run_request"):
     """A directory through which the CLI gives this runner its turns (`tile bench --against`):
     before bench round k the runner creates the file `ready-k` there, then waits until `go-k`
     exists. Two runners so paced take their rounds one at a time, in the order the CLI picks."""
+    profile: ProfileSettings | None = None
+    """`tile profile`: what a `build` runner does with each case after writing its views."""
 
 
 # ---------------------------------------------------------------- stream (runner -> CLI)

@@ -34,6 +34,7 @@ __all__ = [
     "Phases",
     "Reference",
     "Roofline",
+    "ProfileSettings",
     "Shard",
     "StateDiff",
     "Stats",
@@ -67,6 +68,24 @@ class BenchSettings(_Base, frozen=True, kw_only=True):
     cache_bytes: int | None = None
     """The cache a cold sample must not find warm (`[machine] l2_bytes`); None: the device's
     L2 from the runner's built-in table, or a default."""
+
+
+class ProfileSettings(_Base, frozen=True, kw_only=True):
+    """What `tile profile` asks of a build runner once a case is built (protocol 1.12).
+
+    The runner calls the compiled case `calls` times after one warm-up call: with `trace`,
+    inside `jax.profiler.trace` (each call a `TraceAnnotation` named `tile <case id> #<i>`),
+    written under `outputs/<case-dir>/profile/trace/`; with `ncu_range`, between
+    `cuProfilerStart` and `cuProfilerStop`, the range a runner started under
+    `ncu --profile-from-start off` profiles, so that compilation, autotuning and the warm-up
+    stay out of the report. `source` writes the Python file that defines the kernel
+    (`kernel_source.py`, where a Pallas kernel's body is) beside the build views.
+    """
+
+    calls: int = 3
+    trace: bool = False
+    ncu_range: bool = False
+    source: bool = True
 
 
 class TestSettings(_Base, frozen=True, kw_only=True):

@@ -61,6 +61,9 @@ def run_case(
         if ctx.command == "build":
             compiled = aot_compile(fn, dynamic)
             watch.lap("compile")
+            if ctx.profile is not None and ctx.output_dir is not None:
+                at.phase = "run"
+                _profile(ctx, kernel, case, compiled, dynamic)
             at.phase = "outputs"
             return _build(ctx, case, compiled, fn, dynamic)
         built = compile_all(ctx, kernel, fn, args, watch)
@@ -163,6 +166,17 @@ def _build(
         )
     )
     return "passed"
+
+
+def _profile(
+    ctx: CaseContext, kernel: KernelDef, case: Case, compiled: Compiled, dynamic: tuple[Any, ...]
+) -> None:
+    """`tile profile`: the calls the request's `profile` asks for, before the BuildResult."""
+    from tile_runner._profile import profile_case
+
+    assert ctx.profile is not None and ctx.output_dir is not None
+    profile_case(ctx.profile, ctx.output_dir, case.id, call=lambda: compiled.compiled(*dynamic),
+                 source_file=kernel.file, send=ctx.send)  # fmt: skip
 
 
 def _failed(ctx: CaseContext, case_id: str, phase: Phase, exc: BaseException) -> Outcome:

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
-from tile_protocol import BenchSettings, InspectKind, Message, Peaks
+from tile_protocol import BenchSettings, InspectKind, Message, Peaks, ProfileSettings
 from tile_runner._api import Case, KernelDef
 from tile_runner._inputs import case_key
 from tile_runner._timers import TimerName
@@ -34,6 +34,8 @@ class CaseContext:
     tuning: TuningIndex = field(default_factory=TuningIndex)
     tunables: dict[str, str] = field(default_factory=dict[str, str])
     """Request overrides of tunable values (`--tunable NAME=VALUE`)."""
+    profile: ProfileSettings | None = None
+    """`tile profile`: the calls a build makes of each case once it is built."""
 
 
 def _as_args(value: Any) -> tuple[Any, ...]:

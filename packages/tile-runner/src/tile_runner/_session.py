@@ -180,6 +180,7 @@ class Session:
                 warn=lambda message: self.log("warning", message),
             ),
             tunables=dict(request.tunables),
+            profile=request.profile if request.command == "build" else None,
         )
 
     @staticmethod

@@ -45,7 +45,16 @@ if TYPE_CHECKING:
     import tile_protocol as tp
     from tile_cli.runs._suite import SuiteFlags
 
-__all__ = ["bench_cmd", "build_cmd", "inspect_cmd", "list_cmd", "snap_cmd", "test_cmd", "tune_cmd"]
+__all__ = [
+    "bench_cmd",
+    "build_cmd",
+    "inspect_cmd",
+    "list_cmd",
+    "profile_cmd",
+    "snap_cmd",
+    "test_cmd",
+    "tune_cmd",
+]
 
 
 def _suite_flags(flags: Flags) -> SuiteFlags:
@@ -118,6 +127,29 @@ def tune_cmd(flags: Flags) -> None:
 def build_cmd(flags: Flags) -> None:
     """Lower and compile every case (no execution); store what the compiler made in a run dir."""
     _run_suite("build", flags, {})
+
+
+@with_flags(ASSIGNMENTS, SELECT, PROFILE, OUTPUT_DIR, TRACEBACKS, RUNNER, TUNABLE, EXACT)
+def profile_cmd(
+    flags: Flags,
+    ncu: Annotated[
+        bool, typer.Option("--ncu", help="Profile the case's kernels with Nsight Compute (`ncu`).")
+    ] = False,
+    trace: Annotated[
+        bool, typer.Option("--trace", help="Record a JAX profiler trace (Perfetto) of the calls.")
+    ] = False,
+    calls: Annotated[
+        int, typer.Option("--calls", min=1, max=100, help="Calls profiled per case.")
+    ] = 3,
+) -> None:
+    """Profile a few selected cases (at most 4): their HLO and sources, a JAX trace (`--trace`),
+    Nsight Compute's metrics per kernel (`--ncu`); all in a run directory."""
+    from tile_cli.runs._profile import ProfileFlags, run_profile
+
+    sel = selection(flags, config_overrides(flags))
+    wanted = ProfileFlags(ncu=ncu, trace=trace, calls=calls, profile=flags.profile,
+                          output_dir=flags.output_dir, verbose=flags.verbose)  # fmt: skip
+    raise typer.Exit(run_profile(sel, wanted))
 
 
 @with_flags(AXES, PLUGINS, PROFILE, TRACEBACKS)
