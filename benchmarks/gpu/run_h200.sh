@@ -14,7 +14,8 @@
 # "--rounds 4"; "ttr" benchmarks/gpu/time_to_result.py, with .whl/old/ as the code before;
 # "tune" tile tune of the row kernels (TUNE_ARGS narrows it, e.g. "-k 16384x8192"); "campaign" the std-warm-cold campaign; "cachereport"
 # cold vs warm process; "report" the HTML report of the ttr warm run; "breakdown" the
-# per-kernel breakdown against ncu and a planted one-fusion regression).
+# per-kernel breakdown against ncu and a planted one-fusion regression; "profile" tile profile
+# --ncu on one tile-std case, timed, beside ncu run by hand on the same kernel).
 set -uo pipefail
 OUT=${OUT:-/tmp/tile-gpu-out}
 mkdir -p "$OUT"
@@ -162,10 +163,49 @@ if want report; then
     [ -n "$run" ] && python3 -m tile_cli report "$run" -o "$OUT/h200-report.html" 2>&1 | tail -2
 fi
 
+if want profile; then
+    # `tile profile --ncu` on one tile-std case (issue #36: under 60 s), then ncu by hand on the
+    # first kernel it saw, with the same metrics, under a plain `tile bench` that knows nothing
+    # of ncu; both are printed side by side (they should agree but for run-to-run noise).
+    stamp "tile profile --ncu"
+    pcase=${PROFILE_CASE:-$(python3 -m tile_cli list --kernel std/copy --json 2>/dev/null \
+        | python3 -c 'import json, sys; print(json.loads(sys.stdin.readline())["case_id"])')}
+    t0=$SECONDS
+    timeout 300 python3 -m tile_cli profile --ncu --case "$pcase" -o /tmp/profile-run 2>&1 \
+        | tee "$OUT/profile.txt"
+    echo "tile profile --ncu --case '$pcase': $((SECONDS - t0)) s" | tee -a "$OUT/profile.txt"
+    python3 -m tile_cli schema-check /tmp/profile-run 2>&1 | tail -1 | tee -a "$OUT/profile.txt"
+    rep=$(ls /tmp/profile-run/outputs/*/profile/ncu.json | head -1)
+    kernel=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["kernels"][0]["name"])' "$rep")
+    metrics=$(python3 -c 'import tile_harness as th; print(",".join(th.metric_names()))')
+    t0=$SECONDS
+    timeout 300 ncu --csv --page raw --print-units base --clock-control none \
+        --target-processes all --metrics "$metrics" --kernel-name "$kernel" --launch-skip 3 \
+        --launch-count 1 --log-file /tmp/hand.csv python3 -m tile_cli bench --case "$pcase" \
+        --timer wall --warmup 5 --min-runs 3 --max-runs 5 --max-time 0.1 -o /tmp/hand-run \
+        >/dev/null 2>&1
+    echo "ncu by hand on \`$kernel\`: $((SECONDS - t0)) s" | tee -a "$OUT/profile.txt"
+    python3 - "$rep" /tmp/hand.csv <<'PY' 2>&1 | tee -a "$OUT/profile.txt"
+import json, sys
+import tile_harness as th
+tile = json.load(open(sys.argv[1]))["kernels"][0]
+hand = [k for k in th.parse_ncu_csv(open(sys.argv[2]).read()) if k.name == tile["name"]]
+if not hand:
+    sys.exit(f"the hand run profiled no `{tile['name']}`: see {sys.argv[2]}")
+print(f"{'metric':<24}{'tile profile':>16}{'ncu by hand':>16}{'ratio':>9}")
+for label, value in tile["metrics"].items():
+    other = hand[0].metrics.get(label)
+    ratio = f"{value / other:.3f}" if value and other else "-"
+    print(f"{label:<24}{value!s:>16}{other!s:>16}{ratio:>9}")
+print("top stalls, tile profile:", [(s["reason"], s["ratio"]) for s in tile["top_stalls"]])
+print("top stalls, by hand:     ", hand[0].stalls)
+PY
+fi
+
 if want tests; then
     stamp "pytest -m gpu"
     timeout "${GPU_TESTS_LIMIT_S:-120}" python3 -m pytest -q -m gpu -p no:cacheprovider \
-        packages/tile-runner/tests packages/tile-std/tests 2>&1 | tee "$OUT/gpu-tests.txt" | tail -25
+        packages/tile-runner/tests packages/tile-std/tests tests/test_profile.py 2>&1 | tee "$OUT/gpu-tests.txt" | tail -25
 fi
 [ -d /tmp/ttr-out ] && tar czf "$OUT/logs.tgz" -C /tmp ttr-out
 stamp "done"

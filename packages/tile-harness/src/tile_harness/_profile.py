@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from tile_config import ResolvedConfig
 
 __all__ = [
+    "NCU_FIXED",
     "NCU_METRICS",
     "NCU_STALLS",
     "PROFILE_LIMIT",
@@ -62,6 +63,9 @@ NCU_STALLS: Final = (
 )  # fmt: skip
 """Warp stall reasons, each `smsp__average_warps_issue_stalled_<reason>_per_issue_active.ratio`
 (cycles a warp waits for that reason per issued instruction); the top 3 are shown."""
+
+NCU_FIXED: Final = ("--clock-control", "none")
+"""The clocks as the GPU runs them (as tile's timers see it), not locked to base by ncu."""
 
 _NOT_PERMITTED = "ERR_NVGPUCTRPERM"
 _PERMISSION_HINT = (
@@ -131,7 +135,7 @@ def ncu_argv(ncu: str, report: Path, log: Path) -> list[str]:
     """The ncu command line a runner starts under: only the runner's profiler range, only the
     named metrics, the report to `report`, ncu's words to `log`."""
     return [
-        ncu, "--profile-from-start", "off", "--target-processes", "all",
+        ncu, "--profile-from-start", "off", "--target-processes", "all", *NCU_FIXED,
         "--metrics", ",".join(metric_names()), "--export", str(report), "--force-overwrite",
         "--log-file", str(log),
     ]  # fmt: skip

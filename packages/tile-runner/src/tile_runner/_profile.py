@@ -12,9 +12,9 @@ from __future__ import annotations
 import ctypes
 import hashlib
 from collections.abc import Callable, Generator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from tile_protocol import Artifact, Message, ProfileSettings, case_dirname
 
@@ -64,7 +64,7 @@ def _traced(where: Path, case_id: str, call: Callable[[], Any], calls: int) -> N
     from tile_runner._jaxapi import block_until_ready
 
     where.mkdir(parents=True, exist_ok=True)
-    trace = jax.profiler.trace  # pyright: ignore[reportUnknownMemberType]
+    trace = cast("Callable[..., AbstractContextManager[None]]", jax.profiler.trace)  # pyright: ignore[reportUnknownMemberType]
     with trace(str(where), create_perfetto_trace=True):
         for i in range(calls):
             with jax.profiler.TraceAnnotation(annotation_name(case_id, i)):
