@@ -65,3 +65,18 @@ def test_the_runner_is_profiled_only_in_its_range_with_the_named_metrics() -> No
     assert metrics == th.metric_names() and "gpu__time_duration.sum" in metrics
     assert argv[argv.index("--log-file") + 1] == "ncu.log"  # never the protocol's stdout
     assert argv[argv.index("--clock-control") + 1] == "none"
+
+
+def test_counters_not_permitted_is_a_usage_error_with_a_hint() -> None:
+    from tile_harness._profile import ncu_refusal
+
+    said = (
+        "==PROF== Connected to process 604 (/usr/bin/python3.12)\n"
+        "==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU "
+        "Performance Counters on the target device 0.\n"
+    )
+    refused = ncu_refusal(said)
+    assert refused is not None and refused.code == th.ExitCode.USAGE
+    assert "ERR_NVGPUCTRPERM" in refused.message
+    assert refused.hint is not None and "NVreg_RestrictProfilingToAdminUsers" in refused.hint
+    assert ncu_refusal("==PROF== Report: /tmp/r.ncu-rep\n") is None

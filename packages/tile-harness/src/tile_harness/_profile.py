@@ -36,6 +36,7 @@ __all__ = [
     "metric_names",
     "ncu_argv",
     "ncu_case",
+    "ncu_refusal",
     "parse_ncu_csv",
     "stall_metric",
 ]
@@ -159,17 +160,25 @@ def ncu_case(
     via = Via(argv_prefix=tuple(ncu_argv(ncu, report, log)))
     clean = make_session(asked, resolved, answer, log_dir=where / "runner", via=via).run()
     said = log.read_text(encoding="utf-8", errors="replace") if log.is_file() else ""
-    if _NOT_PERMITTED in said:
-        raise CliError(f"ncu may not read the GPU's counters ({_NOT_PERMITTED})",
-                       hint=_PERMISSION_HINT, code=ExitCode.USAGE)  # fmt: skip
-    if not report.is_file():
+    refused = ncu_refusal(said)
+    if refused is not None:
+        raise refused
+    if not report.is_file() or not clean:
         why = _last_error(said) or "; ".join(f.message for f in answer.failures) or "no report"
         raise CliError(f"ncu profiled nothing for `{case_id}`: {why}",
                        hint=f"see {log} and the runner log under {where / 'runner'}",
-                       code=ExitCode.INFRA if clean else ExitCode.USAGE)  # fmt: skip
+                       code=ExitCode.INFRA)  # fmt: skip
     text = _import_csv(ncu, report)
     (where / "ncu.csv").write_text(text, encoding="utf-8")
     return parse_ncu_csv(text)
+
+
+def ncu_refusal(log: str) -> CliError | None:
+    """The usage error for what ncu said when it may not read the counters, else None."""
+    if _NOT_PERMITTED not in log:
+        return None
+    return CliError(f"ncu may not read the GPU's performance counters ({_NOT_PERMITTED})",
+                    hint=_PERMISSION_HINT, code=ExitCode.USAGE)  # fmt: skip
 
 
 def _last_error(log: str) -> str | None:

@@ -61,7 +61,7 @@ def run_case(
         if ctx.command == "build":
             compiled = aot_compile(fn, dynamic)
             watch.lap("compile")
-            if ctx.profile is not None and ctx.output_dir is not None:
+            if ctx.profile is not None:
                 at.phase = "run"
                 _profile(ctx, kernel, case, compiled, dynamic)
             at.phase = "outputs"
@@ -174,7 +174,7 @@ def _profile(
     """`tile profile`: the calls the request's `profile` asks for, before the BuildResult."""
     from tile_runner._profile import profile_case
 
-    assert ctx.profile is not None and ctx.output_dir is not None
+    assert ctx.profile is not None
     profile_case(ctx.profile, ctx.output_dir, case.id, call=lambda: compiled.compiled(*dynamic),
                  source_file=kernel.file, send=ctx.send)  # fmt: skip
 

@@ -31,23 +31,27 @@ def annotation_name(case_id: str, call: int) -> str:
 
 def profile_case(
     settings: ProfileSettings,
-    run_dir: str,
+    run_dir: str | None,
     case_id: str,
     *,
     call: Callable[[], Any],
     source_file: str | None,
     send: Callable[[Message], None],
 ) -> None:
-    """Warm up once, then make the calls `settings` asks for; announce each file with `send`."""
+    """Warm up once, then make the calls `settings` asks for; announce each file with `send`.
+
+    Without a run directory (the runner under ncu, whose files the host writes) neither the
+    source nor a trace is written.
+    """
     from tile_runner._jaxapi import block_until_ready
 
     rel = f"outputs/{case_dirname(case_id)}"
-    root = Path(run_dir)
-    if settings.source and source_file:
+    root = Path(run_dir) if run_dir is not None else None
+    if root is not None and settings.source and source_file:
         _copy_source(root, f"{rel}/kernel_source.py", source_file, case_id, send)
     block_until_ready(call())  # the first call pays for what the compiler left lazy
     calls = max(1, settings.calls)
-    if settings.trace:
+    if root is not None and settings.trace:
         trace_rel = f"{rel}/{PROFILE_DIR}/trace"
         _traced(root / trace_rel, case_id, call, calls)
         _announce(root, trace_rel, case_id, "trace", send)

@@ -81,9 +81,13 @@ def run_profile(sel: Selection, flags: ProfileFlags) -> int:
     if ncu is not None and interrupted is None:
         built = {r.case_id for r in suite.recorder.results.build_results if r.ok}
         try:
-            profiled = _under_ncu(suite, resolved, [c for c in cases if c in built], ncu=ncu)
+            _under_ncu(suite, resolved, [c for c in cases if c in built], ncu=ncu, into=profiled)
         except CliError as exc:  # said after the run directory is finalized and kept
             refused = exc
+        except KeyboardInterrupt:
+            interrupted = "interrupted by Ctrl-C"
+        except signals.Terminated:
+            interrupted = "terminated by SIGTERM"
     problems = claim_outputs(suite.recorder)
     finished = suite.finish(interrupted)
     results = suite.recorder.results
@@ -130,22 +134,31 @@ def _selected(
 
 
 def _under_ncu(
-    suite: Suite, resolved: ResolvedConfig, cases: list[str], *, ncu: str
-) -> dict[str, list[NcuKernel]]:
-    """Each built case once more under ncu; its report, log, CSV and JSON beside its views."""
+    suite: Suite,
+    resolved: ResolvedConfig,
+    cases: list[str],
+    *,
+    ncu: str,
+    into: dict[str, list[NcuKernel]],
+) -> None:
+    """Each built case once more under ncu, its kernels put `into` as they come; its report,
+    log, CSV and JSON beside its views (what a stop leaves is kept)."""
     writer = suite.recorder.writer
-    profiled: dict[str, list[NcuKernel]] = {}
     for case_id in cases:
         rel = f"outputs/{tp.case_dirname(case_id)}/profile"
         writer.path(f"{rel}/ncu.ncu-rep", description=f"Nsight Compute report of {case_id}")
         writer.path(f"{rel}/ncu.log", description="what ncu said while profiling")
         writer.path(f"{rel}/ncu.csv", description="`ncu --import --csv --page raw` of the report")
-        kernels = ncu_case(suite.request, resolved, case_id, ncu=ncu, where=suite.run_dir / rel)
+        where = suite.run_dir / rel
+        try:
+            kernels = ncu_case(suite.request, resolved, case_id, ncu=ncu, where=where)
+        finally:  # the runner's log under ncu is redacted like every runner log of a run
+            for log in (where / "runner").glob("*.log"):
+                writer.scrub(log.relative_to(suite.run_dir).as_posix())
         doc = {"case_id": case_id, "kernels": [k.as_json() for k in kernels]}
         writer.write_text(f"{rel}/ncu.json", json.dumps(doc, indent=2) + "\n",
                           description=f"Nsight Compute metrics per kernel of {case_id}")  # fmt: skip
-        profiled[case_id] = kernels
-    return profiled
+        into[case_id] = kernels
 
 
 def _cell(value: float | None, digits: int = 1) -> str:
