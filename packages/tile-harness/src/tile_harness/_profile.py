@@ -225,7 +225,8 @@ def parse_ncu_csv(text: str) -> list[NcuKernel]:
         metrics = {label: _number(cell(name)) for label, name in NCU_METRICS.items()}
         units = {label: units_row[column[name]] for label, name in NCU_METRICS.items()
                  if name in column}  # fmt: skip
-        stalls = [(r, v) for r in NCU_STALLS if (v := _number(cell(stall_metric(r)))) is not None]
+        stalls = [(r, v) for r in NCU_STALLS if (v := _number(cell(stall_metric(r)))) is not None
+                  and v > 0]  # fmt: skip
         stalls.sort(key=lambda pair: -pair[1])
         kernels.append(NcuKernel(name=cell("Kernel Name"), block=cell("Block Size"),
                                  grid=cell("Grid Size"), metrics=metrics, units=units,

@@ -169,8 +169,10 @@ def ncu_table(case_id: str, kernels: list[NcuKernel], *, plain: bool) -> Table:
     """One row per profiled kernel: time, speeds of light, occupancy, resources, stalls."""
     from rich import box
     from rich.table import Table
+    from rich.text import Text
 
-    table = Table(title=f"ncu: {case_id}", title_justify="left", header_style="bold",
+    # Text, not markup: a case id's `[shape=...]` and a kernel's name are no rich tags.
+    table = Table(title=Text(f"ncu: {case_id}"), title_justify="left", header_style="bold",
                   box=box.SIMPLE if plain else box.ROUNDED)  # fmt: skip
     heads = ("kernel", "time µs", "DRAM %", "SM %", "occup %", "regs", "smem/blk", "L2 hit %",
              "top stalls")  # fmt: skip
@@ -181,9 +183,9 @@ def ncu_table(case_id: str, kernels: list[NcuKernel], *, plain: bool) -> Table:
         time_ns = m.get("time")
         stalls = ", ".join(f"{r} {v:.2f}" for r, v in k.stalls) or "-"
         table.add_row(
-            k.name[:60], _cell(time_ns / 1e3 if time_ns is not None else None, 2),
+            Text(k.name), _cell(time_ns / 1e3 if time_ns is not None else None, 2),
             _cell(m.get("dram_sol_pct")), _cell(m.get("sm_sol_pct")),
             _cell(m.get("occupancy_pct")), _cell(m.get("registers_per_thread"), 0),
-            _cell(k.smem_per_block, 0), _cell(m.get("l2_hit_pct")), stalls,
+            _cell(k.smem_per_block, 0), _cell(m.get("l2_hit_pct")), Text(stalls),
         )  # fmt: skip
     return table
