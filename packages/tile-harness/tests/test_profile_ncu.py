@@ -65,6 +65,9 @@ def test_the_runner_is_profiled_only_in_its_range_with_the_named_metrics() -> No
     assert metrics == th.metric_names() and "gpu__time_duration.sum" in metrics
     assert argv[argv.index("--log-file") + 1] == "ncu.log"  # never the protocol's stdout
     assert argv[argv.index("--clock-control") + 1] == "none"
+    assert "--kernel-name" not in argv
+    only = ncu_argv("/opt/ncu", Path("r.ncu-rep"), Path("ncu.log"), kernels="fusion|gemm")
+    assert only[0] == "/opt/ncu" and only[only.index("--kernel-name") + 1] == "regex:fusion|gemm"
 
 
 def test_counters_not_permitted_is_a_usage_error_with_a_hint() -> None:

@@ -132,18 +132,26 @@ def find_ncu() -> str:
     return found
 
 
-def ncu_argv(ncu: str, report: Path, log: Path) -> list[str]:
-    """The ncu command line a runner starts under: only the runner's profiler range, only the
-    named metrics, the report to `report`, ncu's words to `log`."""
+def ncu_argv(ncu: str, report: Path, log: Path, *, kernels: str | None = None) -> list[str]:
+    """The ncu command line a runner starts under: only the runner's profiler range (and of it
+    only the kernels whose names match the regular expression `kernels`), only the named
+    metrics, the report to `report`, ncu's words to `log`."""
+    only = ["--kernel-name", f"regex:{kernels}"] if kernels else []
     return [
-        ncu, "--profile-from-start", "off", "--target-processes", "all", *NCU_FIXED,
+        ncu, "--profile-from-start", "off", "--target-processes", "all", *NCU_FIXED, *only,
         "--metrics", ",".join(metric_names()), "--export", str(report), "--force-overwrite",
         "--log-file", str(log),
     ]  # fmt: skip
 
 
 def ncu_case(
-    request: tp.RunRequest, resolved: ResolvedConfig, case_id: str, *, ncu: str, where: Path
+    request: tp.RunRequest,
+    resolved: ResolvedConfig,
+    case_id: str,
+    *,
+    ncu: str,
+    where: Path,
+    kernels: str | None = None,
 ) -> list[NcuKernel]:
     """Profile `case_id`'s calls under ncu into `where` (`ncu.ncu-rep`, `ncu.log`, `ncu.csv`);
     the kernels it saw. Counters not permitted, or no kernel profiled, is a CliError."""
@@ -157,7 +165,7 @@ def ncu_case(
         profile=tp.ProfileSettings(calls=calls, ncu_range=True, source=False),
     )
     answer = Answer()
-    via = Via(argv_prefix=tuple(ncu_argv(ncu, report, log)))
+    via = Via(argv_prefix=tuple(ncu_argv(ncu, report, log, kernels=kernels)))
     clean = make_session(asked, resolved, answer, log_dir=where / "runner", via=via).run()
     said = log.read_text(encoding="utf-8", errors="replace") if log.is_file() else ""
     refused = ncu_refusal(said)

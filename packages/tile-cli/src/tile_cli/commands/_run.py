@@ -141,14 +141,23 @@ def profile_cmd(
     calls: Annotated[
         int, typer.Option("--calls", min=1, max=100, help="Calls profiled per case.")
     ] = 3,
+    ncu_kernels: Annotated[
+        str | None,
+        typer.Option(
+            "--ncu-kernel",
+            metavar="REGEX",
+            help="With --ncu: only the kernels whose names match REGEX.",
+        ),
+    ] = None,
 ) -> None:
     """Profile a few selected cases (at most 4): their HLO and sources, a JAX trace (`--trace`),
     Nsight Compute's metrics per kernel (`--ncu`); all in a run directory."""
     from tile_cli.runs._profile import ProfileFlags, run_profile
 
     sel = selection(flags, config_overrides(flags))
-    wanted = ProfileFlags(ncu=ncu, trace=trace, calls=calls, profile=flags.profile,
-                          output_dir=flags.output_dir, verbose=flags.verbose)  # fmt: skip
+    wanted = ProfileFlags(ncu=ncu, trace=trace, calls=calls, ncu_kernels=ncu_kernels,
+                          profile=flags.profile, output_dir=flags.output_dir,
+                          verbose=flags.verbose)  # fmt: skip
     raise typer.Exit(run_profile(sel, wanted))
 
 

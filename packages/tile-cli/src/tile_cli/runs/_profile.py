@@ -56,6 +56,8 @@ class ProfileFlags:
     ncu: bool = False
     trace: bool = False
     calls: int = 3
+    ncu_kernels: str | None = None
+    """Under ncu, only the kernels whose names match this regular expression."""
     profile: str | None = None
     output_dir: Path | None = None
     verbose: int = 0
@@ -81,7 +83,8 @@ def run_profile(sel: Selection, flags: ProfileFlags) -> int:
     if ncu is not None and interrupted is None:
         built = {r.case_id for r in suite.recorder.results.build_results if r.ok}
         try:
-            _under_ncu(suite, resolved, [c for c in cases if c in built], ncu=ncu, into=profiled)
+            todo = [c for c in cases if c in built]
+            _under_ncu(suite, resolved, todo, ncu=ncu, kernels=flags.ncu_kernels, into=profiled)
         except CliError as exc:  # said after the run directory is finalized and kept
             refused = exc
         except KeyboardInterrupt:
@@ -139,6 +142,7 @@ def _under_ncu(
     cases: list[str],
     *,
     ncu: str,
+    kernels: str | None,
     into: dict[str, list[NcuKernel]],
 ) -> None:
     """Each built case once more under ncu, its kernels put `into` as they come; its report,
@@ -151,14 +155,14 @@ def _under_ncu(
         writer.path(f"{rel}/ncu.csv", description="`ncu --import --csv --page raw` of the report")
         where = suite.run_dir / rel
         try:
-            kernels = ncu_case(suite.request, resolved, case_id, ncu=ncu, where=where)
+            seen = ncu_case(suite.request, resolved, case_id, ncu=ncu, where=where, kernels=kernels)
         finally:  # the runner's log under ncu is redacted like every runner log of a run
             for log in (where / "runner").glob("*.log"):
                 writer.scrub(log.relative_to(suite.run_dir).as_posix())
-        doc = {"case_id": case_id, "kernels": [k.as_json() for k in kernels]}
+        doc = {"case_id": case_id, "kernel_filter": kernels, "kernels": [k.as_json() for k in seen]}
         writer.write_text(f"{rel}/ncu.json", json.dumps(doc, indent=2) + "\n",
                           description=f"Nsight Compute metrics per kernel of {case_id}")  # fmt: skip
-        into[case_id] = kernels
+        into[case_id] = seen
 
 
 def _cell(value: float | None, digits: int = 1) -> str:
