@@ -25,6 +25,7 @@ __all__ = [
     "STARTUP_TIMEOUT_S",
     "RunnerSpec",
     "EOF",
+    "REAP_WAIT_S",
     "STOP_GRACE_S",
     "Launch",
     "LaunchCounter",
@@ -72,6 +73,9 @@ class RunnerSpec:
     environ: Mapping[str, str] | None = None
     startup_timeout: float | None = STARTUP_TIMEOUT_S
     exit_signal: Callable[[int], int | None] | None = None
+    exit_wait: float = REAP_WAIT_S
+    """How long the runner's process may take to exit after its stream ended (a profiler in
+    front of it writes its report then) before it is killed."""
 
     def argv(self) -> list[str]:
         """The argument vector of one runner."""
@@ -206,13 +210,14 @@ def _write_request(proc: subprocess.Popen[bytes], data: bytes) -> None:
         stdin.close()
 
 
-def reap(proc: subprocess.Popen[bytes]) -> int | None:
-    """Wait for the runner to exit (killing it if it will not), then kill what it left behind.
+def reap(proc: subprocess.Popen[bytes], wait: float = REAP_WAIT_S) -> int | None:
+    """Wait `wait` seconds for the runner to exit (killing it if it will not), then kill what
+    it left behind.
 
     A runner that exits leaves no orphans in its process group.
     """
     try:
-        proc.wait(timeout=REAP_WAIT_S)
+        proc.wait(timeout=wait)
     except subprocess.TimeoutExpired:
         kill_group(proc, signal.SIGKILL)
         proc.wait()

@@ -68,6 +68,9 @@ NCU_STALLS: Final = (
 NCU_FIXED: Final = ("--clock-control", "none")
 """The clocks as the GPU runs them (as tile's timers see it), not locked to base by ncu."""
 
+NCU_EXIT_S: Final = 120.0
+"""How long ncu may take to write its report once the runner's stream ended."""
+
 _NOT_PERMITTED = "ERR_NVGPUCTRPERM"
 _PERMISSION_HINT = (
     "this user may not read the GPU's performance counters: run as root, or have an admin set "
@@ -165,7 +168,8 @@ def ncu_case(
         profile=tp.ProfileSettings(calls=calls, ncu_range=True, source=False),
     )
     answer = Answer()
-    via = Via(argv_prefix=tuple(ncu_argv(ncu, report, log, kernels=kernels)))
+    # ncu writes the report after the runner has said `done` and exited: give it time.
+    via = Via(argv_prefix=tuple(ncu_argv(ncu, report, log, kernels=kernels)), exit_wait=NCU_EXIT_S)
     clean = make_session(asked, resolved, answer, log_dir=where / "runner", via=via).run()
     said = log.read_text(encoding="utf-8", errors="replace") if log.is_file() else ""
     refused = ncu_refusal(said)

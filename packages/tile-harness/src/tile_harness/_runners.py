@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tile_harness._process import STARTUP_TIMEOUT_S, RunnerSpec
+from tile_harness._process import REAP_WAIT_S, STARTUP_TIMEOUT_S, RunnerSpec
 from tile_harness._session import RunnerSession
 
 if TYPE_CHECKING:
@@ -31,7 +31,8 @@ class Via:
     `argv_prefix` goes in front of the runner's argument vector (`srun ... --`), `environ`
     replaces the inherited environment and `env` adds to `[runner] env` (a shard's GPU).
     `queued`: the runner waits in a batch queue before it starts, so its hello may take any
-    time; `exit_signal` reads a signal out of the launcher's exit status.
+    time; `exit_signal` reads a signal out of the launcher's exit status; `exit_wait`: how long
+    the process may take to exit once its stream ended.
     """
 
     argv_prefix: tuple[str, ...] = ()
@@ -39,6 +40,7 @@ class Via:
     env: Mapping[str, str] = field(default_factory=dict[str, str])
     queued: bool = False
     exit_signal: Callable[[int], int | None] | None = None
+    exit_wait: float = REAP_WAIT_S
 
 
 HERE = Via()
@@ -77,5 +79,6 @@ def make_session(
         environ=via.environ,
         startup_timeout=None if via.queued else STARTUP_TIMEOUT_S,
         exit_signal=via.exit_signal,
+        exit_wait=via.exit_wait,
     )
     return RunnerSession(request, spec, sink, log_dir=log_dir, numbering=numbering)

@@ -365,7 +365,7 @@ class RunnerSession:
 
     def _close(self, proc: subprocess.Popen[bytes], launch: Launch) -> None:
         self._family.note(proc.pid)
-        rc = reap(proc)  # no orphans left in its group
+        rc = reap(proc, self._spec.exit_wait)  # no orphans left in its group
         self._family.end()  # nor outside it
         with self._proc_lock:
             self._proc = None
