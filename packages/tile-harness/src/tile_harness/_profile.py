@@ -160,12 +160,12 @@ def ncu_case(
     the kernels it saw. Counters not permitted, or no kernel profiled, is a CliError."""
     where.mkdir(parents=True, exist_ok=True)
     report, log = where / "ncu.ncu-rep", where / "ncu.log"
-    calls = request.profile.calls if request.profile is not None else 1
+    # One call: ncu replays each kernel for its passes, so more calls add rows, not precision.
     asked = derive(
         request,
         case_ids=[case_id],
         output_dir=None,
-        profile=tp.ProfileSettings(calls=calls, ncu_range=True, source=False),
+        profile=tp.ProfileSettings(calls=1, ncu_range=True, source=False),
     )
     answer = Answer()
     # ncu writes the report after the runner has said `done` and exited: give it time.

@@ -139,7 +139,8 @@ def profile_cmd(
         bool, typer.Option("--trace", help="Record a JAX profiler trace (Perfetto) of the calls.")
     ] = False,
     calls: Annotated[
-        int, typer.Option("--calls", min=1, max=100, help="Calls profiled per case.")
+        int,
+        typer.Option("--calls", min=1, max=100, help="Calls traced per case (--ncu profiles one)."),
     ] = 3,
     ncu_kernels: Annotated[
         str | None,
