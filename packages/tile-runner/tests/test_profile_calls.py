@@ -1,4 +1,4 @@
-"""`RunRequest.profile` (protocol 1.11) in a real runner: the calls of a built case are made,
+"""`RunRequest.profile` (protocol 1.12) in a real runner: the calls of a built case are made,
 counted by a host callback that writes one line per call."""
 
 from __future__ import annotations
