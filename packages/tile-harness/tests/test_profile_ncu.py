@@ -3,6 +3,12 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
 import tile_harness as th
 from tile_harness._profile import NCU_STALLS, ncu_argv, stall_metric
 
@@ -57,8 +63,6 @@ def test_a_report_without_kernels_reads_as_none() -> None:
 
 
 def test_the_runner_is_profiled_only_in_its_range_with_the_named_metrics() -> None:
-    from pathlib import Path
-
     argv = ncu_argv("/opt/ncu", Path("r.ncu-rep"), Path("ncu.log"))
     assert argv[:3] == ["/opt/ncu", "--profile-from-start", "off"]
     metrics = argv[argv.index("--metrics") + 1].split(",")
@@ -83,3 +87,96 @@ def test_counters_not_permitted_is_a_usage_error_with_a_hint() -> None:
     assert "ERR_NVGPUCTRPERM" in refused.message
     assert refused.hint is not None and "NVreg_RestrictProfilingToAdminUsers" in refused.hint
     assert ncu_refusal("==PROF== Report: /tmp/r.ncu-rep\n") is None
+
+
+# ---------------------------------------------------------------- behind a stand-in for ncu
+
+# Nsight Compute needs an NVIDIA GPU; this stand-in keeps its command line and files: it runs
+# the program after its options (a real runner, whose stdout stays the protocol), then writes
+# the report and the log where it was told, and prints a raw page for `--import`.
+_FAKE_NCU = """#!{python}
+import json, os, subprocess, sys
+args = sys.argv[1:]
+if "--import" in args:
+    sys.stdout.write(open(os.environ["FAKE_NCU_CSV"]).read())
+    sys.exit(0)
+valued = {{"--profile-from-start", "--target-processes", "--clock-control", "--metrics",
+          "--export", "--log-file", "--kernel-name"}}
+opts, i = {{}}, 0
+while args[i].startswith("--"):
+    if args[i] in valued:
+        opts[args[i]] = args[i + 1]
+        i += 2
+    else:
+        opts[args[i]] = True
+        i += 1
+log = open(opts["--log-file"], "w")
+json.dump(opts, open(os.environ["FAKE_NCU_SEEN"], "w"))
+if os.environ.get("FAKE_NCU_DENY"):
+    log.write("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission\\n")
+    sys.exit(1)
+code = subprocess.call(args[i:])
+log.write("==PROF== Disconnected\\n")
+open(opts["--export"], "wb").write(b"a report")
+sys.exit(code)
+"""
+
+
+def _fake_ncu(tmp_path: Path, monkeypatch: Any, *, deny: bool = False) -> tuple[str, Path]:
+    import sys
+
+    fake = tmp_path / "ncu"
+    fake.write_text(_FAKE_NCU.format(python=sys.executable))
+    fake.chmod(0o755)
+    csv_text = _csv([_NAMES, _UNITS, _row("loop_add_fusion", "31,392", {"wait": "2"})])
+    (tmp_path / "page.csv").write_text(csv_text)
+    seen = tmp_path / "seen.json"
+    monkeypatch.setenv("FAKE_NCU_CSV", str(tmp_path / "page.csv"))
+    monkeypatch.setenv("FAKE_NCU_SEEN", str(seen))
+    monkeypatch.setenv("JAX_PLATFORMS", "cpu")
+    if deny:
+        monkeypatch.setenv("FAKE_NCU_DENY", "1")
+    return str(fake), seen
+
+
+def _request(tmp_path: Path) -> tuple[Any, Any, str]:
+    from tile_config import load_config
+
+    project = tmp_path / "proj"
+    (project / "kernels").mkdir(parents=True)
+    (project / "kernels" / "scale.py").write_text(
+        "import tile_runner as tile\n\n"
+        "def _inputs(case, key):\n    return (tile.normal(key, (16,), 'float32'),)\n\n"
+        "@tile.kernel('nc/scale', inputs=_inputs)\n"
+        "def scale(x):\n    return x * 2.0 + 1.0\n"
+    )
+    (project / "tile.toml").write_text('[project]\npaths = ["kernels"]\n')
+    resolved = load_config(cwd=project, environ={})
+    request = th.build_request("build", resolved, th.Selection(), project / "run")
+    return request, resolved, "nc/scale"
+
+
+def test_a_case_runs_behind_ncu_and_its_report_is_read_back(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    ncu, seen = _fake_ncu(tmp_path, monkeypatch)
+    request, resolved, case = _request(tmp_path)
+    where = tmp_path / "profile"
+    [kernel] = th.ncu_case(request, resolved, case, ncu=ncu, where=where, kernels="loop_.*")
+    assert kernel.name == "loop_add_fusion" and kernel.stalls == [("wait", 2.0)]
+    assert (where / "ncu.ncu-rep").read_bytes() == b"a report"  # written after the runner's done
+    assert (where / "ncu.csv").read_text().count("loop_add_fusion") == 1
+    opts = json.loads(seen.read_text())
+    assert opts["--profile-from-start"] == "off" and opts["--kernel-name"] == "regex:loop_.*"
+    assert opts["--export"] == str(where / "ncu.ncu-rep")
+    # The runner behind ncu ran the case with no run directory of its own: it wrote nothing.
+    assert not (tmp_path / "proj" / "run").exists()
+    assert sorted(p.name for p in (where / "runner").iterdir())  # its stderr log is kept
+
+
+def test_counters_not_permitted_behind_ncu_is_exit_2(tmp_path: Path, monkeypatch: Any) -> None:
+    ncu, _ = _fake_ncu(tmp_path, monkeypatch, deny=True)
+    request, resolved, case = _request(tmp_path)
+    with pytest.raises(th.CliError) as caught:
+        th.ncu_case(request, resolved, case, ncu=ncu, where=tmp_path / "profile")
+    assert caught.value.code == th.ExitCode.USAGE and "ERR_NVGPUCTRPERM" in caught.value.message
