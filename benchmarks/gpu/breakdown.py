@@ -113,12 +113,14 @@ def ncu_kernels(name: str) -> list[tuple[str, float]] | None:
     return [(r[ki], float(r[vi].replace(",", "")) * _UNITS.get(r[ui], 1e-9)) for r in data]
 
 
-def _ncu_medians(launches: list[tuple[str, float]], per_call: int) -> list[tuple[str, float]]:
-    """Per launch position of one call: name and median over the later calls (the first is
-    the compile's warm-up)."""
-    calls = [launches[i : i + per_call] for i in range(0, len(launches) - per_call + 1, per_call)]
-    calls = calls[2:] if len(calls) > 4 else calls
-    return [(calls[0][j][0], statistics.median(c[j][1] for c in calls)) for j in range(per_call)]
+def _ncu_medians(launches: list[tuple[str, float]], names: set[str]) -> dict[str, float]:
+    """Per kernel of tile's breakdown: the median of ncu's times of its later half of launches
+    (the child's first calls compile and autotune, which launch kernels of their own)."""
+    found: dict[str, list[float]] = {}
+    for name, seconds in launches:
+        if name in names:
+            found.setdefault(name, []).append(seconds)
+    return {name: statistics.median(v[len(v) // 2 :]) for name, v in found.items()}
 
 
 def report(name: str, use_ncu: bool) -> None:
@@ -138,22 +140,19 @@ def report(name: str, use_ncu: bool) -> None:
     print(f"  kernels: {len(m.kernels)}; sum of kernel medians / case median = "
           f"{total / m.stats.median:.4f}")  # fmt: skip
     ncu = ncu_kernels(name) if use_ncu else None
-    per_call = sum(k.launches for k in m.kernels)
-    by_name: dict[str, float] = {}
-    if ncu and len(ncu) >= per_call:
-        for kernel_name, seconds in _ncu_medians(ncu, per_call):
-            by_name[kernel_name] = by_name.get(kernel_name, 0.0) + seconds
-    elif use_ncu:
-        print(f"  ncu timed {len(ncu or [])} launches, fewer than one call's {per_call}")
+    names = {k.name for k in m.kernels}
+    by_name = _ncu_medians(ncu or [], names)
+    if use_ncu and not by_name:
+        print(f"  ncu timed none of {sorted(names)} ({len(ncu or [])} launches)")
     for k in m.kernels:
         ref = by_name.get(k.name)
         ratio = f"{k.stats.median / ref:.4f}" if ref else "-"
         ncu_us = f"{ref * 1e6:9.2f}" if ref else "        -"
         print(f"  {k.share:6.1%} tile {k.stats.median * 1e6:9.2f} us  ncu {ncu_us} us  "
               f"tile/ncu {ratio}  {k.short} [{k.origin}] x{k.launches}")  # fmt: skip
-    unmatched = sorted(set(by_name) - {k.name for k in m.kernels})
-    if unmatched:
-        print(f"  ncu kernels not in tile's breakdown: {unmatched}")
+    others = sorted({name for name, _ in ncu or []} - names)
+    if others:
+        print(f"  ncu also saw (compile, autotuning): {others}")
 
 
 def main() -> None:

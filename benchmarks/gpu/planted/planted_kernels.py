@@ -14,7 +14,9 @@ _EXTRA = 4 if os.environ.get("PLANT_SLOW") == "1" else 0
 
 
 def _reference(a: jax.Array, b: jax.Array) -> jax.Array:
-    return jax.nn.softmax((a @ b).astype(jnp.float32), axis=-1)
+    # Logits of about unit scale (K = 4096 sums of products of unit normals, over 64): a
+    # softmax of them is not so sharp that the gemm's bf16 rounding decides the output.
+    return jax.nn.softmax((a @ b).astype(jnp.float32) / 64.0, axis=-1)
 
 
 @tile.kernel(
@@ -25,10 +27,10 @@ def _reference(a: jax.Array, b: jax.Array) -> jax.Array:
         tile.normal(jax.random.fold_in(key, 1), case.shape, case.dtype),
     ),
     bench=tile.axes(shape=[(4096, 4096)], dtype=["bfloat16"]),
-    tol={"bfloat16": 2e-2},
+    tol={"float32": 2e-2},  # the output's dtype: the softmax is taken in float32
 )
 def gemm_softmax(a: jax.Array, b: jax.Array) -> jax.Array:
     logits = (a @ b).astype(jnp.float32) / 64.0
-    for _ in range(_EXTRA):  # more arithmetic in the softmax's fusion, same values
-        logits = jnp.arcsin(jnp.sin(logits / 64.0)) * 64.0
-    return jax.nn.softmax(logits * 64.0, axis=-1)
+    for _ in range(_EXTRA):  # more arithmetic in the softmax's fusion, the same values
+        logits = jnp.arcsin(jnp.sin(logits / 4.0)) * 4.0
+    return jax.nn.softmax(logits, axis=-1)
