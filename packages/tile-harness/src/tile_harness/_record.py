@@ -23,6 +23,7 @@ import tile_protocol as tp
 from tile_harness import signals
 from tile_harness._checkpoint import Checkpoints
 from tile_harness._errors import CliError, ExitCode
+from tile_harness._logcap import LogCap
 from tile_harness._outcome import Finished, decide
 from tile_harness._process import Launch
 from tile_harness._report import RunSetup, build_report, compare_run, write_final
@@ -64,6 +65,7 @@ class RunRecorder:
         # The runner each thread's session is on, to tie its failures to its stderr log.
         self._current: dict[int, Launch] = {}
         self.log = RunLog(setup.writer, on_fault=self._on_write_fault)
+        self.log_cap = LogCap()
         self.report_saved = False
         """After a failed write: whether the final report.json was written all the same."""
         self.telemetry = setup.resolved.config.telemetry
@@ -173,6 +175,10 @@ class RunRecorder:
         from tile_harness._outcome import apply_outcome
 
         self.log.write(self.clocks.stop)
+        for case_id, dropped in self.log_cap.dropped().items():
+            note = self.log_cap.note(case_id, dropped)
+            self._event("warning", "runner", "log_dropped", note, case_id=case_id, dropped=dropped)
+            self.results.diagnostics.append(tp.Log(level="warning", message=note, case_id=case_id))
         with signals.shielded(), self._lock:
             report = build_report(self.setup, self.results, interrupted=interrupted, error=error)
             if self.log.write(lambda: [hook(report) for hook in self.before_final]):
@@ -335,6 +341,8 @@ class RunRecorder:
         self.ui.notice(f"✗ {failure.case_id or '(run)'}: {failure.error_type}: {first}", "red")
 
     def _log(self, log: tp.Log) -> None:
+        if not self.log_cap.admit(log.case_id):
+            return  # counted; said once per case when the run ends
         # The runner's log lines go to disk in batches: it may send 200,000 of them.
         self.log.event(log.level, "runner", "log", log.message, {"case_id": log.case_id},
                        chatter=True)  # fmt: skip
