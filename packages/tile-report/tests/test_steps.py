@@ -90,7 +90,16 @@ def test_the_noise_estimate_follows_the_scatter_between_runs() -> None:
 def test_one_slow_run_in_the_middle_is_a_hiccup_not_two_steps() -> None:
     values = _noisy(12, 0.01, 3)
     values[5] *= 1.4
-    assert _fit(values).steps == ()
+    fit = _fit(values)
+    assert fit.steps == ()
+    # Not a step, but not noise either: a spike, reported at its commit (issue #40).
+    (spike,) = fit.spikes
+    assert spike.index == 5 and 0.3 < spike.change < 0.5
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_a_flat_noisy_series_has_no_spike(seed: int) -> None:
+    assert _fit(_noisy(30, 0.01, seed)).spikes == ()
 
 
 def test_a_slow_latest_run_waits_for_a_second_run_to_confirm_it() -> None:

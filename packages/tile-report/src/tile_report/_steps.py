@@ -40,6 +40,7 @@ __all__ = [
     "CommitPoint",
     "Fit",
     "Level",
+    "Spike",
     "Step",
     "Trend",
     "commit_points",
@@ -122,6 +123,18 @@ class Fit:
     steps: tuple[Step, ...]
     noise: float
     """Between-run scatter as a fraction (sigma of log time)."""
+    spikes: tuple[Spike, ...] = ()
+    """Single commits far off their level: too short to be a step, too far to be noise."""
+
+
+@dataclass(frozen=True, slots=True)
+class Spike:
+    """Point `index` sits `change` (a fraction) off its level, by `z` standard deviations of
+    the noise between runs, and its neighbours do not follow it."""
+
+    index: int
+    change: float
+    z: float
 
 
 def commit_points(series: Series, *, include_dirty: bool = False) -> list[CommitPoint]:
@@ -284,7 +297,26 @@ def _fit(
         levels=tuple(Level(a, b, math.exp(y)) for a, b, y in levels),
         steps=tuple(steps),
         noise=sigma,
+        spikes=tuple(_spikes(points, levels, sigma, threshold)),
     )
+
+
+def _spikes(
+    points: Sequence[CommitPoint],
+    levels: Sequence[tuple[int, int, float]],
+    sigma: float,
+    threshold: float,
+) -> list[Spike]:
+    """Commits off their level by at least `min_change` and Z_MIN sigmas: a one-run slowdown
+    (or speed-up) the step rule rightly refuses as a level, but one a person should see."""
+    found: list[Spike] = []
+    for a, b, level in levels:
+        for i in range(a, b):
+            off = math.log(points[i].value_s) - level
+            z = abs(off) / sigma if sigma > 0 else math.inf
+            if abs(off) >= threshold and z >= Z_MIN:
+                found.append(Spike(index=i, change=math.exp(off) - 1, z=z))
+    return found
 
 
 @dataclass(frozen=True, slots=True)

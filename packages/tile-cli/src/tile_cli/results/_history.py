@@ -172,6 +172,11 @@ def _steps_text(trend: tr.Trend) -> Text:
         if parts:
             parts.append(", ")
         parts.append(f"{step.change * 100:+.1f}% at {point.label}", style=style)
+    for spike in trend.fit.spikes:
+        if parts:
+            parts.append(", ")
+        label = trend.fit.points[spike.index].label
+        parts.append(f"spike {spike.change * 100:+.1f}% at {label}", style="yellow")
     return parts or Text("-", style="dim")
 
 
