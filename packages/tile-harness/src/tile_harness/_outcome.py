@@ -123,9 +123,14 @@ def run_outcome(
 
 
 def _cases_outcome(rec: RunResults) -> Outcome:
-    """A bench or test run's cases, before any gate: infrastructure, wrong output, no case."""
-    if rec.failures:
-        return Outcome(int(ExitCode.INFRA), _failure_reason(rec.failures))
+    """A bench or test run's cases, before any gate: infrastructure, wrong output, no case.
+
+    A case its kernel cannot run (`unsupported`: a `bwd` mode of a function JAX cannot
+    differentiate) is a row of the report, neither a failure nor ok.
+    """
+    failures = [f for f in rec.failures if f.status != "unsupported"]
+    if failures:
+        return Outcome(int(ExitCode.INFRA), _failure_reason(failures))
     if wrong := rec.failed_checks:
         what = f"{len(wrong)} case{'s' * (len(wrong) > 1)} gave wrong output"
         return Outcome(int(ExitCode.FAILED), f"{what}: {_names([r.case_id for r in wrong])}")

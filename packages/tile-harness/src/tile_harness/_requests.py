@@ -13,7 +13,13 @@ from typing import TYPE_CHECKING, Literal, TypedDict, Unpack
 import msgspec
 
 import tile_protocol as tp
-from tile_harness._settings import Selection, compile_cache_dir, parse_axes, parse_tunables
+from tile_harness._settings import (
+    Selection,
+    compile_cache_dir,
+    parse_axes,
+    parse_modes,
+    parse_tunables,
+)
 
 if TYPE_CHECKING:
     from tile_config import ResolvedConfig, TileConfig
@@ -69,6 +75,7 @@ def build_request(
         pin_cpu=cfg.runner.pin_cpu,
         tuning_files=tuning_files(resolved),
         tunables=parse_tunables(sel.tunables),
+        modes=parse_modes(sel.modes),
     )
 
 

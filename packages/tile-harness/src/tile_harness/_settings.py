@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import tile_protocol as tp
 from tile_harness._errors import CliError, ExitCode
 from tile_harness._escape import escape_controls
 
@@ -27,6 +28,7 @@ __all__ = [
     "matches",
     "resolve_config",
     "parse_axes",
+    "parse_modes",
     "parse_assignments",
     "parse_sets",
     "parse_tunables",
@@ -45,6 +47,8 @@ class Selection:
     overrides: Mapping[str, object] = field(default_factory=dict[str, object])
     tunables: Sequence[str] = ()
     """`--tunable NAME=VALUE`: values that override default and tuned ones."""
+    modes: Sequence[str] = ()
+    """`--mode`: fwd, bwd, fwd_bwd or all, each flag one or `A,B`; none: `fwd` alone."""
 
 
 _GLOB_CHARS = frozenset("*?[")
@@ -146,6 +150,21 @@ def parse_sets(values: Sequence[str], *, flag: str = "--set ") -> dict[str, obje
 def parse_assignments(values: Sequence[str] | None) -> dict[str, object]:
     """Positional `bench.max_time=0.2 runner.pin_cpu=true` (Hydra-style) into overrides."""
     return parse_sets(values or [], flag="")
+
+
+def parse_modes(values: Sequence[str]) -> list[tp.ModeChoice] | None:
+    """`--mode bwd --mode fwd,fwd_bwd` into the request's modes; None when none was given."""
+    out: list[tp.ModeChoice] = []
+    for raw in values:
+        for word in (w.strip() for w in raw.split(",")):
+            if word not in tp.MODE_CHOICES:
+                raise CliError(
+                    f"unknown mode `{word}` in `--mode {raw}`",
+                    hint=f"use {', '.join(tp.MODE_CHOICES)} (repeat the flag, or `A,B`)",
+                )
+            if word not in out:
+                out.append(word)
+    return out or None
 
 
 def parse_tunables(values: Sequence[str]) -> dict[str, str]:

@@ -40,6 +40,7 @@ from tile_protocol._sets import (
     InspectKind,
     LogLevel,
     MeasuredTimer,
+    ModeChoice,
     Phase,
 )
 
@@ -67,7 +68,7 @@ __all__ = [
 
 PROTOCOL_VERSION = 1
 """Major version: a reader refuses a stream whose major version is newer than its own."""
-PROTOCOL_MINOR = 12
+PROTOCOL_MINOR = 13
 """Minor version: grows when optional fields or message types are added.
 
 1: `Reference.interleaved`, `RunRequest.pin_cpu`, `Hello.pinned_cpu`.
@@ -95,6 +96,8 @@ PROTOCOL_MINOR = 12
    from the CUPTI timer's own session).
 12: `RunRequest.profile` (`ProfileSettings`: `tile profile` asks a build runner for a trace,
    a profiler range for Nsight Compute and the kernel's source, per case).
+13: `RunRequest.modes` (`--mode`: a kernel's forward, its backward alone, or both; a mode
+   other than `fwd` is part of the case id).
 """
 
 
@@ -163,6 +166,9 @@ class RunRequest(_Message, frozen=True, kw_only=True, tag="run_request"):
     exists. Two runners so paced take their rounds one at a time, in the order the CLI picks."""
     profile: ProfileSettings | None = None
     """`tile profile`: what a `build` runner does with each case after writing its views."""
+    modes: list[ModeChoice] | None = None
+    """The modes each case runs in (`--mode`): `fwd`, `bwd`, `fwd_bwd`, or `all` (every mode
+    its kernel declares). None: `fwd` alone, as before minor 13."""
 
 
 # ---------------------------------------------------------------- stream (runner -> CLI)

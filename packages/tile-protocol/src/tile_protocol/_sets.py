@@ -22,7 +22,9 @@ __all__ = [
     "ConfigSource",
     "InspectKind",
     "LogLevel",
+    "MODE_CHOICES",
     "MeasuredTimer",
+    "ModeChoice",
     "Phase",
     "StateKind",
     "StopReason",
@@ -34,6 +36,11 @@ __all__ = [
 
 Command = Literal["bench", "test", "build", "list", "inspect", "device", "tune"]
 """What a runner is asked to do (`RunRequest.command`, `Plan.command`)."""
+
+ModeChoice = Literal["fwd", "bwd", "fwd_bwd", "all"]
+"""A mode a request may ask for (`--mode`): a kernel's forward, its backward (VJP) alone, both
+in one program, or `all` the modes each kernel declares."""
+MODE_CHOICES: Final[tuple[ModeChoice, ...]] = get_args(ModeChoice)
 
 MeasuredTimer = Literal["cupti", "wall", "batched"]
 """A timer that took samples (`BenchResult.timer`): results of two timers are not compared."""

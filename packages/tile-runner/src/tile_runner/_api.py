@@ -14,6 +14,7 @@ import numpy as np
 
 from tile_runner._axes import Axes, AxisValue, format_value
 from tile_runner._errors import DefinitionError, Skip
+from tile_runner._modes import Mode, ModesSpec, ModeWork, declare_modes, mode_label
 from tile_runner._tuning import Constraint, Tunables
 
 __all__ = [
@@ -42,8 +43,13 @@ _BAD_NAME_CHARS = set(",=[]") | {" ", "\t", "\n"}
 _REGISTRY: dict[str, KernelDef] = {}
 
 
-def case_id(kernel: str, params: Mapping[str, AxisValue]) -> str:
-    """`kernel[axis=value,...]` in axis declaration order; just `kernel` without axes."""
+def case_id(kernel: str, params: Mapping[str, AxisValue], mode: str = "fwd") -> str:
+    """`kernel[axis=value,...]` in axis declaration order; just `kernel` without axes.
+
+    A mode other than `fwd` ends the list (`kernel[shape=(8,),mode=bwd]`), so filters,
+    baselines and histories keep modes apart while `fwd` ids stay what they always were.
+    """
+    params = {**params, **mode_label(mode)}
     if not params:
         return kernel
     return f"{kernel}[{','.join(f'{k}={format_value(v)}' for k, v in params.items())}]"
@@ -56,11 +62,13 @@ class Case:
     kernel: str
     params: Mapping[str, AxisValue]
     id: str = field(default="")
+    mode: Mode = "fwd"
+    """How the kernel runs: `fwd`, `bwd` (its VJP alone) or `fwd_bwd` (see `tile_runner._modes`)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
         if not self.id:
-            object.__setattr__(self, "id", case_id(self.kernel, self.params))
+            object.__setattr__(self, "id", case_id(self.kernel, self.params, self.mode))
 
     def __getattr__(self, name: str) -> Any:
         # Only reached when normal lookup fails: axis values read as attributes.
@@ -83,9 +91,14 @@ class Case:
     def __repr__(self) -> str:
         return f"Case({self.id!r})"
 
+    @property
+    def base_id(self) -> str:
+        """The id of this point in `fwd` mode: each mode of a case gets the same inputs."""
+        return case_id(self.kernel, self.params)
+
     def __reduce__(self) -> tuple[Any, ...]:
         # The read-only params view cannot be pickled; rebuild from a plain dict.
-        return (Case, (self.kernel, dict(self.params), self.id))
+        return (Case, (self.kernel, dict(self.params), self.id, self.mode))
 
     def get(self, name: str, default: Any = None) -> Any:
         """The value of axis `name`, or `default` when the kernel has no such axis."""
@@ -119,8 +132,8 @@ class Case:
 
     @property
     def str_params(self) -> dict[str, str]:
-        """The values as they appear in the case id and in protocol messages."""
-        return {k: format_value(v) for k, v in self.params.items()}
+        """The values as they appear in the case id and in protocol messages (`mode` last)."""
+        return {**{k: format_value(v) for k, v in self.params.items()}, **mode_label(self.mode)}
 
     def _need(self, name: str) -> AxisValue:
         if name not in self.params:
@@ -147,6 +160,10 @@ class KernelDef:
     module: str = ""
     file: str | None = None
     tunables: Tunables | None = None
+    modes: Mapping[Mode, ModeWork] = field(default_factory=lambda: {"fwd": ModeWork()})
+    """The modes it runs in, `fwd` first, each with its declared work (`tile.mode`)."""
+    check_reference: Callable[..., Any] | None = None
+    """What the check compares with when not `reference` (a `bwd` mode's: see `_vjp`)."""
 
     def axes_for(self, suite: Suite, backend: str) -> Axes | None:
         """The axes of `suite` on `backend`; None when the kernel declares none for it."""
@@ -180,6 +197,7 @@ def kernel(  # noqa: PLR0913 (public call: the @tile.kernel options are document
     tunables: Axes | None = None,
     constraint: Constraint | None = None,
     default: Mapping[str, Any] | None = None,
+    modes: ModesSpec = None,
 ) -> Callable[[F], F]:
     """Register the decorated function as kernel `name`; the function is returned unchanged.
 
@@ -195,12 +213,15 @@ def kernel(  # noqa: PLR0913 (public call: the @tile.kernel options are document
             among; the function receives them as keyword arguments.
         constraint: `(case, config) -> reason or None`: rules a configuration out for a case.
         default: the configuration until one is tuned (else each tunable's first value).
+        modes: `("fwd", "bwd", "fwd_bwd")`, or a mapping of mode to `tile.mode(bytes=...,
+            flops=...)`: the modes `--mode` may run (`fwd` always; see docs/writing-kernels.md).
     """
     _check_arguments(name, inputs, {"reference": reference, "bytes": bytes, "flops": flops})
     _check_axes_spec(name, "bench", bench)
     _check_axes_spec(name, "test", test)
     _check_tol(name, tol)
     declared = _declare_tunables(name, tunables, constraint, default)
+    kernel_modes = declare_modes(name, modes, ModeWork(bytes=bytes, flops=flops))
     caller_module, caller_file = _caller()
 
     def register(fn: F) -> F:
@@ -221,6 +242,7 @@ def kernel(  # noqa: PLR0913 (public call: the @tile.kernel options are document
                 module=caller_module or getattr(fn, "__module__", None) or "<unknown>",
                 file=caller_file if caller_file is not None else _source_file(fn),
                 tunables=declared,
+                modes=kernel_modes,
             )
         )
         return fn

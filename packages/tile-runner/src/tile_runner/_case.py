@@ -27,10 +27,11 @@ from tile_runner._compile import Compiled, aot_compile, bind_static
 from tile_runner._configure import configure
 from tile_runner._context import CaseContext, Outcome, case_inputs
 from tile_runner._discover import USER_ERRORS, failure_from
-from tile_runner._errors import Skip
+from tile_runner._errors import Skip, Unsupported
 from tile_runner._rounds import BenchRounds, case_work, send_bench, time_round
 from tile_runner._stage import Built, compile_all
 from tile_runner._tuning import unit_id
+from tile_runner._vjp import grad_label, mode_kernel
 
 __all__ = ["finish_rounds", "next_round", "run_case"]
 
@@ -44,17 +45,20 @@ def run_case(
     BenchRounds; `next_round` times the others and sends the result after the last. `unit`
     (`tile tune`): the tunable values to time; results then carry the unit's id.
     """
-    at = _Phase("tunables")
+    at = _Phase("plan")
     watch = Stopwatch()
     rid = case.id if unit is None else unit_id(case.id, unit)
     try:
+        mode_kernel(kernel, kernel.fn, case.mode)  # a mode the kernel does not declare
+        at.phase = "tunables"
         configured = configure(kernel, case, tuning=ctx.tuning, overrides=ctx.tunables, unit=unit)
         info = configured.info
+        kernel = mode_kernel(kernel, configured.fn, case.mode)  # `fwd`: the kernel itself
         at.phase = "inputs"
         args = case_inputs(ctx, kernel, case)
         watch.lap("inputs")
         at.phase = "compile"
-        fn, dynamic = bind_static(configured.fn, args)
+        fn, dynamic = bind_static(configured.fn if case.mode == "fwd" else kernel.fn, args)
         if ctx.command == "inspect":
             _inspect(ctx, case, fn, dynamic)
             return "passed"
@@ -67,7 +71,8 @@ def run_case(
             at.phase = "outputs"
             return _build(ctx, case, compiled, fn, dynamic)
         built = compile_all(ctx, kernel, fn, args, watch)
-        checked = _check(ctx, kernel, fn, args, built, watch=watch, at=at)
+        gradients = case.mode != "fwd"
+        checked = _check(ctx, kernel, fn, args, built, watch=watch, at=at, gradients=gradients)
         if ctx.command == "test":
             return _send_test(ctx, case, rid, checked, watch=watch, info=info)
         at.phase = "work"
@@ -181,12 +186,12 @@ def _profile(
 
 def _failed(ctx: CaseContext, case_id: str, phase: Phase, exc: BaseException) -> Outcome:
     """Send the Failure (or the skip) for an exception raised while running a case."""
-    if isinstance(exc, Skip):
+    if isinstance(exc, Skip | Unsupported):
         reason = str(exc.args[0]) if exc.args else "skipped"
+        status = "skipped" if isinstance(exc, Skip) else "unsupported"
+        name = type(exc).__name__
         ctx.send(
-            Failure(
-                case_id=case_id, phase=phase, status="skipped", error_type="Skip", message=reason
-            )
+            Failure(case_id=case_id, phase=phase, status=status, error_type=name, message=reason)
         )
         return "skipped"
     # The whole traceback goes to the runner's stderr log; the message carries its last part.
@@ -221,6 +226,7 @@ def _check(
     *,
     watch: Stopwatch,
     at: _Phase,
+    gradients: bool = False,
 ) -> _Checked:
     """Run the kernel once and, with a reference, compare on the device.
 
@@ -237,16 +243,18 @@ def _check(
         return _Checked(None, None, same_inputs=False)
     at.phase = "reference"
     up = upcast(args)
+    reference = kernel.check_reference or kernel.reference
     ref_compiled = built.check_reference
     if ref_compiled is not None:
-        expected = block_until_ready(ref_compiled(*bind_static(kernel.reference, up)[1]))
+        expected = block_until_ready(ref_compiled(*bind_static(reference, up)[1]))
     else:
-        expected = block_until_ready(kernel.reference(*up))
+        expected = block_until_ready(reference(*up))
     at.phase = "check"
     check = compare(
         out,
         expected,
         lambda dtype: resolve_tolerance(dtype, request=ctx.tolerances, kernel=kernel.tol),
+        label=grad_label if gradients else None,
     )
     del out, expected
     watch.lap("check")

@@ -263,8 +263,18 @@ def _on_device(leaf: Any) -> Any:
     return leaf if isinstance(leaf, jax.Array) else jnp.asarray(leaf)
 
 
-def compare(out: Any, ref: Any, tol_for: Callable[[str], float]) -> Check:
-    """Compare output pytrees leaf by leaf; report the worst leaf (failures first)."""
+def compare(
+    out: Any,
+    ref: Any,
+    tol_for: Callable[[str], float],
+    *,
+    label: Callable[[str], str] | None = None,
+) -> Check:
+    """Compare output pytrees leaf by leaf; report the worst leaf (failures first).
+
+    `label`: how a leaf's path (`['w']`) is named in a failure's message, even for a single
+    leaf (a gradient check names its input); by default `output PATH`, when there are several.
+    """
     from tile_runner._jaxapi import keystr, tree_flatten, tree_flatten_with_path
 
     out_leaves, out_tree = tree_flatten(out)
@@ -277,14 +287,14 @@ def compare(out: Any, ref: Any, tol_for: Callable[[str], float]) -> Check:
     for path, o_leaf, r_leaf in zip(paths, out_leaves, ref_leaves, strict=True):
         o, r = _on_device(o_leaf), _on_device(r_leaf)
         result = _compare_leaf(o, r, tol_for(o.dtype.name))
-        if len(out_leaves) > 1 and result.message is not None:
+        if (label is not None or len(out_leaves) > 1) and result.message is not None:
             result = Check(
                 passed=result.passed,
                 max_abs_err=result.max_abs_err,
                 rel_l2_err=result.rel_l2_err,
                 tol=result.tol,
                 worst_index=result.worst_index,
-                message=f"output {path}: {result.message}",
+                message=f"{label(path) if label else f'output {path}'}: {result.message}",
             )
         key = (0 if result.passed else 1, _ratio(result))
         if key > worst_key:

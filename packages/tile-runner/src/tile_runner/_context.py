@@ -44,7 +44,7 @@ def _as_args(value: Any) -> tuple[Any, ...]:
 
 
 def case_inputs(ctx: CaseContext, kernel: KernelDef, case: Case) -> tuple[Any, ...]:
-    """The case's inputs, made from its key and ready on the device."""
+    """The case's inputs, made from its key (the same in every mode) and ready on the device."""
     from tile_runner._jaxapi import block_until_ready
 
-    return block_until_ready(_as_args(kernel.inputs(case, case_key(ctx.seed, case.id))))
+    return block_until_ready(_as_args(kernel.inputs(case, case_key(ctx.seed, case.base_id))))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["AxisValueError", "DefinitionError", "RunnerError", "Skip"]
+__all__ = ["AxisValueError", "DefinitionError", "RunnerError", "Skip", "Unsupported"]
 
 
 class RunnerError(Exception):
@@ -32,3 +32,8 @@ class AxisValueError(DefinitionError):
 
 class Skip(RunnerError):
     """Raised (through `tile.skip`) by an inputs factory or kernel to skip one case."""
+
+
+class Unsupported(RunnerError):
+    """Raised for a case its kernel cannot run: a `bwd` mode of a function JAX cannot
+    differentiate. The case gets an `unsupported` row, not a failure."""

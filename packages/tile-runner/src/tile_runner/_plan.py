@@ -10,6 +10,7 @@ from tile_protocol import Failure, TuneUnit, UsageErrorType
 from tile_runner._api import Case, KernelDef, Suite, cases, registry
 from tile_runner._axes import format_value
 from tile_runner._errors import RunnerError
+from tile_runner._modes import MODES, Mode
 
 Unit = tuple[KernelDef, Case, dict[str, str] | None, str]
 """What the runner goes through: kernel, case, tunable values to time (`tune`) or None, and
@@ -51,13 +52,16 @@ def make_plan(
     axes: Mapping[str, list[str]] | None = None,
     units: bool = False,
     tunables: Mapping[str, str] | None = None,
+    modes: Sequence[str] | None = None,
 ) -> Plan:
     """Expand every registered kernel into cases and keep the selected ones.
 
     `units` (`tile tune`): every case of a kernel with tunables becomes one unit per
     configuration, `case{name=value,...}` (ruled-out ones too: they are skipped with the
     constraint's reason when reached); `case_ids` may then name units. `axes` and `tunables`
-    (the request's overrides) must each name something some selected kernel has.
+    (the request's overrides) must each name something some selected kernel has. `modes`
+    (`--mode`; default `fwd`, `all`: every mode a kernel declares) gives each case one case
+    per mode; a case in a mode its kernel does not declare fails when it is reached.
     """
     plan = Plan()
     overrides = dict(axes or {})
@@ -79,18 +83,34 @@ def make_plan(
                 )
             )
             continue
-        for case in expanded:
-            if case.id in seen_ids:
-                continue
-            if filters and not any(matches(case.id, f) for f in filters):
-                continue
-            seen_ids.add(case.id)
-            plan.cases.append((definition, case))
+        for point in expanded:
+            for case in _in_modes(plan, definition, point, modes or ("fwd",)):
+                if case.id in seen_ids:
+                    continue
+                if filters and not any(matches(case.id, f) for f in filters):
+                    continue
+                seen_ids.add(case.id)
+                plan.cases.append((definition, case))
     _refuse_unknown(plan, overrides, kernel_axes, tunables or {}, selected)
     plan.units = _units(plan.cases) if units else [(d, c, None, c.id) for d, c in plan.cases]
     if case_ids is not None:
         _keep_only(plan, case_ids)
     return plan
+
+
+def _in_modes(
+    plan: Plan, definition: KernelDef, point: Case, modes: Sequence[str]
+) -> list[Case]:
+    """`point` once per wanted mode, in the order of MODES (`all`: the kernel's own)."""
+    wanted = set(definition.modes) if "all" in modes else set(modes)
+    unknown = sorted(wanted - set(MODES))
+    if unknown:
+        bad = ", ".join(repr(m) for m in unknown)
+        warning = f"unknown mode {bad} ignored; use {', '.join(MODES)} or all"
+        if warning not in plan.warnings:
+            plan.warnings.append(warning)
+    ordered: list[Mode] = [m for m in MODES if m in wanted]
+    return [point if m == "fwd" else Case(point.kernel, point.params, mode=m) for m in ordered]
 
 
 def _selected(definition: KernelDef, kernels: Sequence[str]) -> bool:

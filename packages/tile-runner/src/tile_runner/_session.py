@@ -124,6 +124,7 @@ class Session:
             axes=request.axes,
             units=request.command == "tune" or request.units,
             tunables=request.tunables,
+            modes=request.modes,
         )
         for warning in plan.warnings:
             self.log("warning", warning)

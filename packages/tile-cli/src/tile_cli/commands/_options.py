@@ -41,6 +41,7 @@ __all__ = [
     "HISTORY",
     "JSON",
     "LAUNCH",
+    "MODES",
     "OUTPUT",
     "OUTPUT_DIR",
     "PLUGINS",
@@ -118,6 +119,9 @@ class Flags:
         help="Override an axis: `-a dtype=float32,bfloat16`.")
     plugins: list[str] | None = _flag("--plugin",
         help="Include a kernel plugin (entry point in `tile.kernels`).")
+    modes: list[str] | None = _flag("--mode",
+        help="Run each case in this mode: fwd (default), bwd (the VJP alone), fwd_bwd (value "
+        "and VJP in one program), or all the modes its kernel declares; repeatable or `A,B`.")
     tunable: list[str] | None = _flag("--tunable",
         help="Run with this tunable value instead of the tuned or default one: "
         "`--tunable block_rows=4`; repeatable.")
@@ -244,8 +248,9 @@ ASSIGNMENTS = _group("assignments")
 FILTERS = _group("filters", "kernels")
 AXES = _group("axes")
 PLUGINS = _group("plugins")
-SELECT = (*FILTERS, *AXES, *PLUGINS)
-"""Which cases: `-k`, `--kernel`, `-a`, `--plugin`."""
+MODES = _group("modes")
+SELECT = (*FILTERS, *AXES, *PLUGINS, *MODES)
+"""Which cases: `-k`, `--kernel`, `-a`, `--plugin`, `--mode`."""
 PROFILE = _group("profile")
 OUTPUT_DIR = _group("output_dir")
 JSON = _group("json")
@@ -307,8 +312,8 @@ def config_overrides(flags: Flags) -> dict[str, object]:
 
 
 def selection(flags: Flags, overrides: Mapping[str, object]) -> Selection:
-    """Which cases a command runs, from its `-k`, `--kernel`, `-a`, `--plugin`, `--tunable` and
-    `--case` flags (whichever it has)."""
+    """Which cases a command runs, from its `-k`, `--kernel`, `-a`, `--plugin`, `--mode`,
+    `--tunable` and `--case` flags (whichever it has)."""
     from tile_harness import Selection
 
     return Selection(
@@ -319,6 +324,7 @@ def selection(flags: Flags, overrides: Mapping[str, object]) -> Selection:
         case_ids=flags.case_ids or None,
         overrides=dict(overrides),
         tunables=flags.tunable or [],
+        modes=flags.modes or [],
     )
 
 

@@ -1,0 +1,86 @@
+"""Modes of a kernel: the forward call, its backward (VJP) alone, or both in one program.
+
+`fwd` is the kernel as written. `bwd` times the VJP with the forward's residuals made outside
+the timed region (they are inputs, as a training step's backward receives them); `fwd_bwd`
+times the value and the VJP in one jitted program. A kernel declares its modes on
+`@tile.kernel(modes=...)`, each with the work of one call where the author knows it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final, Literal, cast, get_args
+
+from tile_runner._errors import DefinitionError
+
+if TYPE_CHECKING:
+    from tile_runner._api import Case
+
+__all__ = ["MODES", "Mode", "ModeWork", "declare_modes", "mode", "mode_label"]
+
+Mode = Literal["fwd", "bwd", "fwd_bwd"]
+"""How a case runs its kernel: forward, backward alone, or forward and backward together."""
+MODES: Final[tuple[Mode, ...]] = get_args(Mode)
+
+
+@dataclass(frozen=True)
+class ModeWork:
+    """The work of one call in a mode (`tile.mode(bytes=..., flops=...)`); None: XLA's estimate."""
+
+    bytes: Callable[[Case], float] | None = None
+    flops: Callable[[Case], float] | None = None
+
+
+def mode(
+    *, bytes: Callable[[Case], float] | None = None, flops: Callable[[Case], float] | None = None
+) -> ModeWork:
+    """A mode's work for `@tile.kernel(modes={"bwd": tile.mode(flops=...)})`."""
+    return ModeWork(bytes=bytes, flops=flops)
+
+
+ModesSpec = Sequence[str] | Mapping[str, ModeWork | None] | None
+
+
+def declare_modes(
+    name: str,
+    modes: ModesSpec,
+    fwd: ModeWork,
+) -> dict[Mode, ModeWork]:
+    """The modes a kernel runs in, `fwd` always first (with the kernel's own bytes/flops)."""
+    declared: dict[Mode, ModeWork] = {"fwd": fwd}
+    if modes is None:
+        return declared
+    if isinstance(modes, str) or not isinstance(modes, Sequence | Mapping):
+        raise DefinitionError(
+            f"kernel `{name}`: `modes` must be a list of mode names or a mapping of mode "
+            "name to `tile.mode(...)`",
+            hint='e.g. `modes=("fwd", "bwd", "fwd_bwd")`',
+        )
+    items: list[tuple[object, object]] = (
+        list(cast("Mapping[object, object]", modes).items())
+        if isinstance(modes, Mapping)
+        else [(m, None) for m in cast("Sequence[object]", modes)]
+    )
+    for key, work in items:
+        if key not in MODES:
+            raise DefinitionError(
+                f"kernel `{name}`: unknown mode {key!r} in `modes`",
+                hint=f"use {', '.join(MODES)}",
+            )
+        if work is not None and not isinstance(work, ModeWork):
+            raise DefinitionError(
+                f"kernel `{name}`: `modes[{key!r}]` must be `tile.mode(bytes=..., flops=...)` "
+                "or None"
+            )
+        if key != "fwd" or work is not None:
+            declared[cast("Mode", key)] = work if isinstance(work, ModeWork) else ModeWork()
+    return declared
+
+
+def mode_label(mode: str) -> dict[str, str]:
+    """What a mode adds to a case's parameters: nothing for `fwd`, so its ids stay as they were."""
+    return {} if mode == "fwd" else {"mode": mode}
+
+
+
