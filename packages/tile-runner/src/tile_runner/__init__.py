@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from tile_runner._inputs import case_key, data, normal, randint, uniform
     from tile_runner._main import main
     from tile_runner._measure import Measurement, measure
+    from tile_runner._modes import MODES, Mode, ModeWork, mode
     from tile_runner._peaks import builtin_peaks
     from tile_runner._plan import matches
     from tile_runner._tuning import TuningIndex
@@ -43,7 +44,11 @@ __all__ = [
     "KernelDef",
     "axes",
     "kernel",
+    "mode",
     "skip",
+    "MODES",
+    "Mode",
+    "ModeWork",
     # inputs
     "case_key",
     "data",
@@ -109,6 +114,10 @@ _WHERE: dict[str, str] = {
     "main": "_main",
     "Measurement": "_measure",
     "measure": "_measure",
+    "MODES": "_modes",
+    "Mode": "_modes",
+    "ModeWork": "_modes",
+    "mode": "_modes",
     "builtin_peaks": "_peaks",
     "matches": "_plan",
     "TuningIndex": "_tuning",

@@ -221,7 +221,7 @@ def kernel(  # noqa: PLR0913 (public call: the @tile.kernel options are document
     _check_axes_spec(name, "test", test)
     _check_tol(name, tol)
     declared = _declare_tunables(name, tunables, constraint, default)
-    kernel_modes = declare_modes(name, modes, ModeWork(bytes=bytes, flops=flops))
+    kernel_modes = declare_modes(name, modes, ModeWork(bytes=bytes, flops=flops), (bench, test))
     caller_module, caller_file = _caller()
 
     def register(fn: F) -> F:

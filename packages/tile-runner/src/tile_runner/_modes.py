@@ -43,11 +43,13 @@ ModesSpec = Sequence[str] | Mapping[str, ModeWork | None] | None
 
 
 def declare_modes(
-    name: str,
-    modes: ModesSpec,
-    fwd: ModeWork,
+    name: str, modes: ModesSpec, fwd: ModeWork, specs: Sequence[object] = ()
 ) -> dict[Mode, ModeWork]:
-    """The modes a kernel runs in, `fwd` always first (with the kernel's own bytes/flops)."""
+    """The modes a kernel runs in, `fwd` always first (with the kernel's own bytes/flops).
+
+    `specs`: the kernel's bench and test axes; a gradient mode's case id ends in `mode=...`,
+    so a kernel with an axis of that name cannot declare one.
+    """
     declared: dict[Mode, ModeWork] = {"fwd": fwd}
     if modes is None:
         return declared
@@ -62,6 +64,12 @@ def declare_modes(
         if isinstance(modes, Mapping)
         else [(m, None) for m in cast("Sequence[object]", modes)]
     )
+    if any(key != "fwd" for key, _ in items) and "mode" in _axis_names(specs):
+        raise DefinitionError(
+            f"kernel `{name}`: an axis named `mode` cannot stand beside gradient `modes` (the "
+            "case id names the mode as `mode=bwd`)",
+            hint="rename the axis, e.g. `variant`",
+        )
     for key, work in items:
         if key not in MODES:
             raise DefinitionError(
@@ -73,9 +81,24 @@ def declare_modes(
                 f"kernel `{name}`: `modes[{key!r}]` must be `tile.mode(bytes=..., flops=...)` "
                 "or None"
             )
-        if key != "fwd" or work is not None:
+        if key == "fwd" and work is not None:
+            raise DefinitionError(
+                f"kernel `{name}`: the forward's work is `bytes=`/`flops=` on the kernel, not "
+                "`modes['fwd']`"
+            )
+        if key != "fwd":
             declared[cast("Mode", key)] = work if isinstance(work, ModeWork) else ModeWork()
     return declared
+
+
+def _axis_names(specs: Sequence[object]) -> set[str]:
+    from tile_runner._axes import Axes
+
+    names: set[str] = set()
+    for spec in specs:
+        values = cast("Mapping[str, object]", spec).values() if isinstance(spec, Mapping) else [spec]
+        names.update(n for axes in values if isinstance(axes, Axes) for n in axes.names)
+    return names
 
 
 def mode_label(mode: str) -> dict[str, str]:
