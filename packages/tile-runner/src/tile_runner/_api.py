@@ -13,6 +13,7 @@ from typing import Any, Literal, NoReturn, TypeVar
 import numpy as np
 
 from tile_runner._axes import Axes, AxisValue, format_value
+from tile_runner._declare import BACKENDS, check_specs
 from tile_runner._errors import DefinitionError, Skip
 from tile_runner._modes import Mode, ModesSpec, ModeWork, declare_modes, mode_label
 from tile_runner._tuning import Constraint, Tunables
@@ -30,8 +31,6 @@ __all__ = [
     "skip",
 ]
 
-BACKENDS = ("cpu", "gpu", "tpu")
-"""Backend keys allowed in per-backend axes mappings, besides `default`."""
 
 Suite = Literal["bench", "test"]
 """Which axes a case comes from."""
@@ -207,21 +206,16 @@ def kernel(  # noqa: PLR0913 (public call: the @tile.kernel options are document
         bench, test: `tile.axes(...)`, or a mapping from backend (`cpu`, `gpu`, `tpu`,
             `default`) to axes. Each falls back to the other when left out.
         bytes, flops: work of one call, `case -> float`; else XLA's cost analysis is used.
-        tol: largest relative L2 error that passes, or a mapping from output dtype name
-            (and `default`) to it.
+        tol: largest relative L2 error that passes, or `{output dtype or "default": tol}`.
         tunables: `tile.axes(block_rows=[1, 2, 4], ...)`: parameters `tile tune` chooses
             among; the function receives them as keyword arguments.
         constraint: `(case, config) -> reason or None`: rules a configuration out for a case.
         default: the configuration until one is tuned (else each tunable's first value).
-        modes: `("fwd", "bwd", "fwd_bwd")`, or a mapping of mode to `tile.mode(bytes=...,
-            flops=...)`: the modes `--mode` may run (`fwd` always; see docs/writing-kernels.md).
+        modes: what `--mode` may run besides `fwd`: `("bwd", "fwd_bwd")`, or `{mode: tile.mode(...)}`.
     """
     _check_arguments(name, inputs, {"reference": reference, "bytes": bytes, "flops": flops})
-    _check_axes_spec(name, "bench", bench)
-    _check_axes_spec(name, "test", test)
-    _check_tol(name, tol)
+    check_specs(name, bench, test, tol)
     declared = _declare_tunables(name, tunables, constraint, default)
-    kernel_modes = declare_modes(name, modes, ModeWork(bytes=bytes, flops=flops), (bench, test))
     caller_module, caller_file = _caller()
 
     def register(fn: F) -> F:
@@ -242,7 +236,7 @@ def kernel(  # noqa: PLR0913 (public call: the @tile.kernel options are document
                 module=caller_module or getattr(fn, "__module__", None) or "<unknown>",
                 file=caller_file if caller_file is not None else _source_file(fn),
                 tunables=declared,
-                modes=kernel_modes,
+                modes=declare_modes(name, modes, ModeWork(bytes, flops), (bench, test)),
             )
         )
         return fn
@@ -321,40 +315,6 @@ def _check_name(name: object) -> None:
             f"kernel name {name!r} must be a non-empty string without `,=[]` or spaces",
             hint="use names such as `mylib/softmax`",
         )
-
-
-def _check_axes_spec(name: str, label: str, spec: object) -> None:
-    if spec is None or isinstance(spec, Axes):
-        return
-    if isinstance(spec, Mapping):
-        for key, value in spec.items():  # pyright: ignore[reportUnknownVariableType]
-            if key not in (*BACKENDS, "default"):
-                raise DefinitionError(
-                    f"kernel `{name}`: `{label}` has key {key!r}; "
-                    f"use one of {', '.join(BACKENDS)} or default"
-                )
-            if not isinstance(value, Axes):
-                raise DefinitionError(
-                    f"kernel `{name}`: `{label}[{key!r}]` must be `tile.axes(...)`"
-                )
-        return
-    raise DefinitionError(
-        f"kernel `{name}`: `{label}` must be `tile.axes(...)` or a mapping of backend to axes"
-    )
-
-
-def _check_tol(name: str, tol: object) -> None:
-    if tol is None or (isinstance(tol, float | int) and not isinstance(tol, bool) and tol >= 0):
-        return
-    if isinstance(tol, Mapping) and all(
-        isinstance(k, str) and isinstance(v, float | int) and not isinstance(v, bool) and v >= 0
-        for k, v in tol.items()  # pyright: ignore[reportUnknownVariableType]
-    ):
-        return
-    raise DefinitionError(
-        f"kernel `{name}`: `tol` must be a number >= 0 or a mapping of dtype name to number",
-        hint='e.g. `tol=1e-3` or `tol={"float32": 1e-5, "bfloat16": 2e-2}`',
-    )
 
 
 def registry() -> dict[str, KernelDef]:

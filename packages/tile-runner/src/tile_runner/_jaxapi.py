@@ -24,11 +24,14 @@ __all__ = [
     "block_until_ready",
     "config",
     "devices",
+    "eval_shape",
     "jit",
     "keystr",
     "local_devices",
     "tree_flatten",
     "tree_flatten_with_path",
+    "tree_unflatten",
+    "vjp",
 ]
 
 _T = TypeVar("_T")
@@ -96,3 +99,12 @@ tree_flatten_with_path = cast(
 """`jax.tree_util.tree_flatten_with_path`: each leaf with its key path, and the structure."""
 keystr = cast("Callable[[KeyPath], str]", jax.tree_util.keystr)  # pyright: ignore[reportUnknownMemberType]
 """`jax.tree_util.keystr`: a key path as text (`[0]['w']`)."""
+tree_unflatten = cast(
+    "Callable[[object, Sequence[Any]], Any]",
+    jax.tree_util.tree_unflatten,  # pyright: ignore[reportUnknownMemberType]
+)
+"""`jax.tree_util.tree_unflatten`: a pytree from a structure `tree_flatten` gave and leaves."""
+vjp = cast("Callable[..., tuple[Any, Callable[[Any], Any]]]", jax.vjp)  # pyright: ignore[reportUnknownMemberType]
+"""`jax.vjp`: a function's value at the primals and its VJP (a pytree of its residuals)."""
+eval_shape = cast("Callable[..., Any]", jax.eval_shape)  # pyright: ignore[reportUnknownMemberType]
+"""`jax.eval_shape`: a function's output as shapes and dtypes, computing nothing."""

@@ -10,12 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final, Literal, cast, get_args
+from typing import Any, Final, Literal, cast, get_args
 
 from tile_runner._errors import DefinitionError
-
-if TYPE_CHECKING:
-    from tile_runner._api import Case
 
 __all__ = ["MODES", "Mode", "ModeWork", "declare_modes", "mode", "mode_label"]
 
@@ -28,12 +25,12 @@ MODES: Final[tuple[Mode, ...]] = get_args(Mode)
 class ModeWork:
     """The work of one call in a mode (`tile.mode(bytes=..., flops=...)`); None: XLA's estimate."""
 
-    bytes: Callable[[Case], float] | None = None
-    flops: Callable[[Case], float] | None = None
+    bytes: Callable[[Any], float] | None = None
+    flops: Callable[[Any], float] | None = None
 
 
 def mode(
-    *, bytes: Callable[[Case], float] | None = None, flops: Callable[[Case], float] | None = None
+    *, bytes: Callable[[Any], float] | None = None, flops: Callable[[Any], float] | None = None
 ) -> ModeWork:
     """A mode's work for `@tile.kernel(modes={"bwd": tile.mode(flops=...)})`."""
     return ModeWork(bytes=bytes, flops=flops)
@@ -53,7 +50,8 @@ def declare_modes(
     declared: dict[Mode, ModeWork] = {"fwd": fwd}
     if modes is None:
         return declared
-    if isinstance(modes, str) or not isinstance(modes, Sequence | Mapping):
+    spec = cast("object", modes)  # checked: callers may pass anything
+    if isinstance(spec, str) or not isinstance(spec, Sequence | Mapping):
         raise DefinitionError(
             f"kernel `{name}`: `modes` must be a list of mode names or a mapping of mode "
             "name to `tile.mode(...)`",
@@ -96,7 +94,9 @@ def _axis_names(specs: Sequence[object]) -> set[str]:
 
     names: set[str] = set()
     for spec in specs:
-        values = cast("Mapping[str, object]", spec).values() if isinstance(spec, Mapping) else [spec]
+        values = (
+            cast("Mapping[str, object]", spec).values() if isinstance(spec, Mapping) else [spec]
+        )
         names.update(n for axes in values if isinstance(axes, Axes) for n in axes.names)
     return names
 
@@ -104,6 +104,3 @@ def _axis_names(specs: Sequence[object]) -> set[str]:
 def mode_label(mode: str) -> dict[str, str]:
     """What a mode adds to a case's parameters: nothing for `fwd`, so its ids stay as they were."""
     return {} if mode == "fwd" else {"mode": mode}
-
-
-

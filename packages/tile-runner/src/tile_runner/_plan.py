@@ -42,7 +42,7 @@ class Plan:
     """In run order; without `units=True`, one per case with no tunable values."""
 
 
-def make_plan(
+def make_plan(  # noqa: PLR0913 (one keyword per selection field of the request)
     suite: Suite,
     backend: str,
     *,
@@ -98,9 +98,7 @@ def make_plan(
     return plan
 
 
-def _in_modes(
-    plan: Plan, definition: KernelDef, point: Case, modes: Sequence[str]
-) -> list[Case]:
+def _in_modes(plan: Plan, definition: KernelDef, point: Case, modes: Sequence[str]) -> list[Case]:
     """`point` once per wanted mode, in the order of MODES (`all`: the kernel's own)."""
     wanted = set(definition.modes) if "all" in modes else set(modes)
     unknown = sorted(wanted - set(MODES))

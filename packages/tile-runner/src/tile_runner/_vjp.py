@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from tile_runner._api import Case, KernelDef
 from tile_runner._compile import bind_static
@@ -79,7 +79,7 @@ def _not_differentiable(exc: BaseException) -> bool:
 
 def _vjp_of(fn: Callable[..., Any], raw: tuple[Any, ...], what: str) -> tuple[Any, Any, list[int]]:
     """`fn`'s value and VJP at `raw`, with respect to its floating-point arguments."""
-    import jax
+    from tile_runner import _jaxapi as jaxapi
 
     diff = [i for i, a in enumerate(raw) if _is_float_arg(a)]
     if not diff:
@@ -92,7 +92,7 @@ def _vjp_of(fn: Callable[..., Any], raw: tuple[Any, ...], what: str) -> tuple[An
         return fn(*full)
 
     try:
-        out, vjp = jax.vjp(primal, *(raw[i] for i in diff))
+        out, vjp = jaxapi.vjp(primal, *(raw[i] for i in diff))
     except Exception as exc:
         if _not_differentiable(exc):
             raise Unsupported(f"{what} cannot be differentiated: {exc}") from exc
@@ -102,18 +102,21 @@ def _vjp_of(fn: Callable[..., Any], raw: tuple[Any, ...], what: str) -> tuple[An
 
 def _pull(vjp: Any, out: Any, ct: Any, what: str) -> tuple[Any, ...]:
     """Apply a VJP to the cotangent (cast to the output's dtypes: a reference's may be wider)."""
-    import jax
+    from tile_runner import _jaxapi as jaxapi
 
-    out_leaves, out_tree = jax.tree.flatten(out)
-    ct_leaves, ct_tree = jax.tree.flatten(ct)
+    out_leaves, out_tree = jaxapi.tree_flatten(out)
+    ct_leaves, ct_tree = jaxapi.tree_flatten(ct)
     if out_tree != ct_tree:
         raise TypeError(
             f"{what}: its output structure {out_tree} differs from the kernel's {ct_tree}, "
             "which the cotangent has"
         )
-    cast = [c.astype(o.dtype) if c.dtype != o.dtype else c for c, o in zip(ct_leaves, out_leaves)]
+    cast = [
+        c.astype(o.dtype) if c.dtype != o.dtype else c
+        for c, o in zip(ct_leaves, out_leaves, strict=True)
+    ]
     try:
-        return tuple(vjp(jax.tree.unflatten(out_tree, cast)))
+        return tuple(vjp(jaxapi.tree_unflatten(out_tree, cast)))
     except Exception as exc:
         if _not_differentiable(exc):
             raise Unsupported(f"{what} cannot be differentiated: {exc}") from exc
@@ -142,9 +145,11 @@ def _cotangent(fn: Callable[..., Any], raw: tuple[Any, ...], key: Any) -> Any:
     import jax.numpy as jnp
     import numpy as np
 
+    from tile_runner import _jaxapi as jaxapi
+
     bound, dynamic = bind_static(fn, raw)
-    shapes = jax.eval_shape(bound, *dynamic)
-    leaves, tree = jax.tree.flatten(shapes)
+    shapes = jaxapi.eval_shape(bound, *dynamic)
+    leaves, tree = jaxapi.tree_flatten(shapes)
     keys = jax.random.split(jax.random.fold_in(key, 1), max(1, len(leaves)))
     ct = [
         jax.random.normal(k, s.shape, jnp.float32).astype(s.dtype)
@@ -152,11 +157,12 @@ def _cotangent(fn: Callable[..., Any], raw: tuple[Any, ...], key: Any) -> Any:
         else np.zeros(s.shape, jax.dtypes.float0)
         for k, s in zip(keys, leaves, strict=False)
     ]
-    return jax.tree.unflatten(tree, ct)
+    return jaxapi.tree_unflatten(tree, ct)
 
 
 def _raw(value: Any) -> tuple[Any, ...]:
-    return tuple(value) if isinstance(value, tuple) else (value,)  # pyright: ignore[reportUnknownArgumentType]
+    """An inputs factory's arguments: a tuple, or one value as a single argument."""
+    return cast("tuple[Any, ...]", value) if isinstance(value, tuple) else (value,)
 
 
 class _Residuals:
@@ -169,21 +175,21 @@ class _Residuals:
 
     def make(self, fn: Callable[..., Any], raw: tuple[Any, ...], side: str) -> list[Any]:
         """Run `fn`'s forward (jitted) and keep its residuals' tree."""
-        import jax
+        from tile_runner import _jaxapi as jaxapi
 
         bound, dynamic = bind_static(lambda *a: _vjp_of(fn, a, f"the {side}")[1], raw)
-        leaves, self.trees[side] = jax.tree.flatten(jax.jit(bound)(*dynamic))
+        leaves, self.trees[side] = jaxapi.tree_flatten(jaxapi.jit(bound)(*dynamic))
         return leaves
 
     def apply(self, side: str) -> Callable[..., Any]:
         """`(*inputs, ct, kernel residuals, reference residuals) -> {input: gradient}`."""
 
         def run(*args: Any) -> Any:
-            import jax
+            from tile_runner import _jaxapi as jaxapi
 
             raw, ct = tuple(args[:-3]), args[-3]
             leaves = args[-2] if side == "kernel" else args[-1]
-            vjp = jax.tree.unflatten(self.trees[side], leaves)
+            vjp = jaxapi.tree_unflatten(self.trees[side], leaves)
             try:
                 grads = tuple(vjp(ct))
             except Exception as exc:

@@ -21,6 +21,7 @@ from ._bandwidth import (
     scale_flops,
     scale_ref,
 )
+from ._grad import differentiable
 from ._matmul import matmul_bytes, matmul_flops, matmul_ref
 from ._norms import (
     layernorm_bytes,
@@ -106,6 +107,21 @@ _ATTENTION_TEST = {
 _MATMUL_TOL = {"float32": 2e-3, "bfloat16": 2e-2}
 
 
+# Every kernel has a gradient: JAX's autodiff of its reference, behind a custom_vjp whose
+# forward is the kernel (_grad.py). Where the count is standard the backward's flops are
+# declared: a matmul's two products; attention's five matmuls (scores recomputed, then dV,
+# dP, dQ and dK) against the forward's two. Elsewhere XLA's cost analysis says.
+_GRAD = ("fwd", "bwd", "fwd_bwd")
+_MATMUL_MODES = {
+    "bwd": tile.mode(flops=lambda case: 2 * matmul_flops(case)),
+    "fwd_bwd": tile.mode(flops=lambda case: 3 * matmul_flops(case)),
+}
+_ATTENTION_MODES = {
+    "bwd": tile.mode(flops=lambda case: 2.5 * attention_flops(case)),
+    "fwd_bwd": tile.mode(flops=lambda case: 3.5 * attention_flops(case)),
+}
+
+
 def _one(case: Any, key: Any) -> tuple[Any, ...]:
     return (tile.normal(key, case.shape, case.dtype),)
 
@@ -164,7 +180,8 @@ tile.kernel(
     test=_ELEMENTWISE_TEST,
     bytes=copy_bytes,
     flops=copy_flops,
-)(copy)
+    modes=_GRAD,
+)(differentiable(copy, copy_ref))
 
 tile.kernel(
     "std/scale",
@@ -174,7 +191,8 @@ tile.kernel(
     test=_ELEMENTWISE_TEST,
     bytes=scale_bytes,
     flops=scale_flops,
-)(scale)
+    modes=_GRAD,
+)(differentiable(scale, scale_ref))
 
 tile.kernel(
     "std/add",
@@ -184,7 +202,8 @@ tile.kernel(
     test=_ELEMENTWISE_TEST,
     bytes=add_bytes,
     flops=add_flops,
-)(add)
+    modes=_GRAD,
+)(differentiable(add, add_ref))
 
 tile.kernel(
     "std/softmax",
@@ -194,10 +213,11 @@ tile.kernel(
     test=_ROWS_TEST,
     bytes=softmax_bytes,
     flops=softmax_flops,
+    modes=_GRAD,
     tol={"float32": 1e-5, "bfloat16": 1e-2},
     tunables=ROW_TUNABLES,
     constraint=row_fits,
-)(softmax_tuned)
+)(differentiable(softmax_tuned, softmax_ref))
 
 tile.kernel(
     "std/rmsnorm",
@@ -207,10 +227,11 @@ tile.kernel(
     test=_ROWS_TEST,
     bytes=rmsnorm_bytes,
     flops=rmsnorm_flops,
+    modes=_GRAD,
     tol={"float32": 1e-5, "bfloat16": 1e-2},
     tunables=ROW_TUNABLES,
     constraint=row_fits,
-)(rmsnorm_tuned)
+)(differentiable(rmsnorm_tuned, rmsnorm_ref))
 
 tile.kernel(
     "std/layernorm",
@@ -220,10 +241,11 @@ tile.kernel(
     test=_ROWS_TEST,
     bytes=layernorm_bytes,
     flops=layernorm_flops,
+    modes=_GRAD,
     tol={"float32": 1e-5, "bfloat16": 1e-2},
     tunables=ROW_TUNABLES,
     constraint=row_fits,
-)(layernorm_tuned)
+)(differentiable(layernorm_tuned, layernorm_ref))
 
 tile.kernel(
     "std/matmul",
@@ -233,10 +255,11 @@ tile.kernel(
     test=_MATMUL_TEST,
     bytes=matmul_bytes,
     flops=matmul_flops,
+    modes=_MATMUL_MODES,
     tol=_MATMUL_TOL,
     tunables=MATMUL_TUNABLES,
     constraint=matmul_fits,
-)(matmul_tuned)
+)(differentiable(matmul_tuned, matmul_ref))
 
 tile.kernel(
     "std/attention",
@@ -246,7 +269,8 @@ tile.kernel(
     test=_ATTENTION_TEST,
     bytes=attention_bytes,
     flops=attention_flops,
+    modes=_ATTENTION_MODES,
     tol={"float32": 2e-3, "bfloat16": 2e-2},
     tunables=ATTENTION_TUNABLES,
     constraint=attention_fits,
-)(attention_tuned)
+)(differentiable(attention_tuned, attention_ref))

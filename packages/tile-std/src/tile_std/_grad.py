@@ -1,0 +1,58 @@
+"""Gradients for tile-std's Pallas kernels: the forward is the kernel, the backward JAX's
+autodiff of the jnp reference.
+
+A Pallas call has no transpose rule, so `jax.vjp` of a kernel alone fails. Behind a
+`custom_vjp` the forward stays the kernel (its residuals are its inputs) and the backward
+recomputes the reference and pulls the cotangent through it: a correct gradient for every
+kernel, to be replaced by Pallas backward kernels one by one, each checked by
+`tile test --mode bwd` against the same autodiff on float32 inputs.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any, cast
+
+import jax
+
+__all__ = ["differentiable"]
+
+
+def _fill(args: Sequence[Any], where: Sequence[int], arrays: Sequence[Any]) -> list[Any]:
+    """`args` with the arrays at positions `where` replaced by `arrays`."""
+    full = list(args)
+    for i, a in zip(where, arrays, strict=True):
+        full[i] = a
+    return full
+
+
+def differentiable(
+    forward: Callable[..., jax.Array], reference: Callable[..., jax.Array]
+) -> Callable[..., jax.Array]:
+    """`forward` (same name, signature and docs) with the gradient of `reference`.
+
+    Positional arrays are differentiated; other positional values (`causal`) go to both
+    functions as they are, and keyword options (tunables) to `forward` alone.
+    """
+
+    @functools.wraps(forward)
+    def op(*args: Any, **options: Any) -> jax.Array:
+        where = [i for i, a in enumerate(args) if isinstance(a, jax.Array)]
+
+        def primal(*arrays: jax.Array) -> jax.Array:
+            return forward(*_fill(args, where, arrays), **options)
+
+        call = cast("Any", jax.custom_vjp(primal))
+
+        def call_fwd(*arrays: jax.Array) -> tuple[jax.Array, tuple[jax.Array, ...]]:
+            return cast("jax.Array", call(*arrays)), arrays
+
+        def call_bwd(arrays: tuple[jax.Array, ...], g: jax.Array) -> tuple[Any, ...]:
+            out, pull = jax.vjp(lambda *a: reference(*_fill(args, where, a)), *arrays)  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+            return tuple(pull(g.astype(out.dtype)))  # pyright: ignore[reportUnknownArgumentType]
+
+        call.defvjp(call_fwd, call_bwd)
+        return cast("jax.Array", call(*(args[i] for i in where)))
+
+    return op
