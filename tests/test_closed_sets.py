@@ -37,6 +37,7 @@ def _field(model: Any, name: str) -> set[str]:
     [
         # What the configuration may ask for is what a request may carry.
         (tc.Timer, tp.Timer),
+        (tc.KernelMode, tp.ModeChoice),
         # What a report records is what a runner measured with.
         (ta.Timer, tp.MeasuredTimer),
         (ta.Bound, tp.Bound),

@@ -40,6 +40,7 @@ from tile_config._models import (
     CompareConfig,
     DownloadEntry,
     HistoryConfig,
+    KernelMode,
     LauncherConfig,
     LauncherKind,
     MachineConfig,
@@ -81,6 +82,7 @@ __all__ = [
     "TelemetryConfig",
     "TestConfig",
     "TileConfig",
+    "KernelMode",
     "Timer",
     # campaigns
     "CAMPAIGNS_DIR",

@@ -14,7 +14,7 @@ from typing import Annotated, Any, cast
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
-from tile_config._models import LauncherKind, Timer
+from tile_config._models import KernelMode, LauncherKind, Timer
 
 __all__ = [
     "NAME_PATTERN",
@@ -140,6 +140,8 @@ class SelectSpec(_Model):
     filters: _List = []
     axes: _Axes = {}
     plugins: _List = []
+    modes: list[KernelMode] = []
+    """As `--mode`: the modes each case runs in (none: `fwd`)."""
 
 
 class BenchPatch(_Model):

@@ -16,6 +16,7 @@ __all__ = [
     "SECTIONS",
     "ArchiveKind",
     "BenchConfig",
+    "KernelMode",
     "CompareBasis",
     "CompareConfig",
     "DownloadEntry",
@@ -43,6 +44,8 @@ Timer = Literal["auto", "cupti", "wall", "batched"]
 ArchiveKind = Literal["zip", "tar", "tar.gz"]
 LauncherKind = Literal["local", "slurm"]
 CompareBasis = Literal["auto", "absolute", "relative"]
+KernelMode = Literal["fwd", "bwd", "fwd_bwd", "all"]
+"""A mode a campaign's `[select] modes` may name, as `--mode` (tile-protocol's `ModeChoice`)."""
 
 _Text = Annotated[str, Field(min_length=1)]
 _PositiveFloat = Annotated[float, Field(gt=0)]

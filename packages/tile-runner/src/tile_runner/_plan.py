@@ -84,7 +84,7 @@ def make_plan(  # noqa: PLR0913 (one keyword per selection field of the request)
             )
             continue
         for point in expanded:
-            for case in _in_modes(plan, definition, point, modes or ("fwd",)):
+            for case in _in_modes(plan, definition, point, _wanted(modes, case_ids)):
                 if case.id in seen_ids:
                     continue
                 if filters and not any(matches(case.id, f) for f in filters):
@@ -96,6 +96,14 @@ def make_plan(  # noqa: PLR0913 (one keyword per selection field of the request)
     if case_ids is not None:
         _keep_only(plan, case_ids)
     return plan
+
+
+def _wanted(modes: Sequence[str] | None, case_ids: Sequence[str] | None) -> Sequence[str]:
+    """The modes asked for; exact case ids (a campaign's units, a restarted runner) name their
+    modes themselves, so every declared one is planned and the ids narrow it."""
+    if modes:
+        return modes
+    return ("all",) if case_ids is not None else ("fwd",)
 
 
 def _in_modes(plan: Plan, definition: KernelDef, point: Case, modes: Sequence[str]) -> list[Case]:

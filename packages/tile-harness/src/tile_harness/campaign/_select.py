@@ -34,11 +34,14 @@ def axis_flags(axes: dict[str, list[str]]) -> list[str]:
     return [f"{name}={','.join(values)}" for name, values in axes.items()]
 
 
-def list_cases(plugins: Sequence[str], axes: dict[str, list[str]]) -> Listing:
-    """Ask one runner for every case; CliError (exit 3) when it cannot say."""
+def list_cases(
+    plugins: Sequence[str], axes: dict[str, list[str]], modes: Sequence[str] = ()
+) -> Listing:
+    """Ask one runner for every case (in `modes`, as `--mode`); CliError (exit 3) when it
+    cannot say."""
     from tile_harness._ask import ask
 
-    sel = Selection(plugins=list(plugins), axes=axis_flags(axes))
+    sel = Selection(plugins=list(plugins), axes=axis_flags(axes), modes=list(modes))
     answer, clean = ask("list", resolve_config(None, {}), sel)
     if answer.failures or not clean or answer.plan is None:
         why = "; ".join(f"{f.phase}: {f.message}" for f in answer.failures) or "the runner died"
