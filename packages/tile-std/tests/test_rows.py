@@ -6,6 +6,7 @@ import jax
 import jax.numpy as jnp
 import pytest
 
+import tile_runner as tile
 from tile_std import (
     KernelInputError,
     layernorm,
@@ -15,6 +16,8 @@ from tile_std import (
     softmax,
     softmax_ref,
 )
+from tile_std._norms import RMSNORM_EPS
+from tile_std._norms_bwd import rmsnorm_backward
 
 from .conftest import TOL, AssertClose, Normal, upcast
 
@@ -78,3 +81,28 @@ def test_rows_too_wide_for_one_program_are_refused():
     with pytest.raises(KernelInputError, match="do not fit one program"):
         # jax.eval_shape's `fun` is a bare Callable in jax's sources.
         jax.eval_shape(softmax, x)  # pyright: ignore[reportUnknownMemberType]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_rmsnorm_pallas_backward_matches_autodiff_of_the_reference(
+    normal: Normal, assert_close: AssertClose, dtype: str
+):
+    # 150 rows of 1000 (padded to 1024): several programs, a ragged last one, so the weight's
+    # gradient is summed over programs' shares.
+    x = normal(0, (3, 50, 1000), dtype)
+    w = (1 + 0.3 * normal(1, (1000,), "float32")).astype(dtype)
+    g = normal(2, (3, 50, 1000), dtype)
+    dx, dw = rmsnorm_backward(x, w, g, eps=RMSNORM_EPS)
+    _, pull = jax.vjp(rmsnorm_ref, *upcast(x, w))  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    want_dx, want_dw = pull(*upcast(g))  # pyright: ignore[reportUnknownVariableType]
+    assert dx.dtype == x.dtype and dw.dtype == w.dtype
+    assert_close(dx, want_dx, TOL[dtype], dtype)  # pyright: ignore[reportUnknownArgumentType]
+    assert_close(dw, want_dw, TOL[dtype], dtype)  # pyright: ignore[reportUnknownArgumentType]
+    # Through the registered kernel: jax.grad reaches the Pallas backward.
+    fn = tile.get_kernel("std/rmsnorm").fn
+
+    def loss(a: jax.Array, b: jax.Array) -> jax.Array:
+        return jnp.sum(fn(a, b) * g)
+
+    grads = jax.grad(loss, argnums=(0, 1))(x, w)  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    assert_close(grads[0], dx, 0.0, dtype)  # pyright: ignore[reportUnknownArgumentType]

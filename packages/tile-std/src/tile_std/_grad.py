@@ -4,8 +4,8 @@ autodiff of the jnp reference.
 A Pallas call has no transpose rule, so `jax.vjp` of a kernel alone fails. Behind a
 `custom_vjp` the forward stays the kernel (its residuals are its inputs) and the backward
 recomputes the reference and pulls the cotangent through it: a correct gradient for every
-kernel, to be replaced by Pallas backward kernels one by one, each checked by
-`tile test --mode bwd` against the same autodiff on float32 inputs.
+kernel. Pallas backward kernels replace it one by one (RMSNorm's: _norms_bwd.py), each
+checked by `tile test --mode bwd` against that autodiff on float32 inputs.
 """
 
 from __future__ import annotations
@@ -28,9 +28,12 @@ def _fill(args: Sequence[Any], where: Sequence[int], arrays: Sequence[Any]) -> l
 
 
 def differentiable(
-    forward: Callable[..., jax.Array], reference: Callable[..., jax.Array]
+    forward: Callable[..., jax.Array],
+    reference: Callable[..., jax.Array],
+    backward: Callable[..., tuple[jax.Array, ...]] | None = None,
 ) -> Callable[..., jax.Array]:
-    """`forward` (same name, signature and docs) with the gradient of `reference`.
+    """`forward` (same name, signature and docs) with the gradient of `reference`, or
+    `backward(*arrays, g) -> gradients` where a kernel computes them.
 
     Positional arrays are differentiated; other positional values (`causal`) go to both
     functions as they are, and keyword options (tunables) to `forward` alone.
@@ -49,6 +52,8 @@ def differentiable(
             return cast("jax.Array", call(*arrays)), arrays
 
         def call_bwd(arrays: tuple[jax.Array, ...], g: jax.Array) -> tuple[Any, ...]:
+            if backward is not None:
+                return tuple(backward(*arrays, g))
             out, pull = jax.vjp(lambda *a: reference(*_fill(args, where, a)), *arrays)  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
             return tuple(pull(g.astype(out.dtype)))  # pyright: ignore[reportUnknownArgumentType]
 

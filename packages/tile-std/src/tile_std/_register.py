@@ -24,6 +24,7 @@ from ._bandwidth import (
 from ._grad import differentiable
 from ._matmul import matmul_bytes, matmul_flops, matmul_ref
 from ._norms import (
+    RMSNORM_EPS,
     layernorm_bytes,
     layernorm_flops,
     layernorm_ref,
@@ -31,6 +32,7 @@ from ._norms import (
     rmsnorm_flops,
     rmsnorm_ref,
 )
+from ._norms_bwd import rmsnorm_backward
 from ._softmax import softmax_bytes, softmax_flops, softmax_ref
 from ._tunables import (
     ATTENTION_TUNABLES,
@@ -120,6 +122,11 @@ _ATTENTION_MODES = {
     "bwd": tile.mode(flops=lambda case: 2.5 * attention_flops(case)),
     "fwd_bwd": tile.mode(flops=lambda case: 3.5 * attention_flops(case)),
 }
+
+
+def _rmsnorm_grad(x: Any, w: Any, g: Any) -> tuple[Any, ...]:
+    """RMSNorm's Pallas backward (the others' is the autodiff of their references)."""
+    return rmsnorm_backward(x, w, g, eps=RMSNORM_EPS)
 
 
 def _one(case: Any, key: Any) -> tuple[Any, ...]:
@@ -231,7 +238,7 @@ tile.kernel(
     tol={"float32": 1e-5, "bfloat16": 1e-2},
     tunables=ROW_TUNABLES,
     constraint=row_fits,
-)(differentiable(rmsnorm_tuned, rmsnorm_ref))
+)(differentiable(rmsnorm_tuned, rmsnorm_ref, _rmsnorm_grad))
 
 tile.kernel(
     "std/layernorm",
