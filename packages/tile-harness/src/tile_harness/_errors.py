@@ -54,7 +54,7 @@ _MEANINGS: Final[dict[ExitCode, str]] = {
     ExitCode.INFRA: "runner crash, timeout or infrastructure error (partial results kept)",
     ExitCode.INCONCLUSIVE: "a comparison could not judge every case: a case without a "
     "baseline or a baseline's case not run (unless --allow-missing), a case not comparable "
-    "(another device, timer or mode), or an inconclusive one with --fail-on-inconclusive",
+    "(another device, timer or cold/warm mode), or an inconclusive one with --fail-on-inconclusive",
     ExitCode.INTERRUPTED: "interrupted (Ctrl-C)",
     ExitCode.TERMINATED: "terminated (SIGTERM)",
 }
