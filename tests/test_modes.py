@@ -172,6 +172,7 @@ def test_every_mode_runs_and_bad_modes_fail_per_case(proj: Path) -> None:
     # A custom_vjp whose backward returns one gradient for two inputs: failed, named.
     assert status["m/wrong[shape=64,dtype=float32,mode=bwd]"] == "failed"
     assert "custom vjp bwd rule" in out.lower()
+    assert "2 unsupported" in out  # counted apart from the failures
     # `all` is the modes each kernel declares: none but fwd for m/fwd_only.
     only = [c for c in status if c.startswith("m/fwd_only")]
     assert only == ["m/fwd_only[shape=64,dtype=float32]"]

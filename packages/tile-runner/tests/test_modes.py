@@ -80,6 +80,9 @@ def test_plans_expand_modes_in_order_and_filter_on_the_mode_id() -> None:
         "t_modes/grad[shape=16,mode=bwd]",
         "t_modes/plain[shape=8,mode=bwd]",
     ]
+    # Exact ids (a campaign's units, a restarted runner) plan the modes they name.
+    exact = ["t_modes/grad[shape=16,mode=fwd_bwd]", "t_modes/grad[shape=8]"]
+    assert ids(case_ids=exact) == ["t_modes/grad[shape=8]", "t_modes/grad[shape=16,mode=fwd_bwd]"]
     plain = tile.get_kernel("t_modes/plain")
     with pytest.raises(tile.DefinitionError, match="does not declare mode `bwd`"):
         mode_kernel(plain, plain.fn, "bwd")

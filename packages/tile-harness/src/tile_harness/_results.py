@@ -124,10 +124,14 @@ class RunResults:
         if bad:
             parts.append(f"{bad} failed check{'s' if bad != 1 else ''}")
         # Cases no runner reached are counted as not run, not as failures (_undone.py).
-        failures = [f for f in self.failures if f.error_type != "NotRun"]
+        # A case its kernel cannot run (a backward JAX cannot take) is a row, not a failure.
+        unsupported = [f for f in self.failures if f.status == "unsupported"]
+        failures = [f for f in self.failures if f.error_type != "NotRun" and f not in unsupported]
         if failures:
             parts.append(f"{len(failures)} failure{'s' if len(failures) != 1 else ''}")
-        blamed = {f.case_id for f in failures if f.case_id is not None}
+        if unsupported:
+            parts.append(f"{len(unsupported)} unsupported")
+        blamed = {f.case_id for f in (*failures, *unsupported) if f.case_id is not None}
         not_run = sum(self.outcome(c.case_id) is None and c.case_id not in blamed
                       for c in self.planned)  # fmt: skip
         if not_run > 0:
