@@ -202,6 +202,16 @@ print("top stalls, by hand:     ", hand[0].stalls)
 PY
 fi
 
+if want modes; then
+    # Forward and backward modes of the row kernels and attention (issue #35): each mode timed
+    # beside its reference (in `bwd`, the reference's own VJP on its own residuals).
+    stamp "tile bench --mode all (row kernels, attention)"
+    timeout "${MODES_LIMIT_S:-300}" python3 -m tile_cli bench --mode all ${MODES_ARGS:-} \
+        --kernel std/rmsnorm --kernel std/layernorm --kernel std/attention -o /tmp/modes-run \
+        2>&1 | tee "$OUT/modes.txt"
+    cp /tmp/modes-run/report.json "$OUT/modes-report.json" 2>/dev/null
+fi
+
 if want tests; then
     stamp "pytest -m gpu"
     timeout "${GPU_TESTS_LIMIT_S:-120}" python3 -m pytest -q -m gpu -p no:cacheprovider \
