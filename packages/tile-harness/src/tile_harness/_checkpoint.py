@@ -76,6 +76,17 @@ class Checkpoints:
         self._unlogged[case_id] = record
         return record
 
+    def final_records(self, *, interrupted: bool) -> list[ta.CaseRecord]:
+        """One record per planned case for the final report: the record each finished case
+        was logged with (made once: a second copy of every case doubled the CLI's memory at
+        the end of a large run), a fresh one for the others."""
+        from tile_harness._report import case_records
+
+        results = self._results
+        missing = [c for c in results.planned if c.case_id not in self._records]
+        fresh = {r.case_id: r for r in case_records(results, interrupted=interrupted, only=missing)}
+        return [self._records.get(c.case_id) or fresh[c.case_id] for c in results.planned]
+
     def done(self, case_id: str) -> None:
         """A case finished: keep its record and checkpoint."""
         index = self._results.position(case_id)

@@ -180,7 +180,9 @@ class RunRecorder:
             self._event("warning", "runner", "log_dropped", note, case_id=case_id, dropped=dropped)
             self.results.diagnostics.append(tp.Log(level="warning", message=note, case_id=case_id))
         with signals.shielded(), self._lock:
-            report = build_report(self.setup, self.results, interrupted=interrupted, error=error)
+            cases = self.checkpoints.final_records(interrupted=interrupted is not None)
+            report = build_report(self.setup, self.results, interrupted=interrupted, error=error,
+                                  cases=cases)  # fmt: skip
             if self.log.write(lambda: [hook(report) for hook in self.before_final]):
                 self._event("info", "run", "run_finished", f"status {report.run.status}")
                 self.log.close()

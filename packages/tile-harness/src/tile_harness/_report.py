@@ -20,6 +20,7 @@ from tile_harness._undone import undone_reason
 
 if TYPE_CHECKING:
     import tile_artifacts as ta
+    import tile_protocol as tp
     from tile_config import ResolvedConfig
     from tile_harness._compare import CompareSettings
     from tile_harness._errors import CliError
@@ -55,8 +56,10 @@ class RunSetup:
         return self.writer.run_id
 
 
-def case_records(results: RunResults, *, interrupted: bool) -> list[ta.CaseRecord]:
-    """One record per planned case, in plan order."""
+def case_records(
+    results: RunResults, *, interrupted: bool, only: Sequence[tp.CaseInfo] | None = None
+) -> list[ta.CaseRecord]:
+    """One record per planned case (or per case of `only`), in plan order."""
     from tile_harness._convert import case_record
 
     return [
@@ -67,7 +70,7 @@ def case_records(results: RunResults, *, interrupted: bool) -> list[ta.CaseRecor
             interrupted=interrupted,
             invalid=info.case_id in results.invalid_cases,
         )
-        for info in results.planned
+        for info in (results.planned if only is None else only)
     ]
 
 
