@@ -75,6 +75,8 @@ def _show(ended: TuneEnded) -> None:
         margin = f", {d.margin:.3f}x over the runner-up" if d.margin else ""
         print(escape_controls(f"{case_id}: {d.winner.configuration} "
               f"{format_seconds(d.winner.median)} ({d.decided_by}{margin})"))  # fmt: skip
+    for case_id, why in ended.unfinished.items():
+        print(escape_controls(f"not tuned to the end: {case_id}: {why}"), file=sys.stderr)
     for path in ended.written:
         print(f"tuning file: {display_path(path)}", file=sys.stderr)
     print(f"run directory: {display_path(ended.run_dir)}", file=sys.stderr)

@@ -21,9 +21,12 @@ __all__ = ["tune_findings", "write_tuning"]
 
 
 def tune_findings(
-    decisions: Mapping[str, Decision], dropped: Mapping[str, str]
+    decisions: Mapping[str, Decision],
+    dropped: Mapping[str, str],
+    unfinished: Mapping[str, str] | None = None,
 ) -> list[ta.Finding]:
-    """One finding per tuned case: the winner, the runner-up and why the others dropped out."""
+    """One finding per tuned case: the winner, the runner-up and why the others dropped out;
+    then one naming the cases the tune could not finish (`unfinished`), if any."""
     import tile_artifacts as ta
 
     out: list[ta.Finding] = []
@@ -41,6 +44,18 @@ def tune_findings(
                 title=f"{case_id}: {d.winner.configuration} ({d.decided_by})",
                 evidence=evidence,
                 interpretation=d.reason,
+            )
+        )
+    if unfinished:
+        out.append(
+            ta.Finding(
+                finding_id=f"T{len(out) + 1:03d}",
+                severity="medium",
+                category="tuning",
+                title=f"{len(unfinished)} case(s) not tuned to the end",
+                evidence=[f"{case_id}: {why}" for case_id, why in unfinished.items()],
+                interpretation="a tuning entry written for a case decided on shorter timings "
+                "is the best of what was measured; tune it again with a larger --budget",
             )
         )
     return out

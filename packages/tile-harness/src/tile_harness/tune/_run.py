@@ -16,13 +16,14 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import msgspec
 
 import tile_protocol as tp
+from tile_harness import signals
 from tile_harness._errors import CliError, ExitCode
 from tile_harness._invalid import CheckedResults
 from tile_harness._process import LaunchCounter
@@ -50,6 +51,7 @@ __all__ = [
     "estimate_s",
     "finish",
     "parse_units",
+    "unfinished_cases",
     "progress_line",
     "rung_settings",
 ]
@@ -69,6 +71,9 @@ class TuneState:
     dropped: dict[str, str] = field(default_factory=dict[str, str])
     finalists: set[str] = field(default_factory=set[str])
     """Units the final rung measured fully: the winner and runner-up come from them."""
+    cut_short: int | None = None
+    """The rung after which `--budget` ran out: the finalists are that rung's survivors, timed
+    only as long as that rung times (None: the finalists had their full measurement)."""
 
     def take_plan(self, plan: tp.Plan) -> None:
         """The first rung's plan (later rungs plan survivors of it) and its units."""
@@ -294,12 +299,21 @@ class Tuner:
                 if final or not survivors:
                     break
                 if budget is not None and time.monotonic() - started > budget:
+                    # The survivors become the finalists on this rung's shorter timings: a
+                    # budgeted tune always decides and writes, and says which cases it cut.
+                    self.state.finalists, self.state.cut_short = set(survivors), rung
                     self.say(
-                        f"warning: --budget {budget:g} s spent; picking from what was measured"
+                        f"warning: --budget {budget:g} s spent after rung {rung}; picking from "
+                        "what was measured"
                     )
                     break
         except KeyboardInterrupt:
             self.recorder.finalize(interrupted="interrupted by Ctrl-C")
+            raise
+        except signals.Terminated:
+            # SIGTERM (a cancelled CI job, a batch system's time limit) saves the run directory
+            # as Ctrl-C does.
+            self.recorder.finalize(interrupted="terminated by SIGTERM")
             raise
         return finish(self.resolved, self.recorder, self.state)
 
@@ -333,6 +347,9 @@ class TuneEnded:
     planned: int
     failures: list[tp.Failure]
     exit_code: int
+    unfinished: dict[str, str] = field(default_factory=dict[str, str])
+    """Cases the tune could not finish, each with why: decided on a rung's shorter timings
+    when `--budget` ran out, or not decided at all."""
 
 
 def finish(resolved: ResolvedConfig, recorder: RunRecorder, state: TuneState) -> TuneEnded:
@@ -347,8 +364,10 @@ def finish(resolved: ResolvedConfig, recorder: RunRecorder, state: TuneState) ->
     for case_id, found in measured(state, state.finalists).items():
         decision = pick(found, noise_floor_pct=cfg.noise_floor, alpha=cfg.alpha)
         if decision is not None:
-            decisions[case_id] = decision
-    recorder.results.findings.extend(tune_findings(decisions, state.dropped))
+            decisions[case_id] = _cut_short(decision, state.cut_short)
+    planned = state.plan.cases if state.plan else []
+    unfinished = unfinished_cases(allowed_counts(planned, state.units), decisions, state.cut_short)
+    recorder.results.findings.extend(tune_findings(decisions, state.dropped, unfinished))
     recorder.finalize()
     hello = recorder.results.hello
     written = write_tuning(resolved, decisions, state.latest, hello, recorder.run_id)
@@ -358,8 +377,33 @@ def finish(resolved: ResolvedConfig, recorder: RunRecorder, state: TuneState) ->
     if (failures and not decisions) or any(is_undone(f) for f in failures):
         code = int(ExitCode.INFRA)
     else:
-        planned = state.plan.cases if state.plan else []
         missing = set(allowed_counts(planned, state.units)) - set(decisions)
         code = int(ExitCode.FAILED) if missing else int(ExitCode.OK)
     return TuneEnded(decisions, list(written), recorder.run_dir, len(recorder.results.planned),
-                     failures, code)  # fmt: skip
+                     failures, code, unfinished)  # fmt: skip
+
+
+def _cut_short(decision: Decision, rung: int | None) -> Decision:
+    """`decision` with its reason saying it stands on rung `rung`'s timings (None: unchanged)."""
+    if rung is None:
+        return decision
+    why = f"--budget ran out after rung {rung}: decided on that rung's shorter timings; "
+    return replace(decision, reason=why + decision.reason)
+
+
+def unfinished_cases(
+    allowed: Mapping[str, int], decisions: Mapping[str, Decision], cut_short: int | None
+) -> dict[str, str]:
+    """Each case the tune could not finish, with why (in plan order)."""
+    out: dict[str, str] = {}
+    for case_id, n in allowed.items():
+        if case_id not in decisions:
+            out[case_id] = (
+                "no configuration allowed by the constraint"
+                if n == 0
+                else "no correct configuration was measured"
+            )
+        elif cut_short is not None:
+            out[case_id] = f"decided on rung {cut_short}'s timings: --budget ran out before the "\
+                "full measurement"
+    return out
