@@ -29,7 +29,9 @@ PHASES = tp.Phases(
     trace_s=0.1, lower_s=0.2, compile_s=0.3, cache_hit=False, compile_count=2,
     cache_hit_count=1, cache_miss_count=1,
 )  # fmt: skip
-CONFIG = tp.ConfigInfo(values={"block_rows": "4"}, source="tuned", signature="abc")
+CONFIG = tp.ConfigInfo(
+    values={"block_rows": "4"}, source="shipped", signature="abc", note="no entry for cpu"
+)
 KERNEL = tp.KernelTime(
     name="input_reduce_fusion_1", short="input_reduce_fusion_1",
     origin="input_reduce_fusion.1 (kInput)", launches=2, stats=STATS, share=0.75,

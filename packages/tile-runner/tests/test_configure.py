@@ -160,12 +160,21 @@ def test_default_tuned_and_overridden_configurations(runs: dict[str, Any]) -> No
     assert ruled_out["fxt/rows[n=128]"] == (b(4, 4), "override")
 
 
-def test_the_default_is_the_first_allowed_configuration_where_the_declared_one_is_not() -> None:
+def test_the_default_is_the_nearest_allowed_configuration_where_the_declared_one_is_not() -> None:
     rows, huge = tile.get_kernel(ROWS).tunables, tile.get_kernel("fxt/huge").tunables
     assert rows is not None and huge is not None
     cases = _cases(ROWS)
     assert rows.default == {"block": 4, "warps": 4}
     assert rows.default_for(cases["fxt/rows[n=16]"]) == {"block": 1, "warps": 4}
+    # block=2 is one step from the default's block=4, block=1 two: the nearer one runs (the
+    # first allowed in declaration order would be block=1), and the note says why.
+    nearest, note = rows.default_note(cases["fxt/rows[n=32]"])
+    assert nearest == {"block": 2, "warps": 4}
+    assert note == (
+        "default {block=4,warps=4} ruled out for this case (block 4 needs n >= 64): "
+        "runs the nearest allowed, {block=2,warps=4}"
+    )
+    assert rows.default_note(cases["fxt/rows[n=128]"]) == ({"block": 4, "warps": 4}, None)
     assert rows.default_for(cases["fxt/rows[n=128]"]) == {"block": 4, "warps": 4}
     with pytest.raises(tile.Skip, match="block 8 needs n >= 128"):
         huge.default_for(_cases("fxt/huge")["fxt/huge[n=16]"])
@@ -180,6 +189,8 @@ def test_the_default_is_the_first_allowed_configuration_where_the_declared_one_i
     )
     config, info = choose(rows, small, overrides={}, tuning=tile.TuningIndex([entry]))
     assert config == {"block": 1, "warps": 4} and info is not None and info.source == "default"
+    assert info.note is not None
+    assert info.note.startswith("the tuned entry not used: {block=4,warps=8} is ruled out")
 
 
 def test_plan_marks_the_default_the_case_runs(runner: Any) -> None:
@@ -233,7 +244,7 @@ def test_configure_takes_paths_or_a_loaded_index(tuning_file: Path) -> None:
     assert by_path.info == by_index.info and by_path.info is not None
     assert by_path.info.source == "tuned"
     untuned = tile.configure(definition, case)
-    assert untuned.config == {"block": 1, "warps": 4}
+    assert untuned.config == {"block": 2, "warps": 4}  # the nearest the constraint allows
     assert untuned.fn.__name__ == "rows"
 
 

@@ -224,13 +224,18 @@ class CheckRecord(ArtifactModel):
 class ConfigRecord(ArtifactModel):
     """The tunable values a case ran with, and where they came from.
 
-    `source`: `default` (the kernel's), `tuned` (a tuning file entry), `override`
-    (`--tunable`), `tune` (a configuration `tile tune` timed).
+    `source`: `default` (the kernel's), `tuned` (the project's tuning file), `user_cache` (the
+    user cache's tuning file), `shipped` (a tuning file the kernel's package ships), `override`
+    (`--tunable`), `tune` (a configuration `tile tune` timed). `note`: why these values when
+    that is not plain (a default the constraint rules out, a tuning entry not used).
     """
 
+    added_keys: ClassVar[frozenset[str]] = frozenset({"note"})
+
     values: dict[str, str] = Field(default_factory=dict)
-    source: Literal["default", "tuned", "override", "tune"] = "default"
+    source: Literal["default", "tuned", "user_cache", "shipped", "override", "tune"] = "default"
     signature: str | None = None
+    note: str | None = None
 
 
 class KernelRecord(ArtifactModel):

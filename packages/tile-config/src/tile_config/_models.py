@@ -175,6 +175,9 @@ class TuneConfig(_Model):
     """Tuning files (`<dir>/<device>.json`, committed like baselines), relative to the project."""
     budget: _PositiveFloat | None = None
     """Wall seconds a tune may take (`--budget`); rungs get shorter to fit."""
+    user_cache: bool = False
+    """Also read (and `tile tune` also write) `tuning/` in the user cache, which every project
+    on the machine shares (`--user-cache`); off, a tune changes only this project."""
 
 
 class OutputConfig(_Model):

@@ -72,7 +72,13 @@ if TYPE_CHECKING:
     )
     from tile_harness._record import RunRecorder, launch_id, open_run, recording
     from tile_harness._report import RunSetup, case_counts, cases_status
-    from tile_harness._requests import bench_settings, build_request, derive, tuning_files
+    from tile_harness._requests import (
+        bench_settings,
+        build_request,
+        derive,
+        tuning_files,
+        user_tuning_files,
+    )
     from tile_harness._results import RunResults
     from tile_harness._runners import make_session
     from tile_harness._settings import (
@@ -172,6 +178,7 @@ __all__ = [
     "stopped_code",
     "tune",
     "tuning_files",
+    "user_tuning_files",
     "undone_lines",
     "usage_failure",
     "write_atomically",
@@ -272,6 +279,7 @@ _HOME: dict[str, str] = {
     "stopped_code": "tile_harness._errors",
     "tune": "tile_harness.tune",
     "tuning_files": "tile_harness._requests",
+    "user_tuning_files": "tile_harness._requests",
     "undone_lines": "tile_harness._undone",
     "usage_failure": "tile_harness._errors",
     "write_atomically": "tile_harness._errors",

@@ -24,7 +24,14 @@ from tile_harness._settings import (
 if TYPE_CHECKING:
     from tile_config import ResolvedConfig, TileConfig
 
-__all__ = ["RequestChanges", "bench_settings", "build_request", "derive", "tuning_files"]
+__all__ = [
+    "RequestChanges",
+    "bench_settings",
+    "build_request",
+    "derive",
+    "tuning_files",
+    "user_tuning_files",
+]
 
 
 class RequestChanges(TypedDict, total=False):
@@ -74,6 +81,7 @@ def build_request(
         jax_cache_dir=compile_cache_dir(resolved),
         pin_cpu=cfg.runner.pin_cpu,
         tuning_files=tuning_files(resolved),
+        user_tuning_files=user_tuning_files(resolved),
         tunables=parse_tunables(sel.tunables),
         modes=parse_modes(sel.modes),
     )
@@ -98,11 +106,23 @@ def bench_settings(cfg: TileConfig) -> tp.BenchSettings:
 
 
 def tuning_files(resolved: ResolvedConfig) -> list[str]:
-    """Tuning files the runners read: the user cache's, then the project's (which win)."""
+    """The project's tuning files (`[tune] dir`): the runners' first choice."""
+    return _json_files(resolved.resolve_path(resolved.config.tune.dir))
+
+
+def user_tuning_files(resolved: ResolvedConfig) -> list[str]:
+    """The user cache's tuning files, below the project's; none unless `[tune] user_cache`
+    (`--user-cache`) asks for them, so that a tune in one project does not change what
+    every other project on the machine runs."""
     from tile_downloads import resolve_cache_dir
 
-    dirs = [resolve_cache_dir() / "tuning", resolved.resolve_path(resolved.config.tune.dir)]
-    return [str(p) for d in dirs if d.is_dir() for p in sorted(d.glob("*.json"))]
+    if not resolved.config.tune.user_cache:
+        return []
+    return _json_files(resolve_cache_dir() / "tuning")
+
+
+def _json_files(directory: Path) -> list[str]:
+    return [str(p) for p in sorted(directory.glob("*.json"))] if directory.is_dir() else []
 
 
 def _plugins(cfg: TileConfig, sel: Selection) -> list[str] | None:

@@ -68,7 +68,7 @@ __all__ = [
 
 PROTOCOL_VERSION = 1
 """Major version: a reader refuses a stream whose major version is newer than its own."""
-PROTOCOL_MINOR = 13
+PROTOCOL_MINOR = 14
 """Minor version: grows when optional fields or message types are added.
 
 1: `Reference.interleaved`, `RunRequest.pin_cpu`, `Hello.pinned_cpu`.
@@ -98,6 +98,9 @@ PROTOCOL_MINOR = 13
    a profiler range for Nsight Compute and the kernel's source, per case).
 13: `RunRequest.modes` (`--mode`: a kernel's forward, its backward alone, or both; a mode
    other than `fwd` is part of the case id).
+14: `RunRequest.user_tuning_files` (the user cache's tuning files, read only when asked);
+   `ConfigSource` `user_cache` and `shipped`; `ConfigInfo.note` (why a case runs the values
+   it runs when that is not plain: a default the constraint rules out, a tuning entry not used).
 """
 
 
@@ -148,6 +151,9 @@ class RunRequest(_Message, frozen=True, kw_only=True, tag="run_request"):
     # Run on one CPU core with XLA's CPU backend single-threaded (`[runner] pin_cpu`).
     pin_cpu: bool = False
     tuning_files: list[str] = []
+    user_tuning_files: list[str] = []
+    """Tuning files of the user cache (`[tune] user_cache`), below `tuning_files` (the
+    project's): a configuration from them is recorded as `user_cache`."""
     """Tuning files (`tile tune` writes them) whose entries choose kernels' tunable values."""
     tunables: dict[str, str] = {}
     """Tunable values that override default and tuned ones, for every kernel that has them."""

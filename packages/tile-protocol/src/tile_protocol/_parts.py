@@ -219,6 +219,9 @@ class ConfigInfo(_Base, frozen=True, kw_only=True):
     source: ConfigSource = "default"
     signature: str | None = None
     """Hash of the kernel's tunables (names and values): a tuning entry holds only for it."""
+    note: str | None = None
+    """Why these values when that is not plain (protocol 1.14): the default the constraint
+    rules out for this case and what runs instead, a tuning entry that was not used and why."""
 
 
 class KernelTime(_Base, frozen=True, kw_only=True):

@@ -80,7 +80,7 @@ on a case), `runner` (a case its runner never reached), `startup` (the runner di
 plan), `protocol` (a message that broke the stream's rules, `StreamValidator`) and `result`
 (a result that could not be recorded as its case)."""
 
-ConfigSource = Literal["default", "tuned", "override", "tune"]
+ConfigSource = Literal["default", "tuned", "user_cache", "shipped", "override", "tune"]
 """Where a case's tunable values came from: the kernel's default, a tuning file, a request
 override, or the configuration a `tune` unit was asked to time."""
 

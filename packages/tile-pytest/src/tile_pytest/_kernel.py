@@ -78,12 +78,15 @@ class Configurations:
 
     `tile_runner.configure` is the runner's own choice (an override, else the case's tuning
     entry for this device and JAX version, else the constraint-checked default); the tuning
-    files are the ones `tile bench` passes its runner (`tile_harness.tuning_files`), read
-    once a session.
+    files are the ones `tile bench` passes its runner (`tile_harness.tuning_files` and
+    `user_tuning_files`), read once a session.
     """
 
-    def __init__(self, tuning_files: tuple[str, ...]) -> None:
+    def __init__(
+        self, tuning_files: tuple[str, ...], user_tuning_files: tuple[str, ...] = ()
+    ) -> None:
         self._files = tuning_files
+        self._user_files = user_tuning_files
         self._index: tile.TuningIndex | None = None
         self._chosen: dict[str, tile.Configured] = {}
 
@@ -93,7 +96,7 @@ class Configurations:
 
         if case.id not in self._chosen:
             if self._index is None:
-                self._index = tile.TuningIndex.load(self._files)
+                self._index = tile.TuningIndex.load(self._files, user_paths=self._user_files)
             try:
                 chosen = tile.configure(tile.get_kernel(case.kernel), case, tuning=self._index)
             except tile.Skip as exc:

@@ -57,7 +57,10 @@ class _State:
         if self._configurations is None:
             from tile_pytest._kernel import Configurations
 
-            self._configurations = Configurations(self.settings().tuning_files)
+            settings = self.settings()
+            self._configurations = Configurations(
+                settings.tuning_files, settings.user_tuning_files
+            )
         return self._configurations
 
     def settings(self) -> Settings:

@@ -144,7 +144,9 @@ class Settings:
     config_file: Path | None = None
     profile: str | None = None
     tuning_files: tuple[str, ...] = ()
-    """The tuning files a runner of `tile bench` here would read (user cache, then project)."""
+    """The project's tuning files, which a runner of `tile bench` here would read first."""
+    user_tuning_files: tuple[str, ...] = ()
+    """The user cache's tuning files, below the project's (only with `[tune] user_cache`)."""
 
 
 def load_settings(rootpath: Path) -> Settings:
@@ -181,4 +183,5 @@ def load_settings(rootpath: Path) -> Settings:
         config_file=resolved.config_file,
         profile=resolved.profile,
         tuning_files=tuple(th.tuning_files(resolved)),
+        user_tuning_files=tuple(th.user_tuning_files(resolved)),
     )

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from tile_runner._modes import MODES, Mode, ModeWork, mode
     from tile_runner._peaks import builtin_peaks
     from tile_runner._plan import matches
-    from tile_runner._tuning import TuningIndex
+    from tile_runner._tuning_index import TuningIndex
 
 __all__ = [
     # authoring
@@ -120,7 +120,7 @@ _WHERE: dict[str, str] = {
     "mode": "_modes",
     "builtin_peaks": "_peaks",
     "matches": "_plan",
-    "TuningIndex": "_tuning",
+    "TuningIndex": "_tuning_index",
 }
 
 

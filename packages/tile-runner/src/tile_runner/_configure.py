@@ -15,7 +15,8 @@ from typing import Any, cast
 from tile_protocol import ConfigInfo
 from tile_runner._api import Case, KernelDef, registry
 from tile_runner._axes import AxisValue
-from tile_runner._tuning import TuningIndex, bind_config, choose
+from tile_runner._tuning import bind_config, choose
+from tile_runner._tuning_index import TuningIndex
 
 __all__ = ["Configured", "configure", "with_default_config"]
 
@@ -42,8 +43,10 @@ def configure(
 ) -> Configured:
     """The configuration `case` runs with, exactly as `tile bench` and `tile test` choose it.
 
-    An override (`--tunable NAME=VALUE`), else the case's tuning entry, else the default (the
-    declared one if the constraint allows it for the case, else the first allowed one).
+    An override (`--tunable NAME=VALUE`), else the case's tuning entry (the project's files,
+    the user cache's, then those the kernel's package ships in its `tuning/` folder), else the
+    default (the declared one if the constraint allows it for the case, else the nearest
+    allowed one; `info.note` says so).
 
     Args:
         case: None for a call without a case id: the declared default, the constraint unasked.
@@ -60,7 +63,12 @@ def configure(
     if not isinstance(tuning, TuningIndex):
         tuning = TuningIndex.load([tuning] if isinstance(tuning, str | PathLike) else tuning)
     config, info = choose(
-        definition.tunables, case, overrides=overrides or {}, tuning=tuning, unit=unit
+        definition.tunables,
+        case,
+        overrides=overrides or {},
+        tuning=tuning,
+        unit=unit,
+        module=definition.module,
     )
     return Configured(bind_config(definition.fn, config), config, info)
 

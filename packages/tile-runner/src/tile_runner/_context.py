@@ -10,7 +10,7 @@ from tile_protocol import BenchSettings, InspectKind, Message, Peaks, ProfileSet
 from tile_runner._api import Case, KernelDef
 from tile_runner._inputs import case_key
 from tile_runner._timers import TimerName
-from tile_runner._tuning import TuningIndex
+from tile_runner._tuning_index import TuningIndex
 
 __all__ = ["CaseContext", "Outcome", "case_inputs"]
 

@@ -150,7 +150,7 @@ class Session:
         from tile_runner._context import CaseContext
         from tile_runner._measure import resolve_timer
         from tile_runner._peaks import builtin_peaks
-        from tile_runner._tuning import TuningIndex
+        from tile_runner._tuning_index import TuningIndex
 
         request = self.request
         device = self.devices[0] if self.devices else None
@@ -176,6 +176,7 @@ class Session:
             output_dir=request.output_dir if request.command == "build" else None,
             tuning=TuningIndex.load(
                 request.tuning_files,
+                user_paths=request.user_tuning_files,
                 device_kind=device.device_kind if device is not None else "unknown",
                 jax_version=self._jax_version(),
                 warn=lambda message: self.log("warning", message),

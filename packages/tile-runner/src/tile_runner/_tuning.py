@@ -11,27 +11,18 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from os import PathLike
-from pathlib import Path
 from typing import Any
 
-from tile_protocol import (
-    ConfigInfo,
-    ConfigSource,
-    DecodeError,
-    TuneUnit,
-    TuningEntry,
-    decode_tuning,
-)
+from tile_protocol import ConfigInfo, ConfigSource, TuneUnit
 from tile_runner._axes import Axes, AxisValue, format_value, parse_value
 from tile_runner._errors import DefinitionError, RunnerError, Skip
+from tile_runner._tuning_index import TuningIndex
 
 __all__ = [
     "Config",
     "Tunables",
-    "TuningIndex",
     "bind_config",
     "choose",
     "config_text",
@@ -105,21 +96,40 @@ class Tunables:
         return None if reason is None else str(reason) or "ruled out"
 
     def default_for(self, case: Any) -> Config:
-        """The configuration a case runs when nothing was tuned or overridden.
+        """The configuration a case runs when nothing was tuned or overridden (`default_note`
+        says why when it is not the declared default)."""
+        return self.default_note(case)[0]
 
-        The declared default when the constraint allows it for `case`, else the first allowed
-        configuration in declaration order; Skip with the default's reason when none is.
+    def default_note(self, case: Any) -> tuple[Config, str | None]:
+        """The default a case runs, and a note when the constraint rules the declared one out.
+
+        Then the nearest allowed configuration runs: the fewest steps from the default along
+        each tunable's declared values, ties to the earliest in declaration order. Skip with
+        the default's reason when the constraint allows none.
         """
         reason = self.ruled_out(case, self.default)
         if reason is None:
-            return dict(self.default)
-        allowed = next((c for c, r in self.configs(case) if r is None), None)
-        if allowed is None:
+            return dict(self.default), None
+        allowed = [c for c, r in self.configs(case) if r is None]
+        if not allowed:
             raise Skip(
                 f"tunables {config_text(self.default)} ruled out: {reason} "
                 "(and so is every other configuration)"
             )
-        return allowed
+        nearest = min(allowed, key=self._steps_from_default)
+        note = (
+            f"default {config_text(self.default)} ruled out for this case ({reason}): "
+            f"runs the nearest allowed, {config_text(nearest)}"
+        )
+        return nearest, note
+
+    def _steps_from_default(self, config: Config) -> int:
+        """How far `config` is from the default: the sum over tunables of index distances."""
+        steps = 0
+        for name in self.axes.names:
+            values = list(self.axes.values(name))
+            steps += abs(values.index(config[name]) - values.index(self.default[name]))
+        return steps
 
     def parse(self, values: Mapping[str, str], *, strict: bool) -> Config:
         """Text values (a tuning entry, a unit id, an override) as typed tunable values.
@@ -170,65 +180,6 @@ def bind_config(fn: Callable[..., Any], config: Mapping[str, AxisValue]) -> Call
     return configured
 
 
-def _warn(message: str) -> None:
-    import warnings
-
-    warnings.warn(message, RuntimeWarning, stacklevel=3)
-
-
-class TuningIndex:
-    """The tuning entries that hold on this device and JAX version, by case id."""
-
-    def __init__(self, entries: Sequence[TuningEntry] = ()) -> None:
-        self._by_case = {e.case_id: e for e in entries}
-
-    @classmethod
-    def load(
-        cls,
-        paths: Sequence[str | PathLike[str]],
-        *,
-        device_kind: str | None = None,
-        jax_version: str | None = None,
-        warn: Callable[[str], None] | None = None,
-    ) -> TuningIndex:
-        """Entries of `paths` (later files win) for `device_kind` and `jax_version`.
-
-        Both default to this process's: JAX's default device and version. A file that cannot
-        be read or parsed is warned about (`warn`, else a RuntimeWarning) and skipped: tuning
-        only chooses among correct configurations, so a run without it is slower at worst,
-        never wrong.
-        """
-        if device_kind is None or jax_version is None:
-            import jax
-
-            from tile_runner._jaxapi import devices
-
-            device_kind = device_kind or devices()[0].device_kind
-            jax_version = jax_version or jax.__version__
-        warn = warn or _warn
-        entries: dict[str, TuningEntry] = {}
-        for path in paths:
-            try:
-                doc = decode_tuning(Path(path).read_bytes())
-            except FileNotFoundError:
-                continue
-            except (OSError, DecodeError) as exc:
-                warn(f"tuning file `{path}` not used: {exc}")
-                continue
-            for entry in doc.entries:
-                if entry.device_kind != device_kind:
-                    continue
-                if entry.jax_version is not None and entry.jax_version != jax_version:
-                    continue
-                entries[entry.case_id] = entry
-        return cls(list(entries.values()))
-
-    def lookup(self, case_id: str, signature: str) -> TuningEntry | None:
-        """The entry of `case_id`, if it was tuned over these same tunables."""
-        entry = self._by_case.get(case_id)
-        return entry if entry is not None and entry.signature == signature else None
-
-
 def choose(
     tunables: Tunables | None,
     case: Any,
@@ -236,18 +187,21 @@ def choose(
     overrides: Mapping[str, str],
     tuning: TuningIndex,
     unit: Mapping[str, str] | None = None,
+    module: str | None = None,
 ) -> tuple[Config, ConfigInfo | None]:
     """Which tunable values a case runs with, and the record of where they came from.
 
-    `unit` (`tile tune`): exactly those values. Otherwise the case's tuning entry (while it
-    parses and the constraint allows it), else the default (`Tunables.default_for`); request
-    overrides then replace the values they name. Skip when the constraint rules out a unit
-    or an overridden configuration. `case` None (a direct call, no case id): the default.
+    `unit` (`tile tune`): exactly those values. Otherwise the case's tuning entry (the
+    project's, the user cache's, or the one `module`'s package ships; while it parses and the
+    constraint allows it), else the default (`Tunables.default_note`); request overrides then
+    replace the values they name. Skip when the constraint rules out a unit or an overridden
+    configuration. `case` None (a direct call, no case id): the default.
     """
     if tunables is None:
         if unit:
             raise RunnerError("this kernel declares no tunables")
         return {}, None
+    note: str | None = None
     if unit is not None:
         config: Config = {**tunables.default, **tunables.parse(unit, strict=True)}
         source: ConfigSource = "tune"
@@ -255,10 +209,10 @@ def choose(
         if reason is not None:
             raise Skip(reason)
     else:
-        config, source = _tuned(tunables, case, tuning)
+        config, source, note = _tuned(tunables, case, tuning, module)
         override = tunables.parse(overrides, strict=False)
         if override:
-            config, source = {**config, **override}, "override"
+            config, source, note = {**config, **override}, "override", None
             reason = tunables.ruled_out(case, config)
             if reason is not None:
                 raise Skip(f"tunables {config_text(config)} ruled out: {reason}")
@@ -266,20 +220,31 @@ def choose(
         values={k: format_value(v) for k, v in config.items()},
         source=source,
         signature=tunables.signature,
+        note=note,
     )
     return config, info
 
 
-def _tuned(tunables: Tunables, case: Any, tuning: TuningIndex) -> tuple[Config, ConfigSource]:
-    """The case's tuning entry, else its default; an entry that no longer parses or that the
-    constraint now rules out is as good as none."""
-    entry = None if case is None else tuning.lookup(case.id, tunables.signature)
-    if entry is not None:
+def _tuned(
+    tunables: Tunables, case: Any, tuning: TuningIndex, module: str | None
+) -> tuple[Config, ConfigSource, str | None]:
+    """The case's tuning entry, else its default, with a note when either is not plain: an
+    entry that no longer parses or that the constraint rules out is as good as none, and says
+    so."""
+    if case is None:
+        return dict(tunables.default), "default", None
+    found = tuning.find(case.id, tunables.signature, module)
+    note = found.note
+    if found.entry is not None:
+        where = f"`{found.path}`" if found.path else f"the {found.source} entry"
         try:
-            config = {**tunables.default, **tunables.parse(entry.values, strict=True)}
-        except RunnerError:
-            pass
+            config = {**tunables.default, **tunables.parse(found.entry.values, strict=True)}
+        except RunnerError as exc:
+            note = f"{where} not used: {exc}; the default runs (tune again, or fix the file)"
         else:
-            if tunables.ruled_out(case, config) is None:
-                return config, "tuned"
-    return tunables.default_for(case), "default"
+            reason = tunables.ruled_out(case, config)
+            if reason is None:
+                return config, found.source, note
+            note = f"{where} not used: {config_text(config)} is ruled out ({reason})"
+    default, ruled = tunables.default_note(case)
+    return default, "default", "; ".join(n for n in (note, ruled) if n) or None

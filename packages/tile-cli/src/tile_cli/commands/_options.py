@@ -210,6 +210,9 @@ class Flags:
         help="Seconds the tune may take; rungs get shorter to fit.")
     eta: int | None = _flag("--eta", config="tune.eta",
         help="Each rung keeps the fastest 1/ETA (default 3).")
+    user_cache: bool | None = _flag("--user-cache/--no-user-cache", config="tune.user_cache",
+        help="Also read (tune: also write) the user cache's tuning files, shared by every "
+        "project on this machine.")
     # `tile snap`
     check: bool = _flag("--check", default=False,
         help="Write nothing; exit 1 with a diff if any lowering changed.")
@@ -259,7 +262,7 @@ VERBOSE = _group("verbose")
 TRACEBACKS = _group(("verbose", "Show the traceback of each failure."))
 RUNNER = _group("case_timeout", "isolate", "compile_cache")
 """How runners run: `--case-timeout`, `--isolate`, `--compile-cache`."""
-TUNABLE = _group("tunable")
+TUNABLE = _group("tunable", "user_cache")
 LAUNCH = _group("launcher", "shards", "slurm_args")
 """Where runners start: `--launcher`, `--shards`, `--slurm-arg`."""
 SAMPLING = _group(
@@ -273,7 +276,7 @@ EXACT = _group("case_ids", "settings")
 """Exact case ids (`--case`) and any configuration key (`--set`)."""
 HISTORY = _group("device", "branch", "last", "include_dirty")
 """Which runs of the history: `--device`, `--branch`, `--last`, `--include-dirty`."""
-TUNING = _group("dry_run", "budget", "eta")
+TUNING = _group("dry_run", "budget", "eta", "user_cache")
 """How `tile tune` prunes and how long it may take."""
 SNAPSHOTS = _group("check", "update", "directory")
 """What `tile snap` does with the snapshots: record, `--check` or `--update`, and where."""

@@ -1,5 +1,6 @@
-"""What `tile tune` leaves behind: the winners in `tuning/<device>.json` (and the user cache's
-copy, where bench, test and library use find them) and one finding per case in the report."""
+"""What `tile tune` leaves behind: the winners in the project's `tuning/<device>.json` (and,
+when asked, the user cache's copy), where bench, test and library use find them, and one
+finding per case in the report."""
 
 from __future__ import annotations
 
@@ -74,7 +75,7 @@ def write_tuning(
     run_id: str,
 ) -> list[Path]:
     """Merge the winners (each decision's winning unit's result) into `tuning/<device>.json`
-    and the user cache's copy; the files written."""
+    and, with `[tune] user_cache`, the user cache's copy; the files written."""
     from tile_downloads import resolve_cache_dir
 
     if not decisions:
@@ -102,8 +103,9 @@ def write_tuning(
             )
         )
     name = f"{device_slug(device_kind)}.json"
-    targets = [resolved.resolve_path(resolved.config.tune.dir) / name,
-               resolve_cache_dir() / "tuning" / name]  # fmt: skip
+    targets = [resolved.resolve_path(resolved.config.tune.dir) / name]
+    if resolved.config.tune.user_cache:  # shared by every project: only when asked
+        targets.append(resolve_cache_dir() / "tuning" / name)
     for path in targets:
         _merge_into(path, device_kind, entries)
     return targets

@@ -5,7 +5,7 @@ constraint allows briefly (`[tune] min_runs`, `max_time`); each later rung keeps
 1/eta of every case's correct configurations and times them eta times longer; the finalists
 (at most two a case, or what is left after `[tune] rungs`) get a full `[bench]` measurement.
 Each rung is one runner session, so a configuration that crashes its runner costs only itself.
-The winner of each case (`pick`) goes to `tuning/<device>.json` and the user cache, where
+The winner of each case (`pick`) goes to `tuning/<device>.json` (the user cache too when asked), where
 `tile bench`, `tile test` and tile-pytest find it.
 """
 
