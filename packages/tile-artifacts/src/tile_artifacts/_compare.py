@@ -187,6 +187,7 @@ def compare_runs(  # noqa: PLR0913 (public call: its keyword options are documen
         variants=variants,
     )
     rows, control = _rows(baseline, current, settings)
+    rows = _with_configs(rows, baseline, current)
     counts = Counter(row.judgement for row in rows)
     status = _summary_status(counts, len(rows))
     run = RunInfo(
@@ -207,3 +208,23 @@ def compare_runs(  # noqa: PLR0913 (public call: its keyword options are documen
         rows=rows,
         summary=_summary(counts, status, control),
     )
+
+
+def _with_configs(
+    rows: list[ComparisonRow], baseline: Report | Baseline, current: Report | Baseline
+) -> list[ComparisonRow]:
+    """Each row with the tunable values its case ran with on each side, so that a row whose
+    configuration changed says so."""
+
+    def values(side: Report | Baseline) -> dict[str, dict[str, str]]:
+        return {c.case_id: dict(c.config.values) for c in side.cases if c.config is not None}
+
+    base, cur = values(baseline), values(current)
+    if not base and not cur:
+        return rows
+    return [
+        row.model_copy(
+            update={"baseline_config": base.get(row.case_id), "current_config": cur.get(row.case_id)}
+        )
+        for row in rows
+    ]

@@ -24,7 +24,13 @@ from tile_artifacts._campaign import CampaignPlan, CampaignReport
 from tile_artifacts._case_log import CaseLogRecord
 from tile_artifacts._diagnostics import JaxCacheDoc
 from tile_artifacts._errors import ArtifactError
-from tile_artifacts._models import CaseRecord, Report, StatsRecord, check_round_sizes
+from tile_artifacts._models import (
+    CaseRecord,
+    ConfigRecord,
+    Report,
+    StatsRecord,
+    check_round_sizes,
+)
 from tile_artifacts._records import CommandRecord, ComparisonRow, EventRecord, MetricRecord
 
 __all__ = [
@@ -207,13 +213,13 @@ class Versions(ArtifactModel):
 class BaselineCase(ArtifactModel):
     """One case of a baseline: what a later comparison needs, raw samples included.
 
-    `reference_interleaved`: as the report's `reference.interleaved`; `round_sizes` as the
-    report's. `run_sizes`: in a baseline pooled from several runs, how many of the samples
+    `reference_interleaved`: as the report's `reference.interleaved`; `round_sizes` and
+    `config` (the tunable values it ran with) as the report's. `run_sizes`: in a baseline pooled from several runs, how many of the samples
     each run gave, in order (None: one run).
     """
 
     added_keys: ClassVar[frozenset[str]] = frozenset(
-        {"reference_interleaved", "round_sizes", "run_sizes"}
+        {"reference_interleaved", "round_sizes", "run_sizes", "config"}
     )
 
     case_id: str
@@ -228,6 +234,7 @@ class BaselineCase(ArtifactModel):
     reference_interleaved: bool = False
     round_sizes: list[int] | None = None
     run_sizes: list[int] | None = None
+    config: ConfigRecord | None = None
 
     @model_validator(mode="after")
     def _rounds_add_up(self) -> Self:
@@ -323,6 +330,7 @@ def _baseline_case(case: CaseRecord) -> BaselineCase:
         reference_samples=case.reference.samples if case.reference else [],
         reference_interleaved=case.reference.interleaved if case.reference else False,
         round_sizes=case.round_sizes,
+        config=case.config,
     )
 
 

@@ -93,10 +93,14 @@ class ComparisonRow(ArtifactModel):
     the `ratio` judged (null on absolute rows, and in files written before tile recorded them).
     `moved_kernel` and `moved_share`: on a judged change between two runs with a per-kernel
     breakdown, the device kernel that carries most of it and its share of the change.
+    `baseline_config` and `current_config`: the tunable values each side ran with (null for a
+    kernel without tunables, or a side that did not record them); when they differ the row
+    compares two configurations, not only two versions of the code (`config_changed`).
     """
 
     added_keys: ClassVar[frozenset[str]] = frozenset(
-        {"basis", "baseline_relative", "current_relative", "moved_kernel", "moved_share"}
+        {"basis", "baseline_relative", "current_relative", "moved_kernel", "moved_share",
+         "baseline_config", "current_config"}  # fmt: skip
     )
 
     case_id: str
@@ -117,6 +121,19 @@ class ComparisonRow(ArtifactModel):
     current_relative: float | None = None
     moved_kernel: str | None = None
     moved_share: float | None = None
+    baseline_config: dict[str, str] | None = None
+    current_config: dict[str, str] | None = None
+
+    def config_changed(self) -> str | None:
+        """`block=2 -> block=4`: what changed between the sides' tunable values, when both
+        recorded them and they differ; else None."""
+        base, cur = self.baseline_config, self.current_config
+        if base is None or cur is None or base == cur:
+            return None
+        names = [n for n in {**base, **cur} if base.get(n) != cur.get(n)]
+        before = ",".join(f"{n}={base.get(n, '-')}" for n in names)
+        after = ",".join(f"{n}={cur.get(n, '-')}" for n in names)
+        return f"configuration changed: {before} -> {after}"
 
     def relative_values(self) -> tuple[str, str] | None:
         """Baseline and current as a relative row was judged, for a table (`1.38× ref`,

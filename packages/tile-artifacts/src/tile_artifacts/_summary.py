@@ -7,7 +7,7 @@ case table when there is one, and every case that failed says why, wrong output 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Final
 
 from tile_artifacts._documents import ComparisonDoc
@@ -22,6 +22,7 @@ from tile_protocol.format import (
     PRECISION_HINT,
     check_failure_reason,
     format_change_ci,
+    format_config,
     format_ci_pct,
     format_p,
     format_percent,
@@ -143,11 +144,20 @@ def _impossible_note(report: Report) -> list[str]:
     ]
 
 
+def _config_cells(report: Report) -> tuple[str, str, Callable[[CaseRecord], list[str]]]:
+    """The config column's header, alignment and cells: present only when a case of the run
+    has tunables, so that a run without any keeps its table as it was."""
+    if not any(c.config is not None for c in report.cases):
+        return "", "", lambda _: []
+    return " config |", "---|", lambda c: [f"`{format_config(c.config)}`" if c.config else MISSING]
+
+
 def _bench_rows(report: Report) -> list[str]:
     target = _target(report)
+    head, align, config = _config_cells(report)
     lines = [
-        "| case | status | time | ±CI | GB/s | TFLOP/s | ref time | speedup | ok |",
-        "|---|---|---:|---:|---:|---:|---:|---:|:---:|",
+        f"| case |{head} status | time | ±CI | GB/s | TFLOP/s | ref time | speedup | ok |",
+        f"|---|{align}---|---:|---:|---:|---:|---:|---:|:---:|",
     ]
     for case in report.cases:
         ref = case.reference
@@ -157,6 +167,7 @@ def _bench_rows(report: Report) -> list[str]:
             _row(
                 [
                     f"`{case.case_id}`",
+                    *config(case),
                     case.status,
                     format_seconds(s.median if s is not None else None),
                     f"{ci} {_FLAG}" if _missed(case, target) else ci,
@@ -172,15 +183,16 @@ def _bench_rows(report: Report) -> list[str]:
 
 
 def _test_rows(report: Report) -> list[str]:
+    head, align, config = _config_cells(report)
     lines = [
-        "| case | status | max abs err | rel L2 err | tol | ok |",
-        "|---|---|---:|---:|---:|:---:|",
+        f"| case |{head} status | max abs err | rel L2 err | tol | ok |",
+        f"|---|{align}---|---:|---:|---:|:---:|",
     ]
     for case in report.cases:
         c = case.check
         errs = [MISSING] * 3 if c is None else [_number(c.max_abs_err), _number(c.rel_l2_err),
                                                 _number(c.tol)]  # fmt: skip
-        lines.append(_row([f"`{case.case_id}`", case.status, *errs, _ok(case)]))
+        lines.append(_row([f"`{case.case_id}`", *config(case), case.status, *errs, _ok(case)]))
     return lines
 
 
@@ -316,6 +328,8 @@ def render_comparison_markdown(doc: ComparisonDoc) -> str:
         judgement = _JUDGEMENT_MARK[row.judgement]
         if row.reason and row.judgement in ("inconclusive", "not_comparable"):
             judgement += f" ({row.reason})"
+        if (changed := row.config_changed()) is not None:
+            judgement += f"; {changed}"
         shown = row.relative_values() or (value(row.baseline_value), value(row.current_value))
         cells = [
             f"`{row.case_id}`",

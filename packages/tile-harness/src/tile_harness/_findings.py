@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Final
 
 from tile_harness._calibration import accelerator_calibration
+from tile_harness._config_notes import configuration_notes
 from tile_harness._noticed import Noticed, Priority, RunFacts, Severity
 from tile_harness._plausible import (
     CPU_NO_PEAKS,
@@ -309,6 +310,7 @@ _RULES: Final[tuple[Callable[[RunFacts], Iterable[Noticed]], ...]] = (
     _throttling,
     _noise,
     _peaks,
+    configuration_notes,
 )
 
 

@@ -18,8 +18,11 @@ __all__ = [
     "PRECISION_CATEGORY",
     "PRECISION_HINT",
     "CheckLike",
+    "ConfigLike",
     "check_failure_reason",
+    "config_source_label",
     "format_bytes",
+    "format_config",
     "format_change",
     "format_change_ci",
     "format_ci_pct",
@@ -196,3 +199,39 @@ def missed_precision(
     if low is None or high is None:
         return True
     return (high - low) / 2 / abs(center) > target
+
+
+class ConfigLike(Protocol):
+    """A case's tunable configuration: `ConfigInfo` on the wire, `ConfigRecord` in a report."""
+
+    @property
+    def values(self) -> dict[str, str]: ...
+    @property
+    def source(self) -> str: ...
+    @property
+    def note(self) -> str | None: ...
+
+
+_SOURCE_LABELS: Final = {
+    "default": "default",
+    "tuned": "project tuning",
+    "user_cache": "user cache",
+    "shipped": "shipped",
+    "override": "--tunable",
+    "tune": "tune",
+}
+
+
+def config_source_label(source: str) -> str:
+    """Where a configuration came from, as every table names it."""
+    return _SOURCE_LABELS.get(source, source)
+
+
+def format_config(config: ConfigLike | None) -> str:
+    """`block_rows=4,num_warps=8 (project tuning)`: the values a case ran with and where they
+    came from, `*` after the source when a note says more (`-`: a kernel without tunables)."""
+    if config is None:
+        return MISSING
+    values = ",".join(f"{k}={v}" for k, v in config.values.items())
+    mark = "*" if config.note else ""
+    return f"{values} ({config_source_label(config.source)}{mark})"

@@ -53,6 +53,8 @@ def _tip(row: ta.compare.ComparisonRow) -> str:
         lines.append(f"p = {row.p_value:.2g}")
     if row.reason:
         lines.append(row.reason)
+    if (changed := row.config_changed()) is not None:
+        lines.append(changed)
     return "\n".join(lines)
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import tile_artifacts as ta
-from tile_protocol.format import format_seconds
+from tile_protocol.format import format_config, format_seconds
 from tile_report._accounting import accounting_plot, case_accounting, kernels_plot
 from tile_report._inputs import Accounting, ConfigValue, RunData
 from tile_report._roofline import BEYOND
@@ -163,11 +163,14 @@ def _impossible_legend(report: ta.Report) -> str:
 def overview_section(report: ta.Report) -> str:
     """One row per case: status, time with its CI, rates, reference, roofline, check."""
     rows: list[list[str]] = []
+    # A run with tunable kernels shows the values each case ran with and where they came from.
+    tuned = any(c.config is not None for c in report.cases)
     for i, c in enumerate(report.cases):
         s, ref = c.stats, c.reference
         rows.append(
             [
                 f'<a href="#{case_anchor(i)}"><code>{esc(c.case_id)}</code></a>',
+                *([f"<code>{esc(format_config(c.config))}</code>"] if tuned else []),
                 badge(c.status),
                 esc(format_seconds(s.median) if s else "–"),
                 _ci_pct(s),
@@ -182,6 +185,7 @@ def overview_section(report: ta.Report) -> str:
         )
     headers = [
         "case",
+        *(["config"] if tuned else []),
         "status",
         "time",
         "±CI",
@@ -277,6 +281,8 @@ def _facts(c: ta.CaseRecord) -> str:
                 None if s is None else f"{s.outliers_mild} mild, {s.outliers_severe} severe",
             ),
             ("rounds", None if c.round_sizes is None else " + ".join(map(str, c.round_sizes))),
+            ("config", None if c.config is None else format_config(c.config)),
+            ("config note", None if c.config is None else c.config.note),
             (
                 "work",
                 None

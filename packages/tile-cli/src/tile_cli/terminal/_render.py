@@ -20,6 +20,7 @@ from tile_cli.terminal._tables import (
     BenchRows,
     accounting_tables,
     bench_tables,
+    config_notes,
     impossible_notice,
     precision_notice,
     roofline_legend,
@@ -136,6 +137,8 @@ def render_suite(
         err.print(notice, markup=False, style="yellow", soft_wrap=True)
     if command == "bench" and (notice := impossible_notice(rows)) is not None:
         err.print(notice, markup=False, style="bold red", soft_wrap=True)
+    for line in config_notes([*bench, *tests]):
+        err.print(line, markup=False, style="yellow", soft_wrap=True)
     for line in diagnostic_lines(results.diagnostics):
         err.print(line, markup=False, style="yellow", soft_wrap=True)
     err.print(results.headline(), markup=False, soft_wrap=True)

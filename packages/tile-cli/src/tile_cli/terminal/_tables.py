@@ -22,6 +22,7 @@ from tile_cli.terminal._layout import Column, fit_tables
 from tile_harness import CPU_NO_PEAKS, CPU_PEAKS_HINT, beyond_roof
 from tile_protocol.format import (
     PRECISION_HINT,
+    format_config,
     format_ci_pct,
     format_percent,
     format_rate,
@@ -34,6 +35,7 @@ __all__ = [
     "BenchRows",
     "accounting_tables",
     "bench_tables",
+    "config_notes",
     "impossible_notice",
     "precision_notice",
     "roofline_legend",
@@ -91,16 +93,20 @@ def missed(result: tp.BenchResult, target: float | None) -> bool:
     return missed_precision(s.ci_low, s.ci_high, s.median, target, s.stop_reason)
 
 
-def _bench_columns(verbose: int) -> list[Column]:
+def _bench_columns(verbose: int, *, config: bool = False) -> list[Column]:
+    """The bench table's columns; `config`: a column for the tunable values each case ran."""
     names = ["time", "±CI", "GB/s", "TFLOP/s", "ref time", "speedup", "%peak", "bound", "ok"]
     if verbose >= 1:
         names += ["n", "stop", "timer", "compile"]
     if verbose >= 2:
         names += ["p5", "p95", "MAD", "outliers"]
-    return [Column("case", "left"), *(Column(n) for n in names)]
+    first = [Column("case", "left"), *([Column("config", "left")] if config else [])]
+    return [*first, *(Column(n) for n in names)]
 
 
-def _result_row(r: tp.BenchResult, verbose: int, target: float | None) -> list[str | Text]:
+def _result_row(
+    r: tp.BenchResult, verbose: int, target: float | None, *, config: bool = False
+) -> list[str | Text]:
     s = r.stats
     ci = format_ci_pct(s.ci_low, s.ci_high, s.median)
     ci_cell = Text(f"{ci} {FLAG}", style="yellow") if missed(r, target) else Text(ci)
@@ -108,6 +114,7 @@ def _result_row(r: tp.BenchResult, verbose: int, target: float | None) -> list[s
     ref = r.reference
     row: list[str | Text] = [
         Text(_short_id(r.case_id, r.kernel)),
+        *([Text(format_config(r.config))] if config else []),
         format_seconds(s.median),
         ci_cell,
         format_rate(r.throughput.gbps),
@@ -148,14 +155,17 @@ def bench_tables(rows: BenchRows, *, verbose: int, plain: bool, width: int) -> l
     planned = list(rows.planned) or [
         tp.CaseInfo(case_id=r.case_id, kernel=r.kernel) for r in rows.results
     ]
-    columns = _bench_columns(verbose)
     tables: list[RenderableType] = []
-    for kernel, infos in groupby(sorted(planned, key=lambda c: c.kernel), key=lambda c: c.kernel):
+    for kernel, group in groupby(sorted(planned, key=lambda c: c.kernel), key=lambda c: c.kernel):
+        infos = list(group)
+        # A kernel with tunables shows the values each case ran with, and where they came from.
+        config = any((r := by_id.get(i.case_id)) is not None and r.config for i in infos)
+        columns = _bench_columns(verbose, config=config)
         cells: list[list[str | Text]] = []
         for info in infos:
             result = by_id.get(info.case_id)
             if result is not None:
-                cells.append(_result_row(result, verbose, rows.target_precision))
+                cells.append(_result_row(result, verbose, rows.target_precision, config=config))
             elif (failure := failed.get(info.case_id)) is not None:
                 cells.append(_failed_row(info, failure, columns))
         if cells:
@@ -188,6 +198,12 @@ def impossible_notice(rows: BenchRows) -> str | None:
     )
 
 
+def config_notes(results: Iterable[tp.BenchResult | tp.TestResult]) -> list[str]:
+    """One line for stderr per case whose config cell has a `*`: which values ran and why (a
+    default the constraint ruled out, a tuning entry not used)."""
+    return [f"* {r.case_id}: {r.config.note}" for r in results if r.config and r.config.note]
+
+
 def roofline_legend(rows: BenchRows) -> str | None:
     """The line under the tables of a CPU run whose %peak and bound are empty for want of peaks."""
     if rows.backend != "cpu" or all(r.roofline.peak_source for r in rows.results):
@@ -198,15 +214,19 @@ def roofline_legend(rows: BenchRows) -> str | None:
 def test_tables(
     results: Iterable[tp.TestResult], *, plain: bool, width: int
 ) -> list[RenderableType]:
-    """One row per checked case: errors against the tolerance."""
-    columns = [Column("case", "left"), *(Column(n) for n in
-               ("max abs err", "rel L2 err", "tol", "ok"))]  # fmt: skip
+    """One row per checked case: errors against the tolerance (and the tunable values each
+    case ran with, when any case has them)."""
+    results = list(results)
+    config = any(r.config for r in results)
+    columns = [Column("case", "left"), *([Column("config", "left")] if config else []),
+               *(Column(n) for n in ("max abs err", "rel L2 err", "tol", "ok"))]  # fmt: skip
     cells: list[Sequence[str | Text]] = []
     for r in results:
         c = r.check
         cells.append(
             [
                 Text(r.case_id),
+                *([Text(format_config(r.config))] if config else []),
                 f"{c.max_abs_err:.3g}" if c.max_abs_err is not None else "-",
                 f"{c.rel_l2_err:.3g}" if c.rel_l2_err is not None else "-",
                 f"{c.tol:.3g}" if c.tol is not None else "-",
