@@ -58,3 +58,125 @@ def test_sigterm_saves_the_tune_run_directory(tmp_path: Path, project: MakeProje
     report = json.loads((out / "report.json").read_text())
     assert report["run"]["status"] == "interrupted"
     assert (out / "artifact_manifest.json").exists()
+
+
+def test_tune_keeps_to_the_project_unless_the_user_cache_is_asked_for(
+    tile: TileRun, project: MakeProject, tmp_path: Path
+) -> None:
+    cache = tmp_path / "cache"
+    env = {"TILE_CACHE_DIR": str(cache)}
+    root = project(["tunable.py"], FAST)
+    assert tile("tune", "--kernel", "fx/reps", cwd=root, env=env).returncode == 0
+    assert (root / "tuning" / "cpu.json").exists()
+    assert not (cache / "tuning").exists()  # another project's bench is not changed by it
+    shared = tile("tune", "--kernel", "fx/reps", "--user-cache", cwd=root, env=env)
+    assert shared.returncode == 0, shared.stderr
+    assert _entries(cache / "tuning" / "cpu.json")["fx/reps[n=512]"]["values"]["reps"] == "1"
+
+    other = project(["tunable.py"], FAST, name="other")
+    for flags, source in (((), "default"), (("--user-cache",), "user_cache")):
+        out = tmp_path / f"bench-{source}"
+        proc = tile("bench", "--kernel", "fx/reps", *flags, "-o", str(out), cwd=other, env=env)
+        assert proc.returncode == 0, proc.stderr
+        [case] = json.loads((out / "report.json").read_text())["cases"]
+        assert case["config"]["source"] == source
+        label = {"default": "(default)", "user_cache": "(user cache)"}[source]
+        assert label in proc.stdout  # the terminal table's config column
+        assert label in (out / "summary.md").read_text()
+
+
+def _shipping_project(root: Path, device_kind: str) -> Path:
+    """A project whose kernel package `shipkit` ships `tuning/<device>.json` for fx/reps."""
+    from tile_protocol import TuningEntry, TuningFile, encode_tuning
+    from tile_runner._tuning import Tunables
+
+    import tile_runner as tile
+
+    package = root / "shipkit"
+    (package / "tuning").mkdir(parents=True)
+    source = (Path(__file__).parent / "fixtures" / "tunable.py").read_text()
+    (package / "__init__.py").write_text(source)
+    axes = tile.axes(reps=[1, 8, 64], variant=["right", "wrong"])
+    entry = TuningEntry(
+        kernel="fx/reps",
+        case_id="fx/reps[n=512]",
+        signature=Tunables.declare("fx/reps", axes, None, None).signature,
+        device_kind=device_kind,
+        jax_version="0.0.1",  # a package's tuning holds on any JAX version
+        values={"reps": "1", "variant": "right"},
+    )
+    doc = TuningFile(device_kind=device_kind, entries=[entry])
+    (package / "tuning" / "shipped.json").write_bytes(encode_tuning(doc))
+    (root / "tile.toml").write_text('[project]\nmodules = ["shipkit"]\n' + FAST)
+    return root
+
+
+def test_a_package_ships_tuning_and_every_view_names_the_source(
+    tile: TileRun, tmp_path: Path
+) -> None:
+    root = _shipping_project(tmp_path / "ships", "cpu")
+    shipped, override = tmp_path / "shipped", tmp_path / "override"
+    proc = tile("bench", "--kernel", "fx/reps", "-o", str(shipped), cwd=root)
+    assert proc.returncode == 0, proc.stderr
+    [case] = json.loads((shipped / "report.json").read_text())["cases"]
+    assert case["config"]["source"] == "shipped"
+    assert case["config"]["values"] == {"reps": "1", "variant": "right"}
+    # Used on another JAX version than it was tuned with, and marked `*` for it.
+    assert "made with jax 0.0.1" in case["config"]["note"]
+    assert "reps=1,variant=right (shipped*)" in proc.stdout
+    assert "reps=1,variant=right (shipped*)" in (shipped / "summary.md").read_text()
+    report = tile("report", str(shipped), "-o", str(tmp_path / "r.html"), cwd=root)
+    assert report.returncode == 0, report.stderr
+    assert "reps=1,variant=right (shipped*)" in (tmp_path / "r.html").read_text()
+
+    proc = tile("bench", "--kernel", "fx/reps", "--tunable", "reps=8", "-o", str(override),
+                cwd=root)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "reps=8,variant=right (--tunable)" in proc.stdout
+    compared = tile("compare", str(shipped), str(override), cwd=root)
+    assert "configuration changed: reps=1 -> reps=8" in compared.stdout, compared.stdout
+    doc = tile("compare", str(shipped), str(override), "--format", "json", cwd=root)
+    [row] = json.loads(doc.stdout)["rows"]
+    assert row["baseline_config"]["reps"] == "1" and row["current_config"]["reps"] == "8"
+
+
+def test_a_device_without_shipped_tuning_runs_the_default_and_says_so(
+    tile: TileRun, tmp_path: Path
+) -> None:
+    root = _shipping_project(tmp_path / "elsewhere", "NVIDIA H200")
+    out = tmp_path / "run"
+    proc = tile("bench", "--kernel", "fx/reps", "-o", str(out), cwd=root)
+    assert proc.returncode == 0, proc.stderr
+    [case] = json.loads((out / "report.json").read_text())["cases"]
+    assert case["config"]["source"] == "default"
+    assert case["config"]["values"]["reps"] == "8"
+    assert "ships tuning for NVIDIA H200, none for cpu" in case["config"]["note"]
+    assert "reps=8,variant=right (default*)" in proc.stdout
+    assert "* fx/reps[n=512]: its package ships tuning for NVIDIA H200" in proc.stderr
+
+
+def test_a_tuning_file_edited_out_of_the_tunables_is_a_finding_then_a_refusal_to_tune(
+    tile: TileRun, project: MakeProject, tmp_path: Path
+) -> None:
+    root = project(["tunable.py"], FAST)
+    assert tile("tune", "--kernel", "fx/reps", cwd=root).returncode == 0
+    path = root / "tuning" / "cpu.json"
+    path.write_text(path.read_text().replace('"reps": "1"', '"reps": "3"'))
+    out = tmp_path / "run"
+    proc = tile("bench", "--kernel", "fx/reps", "-o", str(out), cwd=root)
+    assert proc.returncode == 0, proc.stderr  # measured with the default, nothing lost
+    assert "not used: reps=3 is not among its values (1, 8, 64)" in proc.stderr
+    report = json.loads((out / "report.json").read_text())
+    [case] = report["cases"]
+    assert case["config"]["source"] == "default" and case["status"] == "success"
+    [finding] = [f for f in report["findings"] if f["category"] == "tuning"]
+    assert "reps=3 is not among its values" in finding["evidence"][0]
+
+    path.write_text("{not json")
+    runs = root / ".tile" / "runs"
+    before = sorted(runs.iterdir()) if runs.exists() else []
+    refused = tile("tune", "--kernel", "fx/reps", cwd=root)
+    assert refused.returncode == 2, refused.stderr
+    assert f"tuning file `{path}` cannot be read" in refused.stderr
+    assert "hint:" in refused.stderr and "Traceback" not in refused.stderr
+    assert (sorted(runs.iterdir()) if runs.exists() else []) == before  # nothing started

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from tile_config import ResolvedConfig
     from tile_harness.tune._pick import Decision
 
-__all__ = ["tune_findings", "write_tuning"]
+__all__ = ["check_tuning_files", "tune_findings", "write_tuning"]
 
 
 def tune_findings(
@@ -76,8 +76,6 @@ def write_tuning(
 ) -> list[Path]:
     """Merge the winners (each decision's winning unit's result) into `tuning/<device>.json`
     and, with `[tune] user_cache`, the user cache's copy; the files written."""
-    from tile_downloads import resolve_cache_dir
-
     if not decisions:
         return []
     device_kind = hello.devices[0].device_kind if hello and hello.devices else "unknown"
@@ -103,12 +101,37 @@ def write_tuning(
             )
         )
     name = f"{device_slug(device_kind)}.json"
-    targets = [resolved.resolve_path(resolved.config.tune.dir) / name]
-    if resolved.config.tune.user_cache:  # shared by every project: only when asked
-        targets.append(resolve_cache_dir() / "tuning" / name)
+    targets = [folder / name for folder in _targets(resolved)]
     for path in targets:
         _merge_into(path, device_kind, entries)
     return targets
+
+
+def _targets(resolved: ResolvedConfig) -> list[Path]:
+    """The folders a tune writes into: the project's, and the user cache's when asked."""
+    from tile_downloads import resolve_cache_dir
+
+    folders = [resolved.resolve_path(resolved.config.tune.dir)]
+    if resolved.config.tune.user_cache:  # shared by every project: only when asked
+        folders.append(resolve_cache_dir() / "tuning")
+    return folders
+
+
+def check_tuning_files(resolved: ResolvedConfig) -> None:
+    """Refuse to start a tune whose winners could not be merged into its tuning files: each
+    existing file must parse (a file edited by hand into something else is found before
+    anything is measured, not after)."""
+    for folder in _targets(resolved):
+        for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+            try:
+                tp.decode_tuning(path.read_bytes())
+            except (OSError, tp.DecodeError) as exc:
+                raise CliError(
+                    f"tuning file `{path}` cannot be read: {exc}",
+                    hint="fix the file (it is JSON: `tile.tuning` schema), or remove it to "
+                    "have `tile tune` write it anew",
+                    code=ExitCode.USAGE,
+                ) from None
 
 
 def _merge_into(path: Path, device_kind: str, entries: list[tp.TuningEntry]) -> None:

@@ -33,7 +33,7 @@ from tile_harness._run_dir import open_run
 from tile_harness._runners import make_session
 from tile_harness._sinks import Relay
 from tile_harness._undone import is_undone
-from tile_harness.tune._files import tune_findings, write_tuning
+from tile_harness.tune._files import check_tuning_files, tune_findings, write_tuning
 from tile_harness.tune._pick import Decision, Measured, keep_fastest, pick
 from tile_protocol.format import format_seconds
 
@@ -278,6 +278,7 @@ class Tuner:
         *,
         output_dir: Path | None,
     ) -> None:
+        check_tuning_files(resolved)
         self.resolved = resolved
         self.say = say
         self.recorder = RunRecorder(open_run("tune", resolved, output_dir, sys.argv), ui=display)
