@@ -67,6 +67,7 @@ def test_tune_picks_the_fastest_correct_configuration_and_bench_uses_it(
         "values": {"reps": "8", "variant": "right"},
         "source": "override",
         "signature": case["config"]["signature"],
+        "note": None,
     }
 
 

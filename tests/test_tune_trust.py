@@ -8,6 +8,7 @@ import json
 import signal
 import subprocess
 from pathlib import Path
+from typing import Any
 
 from support import MakeProject, TileRun, tile_argv, tile_env, wait_for
 
@@ -17,7 +18,7 @@ FAST = (
 )
 
 
-def _entries(path: Path) -> dict[str, dict[str, object]]:
+def _entries(path: Path) -> dict[str, dict[str, Any]]:
     doc = json.loads(path.read_text())
     return {e["case_id"]: e for e in doc["entries"]}
 
@@ -87,10 +88,9 @@ def test_tune_keeps_to_the_project_unless_the_user_cache_is_asked_for(
 
 def _shipping_project(root: Path, device_kind: str) -> Path:
     """A project whose kernel package `shipkit` ships `tuning/<device>.json` for fx/reps."""
+    import tile_runner as tile
     from tile_protocol import TuningEntry, TuningFile, encode_tuning
     from tile_runner._tuning import Tunables
-
-    import tile_runner as tile
 
     package = root / "shipkit"
     (package / "tuning").mkdir(parents=True)

@@ -224,7 +224,10 @@ def _with_configs(
         return rows
     return [
         row.model_copy(
-            update={"baseline_config": base.get(row.case_id), "current_config": cur.get(row.case_id)}
+            update={
+                "baseline_config": base.get(row.case_id),
+                "current_config": cur.get(row.case_id),
+            }
         )
         for row in rows
     ]

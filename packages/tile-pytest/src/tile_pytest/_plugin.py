@@ -58,9 +58,7 @@ class _State:
             from tile_pytest._kernel import Configurations
 
             settings = self.settings()
-            self._configurations = Configurations(
-                settings.tuning_files, settings.user_tuning_files
-            )
+            self._configurations = Configurations(settings.tuning_files, settings.user_tuning_files)
         return self._configurations
 
     def settings(self) -> Settings:

@@ -22,8 +22,8 @@ from tile_cli.terminal._layout import Column, fit_tables
 from tile_harness import CPU_NO_PEAKS, CPU_PEAKS_HINT, beyond_roof
 from tile_protocol.format import (
     PRECISION_HINT,
-    format_config,
     format_ci_pct,
+    format_config,
     format_percent,
     format_rate,
     format_ratio,

@@ -11,13 +11,13 @@ declared order of the tunables' values).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import tile_protocol as tp
 
-__all__ = ["Decision", "Measured", "keep_fastest", "pick"]
+__all__ = ["Decision", "Measured", "cut_short", "keep_fastest", "pick", "unfinished_cases"]
 
 DecidedBy = Literal["faster", "tie_default", "tie_simplest", "only"]
 
@@ -126,3 +126,31 @@ def pick(finalists: Sequence[Measured], *, noise_floor_pct: float, alpha: float)
         tied=[m.unit_id for m in tied],
         reason=reason,
     )
+
+
+def cut_short(decision: Decision, rung: int | None) -> Decision:
+    """`decision` with its reason saying it stands on rung `rung`'s timings (None: unchanged)."""
+    if rung is None:
+        return decision
+    why = f"--budget ran out after rung {rung}: decided on that rung's shorter timings; "
+    return replace(decision, reason=why + decision.reason)
+
+
+def unfinished_cases(
+    allowed: Mapping[str, int], decisions: Mapping[str, Decision], cut_short: int | None
+) -> dict[str, str]:
+    """Each case the tune could not finish, with why (in plan order)."""
+    out: dict[str, str] = {}
+    for case_id, n in allowed.items():
+        if case_id not in decisions:
+            out[case_id] = (
+                "no configuration allowed by the constraint"
+                if n == 0
+                else "no correct configuration was measured"
+            )
+        elif cut_short is not None:
+            out[case_id] = (
+                f"decided on rung {cut_short}'s timings: --budget ran out before the "
+                "full measurement"
+            )
+    return out

@@ -16,7 +16,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -34,7 +34,14 @@ from tile_harness._runners import make_session
 from tile_harness._sinks import Relay
 from tile_harness._undone import is_undone
 from tile_harness.tune._files import check_tuning_files, tune_findings, write_tuning
-from tile_harness.tune._pick import Decision, Measured, keep_fastest, pick
+from tile_harness.tune._pick import (
+    Decision,
+    Measured,
+    cut_short,
+    keep_fastest,
+    pick,
+    unfinished_cases,
+)
 from tile_protocol.format import format_seconds
 
 if TYPE_CHECKING:
@@ -51,7 +58,6 @@ __all__ = [
     "estimate_s",
     "finish",
     "parse_units",
-    "unfinished_cases",
     "progress_line",
     "rung_settings",
 ]
@@ -365,7 +371,7 @@ def finish(resolved: ResolvedConfig, recorder: RunRecorder, state: TuneState) ->
     for case_id, found in measured(state, state.finalists).items():
         decision = pick(found, noise_floor_pct=cfg.noise_floor, alpha=cfg.alpha)
         if decision is not None:
-            decisions[case_id] = _cut_short(decision, state.cut_short)
+            decisions[case_id] = cut_short(decision, state.cut_short)
     planned = state.plan.cases if state.plan else []
     unfinished = unfinished_cases(allowed_counts(planned, state.units), decisions, state.cut_short)
     recorder.results.findings.extend(tune_findings(decisions, state.dropped, unfinished))
@@ -382,29 +388,3 @@ def finish(resolved: ResolvedConfig, recorder: RunRecorder, state: TuneState) ->
         code = int(ExitCode.FAILED) if missing else int(ExitCode.OK)
     return TuneEnded(decisions, list(written), recorder.run_dir, len(recorder.results.planned),
                      failures, code, unfinished)  # fmt: skip
-
-
-def _cut_short(decision: Decision, rung: int | None) -> Decision:
-    """`decision` with its reason saying it stands on rung `rung`'s timings (None: unchanged)."""
-    if rung is None:
-        return decision
-    why = f"--budget ran out after rung {rung}: decided on that rung's shorter timings; "
-    return replace(decision, reason=why + decision.reason)
-
-
-def unfinished_cases(
-    allowed: Mapping[str, int], decisions: Mapping[str, Decision], cut_short: int | None
-) -> dict[str, str]:
-    """Each case the tune could not finish, with why (in plan order)."""
-    out: dict[str, str] = {}
-    for case_id, n in allowed.items():
-        if case_id not in decisions:
-            out[case_id] = (
-                "no configuration allowed by the constraint"
-                if n == 0
-                else "no correct configuration was measured"
-            )
-        elif cut_short is not None:
-            out[case_id] = f"decided on rung {cut_short}'s timings: --budget ran out before the "\
-                "full measurement"
-    return out
