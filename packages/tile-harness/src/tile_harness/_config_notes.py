@@ -16,17 +16,18 @@ def configuration_notes(x: RunFacts) -> Iterable[Noticed]:
     noted = [(c.case_id, c.config.note) for c in x.report.cases if c.config and c.config.note]
     if not noted:
         return
-    # An entry that was there and could not be used is a file to fix or a tune to redo; a
-    # default the constraint moved is the kernel's own rule at work.
-    unused = any("not used" in note or "the default runs" in note for _, note in noted)
+    # An entry that is there for this device and could not be used is a file to fix or a tune
+    # to redo; a default the constraint moved, or no tuning for this device, is expected.
+    stale = ("not used", "with jax", "other tunable values")
+    redo = any(any(word in note for word in stale) for _, note in noted)
     yield Noticed(
-        "low" if unused else "info",
+        "low" if redo else "info",
         "tuning",
         f"{len(noted)} case(s) run a configuration other than their tuned or declared one"
-        if unused
-        else f"{len(noted)} case(s) run the nearest configuration their constraint allows",
+        if redo
+        else f"{len(noted)} case(s) run their default or the nearest one their constraint allows",
         [f"{case_id}: {note}" for case_id, note in noted],
         "the config column marks these cases with `*`; each note says which values ran and why",
-        "tune them on this device and JAX version: `tile tune -k CASE`" if unused else None,
+        "tune them on this device and JAX version: `tile tune -k CASE`" if redo else None,
         "low",
     )
