@@ -177,7 +177,8 @@ class TuningIndex:
         ships tuning for (read once per package)."""
         package = module.partition(".")[0]
         if package not in self._shipped:
-            folder = shipped_dir(module)
+            # Without a known device kind (an index built from entries) nothing shipped holds.
+            folder = shipped_dir(module) if self._device_kind is not None else None
             files = sorted(folder.glob("*.json")) if folder is not None else []
             kinds: list[str] = []
             for path in files:
