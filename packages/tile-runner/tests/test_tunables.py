@@ -11,7 +11,8 @@ import tile_runner as tile
 from tile_protocol import BenchSettings, Message
 from tile_runner._case import run_case
 from tile_runner._context import CaseContext
-from tile_runner._tuning import Tunables, TuningIndex, choose, unit_id
+from tile_runner._tuning import Tunables, choose, unit_id
+from tile_runner._tuning_index import TuningIndex
 
 AXES = tile.axes(block=[1, 2, 4], warps=[4, 8])
 

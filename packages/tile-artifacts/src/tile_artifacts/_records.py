@@ -99,8 +99,15 @@ class ComparisonRow(ArtifactModel):
     """
 
     added_keys: ClassVar[frozenset[str]] = frozenset(
-        {"basis", "baseline_relative", "current_relative", "moved_kernel", "moved_share",
-         "baseline_config", "current_config"}  # fmt: skip
+        {
+            "basis",
+            "baseline_relative",
+            "current_relative",
+            "moved_kernel",
+            "moved_share",
+            "baseline_config",
+            "current_config",
+        }
     )
 
     case_id: str
