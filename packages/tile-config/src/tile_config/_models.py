@@ -176,8 +176,7 @@ class TuneConfig(_Model):
     budget: _PositiveFloat | None = None
     """Wall seconds a tune may take (`--budget`); rungs get shorter to fit."""
     user_cache: bool = False
-    """Also read (and `tile tune` also write) `tuning/` in the user cache, which every project
-    on the machine shares (`--user-cache`); off, a tune changes only this project."""
+    """Also use the machine-wide user cache's `tuning/` (`--user-cache`); off: this project only."""
 
 
 class OutputConfig(_Model):
