@@ -44,8 +44,7 @@ Timer = Literal["auto", "cupti", "wall", "batched"]
 ArchiveKind = Literal["zip", "tar", "tar.gz"]
 LauncherKind = Literal["local", "slurm"]
 CompareBasis = Literal["auto", "absolute", "relative"]
-KernelMode = Literal["fwd", "bwd", "fwd_bwd", "all"]
-"""A mode a campaign's `[select] modes` may name, as `--mode` (tile-protocol's `ModeChoice`)."""
+KernelMode = Literal["fwd", "bwd", "fwd_bwd", "all"]  # `[select] modes`: as `--mode`
 
 _Text = Annotated[str, Field(min_length=1)]
 _PositiveFloat = Annotated[float, Field(gt=0)]
