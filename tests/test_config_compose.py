@@ -88,7 +88,8 @@ def test_bench_header_verbose_env_and_key_value_overrides(
     proc = tile("bench", "-k", "square", "bench.warmup_runs=2", env={"TILE_VERBOSE": "1"},
                 cwd=root)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
-    header = proc.stderr.splitlines()[0]
+    # After the start-up line (`tile bench · starting the runner`), the header names the device.
+    header = next(line for line in proc.stderr.splitlines() if line.startswith("tile bench on"))
     assert header.startswith("tile bench on cpu (cpu ×1) · timer auto → wall · warmup 2 ·")
     assert "runs 5-1000 · max time 50.0 ms · precision ±1% · warm" in header
     table_header = next(line for line in proc.stdout.splitlines() if "TFLOP/s" in line)

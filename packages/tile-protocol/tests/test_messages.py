@@ -38,6 +38,8 @@ EXAMPLES: list[p.Message] = [
     ),
     p.Plan(command="test", cases=[p.CaseInfo(case_id="k[n=1]", kernel="k", params={"n": "1"})]),
     p.CaseStart(case_id="k[n=1]", index=0, total=1),
+    p.Progress(step="sample", case_id="k[n=1]"),
+    p.Progress(step="compile", case_id="k[n=1]", done=3, total=12, seq=4),
     p.BenchResult(
         case_id="k[n=1]",
         kernel="k",

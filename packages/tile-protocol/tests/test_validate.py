@@ -159,6 +159,7 @@ def test_a_hello_with_another_token_is_foreign() -> None:
         ),
         ([HELLO, p.Done(ok=True, elapsed_s=1.0), p.Log(message="x")], "after `done`", None),
         ([HELLO, p.RunRequest(command="bench")], "goes to the runner", None),
+        ([HELLO, plan("a"), p.Progress(step="compile", case_id="z")], "`z` is not in", None),
     ],
 )
 def test_each_rule_names_what_broke_it(
@@ -171,6 +172,18 @@ def test_each_rule_names_what_broke_it(
     assert why in bad[0].reason
     assert bad[0].case_id == case_id
     assert bad[0].describe().startswith(f"runner sent an invalid {bad[0].kind}: ")
+
+
+def test_progress_steps_of_planned_cases_are_believed() -> None:
+    steps: list[p.Message] = [
+        p.Progress(step="compile", case_id="a", done=0, total=2),
+        p.Progress(step="compile", case_id="b", done=1, total=2),
+    ]
+    for step in p.STEPS:
+        steps.append(p.Progress(step=step, case_id="a"))
+    stream = good("a", "b")
+    _, verdicts = feed(stamp([*stream[:2], *steps, *stream[2:]]))
+    assert reasons(verdicts) == []
 
 
 def test_a_restart_may_leave_cases_and_a_requested_unknown_case_may_fail() -> None:

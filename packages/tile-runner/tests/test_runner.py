@@ -24,6 +24,7 @@ from tile_protocol import (
     InputFile,
     Log,
     Plan,
+    Progress,
     StreamDecoder,
 )
 
@@ -393,3 +394,27 @@ def test_pin_to_one_core_in_a_real_process() -> None:
         "--xla_cpu_multi_thread_eigen=false",
         "intra_op_parallelism_threads=1",
     ]
+
+
+def test_progress_names_each_step_of_each_case_when_asked(runner: Any, tmp_path: Path) -> None:
+    request = {
+        **_bench_request(tmp_path / "jaxcache", {}, cold=False),
+        "paths": [str(GOOD)],
+        "modules": [],
+        "kernels": ["fx/scale"],
+        "cache_explain": False,
+        "progress": True,
+    }
+    run = runner(request)
+    steps: dict[str, list[str]] = {}
+    current: str | None = None
+    for message in run.messages:
+        if isinstance(message, CaseStart):
+            current = message.case_id
+        elif isinstance(message, Progress):
+            assert message.case_id == current  # a step of the case begun, never another's
+            steps.setdefault(message.case_id, []).append(message.step)
+        elif isinstance(message, (BenchResult, Failure)):
+            current = None
+    assert steps == {SCALE: ["inputs", "compile", "check", "sample"]}, run.stderr[-3000:]
+    assert run.by_case(BenchResult)[SCALE].check.passed

@@ -262,7 +262,7 @@ class Against:
             ids = (ta.new_run_id("bench"), ta.new_run_id("bench"))
             self.current = Suite("bench", resolved, selection, output_dir=output_dir, argv=argv,
                                  display=display, json_lines=json_lines,
-                                 pairing=Pairing(ids[0], ids[1], Path.cwd()))  # fmt: skip
+                                 progress=json_lines is None, pairing=Pairing(ids[0], ids[1], Path.cwd()))  # fmt: skip
             self.other = Suite("bench", other, selection,
                                output_dir=self.current.run_dir.parent / ids[1], argv=argv,
                                display=QuietDisplay(),

@@ -113,7 +113,7 @@ def run(  # noqa: PLR0913 (public call: its keyword options are documented)
     )
     out = Path(output_dir) if output_dir is not None else None
     suite = Suite(command, resolved, selection, output_dir=out, argv=[sys.argv[0], command],
-                  display=display or QuietDisplay())  # fmt: skip
+                  display=display or QuietDisplay(), progress=display is not None)  # fmt: skip
     isolate = resolved.config.runner.isolate
     session = make_session(suite.request, resolved, suite.sink, log_dir=suite.run_dir / "logs",
                            isolate=isolate)  # fmt: skip

@@ -109,6 +109,16 @@ class Launch:
             return None
         return (self.finished_at - self.started_at).total_seconds()
 
+    @property
+    def signal_name(self) -> str | None:
+        """The signal that ended the process by its name (`SIGKILL`), or None."""
+        if self.signal is None:
+            return None
+        try:
+            return signal.Signals(self.signal).name
+        except ValueError:
+            return str(self.signal)
+
     def stderr_tail(self) -> str:
         """The last few kilobytes the runner wrote to stderr."""
         try:

@@ -88,6 +88,7 @@ class RunRecorder:
             self._event("info", "runner", "runner_started", f"runner {launch.index} started",
                         args=launch.args, case_ids=launch.case_ids, shard=shard)  # fmt: skip
             self._command(launch, started=True)
+            self.ui.starting(restart=len(self.results.launches) > 1)
 
     def on_launch_end(self, launch: Launch) -> None:
         with self._lock:
@@ -250,7 +251,7 @@ class RunRecorder:
             environment_overrides=launch.env_overrides,
             stderr_log=os.path.relpath(launch.stderr_log, self.run_dir),
             return_code=launch.return_code,
-            signal=_signal_name(launch.signal),
+            signal=launch.signal_name,
             started_at=launch.started_at,
             finished_at=launch.finished_at,
         )
@@ -300,6 +301,8 @@ class RunRecorder:
         elif isinstance(message, (tp.BenchResult, tp.TestResult, tp.BuildResult)):
             self.results.add_result(message)
             self._case_done(message)
+        elif isinstance(message, tp.Progress):  # for the screen only: not recorded
+            self.ui.step(message)
         elif isinstance(message, tp.Failure):
             self._failure(message)
         elif isinstance(message, tp.Artifact):
@@ -336,11 +339,11 @@ class RunRecorder:
         self.results.add_failure(failure, self._current.get(threading.get_ident()))
         self._event("error", failure.phase, "failure", failure.message, case_id=failure.case_id,
                     error_type=failure.error_type, status=failure.status)  # fmt: skip
-        if failure.case_id is not None:
-            self.ui.advance()
-            self.checkpoints.done(failure.case_id)
         first = failure.message.splitlines()[0] if failure.message else ""
         self.ui.notice(f"✗ {failure.case_id or '(run)'}: {failure.error_type}: {first}", "red")
+        if failure.case_id is not None:
+            self.checkpoints.done(failure.case_id)
+            self._ended(failure.case_id)
 
     def _log(self, log: tp.Log) -> None:
         if not self.log_cap.admit(log.case_id):
@@ -355,7 +358,6 @@ class RunRecorder:
     def _case_done(self, result: CaseResult) -> None:
         import tile_artifacts as ta
 
-        self.ui.advance()
         index = self.results.position(result.case_id)
         if index is not None:
             # The checkpoint first: a case whose metrics are on disk is in report.json too.
@@ -367,6 +369,13 @@ class RunRecorder:
         check = result.check if not isinstance(result, tp.BuildResult) else None
         self._event("info", "case", "case_done", result.case_id,
                     passed=None if check is None else check.passed)  # fmt: skip
+        self._ended(result.case_id)
+
+    def _ended(self, case_id: str) -> None:
+        """A case ended: one more done on the screen, its kernel's table if it was the last."""
+        self.ui.advance()
+        if (kernel := self.results.kernel_finished(case_id)) is not None:
+            self.ui.kernel_done(kernel)
 
     def _event(self, level: str, phase: str, event: str, message: str, **fields: Any) -> None:
         self.log.event(level, phase, event, message, json.loads(json.dumps(fields, default=str)))
@@ -385,14 +394,3 @@ def recording(recorder: RunRecorder, *, json_lines: BinaryIO | None = None) -> S
 def launch_id(launch: Launch) -> str:
     """The command id of a runner process in commands.jsonl."""
     return f"C{launch.index:03d}"
-
-
-def _signal_name(sig: int | None) -> str | None:
-    if sig is None:
-        return None
-    import signal
-
-    try:
-        return signal.Signals(sig).name
-    except ValueError:
-        return str(sig)

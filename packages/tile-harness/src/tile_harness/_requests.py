@@ -50,6 +50,7 @@ class RequestChanges(TypedDict, total=False):
     cache_explain: bool
     pace: str | None
     profile: tp.ProfileSettings | None
+    progress: bool
 
 
 def derive(request: tp.RunRequest, **changes: Unpack[RequestChanges]) -> tp.RunRequest:

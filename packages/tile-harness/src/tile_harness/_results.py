@@ -56,6 +56,8 @@ class RunResults:
     _outcome: dict[str, CaseResult] = field(default_factory=dict[str, CaseResult], init=False)
     _failure_of: dict[str, tp.Failure] = field(default_factory=dict[str, tp.Failure], init=False)
     _position: dict[str, int] = field(default_factory=dict[str, int], init=False)
+    _left: dict[str, int] = field(default_factory=dict[str, int], init=False)
+    """Planned cases of each kernel without an outcome yet."""
 
     # ---------------------------------------------------------------- filling
 
@@ -63,6 +65,18 @@ class RunResults:
         """The run's cases, in order."""
         self.planned = list(plan.cases)
         self._position = {c.case_id: i for i, c in enumerate(self.planned)}
+        self._left = {}
+        for info in self.planned:
+            ended = info.case_id in self._outcome or info.case_id in self._failure_of
+            self._left[info.kernel] = self._left.get(info.kernel, 0) + (not ended)
+
+    def _ends(self, case_id: str) -> None:
+        """A case's first outcome (result or failure): one fewer left of its kernel."""
+        if case_id in self._outcome or case_id in self._failure_of:
+            return
+        index = self._position.get(case_id)
+        if index is not None:
+            self._left[self.planned[index].kernel] -= 1
 
     def add_result(self, result: CaseResult) -> None:
         """A finished case; the first result of a case is the one that counts."""
@@ -72,6 +86,7 @@ class RunResults:
             self.test_results.append(result)
         else:
             self.build_results.append(result)
+        self._ends(result.case_id)
         self._outcome.setdefault(result.case_id, result)
 
     def add_failure(self, failure: tp.Failure, launch: Launch | None) -> None:
@@ -80,6 +95,7 @@ class RunResults:
         if launch is not None:
             self.failure_launch[len(self.failures)] = launch
         if failure.case_id is not None:
+            self._ends(failure.case_id)
             self._failure_of.setdefault(failure.case_id, failure)
             if failure.status == "invalid":
                 self.invalid_cases.add(failure.case_id)
@@ -97,6 +113,14 @@ class RunResults:
     def position(self, case_id: str) -> int | None:
         """Where a case stands in the plan (0-based); None for a case not planned."""
         return self._position.get(case_id)
+
+    def kernel_finished(self, case_id: str) -> str | None:
+        """The kernel of `case_id` when every planned case of it has a result or a failure."""
+        index = self._position.get(case_id)
+        if index is None:
+            return None
+        kernel = self.planned[index].kernel
+        return kernel if self._left.get(kernel, 0) == 0 else None
 
     def in_plan_order(self, results: list[_R]) -> list[_R]:
         """`results` in plan order: shards report in whatever order they finish."""

@@ -47,9 +47,10 @@ class Suite:
     """One suite run: its directory, its recorder and the sink in front of it.
 
     `json_lines` (`--json`) gets every protocol message once it is recorded; `cache_explain`
-    asks the runners for the compile cache's events; `pairing` makes it one side of
-    `tile bench --against`; `label` names the run (its id, its report's title) where it is not
-    the request's command (`tile profile` is a build that also profiles).
+    asks the runners for the compile cache's events; `progress` for the step each case is
+    in (`Display.step`); `pairing` makes it one side of `tile bench --against`; `label` names
+    the run (its id, its report's title) where it is not the request's command (`tile
+    profile` is a build that also profiles).
     """
 
     def __init__(  # noqa: PLR0913 (what a suite run is made of, each documented)
@@ -63,6 +64,7 @@ class Suite:
         display: Display,
         json_lines: BinaryIO | None = None,
         cache_explain: bool = False,
+        progress: bool = False,
         pairing: Pairing | None = None,
         label: str | None = None,
     ) -> None:
@@ -77,7 +79,7 @@ class Suite:
         self.sink: Sink = recording(self.recorder, json_lines=json_lines)
         """Where the sessions' events go: checked, recorded, then `--json`."""
         request = build_request(command, resolved, selection, self.setup.run_dir)
-        self.request = derive(request, cache_explain=True) if cache_explain else request
+        self.request = derive(request, cache_explain=cache_explain, progress=progress)
         s = selection
         self.recorder.results.filtered = bool(s.filters or s.kernels or s.case_ids or s.axes)
 

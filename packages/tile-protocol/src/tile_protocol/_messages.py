@@ -42,6 +42,7 @@ from tile_protocol._sets import (
     MeasuredTimer,
     ModeChoice,
     Phase,
+    Step,
 )
 
 __all__ = [
@@ -61,6 +62,7 @@ __all__ = [
     "Log",
     "Message",
     "Plan",
+    "Progress",
     "RunRequest",
     "StateChange",
     "TestResult",
@@ -68,7 +70,7 @@ __all__ = [
 
 PROTOCOL_VERSION = 1
 """Major version: a reader refuses a stream whose major version is newer than its own."""
-PROTOCOL_MINOR = 14
+PROTOCOL_MINOR = 15
 """Minor version: grows when optional fields or message types are added.
 
 1: `Reference.interleaved`, `RunRequest.pin_cpu`, `Hello.pinned_cpu`.
@@ -101,6 +103,8 @@ PROTOCOL_MINOR = 14
 14: `RunRequest.user_tuning_files` (the user cache's tuning files, read only when asked);
    `ConfigSource` `user_cache` and `shipped`; `ConfigInfo.note` (why a case runs the values
    it runs when that is not plain: a default the constraint rules out, a tuning entry not used).
+15: message `progress` (`Progress`: the step a case is in, for the screen), sent only when
+   `RunRequest.progress` asks for it.
 """
 
 
@@ -175,6 +179,9 @@ class RunRequest(_Message, frozen=True, kw_only=True, tag="run_request"):
     modes: list[ModeChoice] | None = None
     """The modes each case runs in (`--mode`): `fwd`, `bwd`, `fwd_bwd`, or `all` (every mode
     its kernel declares). None: `fwd` alone, as before minor 13."""
+    progress: bool = False
+    """Send a `progress` message as each case enters a step (protocol 1.15), for a screen that
+    says what the runner is doing; off, an older reader never sees a message it does not know."""
 
 
 # ---------------------------------------------------------------- stream (runner -> CLI)
@@ -214,6 +221,18 @@ class CaseStart(_Sent, frozen=True, kw_only=True, tag="case_start"):
     total: int
     round: int | None = None
     """1-based round when the bench runs in rounds (`BenchSettings.rounds` > 1), else None."""
+
+
+class Progress(_Sent, frozen=True, kw_only=True, tag="progress"):
+    """What the runner is doing now (protocol 1.15, when `RunRequest.progress` asks), for the
+    person watching: it decides nothing and is not recorded. `done` of `total` count a step
+    taken over many cases at once (compiling the plan's cases ahead of sampling); both None
+    for a step of one case (`case_id`), which the case's `case_start` placed in the plan."""
+
+    step: Step
+    case_id: str
+    done: int | None = None
+    total: int | None = None
 
 
 class BenchResult(_Sent, frozen=True, kw_only=True, tag="bench_result"):
@@ -368,6 +387,7 @@ Message = (
     | Hello
     | Plan
     | CaseStart
+    | Progress
     | BenchResult
     | TestResult
     | BuildResult

@@ -26,7 +26,9 @@ __all__ = [
     "MeasuredTimer",
     "ModeChoice",
     "Phase",
+    "STEPS",
     "StateKind",
+    "Step",
     "StopReason",
     "Timer",
     "USAGE_ERROR_TYPES",
@@ -127,8 +129,13 @@ CacheMissCode = Literal["new_program", "key_changed", "evicted", "unreadable"]
 other keys (`differs` names the parts that changed); tile saw the key written and the entry is
 gone; the entry is there and JAX could not use it."""
 
+Step = Literal["inputs", "compile", "check", "sample"]
+"""What a runner is doing for a case (`Progress.step`, since protocol 1.15): making its inputs,
+compiling (kernel and reference), running and checking it against the reference, sampling."""
+
 COMMANDS: Final[tuple[Command, ...]] = get_args(Command)
 MEASURED_TIMERS: Final[tuple[MeasuredTimer, ...]] = get_args(MeasuredTimer)
 FAILURE_PHASES: Final[tuple[Phase, ...]] = get_args(Phase)
 INSPECT_KINDS: Final[tuple[InspectKind, ...]] = get_args(InspectKind)
+STEPS: Final[tuple[Step, ...]] = get_args(Step)
 USAGE_ERROR_TYPES: Final[tuple[UsageErrorType, ...]] = get_args(UsageErrorType)

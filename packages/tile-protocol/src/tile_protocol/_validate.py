@@ -32,6 +32,7 @@ from tile_protocol._messages import (
     Inspect,
     Message,
     Plan,
+    Progress,
     RunRequest,
     StateChange,
     TestResult,
@@ -311,13 +312,16 @@ class StreamValidator:
             return self._failure(message)
         if isinstance(message, Inspect):
             return self._inspect(message)
-        if isinstance(message, (CaseStart, Artifact, StateChange)):
+        if isinstance(message, (CaseStart, Artifact, StateChange, Progress)):
             return self._on_the_way(message)
         return None  # hello, plan, done (checked above), log, device_report
 
-    def _on_the_way(self, message: CaseStart | Artifact | StateChange) -> Violation | None:
+    def _on_the_way(
+        self, message: CaseStart | Artifact | StateChange | Progress
+    ) -> Violation | None:
         """A message on a case's way to its outcome: a start at its place in the plan, an
-        artifact with a size; a bad state change spoils the run, never a case."""
+        artifact with a size; a bad state change or step (of a case not planned) spoils the
+        run, never a case."""
         if isinstance(message, CaseStart):
             problem = self._planned(message.case_id) or self._open(message.case_id)
             if problem is None and self._plan is not None:

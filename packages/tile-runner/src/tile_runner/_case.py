@@ -55,9 +55,11 @@ def run_case(
         info = configured.info
         kernel = mode_kernel(kernel, configured.fn, case.mode)  # `fwd`: the kernel itself
         at.phase = "inputs"
+        ctx.step("inputs", rid)
         args = case_inputs(ctx, kernel, case)
         watch.lap("inputs")
         at.phase = "compile"
+        ctx.step("compile", rid)
         fn, dynamic = bind_static(configured.fn if case.mode == "fwd" else kernel.fn, args)
         if ctx.command == "inspect":
             _inspect(ctx, case, fn, dynamic)
@@ -72,6 +74,7 @@ def run_case(
             return _build(ctx, case, compiled, fn, dynamic)
         built = compile_all(ctx, kernel, fn, args, watch)
         gradients = case.mode != "fwd"
+        ctx.step("check", rid)
         checked = _check(ctx, kernel, fn, args, built, watch=watch, at=at, gradients=gradients)
         if ctx.command == "test":
             return _send_test(ctx, case, rid, checked, watch=watch, info=info)
@@ -82,6 +85,7 @@ def run_case(
         if ctx.command != "tune":  # a tune compares configurations, not the reference
             reference = _timed_reference(ctx, rid, checked, built)
         at.phase = "run"
+        ctx.step("sample", rid)
         rounds = BenchRounds(
             kernel, case, rid, info, built.kernel, reference, checked.check, work, watch
         )
@@ -127,6 +131,7 @@ def next_round(ctx: CaseContext, rounds: BenchRounds, *, last: bool) -> Outcome 
         args = case_inputs(ctx, rounds.kernel, rounds.case)
         rounds.watch.lap("inputs")
         phase = "run"
+        ctx.step("sample", rounds.rid)
         time_round(ctx, rounds, args)
         if last:
             return send_bench(ctx, rounds)

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
-from tile_protocol import BenchSettings, InspectKind, Message, Peaks, ProfileSettings
+from tile_protocol import BenchSettings, InspectKind, Message, Peaks, ProfileSettings, Step
 from tile_runner._api import Case, KernelDef
 from tile_runner._inputs import case_key
 from tile_runner._timers import TimerName
@@ -15,6 +15,10 @@ from tile_runner._tuning_index import TuningIndex
 __all__ = ["CaseContext", "Outcome", "case_inputs"]
 
 Outcome = Literal["passed", "failed", "skipped"]
+
+
+def _unseen(step: Step, case_id: str) -> None:
+    """No one asked which step a case is in (`RunRequest.progress` off)."""
 
 
 @dataclass
@@ -36,6 +40,8 @@ class CaseContext:
     """Request overrides of tunable values (`--tunable NAME=VALUE`)."""
     profile: ProfileSettings | None = None
     """`tile profile`: the calls a build makes of each case once it is built."""
+    step: Callable[[Step, str], None] = _unseen
+    """Say that a case (by its id) enters a step: a `progress` message when the request asks."""
 
 
 def _as_args(value: Any) -> tuple[Any, ...]:

@@ -8,7 +8,7 @@ import msgspec
 
 from tile_protocol import CaseInfo as ProtoCaseInfo
 from tile_protocol import CaseStart as ProtoCaseStart
-from tile_protocol import InputFile, Log, Plan, RunRequest, StateChange
+from tile_protocol import InputFile, Log, Plan, Progress, RunRequest, StateChange, Step
 from tile_runner._stdout import ProtocolWriter
 
 if TYPE_CHECKING:  # imported lazily: JAX comes with them
@@ -82,6 +82,8 @@ class Session:
             self.counts["cases"] = len(plan.units)
             return ok
         ctx = self._case_context()
+        if request.progress:
+            ctx.step = self._step
         self.counts["cases"] = len(plan.units)
         rounds = request.bench.rounds if request.command == "bench" else 1
         self._run_cases(ctx, plan.units, rounds)
@@ -184,6 +186,10 @@ class Session:
             tunables=dict(request.tunables),
             profile=request.profile if request.command == "build" else None,
         )
+
+    def _step(self, step: Step, case_id: str) -> None:
+        """A case enters a step: say so (`RunRequest.progress`), for the screen."""
+        self.writer.send(Progress(step=step, case_id=case_id))
 
     @staticmethod
     def _jax_version() -> str | None:

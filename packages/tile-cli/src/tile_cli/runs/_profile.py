@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import tile_protocol as tp
-from tile_cli.runs._suite import claim_outputs
+from tile_cli.runs._suite_run import claim_outputs
 from tile_cli.terminal._render import display_path, render_build, render_undone
 from tile_cli.terminal._ui import Ui, make_consoles
 from tile_harness import (
@@ -72,7 +72,8 @@ def run_profile(sel: Selection, flags: ProfileFlags) -> int:
     hold = contextlib.ExitStack()
     hold.enter_context(signals.held())
     suite = Suite("build", resolved, sel, output_dir=flags.output_dir, argv=sys.argv,
-                  display=Ui(err, verbose=flags.verbose), label="profile")  # fmt: skip
+                  display=Ui(err, verbose=flags.verbose, label="tile profile"), label="profile",
+                  progress=True)  # fmt: skip
     settings = tp.ProfileSettings(calls=flags.calls, trace=flags.trace)
     suite.request = derive(suite.request, profile=settings)
     session = make_session(suite.request, resolved, suite.sink, log_dir=suite.run_dir / "logs",

@@ -2,262 +2,32 @@
 
 Resolve the configuration, open the run directory, pick how the runners start (one session,
 shards, the cold and warm pair of `--cold-process`), drive them until the end or a signal,
-finalize the directory, show the results and choose the exit code.
+finalize the directory, show the results and choose the exit code (`_suite_run.py`). This
+module stays light: the screen's first line is up before the rest is imported.
 """
 
 from __future__ import annotations
 
-import contextlib
-import dataclasses
-import hashlib
-import sys
-from collections.abc import Sequence
-from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING
 
-from tile_cli.terminal._render import (
-    display_path,
-    render_build,
-    render_suite,
-    render_timing,
-    render_undone,
-)
+from tile_cli.runs._suite_flags import SuiteFlags
 from tile_cli.terminal._ui import Ui, make_consoles
-from tile_harness import (
-    CliError,
-    ExitCode,
-    RunRecorder,
-    Selection,
-    Stoppable,
-    Suite,
-    make_session,
-    no_cases,
-    resolve_config,
-    signals,
-    usage_failure,
-)
 
 if TYPE_CHECKING:
-    from rich.console import Console
-
     import tile_protocol as tp
-    from tile_cli.runs._cache_report import CacheReport
-    from tile_config import ResolvedConfig
-    from tile_harness import Against, CompareSettings, Finished
+    from tile_harness import Selection
 
-__all__ = ["SuiteFlags", "claim_outputs", "run_suite"]
-
-
-@dataclass(frozen=True)
-class SuiteFlags:
-    """The flags of a suite run that are not configuration.
-
-    `slurm_args` come after `[launcher] extra_args` on every srun command line. With
-    `compare` (a baseline file or directory) the run is compared with it as `[compare]` of
-    the configuration says. `cache_report` adds `diagnostics/jax_cache.json`; `cold_process`
-    runs the cases twice in fresh runners, first on an empty compilation cache. `against` (a
-    git revision) times that revision in turns with the working tree and compares the two.
-    """
-
-    profile: str | None = None
-    output_dir: Path | None = None
-    as_json: bool = False
-    verbose: int = 0
-    compare: Path | None = None
-    against: str | None = None
-    slurm_args: Sequence[str] = ()
-    cache_report: bool = False
-    cold_process: bool = False
-
-
-@dataclass(frozen=True)
-class _Launching:
-    """How the runners of a suite start, decided before the run directory exists."""
-
-    sharded: bool
-    costs: dict[str, float] | None
-    srun: str | None
+__all__ = ["SuiteFlags", "run_suite"]
 
 
 def run_suite(command: tp.Command, sel: Selection, flags: SuiteFlags) -> int:
     """Run bench, test or build over every selected case; always leave a complete run directory."""
-    from tile_harness import CompareSettings
-
-    resolved = resolve_config(flags.profile, sel.overrides)
-    # `-v` wins over TILE_VERBOSE (`[output] verbose`).
-    flags = dataclasses.replace(flags, verbose=flags.verbose or resolved.config.output.verbose)
-    compare_with = (
-        CompareSettings.from_config(flags.compare, resolved.config.compare)
-        if flags.compare is not None
-        else None
-    )
-    watch: CacheReport | None = None
-    if flags.cache_report or flags.cold_process:
-        from tile_cli.runs._cache_report import CacheReport
-
-        watch = CacheReport(resolved, cold_process=flags.cold_process)
-    launching = _launching(resolved, flags.slurm_args)
-    # From here a signal waits until the session runs, where it is caught and the run
-    # directory finalized (an error before that ends tile anyway).
-    hold = contextlib.ExitStack()
-    hold.enter_context(signals.held())
     out, err = make_consoles()
-    ui = Ui(err, verbose=flags.verbose, quiet=flags.as_json)
-    json_lines = sys.stdout.buffer if flags.as_json else None
-    if flags.against is not None:
-        against = _against(command, resolved, sel, flags, ui=ui, json_lines=json_lines)
-        shown = _Shown(against.current, flags, watch, out, err, against=against)
-        compare_with = CompareSettings.from_config(against.other.run_dir, resolved.config.compare)
-        return shown.finish(against.drive(hold), compare_with)
-    suite = Suite(command, resolved, sel, output_dir=flags.output_dir, argv=sys.argv, display=ui,
-                  json_lines=json_lines, cache_explain=watch is not None)  # fmt: skip
-    shown = _Shown(suite, flags, watch, out, err)
-    interrupted = suite.drive(shown.session(launching), hold)
-    if command == "build":
-        return shown.finish_build(interrupted)
-    return shown.finish(interrupted, compare_with)
+    ui = Ui(err, verbose=flags.verbose, quiet=flags.as_json, label=f"tile {command}")
+    ui.begin()  # the first line, before the configuration is even read
+    try:
+        from tile_cli.runs._suite_run import run_suite_with
 
-
-def _against(command: tp.Command, resolved: ResolvedConfig, sel: Selection, flags: SuiteFlags,
-             *, ui: Ui, json_lines: BinaryIO | None) -> Against:  # fmt: skip
-    """Both sides of `tile bench --against REV`; refused with what it cannot go with."""
-    from tile_harness import Against
-
-    clash = [name for name, given in (("--compare", flags.compare is not None),
-                                      ("--cache-report", flags.cache_report),
-                                      ("--cold-process", flags.cold_process)) if given]  # fmt: skip
-    if command != "bench" or clash:
-        raise CliError(
-            f"`--against` cannot be used with {', '.join(f'`{c}`' for c in clash)}"
-            if clash
-            else "`--against` is a flag of `tile bench`",
-            hint="`--against REV` compares with the revision it times; leave the others out",
-            code=ExitCode.USAGE,
-        )
-    return Against(resolved, sel, flags.against or "", profile=flags.profile, argv=sys.argv,
-                   display=ui, output_dir=flags.output_dir, json_lines=json_lines)  # fmt: skip
-
-
-def _launching(resolved: ResolvedConfig, slurm_args: Sequence[str]) -> _Launching:
-    """Shards or not; for shards, the previous run's costs and, for SLURM, srun's path."""
-    from tile_harness import check_slurm, previous_costs
-
-    launcher = resolved.config.launcher
-    if launcher.kind != "slurm" and launcher.shards <= 1:
-        return _Launching(sharded=False, costs=None, srun=None)
-    # Before the new run directory becomes `.tile/latest`.
-    costs = previous_costs(resolved)
-    srun = check_slurm(resolved, slurm_args) if launcher.kind == "slurm" else None
-    return _Launching(sharded=True, costs=costs, srun=srun)
-
-
-class _Shown:
-    """What the terminal adds to a suite run: its consoles, how its runners start, its tables
-    and the exit code."""
-
-    def __init__(self, suite: Suite, flags: SuiteFlags, watch: CacheReport | None,
-                 out: Console, err: Console, *, against: Against | None = None) -> None:  # fmt: skip
-        self.suite = suite
-        self.against = against
-        self.setup = suite.setup
-        self.recorder = suite.recorder
-        self.flags = flags
-        self.watch = watch
-        self.out, self.err = out, err
-
-    def session(self, launching: _Launching) -> Stoppable:
-        """The session that runs the suite: the cold and warm pair, shards, or one session."""
-        recorder, sink, request = self.recorder, self.suite.sink, self.suite.request
-        resolved = self.setup.resolved
-        watch = self.watch
-        if watch is not None:
-            recorder.before_final.append(lambda report: watch.write(recorder, report))
-            if watch.cold_process:
-                return watch.cold_warm(request, recorder, sink)
-        if launching.sharded:
-            from tile_harness import ShardedRun
-
-            return ShardedRun(request, recorder, sink=sink, costs=launching.costs,
-                              srun=launching.srun, slurm_args=self.flags.slurm_args)  # fmt: skip
-        isolate = resolved.config.runner.isolate
-        log_dir = self.setup.run_dir / "logs"
-        return make_session(request, resolved, sink, log_dir=log_dir, isolate=isolate)
-
-    def finish_build(self, interrupted: str | None) -> int:
-        """Describe the runner's files, finalize, show the build table; the exit code."""
-        problems = claim_outputs(self.recorder)
-        finished = self.suite.finish(interrupted)
-        if not self.flags.as_json:
-            render_build(self.out, self.err, self.recorder.results, problems,
-                         verbose=self.flags.verbose)  # fmt: skip
-        render_undone(self.err, self.recorder.results)
-        return self._conclude(finished)
-
-    def finish(self, interrupted: str | None, compare_with: CompareSettings | None) -> int:
-        """Finalize a bench or test run, record it in the history, show it; the exit code."""
-        setup, results, flags = self.setup, self.recorder.results, self.flags
-        if self.against is not None and compare_with is not None:
-            finished = self.against.finish(interrupted, compare_with)
-        else:
-            finished = self.suite.finish(interrupted, compare_with)
-        report = finished.report
-        resolved = setup.resolved
-        if setup.command == "bench" and interrupted is None and resolved.config.history.enabled:
-            from tile_cli.results._history import record_run
-
-            record_run(resolved, report, setup.run_dir, self.err)
-        # A bad `-a` value is one usage error (raised by _conclude), not a failure per kernel.
-        if not flags.as_json and usage_failure(results.failures) is None:
-            render_suite(self.out, self.err, results, command=setup.command, verbose=flags.verbose,
-                         target_precision=resolved.config.bench.target_precision)  # fmt: skip
-        render_undone(self.err, results)
-        if not flags.as_json:
-            if flags.verbose >= 1:
-                render_timing(self.out, self.err, results, report.timing)
-            if self.watch is not None:
-                self.watch.render(self.err, verbose=flags.verbose)
-        return self._conclude(finished)
-
-    def _conclude(self, finished: Finished) -> int:
-        """The comparison's table and verdict, the run directory, and the exit code decided."""
-        from tile_cli.terminal._render import say_outcome
-
-        results, outcome, comparison = self.recorder.results, finished.outcome, finished.comparison
-        if comparison is not None and not self.flags.as_json:
-            from tile_cli.terminal._compare import render_comparison
-
-            render_comparison(comparison, self.out, plain=not self.out.is_terminal)
-            if not results.failures and not results.failed_checks:
-                say_outcome(self.err, outcome)
-        if not self.flags.as_json:
-            self._where()
-        if (fault := self.recorder.write_fault()) is not None:
-            raise fault
-        if (usage := usage_failure(results.failures)) is not None:
-            raise usage
-        if outcome.code == ExitCode.USAGE and not results.planned:
-            raise no_cases(results.filtered)
-        return outcome.code
-
-    def _where(self) -> None:
-        where = display_path(self.setup.run_dir)
-        self.err.print(f"run directory: {where}", markup=False, style="dim")
-
-
-def claim_outputs(recorder: RunRecorder) -> list[str]:
-    """Describe each runner-written file in the manifest; say where a file disagrees."""
-    import tile_artifacts as ta
-
-    problems: list[str] = []
-    for artifact in recorder.results.artifacts:
-        description = f"{artifact.kind} of {artifact.case_id}" if artifact.case_id else None
-        try:
-            path = recorder.writer.path(artifact.path, description=description)
-            data = path.read_bytes()
-        except (ta.ArtifactError, OSError) as exc:
-            problems.append(f"the runner reported `{artifact.path}`, which is unusable: {exc}")
-            continue
-        if (len(data), hashlib.sha256(data).hexdigest()) != (artifact.size_bytes, artifact.sha256):
-            problems.append(f"`{artifact.path}` changed after the runner wrote it")
-    return problems
+        return run_suite_with(command, sel, flags, (out, err), ui)
+    finally:
+        ui.stop()  # also when refused before the session: a live line must not stay up

@@ -56,7 +56,7 @@ def run_tune(
             print(escape_controls(f"  {case_id}: {n} configurations"))
         return int(ExitCode.OK)
     err.print(line, markup=False)
-    ui = Ui(err, verbose=verbose)
+    ui = Ui(err, verbose=verbose, label="tile tune")
     # soft_wrap: a long case id stays on one line, whole, whatever the terminal's width.
     say = functools.partial(err.print, markup=False, soft_wrap=True)
     try:

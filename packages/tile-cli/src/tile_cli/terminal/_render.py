@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from tile_harness import RunResults
 
 __all__ = [
+    "KernelTables",
     "display_path",
     "print_failures",
     "render_build",
@@ -103,8 +104,11 @@ def render_suite(
     command: str,
     verbose: int,
     target_precision: float | None,
+    shown: Collection[str] = (),
 ) -> None:
-    """The result tables (every planned case a row), then failures, hints and the headline."""
+    """The result tables (every planned case a row), then failures, hints and the headline.
+
+    `shown`: kernels whose tables the live screen printed already (`KernelTables`)."""
     plain = not out.is_terminal
     # Shards report in whatever order they finish; tables follow the plan.
     order = {c.case_id: i for i, c in enumerate(results.planned)}
@@ -118,7 +122,9 @@ def render_suite(
         backend=results.hello.backend if results.hello is not None else None,
     )
     if command == "bench":
-        emit(out, *bench_tables(rows, verbose=verbose, plain=plain, width=out.width))
+        left = None if not shown else {c.kernel for c in results.planned} - set(shown)
+        emit(out, *bench_tables(rows, verbose=verbose, plain=plain, width=out.width,
+                                kernels=left))  # fmt: skip
         if bench and (legend := roofline_legend(rows)) is not None:
             # Wrapped here (stdout fits the width; rich's own wrapping pads the lines).
             out.print(textwrap.fill(legend, out.width), markup=False, style="dim", soft_wrap=True)
@@ -142,6 +148,46 @@ def render_suite(
     for line in diagnostic_lines(results.diagnostics):
         err.print(line, markup=False, style="yellow", soft_wrap=True)
     err.print(results.headline(), markup=False, soft_wrap=True)
+
+
+class KernelTables:
+    """Each kernel's bench table printed as soon as its cases all ended, in the plan's order
+    (a kernel that ends before an earlier one waits for it); `shown` is what the end of the
+    run leaves out."""
+
+    def __init__(self, out: Console, results: RunResults, *, verbose: int,
+                 target_precision: float | None) -> None:  # fmt: skip
+        self.out = out
+        self.results = results
+        self.verbose = verbose
+        self.target_precision = target_precision
+        self.shown: list[str] = []
+        self._ended: set[str] = set()
+
+    def __call__(self, kernel: str) -> None:
+        """`kernel`'s cases all ended: print its table and any that waited for it."""
+        self._ended.add(kernel)
+        ready: list[str] = []
+        for name in dict.fromkeys(c.kernel for c in self.results.planned):
+            if name in self.shown:
+                continue
+            if name not in self._ended:
+                break
+            ready.append(name)
+        if not ready:
+            return
+        results = self.results
+        rows = BenchRows(
+            results=results.in_plan_order(results.bench_results),
+            failures=results.failures,
+            planned=results.planned,
+            target_precision=self.target_precision,
+            backend=results.hello.backend if results.hello is not None else None,
+        )
+        out = self.out
+        emit(out, *bench_tables(rows, verbose=self.verbose, plain=not out.is_terminal,
+                                width=out.width, kernels=set(ready)))  # fmt: skip
+        self.shown += ready
 
 
 def render_timing(

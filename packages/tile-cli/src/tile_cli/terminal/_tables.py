@@ -9,9 +9,8 @@ without peaks `roofline_legend` says why %peak and bound are empty.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
-from itertools import groupby
 
 from rich.console import RenderableType
 from rich.text import Text
@@ -148,16 +147,29 @@ def _failed_row(
     return [cells.get(c.header, "-") for c in columns]
 
 
-def bench_tables(rows: BenchRows, *, verbose: int, plain: bool, width: int) -> list[RenderableType]:
-    """One table per kernel (folded to `width`): a row per planned case, failed ones too."""
+def bench_tables(
+    rows: BenchRows,
+    *,
+    verbose: int,
+    plain: bool,
+    width: int,
+    kernels: Collection[str] | None = None,
+) -> list[RenderableType]:
+    """One table per kernel (folded to `width`), in the plan's order (the order the live
+    screen shows them in as each kernel ends): a row per planned case, failed ones too.
+    `kernels`: only those kernels' tables (None: every kernel's)."""
     by_id = {r.case_id: r for r in rows.results}
     failed = {f.case_id: f for f in rows.failures if f.case_id is not None}
     planned = list(rows.planned) or [
         tp.CaseInfo(case_id=r.case_id, kernel=r.kernel) for r in rows.results
     ]
     tables: list[RenderableType] = []
-    for kernel, group in groupby(sorted(planned, key=lambda c: c.kernel), key=lambda c: c.kernel):
-        infos = list(group)
+    by_kernel: dict[str, list[tp.CaseInfo]] = {}
+    for info in planned:
+        by_kernel.setdefault(info.kernel, []).append(info)
+    for kernel, infos in by_kernel.items():
+        if kernels is not None and kernel not in kernels:
+            continue
         # A kernel with tunables shows the values each case ran with, and where they came from.
         config = any((r := by_id.get(i.case_id)) is not None and r.config for i in infos)
         columns = _bench_columns(verbose, config=config)

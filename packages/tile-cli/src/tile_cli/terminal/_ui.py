@@ -1,26 +1,22 @@
-"""What the user sees: live progress on stderr, result tables on stdout."""
+"""What the user sees: what a run is doing on stderr (live), result tables on stdout."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
-from collections.abc import Sequence
+import threading
+import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
+from rich.live import Live
 from rich.text import Text
 
 import tile_protocol as tp
 from tile_cli.terminal._escape import escape_controls, install_escaping
+from tile_cli.terminal._screen import STEP_WORDS, Status
 from tile_protocol.format import format_seconds
 
 __all__ = ["Ui", "diagnostic_lines", "make_consoles", "timing_line"]
@@ -39,45 +35,77 @@ def make_consoles() -> tuple[Console, Console]:
 
 
 class Ui:
-    """Progress bar while a suite runs (only on a terminal), and one-line notices."""
+    """The screen while a suite runs, on stderr: what it is doing now, and one-line notices.
 
-    def __init__(self, err: Console, *, verbose: int = 0, quiet: bool = False) -> None:
+    In a terminal, one live line redrawn at each change and four times a second (the step's
+    clock), taken down at the end; in a pipe, a plain line for each change of what is being
+    done (no control codes, no clock). `kernel_tables`, when set, shows a kernel's results as
+    soon as all its cases ended (`kernel_done`); the live line steps aside while it prints.
+    """
+
+    def __init__(
+        self, err: Console, *, verbose: int = 0, quiet: bool = False, label: str = "tile"
+    ) -> None:
         self.err = err
         self.verbose = verbose
         self.quiet = quiet
-        self._progress: Progress | None = None
-        self._task: TaskID | None = None
+        self.kernel_tables: Callable[[str], None] | None = None
+        self._status = Status(label=label)
+        self._live: Live | None = None
+        self._stopped = False
+        self._said: str | None = None  # a pipe's last line, not said twice
+        self._steps = False  # the runner says each case's steps (protocol 1.15)
+        self._lock = threading.RLock()
+
+    # ---------------------------------------------------------------- what happens
+
+    def begin(self) -> None:
+        """Show that the command started, before anything else is known."""
+        self._change(doing="starting the runner", case=None)
+
+    def starting(self, restart: bool) -> None:
+        # Another runner: the cases left after a crash, a shard, a tune rung, the warm pass.
+        doing = "starting another runner" if restart else "starting the runner"
+        self._change(doing=doing, case=None, count=None)
 
     def start(self, total: int, label: str) -> None:
-        if self.quiet or not self.err.is_terminal:
-            return
-        self._progress = Progress(
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            TextColumn("eta"),
-            TimeRemainingColumn(),
-            TextColumn("{task.fields[case]}"),
-            console=self.err,
-            transient=True,
-        )
-        self._progress.start()
-        self._task = self._progress.add_task(label, total=total, case="")
+        if total:  # no case: the usage error says why
+            self._change(label=label, total=total, doing=f"{total} cases planned", case=None)
 
     def case(self, label: str) -> None:
-        if self._progress is not None and self._task is not None:
-            # The live bar is drawn past the consoles' escaping hook: escape the id here.
-            self._progress.update(self._task, case=escape_controls(label))
+        first = self._status.first_case
+        # A runner that says its steps says the first at once: a pipe needs no line for this.
+        self._change(doing="running", case=label, count=None, say=not self._steps,
+                     first_case=time.monotonic() if first is None else first)  # fmt: skip
+
+    def step(self, progress: tp.Progress) -> None:
+        self._steps = True
+        count = None if progress.total is None else f"{progress.done} of {progress.total}"
+        self._change(doing=STEP_WORDS[progress.step], case=progress.case_id, count=count)
 
     def advance(self) -> None:
-        if self._progress is not None and self._task is not None:
-            self._progress.advance(self._task)
+        with self._lock:
+            self._status = dataclasses.replace(self._status, done=self._status.done + 1)
+
+    def kernel_done(self, kernel: str) -> None:
+        with self._lock:
+            if self.kernel_tables is None or self._stopped:
+                return  # the end of the run shows what is left
+            live = self._live
+            if live is not None:
+                live.stop()  # transient: the line is taken down while the tables print
+            try:
+                self.kernel_tables(kernel)
+            finally:
+                if live is not None:
+                    live.start()
 
     def stop(self) -> None:
-        if self._progress is not None:
-            self._progress.stop()
-            self._progress = None
+        with self._lock:
+            self._stopped = True
+            if self._live is not None:
+                self._live.stop()
+                self._live = None
 
     def line(self, text: str) -> None:
         """A dim line of context on stderr (where a bench runs, how it samples); none with
@@ -86,9 +114,43 @@ class Ui:
             self.err.print(text, markup=False, style="dim")
 
     def notice(self, text: str, style: str = "yellow") -> None:
-        """A line above the progress bar; without one, the end-of-run summary says it."""
-        if self._progress is not None:
-            self._progress.console.print(Text(text, style=style))
+        """A line above the live line; in a pipe none: the end-of-run summary says it."""
+        live = self._live
+        if live is not None:
+            live.console.print(Text(text, style=style))
+
+    # ---------------------------------------------------------------- how it shows
+
+    def __rich__(self) -> Text:
+        """The live line, as the refresh thread draws it (no lock: `_status` is one value)."""
+        line = self._status.line(time.monotonic(), ticking=True)
+        # The live line is drawn past the consoles' escaping hook: escape the case id here.
+        return Text(escape_controls(line), no_wrap=True, overflow="ellipsis")
+
+    def _change(self, *, say: bool = True, **changes: Any) -> None:
+        if self.quiet:
+            return
+        with self._lock:
+            if self._stopped:
+                return
+            status = dataclasses.replace(self._status, since=time.monotonic(), **changes)
+            self._status = status
+            if self.err.is_terminal:
+                self._draw()
+                return
+            said = status.line(time.monotonic(), ticking=False)
+            if say and said != self._said:
+                self._said = said
+                self.err.print(said, markup=False, soft_wrap=True)
+
+    def _draw(self) -> None:
+        if self._live is None:
+            # stdout stays stdout (results); stray stderr prints go above the line.
+            self._live = Live(self, console=self.err, transient=True, refresh_per_second=4,
+                              redirect_stdout=False)  # fmt: skip
+            self._live.start()
+        else:
+            self._live.refresh()
 
 
 def timing_line(timing: Any) -> str:

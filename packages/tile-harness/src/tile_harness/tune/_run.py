@@ -295,7 +295,9 @@ class Tuner:
         """Every rung, each on the survivors of the last; then decide and write."""
         tune = self.resolved.config.tune
         started = time.monotonic()
-        base = build_request("tune", self.resolved, sel, self.recorder.run_dir)
+        # The steps of each unit, for the screen (a QuietDisplay ignores them).
+        base = derive(build_request("tune", self.resolved, sel, self.recorder.run_dir),
+                      progress=True)  # fmt: skip
         try:
             survivors: list[str] | None = None
             for rung in range(tune.rungs + 1):
