@@ -44,6 +44,7 @@ from tile_protocol._sets import (
     Phase,
     Step,
 )
+from tile_protocol._versions import PROTOCOL_MINOR, PROTOCOL_VERSION
 
 __all__ = [
     "PROTOCOL_MINOR",
@@ -67,45 +68,6 @@ __all__ = [
     "StateChange",
     "TestResult",
 ]
-
-PROTOCOL_VERSION = 1
-"""Major version: a reader refuses a stream whose major version is newer than its own."""
-PROTOCOL_MINOR = 15
-"""Minor version: grows when optional fields or message types are added.
-
-1: `Reference.interleaved`, `RunRequest.pin_cpu`, `Hello.pinned_cpu`.
-2: `BenchSettings.rounds`, `CaseStart.round`, `BenchResult.round_sizes`.
-3: `BenchResult.accounting`, `TestResult.accounting`.
-4: command `tune`; `RunRequest.tuning_files`, `RunRequest.tunables`, `RunRequest.units`;
-   `CaseInfo.skip`, `CaseInfo.default`; `BenchResult.config`, `TestResult.config` (which
-   tunable values ran, and from where).
-5: provenance on every runner message (`pid`, `seq`, `token`) and `RunRequest.token`; message
-   `state_change` (`StateChange`, `StateDiff`); `Done.restart`; failure status `invalid`
-   (set by the CLI for a message that broke the protocol's rules, never sent by a runner).
-6: `BenchSettings.cache_bytes`.
-7: message `input_file` (a data file a case used; before, a `log` line `input_file NAME PATH`,
-   which `upgrade` still reads); `RunRequest.shard` (before, the `TILE_SHARD` environment
-   variable). `BenchResult.timer`, `Calibration.timer`, `Failure.phase` and
-   `RunRequest.inspect_kind` are typed with the closed sets every runner already kept to.
-8: `RunRequest.cache_explain` (before, the `TILE_JAX_CACHE_EXPLAIN` environment variable set
-   through `[runner] env`).
-9: message `cache_event` (`CacheEvent`: a persistent compile-cache hit, miss or entry not
-   stored; before, a `log` line `jax_cache {json}`, which `upgrade` still reads).
-10: `RunRequest.pace` (rounds taken in turns with another runner, for `tile bench --against`);
-   `StateDiff.kind` `stdio`, `timers`, `recursion_limit`, `trace_hooks`, `warnings`, `umask`
-   and `rlimits` (more of the process state a case can leave changed).
-11: `BenchResult.kernels` (`KernelTime`: each device kernel of one call, its time and share,
-   from the CUPTI timer's own session).
-12: `RunRequest.profile` (`ProfileSettings`: `tile profile` asks a build runner for a trace,
-   a profiler range for Nsight Compute and the kernel's source, per case).
-13: `RunRequest.modes` (`--mode`: a kernel's forward, its backward alone, or both; a mode
-   other than `fwd` is part of the case id).
-14: `RunRequest.user_tuning_files` (the user cache's tuning files, read only when asked);
-   `ConfigSource` `user_cache` and `shipped`; `ConfigInfo.note` (why a case runs the values
-   it runs when that is not plain: a default the constraint rules out, a tuning entry not used).
-15: message `progress` (`Progress`: the step a case is in, for the screen), sent only when
-   `RunRequest.progress` asks for it.
-"""
 
 
 class _Message(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
