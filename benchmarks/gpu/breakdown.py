@@ -9,7 +9,7 @@ the sum of the kernels' medians over the case median. Targets: each kernel withi
 the sum within 1% of the case median. Inputs come from the host (device_put), so the child
 launches no kernel but the program's.
 
-Usage: python benchmarks/gpu/breakdown.py [--no-ncu] [NAME ...]   (a child mode serves ncu)
+Usage: python benchmarks/gpu/breakdown.py [--no-ncu] [PART-OF-NAME ...]   (a child mode serves ncu)
 """
 
 from __future__ import annotations
@@ -165,7 +165,9 @@ def main() -> None:
         child(args.child)
         return
     print(f"jax {jax.__version__} on {devices()[0].device_kind}")
-    for name in args.names or list(programs()):
+    # Each argument picks the programs whose name holds it ("gemm"); none: every program.
+    chosen = [n for n in programs() if not args.names or any(a in n for a in args.names)]
+    for name in chosen:
         report(name, not args.no_ncu)
 
 

@@ -74,7 +74,7 @@ if want breakdown; then
     # two-fusion case, which `tile compare` should name (issue #36).
     stamp "per-kernel breakdown vs ncu; planted fusion regression"
     {
-        timeout "${BREAKDOWN_LIMIT_S:-300}" python3 benchmarks/gpu/breakdown.py
+        timeout "${BREAKDOWN_LIMIT_S:-300}" python3 benchmarks/gpu/breakdown.py ${BREAKDOWN_ARGS:-}
         cd benchmarks/gpu/planted || exit 1
         timeout 60 python3 -m tile_cli bench --max-time 0.5 -o /tmp/planted-base 2>&1 | tail -3
         PLANT_SLOW=1 timeout 60 python3 -m tile_cli bench -v --max-time 0.5 -o /tmp/planted-slow 2>&1 | tail -8
