@@ -77,15 +77,22 @@ class Checkpoints:
         return record
 
     def final_records(self, *, interrupted: bool) -> list[ta.CaseRecord]:
-        """One record per planned case for the final report: the record each finished case
-        was logged with (made once: a second copy of every case doubled the CLI's memory at
-        the end of a large run), a fresh one for the others."""
+        """One record per planned case for the final report: the record a plainly finished
+        case was logged with (made once: a second copy of every case doubled the CLI's
+        memory at the end of a large run), a fresh one for every other case, and for any
+        case whose standing may have changed since it was logged (a failure, or a second
+        result that made it invalid)."""
         from tile_harness._report import case_records
 
         results = self._results
-        missing = [c for c in results.planned if c.case_id not in self._records]
-        fresh = {r.case_id: r for r in case_records(results, interrupted=interrupted, only=missing)}
-        return [self._records.get(c.case_id) or fresh[c.case_id] for c in results.planned]
+
+        def settled(case_id: str) -> bool:
+            return (case_id in self._records and case_id not in results.invalid_cases
+                    and results.failure_of(case_id) is None)  # fmt: skip
+
+        again = [c for c in results.planned if not settled(c.case_id)]
+        fresh = {r.case_id: r for r in case_records(results, interrupted=interrupted, only=again)}
+        return [fresh.get(c.case_id) or self._records[c.case_id] for c in results.planned]
 
     def done(self, case_id: str) -> None:
         """A case finished: keep its record and checkpoint."""
