@@ -12,7 +12,8 @@
 # benchmarks/gpu/norm_sweep.py, "cache" a cold bench twice with the persistent compile cache,
 # "aa" repeated tile-std runs for compare's false alarms, AA_ARGS added to each, e.g.
 # "--rounds 4"; "ttr" benchmarks/gpu/time_to_result.py, with .whl/old/ as the code before;
-# "tune" tile tune of the row kernels (TUNE_ARGS narrows it, e.g. "-k 16384x8192"); "campaign" the std-warm-cold campaign; "cachereport"
+# "tune" tile tune of the row kernels (TUNE_ARGS narrows it, e.g. "-k 16384x8192"; TUNE_OLD=1
+# first runs the same tune with .whl/old, each with a cold compile cache, for the speed-up); "campaign" the std-warm-cold campaign; "cachereport"
 # cold vs warm process; "report" the HTML report of the ttr warm run; "breakdown" the
 # per-kernel breakdown against ncu and a planted one-fusion regression; "profile" tile profile
 # --ncu on one tile-std case, timed, beside ncu run by hand on the same kernel).
@@ -124,14 +125,31 @@ fi
 if want tune; then
     # tile tune of the row kernels (issue #18), then the tuned table against XLA.
     stamp "tile tune"
+    repo=$PWD
     mkdir -p /tmp/tunewd && cd /tmp/tunewd
-    timeout "${TUNE_LIMIT_S:-300}" python3 -m tile_cli tune --kernel std/layernorm \
-        --kernel std/rmsnorm --kernel std/softmax --budget "${TUNE_BUDGET_S:-240}" ${TUNE_ARGS:-} \
-        -o /tmp/tune-run 2>&1 | tee "$OUT/tune.txt"
+    tune_kernels="--kernel std/layernorm --kernel std/rmsnorm --kernel std/softmax"
+    if [ -d /tmp/site-old ] && [ -n "${TUNE_OLD:-}" ]; then
+        # The same tune with the code before (.whl/old), both with a cold compile cache of
+        # their own: issue #34's "2x faster than today's tune" is the wall of the two.
+        mkdir -p /tmp/tunewd-old && cd /tmp/tunewd-old
+        t0=$SECONDS
+        PYTHONPATH=/tmp/site-old TILE_CACHE_DIR=/tmp/tile-cache-tune-old \
+            timeout "${TUNE_LIMIT_S:-300}" python3 -m tile_cli tune $tune_kernels \
+            --budget "${TUNE_BUDGET_S:-240}" ${TUNE_ARGS:-} -o /tmp/tune-run-old \
+            > "$OUT/tune-old.txt" 2>&1
+        stamp "old code's tune: $((SECONDS - t0)) s wall (exit $?)"
+        cd /tmp/tunewd
+        export TILE_CACHE_DIR=/tmp/tile-cache-tune-new
+    fi
+    t0=$SECONDS
+    timeout "${TUNE_LIMIT_S:-300}" python3 -m tile_cli tune $tune_kernels \
+        --budget "${TUNE_BUDGET_S:-240}" ${TUNE_ARGS:-} -o /tmp/tune-run 2>&1 | tee "$OUT/tune.txt"
+    stamp "tune: $((SECONDS - t0)) s wall"
     timeout 120 python3 -m tile_cli bench --kernel std/layernorm --kernel std/rmsnorm \
         --kernel std/softmax ${TUNE_ARGS:-} -o /tmp/tuned-bench -v 2>&1 | tee -a "$OUT/tune.txt"
     cp tuning/*.json "$OUT/" 2>/dev/null
-    cd - >/dev/null
+    export TILE_CACHE_DIR=/tmp/tile-cache
+    cd "$repo"
 fi
 
 if want campaign; then
