@@ -70,6 +70,20 @@ def test_tune_picks_the_fastest_correct_configuration_and_bench_uses_it(
         "note": None,
     }
 
+    # The tuning file names the CPU model it was tuned on; on another model the entry is not
+    # used, and the row says why (issue 40: every CPU's kind is `cpu`).
+    [path] = (root / "tuning").glob("*.json")
+    doc = json.loads(path.read_text())
+    model = report["device"]["model"]
+    assert model and doc["entries"][0]["device_model"] == model
+    doc["entries"][0]["device_model"] = "Other CPU 9000, 128 cores"
+    path.write_text(json.dumps(doc))
+    other = tile("bench", "--kernel", "fx/reps", "-o", str(tmp_path / "b3"), cwd=root)
+    assert other.returncode == 0, other.stderr
+    [case] = json.loads((tmp_path / "b3" / "report.json").read_text())["cases"]
+    assert case["config"]["source"] == "default"
+    assert f"tuned it on Other CPU 9000, 128 cores, not {model}" in case["config"]["note"]
+
 
 def test_a_changed_tunable_set_invalidates_the_entry(
     tile: TileRun, project: MakeProject, tmp_path: Path

@@ -27,6 +27,7 @@ from tile_artifacts.compare import (
     ComparisonDoc,
     ComparisonRow,
     baseline_from_report,
+    baseline_from_reports,
     compare_runs,
     judge,
     read_comparison,
@@ -119,6 +120,26 @@ def test_different_setup_is_not_comparable(
     row = _row(doc)
     assert (row.judgement, row.reason, row.ratio) == ("not_comparable", reason, None)
     assert doc.summary.status == "partial"
+
+
+def test_a_baseline_from_another_cpu_model_is_not_comparable(sample_factory: Samples) -> None:
+    # Every CPU's kind is `cpu`: the model and core count tell two machines apart (issue 40).
+    xs = sample_factory(1e-3, n=30)
+
+    def on(model: str | None, samples: list[float]) -> Report:
+        report = _report({"k[a=1]": samples}, device="cpu", timer="wall")
+        return report.model_copy(update={"device": DeviceRecord(device_kind="cpu", model=model)})
+
+    epyc, xeon = "AMD EPYC 7B13, 2 cores", "Intel(R) Xeon(R) CPU @ 2.20GHz, 8 cores"
+    row = _row(compare_runs(on(epyc, xs), on(xeon, xs)))
+    assert (row.judgement, row.ratio) == ("not_comparable", None)
+    assert row.reason == f"device kind differs: `cpu ({epyc})` vs `cpu ({xeon})`"
+    # The same model, or a side recorded before tile kept the model: judged by kind alone.
+    for base_model in (xeon, None):
+        same = _row(compare_runs(on(base_model, xs), on(xeon, xs)))
+        assert same.judgement in ("neutral", "inconclusive")
+    with pytest.raises(ArtifactError, match="different devices"):
+        baseline_from_reports([on(epyc, xs), on(xeon, xs)])
 
 
 def test_missing_or_few_samples(sample_factory: Samples) -> None:

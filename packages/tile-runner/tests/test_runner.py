@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+import tile_runner as tile
 from tile_protocol import (
     BadLine,
     BenchResult,
@@ -88,6 +89,8 @@ def test_message_order(bench_runs: tuple[Any, Any]) -> None:
     assert "wall" in hello.timers
     assert hello.devices
     assert hello.devices[0].platform == "cpu"
+    # Every CPU is kind `cpu`: its model and core count tell machines apart (issue 40).
+    assert hello.devices[0].model == tile.cpu_model()
     plans = run.of(Plan)
     assert len(plans) == 1
     planned = [c.case_id for c in plans[0].cases]

@@ -216,6 +216,9 @@ class DeviceRecord(ArtifactModel):
 
     backend: str | None = None
     device_kind: str | None = None
+    model: str | None = None
+    """On a CPU, its model name and core count (`cpu` is every CPU's kind); None on an
+    accelerator and in runs made before tile recorded it."""
     count: int | None = None
     memory_bytes: int | None = None
     driver: str | None = None

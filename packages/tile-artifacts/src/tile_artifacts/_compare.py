@@ -19,6 +19,7 @@ from typing import Final, get_args
 import tile_stats
 from tile_artifacts._base import (
     BasisSetting,
+    DeviceRecord,
     Producer,
     RunInfo,
     Status,
@@ -117,6 +118,15 @@ def _check_settings(metric: str, noise_floor_pct: float, alpha: float, basis: Ba
         )
 
 
+def compared_kinds(base: DeviceRecord, cur: DeviceRecord) -> tuple[str | None, str | None]:
+    """The two sides' devices as a comparison tells them apart: the kind, and on a CPU (every
+    CPU's kind is `cpu`) its model and core count where both sides recorded one. A run made
+    before tile recorded the model compares by kind alone, as it always did."""
+    if base.model and cur.model and base.model != cur.model:
+        return f"{base.device_kind} ({base.model})", f"{cur.device_kind} ({cur.model})"
+    return base.device_kind, cur.device_kind
+
+
 def _rows(
     baseline: Report | Baseline, current: Report | Baseline, s: Settings
 ) -> tuple[list[ComparisonRow], FalseDiscoveryControl]:
@@ -129,7 +139,7 @@ def _rows(
     """
     base_cases, cur_cases = case_series(baseline, s.metric), case_series(current, s.metric)
     base_refs, cur_refs = case_series(baseline, "ref_time_s"), case_series(current, "ref_time_s")
-    kinds = (baseline.device.device_kind, current.device.device_kind)
+    kinds = compared_kinds(baseline.device, current.device)
     rows: list[ComparisonRow | Pending] = [
         compare_row(base_cases[k], cur, kinds, s, (base_refs.get(k), cur_refs.get(k)))
         if k in base_cases

@@ -282,10 +282,12 @@ def baseline_from_reports(reports: Sequence[Report], *, label: str | None = None
         raise ArtifactError("no runs to save a baseline from", hint="pass a run directory")
     last = reports[-1]
     kinds = {r.device.device_kind for r in reports}
-    if len(kinds) > 1:
+    models = {f"{r.device.device_kind} ({r.device.model})" for r in reports if r.device.model}
+    if len(kinds) > 1 or len(models) > 1:
+        kinds = models if len(kinds) == 1 else kinds
         raise ArtifactError(
             f"the runs were made on different devices ({', '.join(sorted(map(str, kinds)))})",
-            hint="pool only runs of one device kind into a baseline",
+            hint="pool only runs of one device kind (one CPU model) into a baseline",
         )
     ids = [r.run.run_id for r in reports]
     repeated = sorted({i for i in ids if ids.count(i) > 1})

@@ -92,6 +92,8 @@ def _speedup(case: CaseRecord) -> str:
 def _device_line(report: Report) -> str:
     device = report.device
     parts = [device.device_kind or "unknown device"]
+    if device.model:
+        parts[0] += f": {device.model}"
     details = [d for d in (device.backend, f"×{device.count}" if device.count else None) if d]
     if device.memory_bytes:
         details.append(f"{device.memory_bytes / 2**30:.0f} GiB")

@@ -18,6 +18,8 @@ def bench_header(hello: tp.Hello, bench: BenchConfig) -> str:
     max time 2.00 s · precision ±1% · warm`: the settings every number below depends on."""
     first = hello.devices[0] if hello.devices else None
     device = first.device_kind if first is not None else "an unknown device"
+    if first is not None and first.model:
+        device += f": {first.model}"  # a CPU: its kind is `cpu` on every machine
     count = f" ×{len(hello.devices)}" if hello.devices else ""
     timer = bench.timer
     if timer == "auto" and hello.timers:

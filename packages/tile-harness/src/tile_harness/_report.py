@@ -175,6 +175,7 @@ def _device(setup: RunSetup, results: RunResults) -> ta.DeviceRecord:
     return ta.DeviceRecord(
         backend=hello.backend if hello else None,
         device_kind=first.device_kind if first else None,
+        model=first.model if first else None,
         count=len(hello.devices) if hello else None,
         memory_bytes=first.memory_bytes if first else None,
         peaks=peaks,

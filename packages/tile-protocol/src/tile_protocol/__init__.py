@@ -55,6 +55,7 @@ from tile_protocol._parts import (
     ConfigInfo,
     DeviceInfo,
     DownloadSpec,
+    KernelInfo,
     KernelTime,
     Peaks,
     Phases,
@@ -66,6 +67,7 @@ from tile_protocol._parts import (
     Stats,
     TestSettings,
     Throughput,
+    TunableInfo,
     Work,
 )
 from tile_protocol._sets import (
@@ -132,6 +134,8 @@ __all__ = [
     "BenchSettings",
     "Calibration",
     "CaseInfo",
+    "KernelInfo",
+    "TunableInfo",
     "Check",
     "ConfigInfo",
     "KernelTime",

@@ -19,6 +19,7 @@ from tile_protocol._parts import (
     ConfigInfo,
     DeviceInfo,
     DownloadSpec,
+    KernelInfo,
     KernelTime,
     Peaks,
     Phases,
@@ -173,6 +174,8 @@ class Plan(_Sent, frozen=True, kw_only=True, tag="plan"):
 
     command: Command
     cases: list[CaseInfo] = []
+    kernels: list[KernelInfo] = []
+    """Each selected kernel's modes, tunables and test cases (protocol 1.17), for `list` only."""
 
 
 class CaseStart(_Sent, frozen=True, kw_only=True, tag="case_start"):

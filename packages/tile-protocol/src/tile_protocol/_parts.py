@@ -25,6 +25,8 @@ __all__ = [
     "BenchSettings",
     "Calibration",
     "CaseInfo",
+    "KernelInfo",
+    "TunableInfo",
     "Check",
     "ConfigInfo",
     "DeviceInfo",
@@ -137,6 +139,29 @@ class DeviceInfo(_Base, frozen=True, kw_only=True):
     device_kind: str
     memory_bytes: int | None = None
     l2_bytes: int | None = None
+    model: str | None = None
+    """What tells two devices of one kind apart (protocol 1.17): on a CPU, whose `device_kind`
+    is `cpu` on every machine, its model name and core count (`AMD EPYC 7B13, 2 cores`); None
+    on an accelerator (its kind names the model) and from an older runner."""
+
+
+class TunableInfo(_Base, frozen=True, kw_only=True):
+    """One tunable parameter of a kernel: its values, as text, and the default's."""
+
+    name: str
+    values: list[str]
+    default: str
+
+
+class KernelInfo(_Base, frozen=True, kw_only=True):
+    """One selected kernel as `tile list` shows it (protocol 1.17): the modes it declares,
+    its tunables, and its test suite's case ids (the plan's cases are the bench suite's)."""
+
+    name: str
+    description: str | None = None
+    modes: list[str] = msgspec.field(default_factory=lambda: ["fwd"])
+    tunables: list[TunableInfo] = []
+    test_cases: list[str] = []
 
 
 class CaseInfo(_Base, frozen=True, kw_only=True):

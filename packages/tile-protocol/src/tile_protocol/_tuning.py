@@ -37,6 +37,9 @@ class TuningEntry(msgspec.Struct, frozen=True, kw_only=True):
     case_id: str
     signature: str
     device_kind: str
+    device_model: str | None = None
+    """The CPU's model and core count it was tuned on (`DeviceInfo.model`); an entry without
+    one (tuned on an accelerator, or by an older tile) holds on any model of its kind."""
     jax_version: str | None = None
     jaxlib_version: str | None = None
     values: dict[str, str]
@@ -73,7 +76,7 @@ def decode_tuning(data: bytes | str) -> TuningFile:
 def encode_tuning(doc: TuningFile) -> bytes:
     """A tuning file as indented JSON with entries in a stable order (diffs stay small)."""
     ordered = msgspec.structs.replace(
-        doc, entries=sorted(doc.entries, key=lambda e: (e.kernel, e.case_id))
+        doc, entries=sorted(doc.entries, key=lambda e: (e.kernel, e.case_id, e.device_model or ""))
     )
     return msgspec.json.format(_encoder.encode(ordered), indent=2) + b"\n"
 

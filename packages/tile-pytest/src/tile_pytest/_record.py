@@ -29,6 +29,9 @@ if TYPE_CHECKING:
         @property
         def device_kind(self) -> str: ...
 
+        @property
+        def platform(self) -> str: ...
+
 
 __all__ = ["TOOL", "CaseName", "SessionRecord", "tool_version"]
 
@@ -108,11 +111,13 @@ class SessionRecord:
         import jax
 
         import tile_artifacts as ta
+        from tile_runner import cpu_model
 
         devices = cast("list[_Device]", jax.devices())  # pyright: ignore[reportUnknownMemberType]
         self._device = ta.DeviceRecord(
             backend=jax.default_backend(),
             device_kind=devices[0].device_kind if devices else None,
+            model=cpu_model() if devices and devices[0].platform == "cpu" else None,
             count=len(devices),
         )
         import jaxlib

@@ -101,6 +101,7 @@ def _hello(pinned_cpu: int | None = None) -> tuple[Hello, str, list[Device]]:
     import jax
     import jaxlib
 
+    from tile_runner._device import cpu_model
     from tile_runner._jaxapi import local_devices
     from tile_runner._measure import available_timers
     from tile_runner._peaks import known_device
@@ -124,6 +125,7 @@ def _hello(pinned_cpu: int | None = None) -> tuple[Hello, str, list[Device]]:
                 device_kind=device.device_kind,
                 memory_bytes=memory,
                 l2_bytes=spec.l2_bytes if spec else None,
+                model=cpu_model() if device.platform == "cpu" else None,
             )
         )
     hello = Hello(

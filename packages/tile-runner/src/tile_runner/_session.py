@@ -150,6 +150,7 @@ class Session:
     def _case_context(self) -> CaseContext:
         """What every case shares: the timer, the device's peaks, the tuned configurations."""
         from tile_runner._context import CaseContext
+        from tile_runner._device import cpu_model
         from tile_runner._measure import resolve_timer
         from tile_runner._peaks import builtin_peaks
         from tile_runner._tuning_index import TuningIndex
@@ -180,6 +181,9 @@ class Session:
                 request.tuning_files,
                 user_paths=request.user_tuning_files,
                 device_kind=device.device_kind if device is not None else "unknown",
+                device_model=cpu_model()
+                if device is not None and device.platform == "cpu"
+                else None,
                 jax_version=self._jax_version(),
                 warn=lambda message: self.log("warning", message),
             ),

@@ -3,8 +3,8 @@
 Three layers, first match wins: the project's tuning files (`tuned`), the user cache's when
 the user asked for them (`user_cache`), and the files the kernel's package ships in its
 `tuning/` folder (`shipped`, read the first time a kernel of that package asks). An entry
-holds only on its device kind and JAX version and while the kernel's tunables are the ones it
-was tuned over; when none holds, `Found.note` says what was there and why it was not used, so
+holds only on its device kind (on a CPU, its model and core count too, where the entry
+records them) and JAX version and while the kernel's tunables are the ones it was tuned over; when none holds, `Found.note` says what was there and why it was not used, so
 that a case falling back to its default says so on its row.
 """
 
@@ -61,6 +61,7 @@ class TuningIndex:
         device_kind: str | None = None,
         jax_version: str | None = None,
         warn: Callable[[str], None] | None = None,
+        device_model: str | None = None,
     ) -> None:
         self._layers: list[tuple[ConfigSource, _Layer]] = [
             ("tuned", {e.case_id: (e, "") for e in entries}),
@@ -68,6 +69,7 @@ class TuningIndex:
         ]
         self._elsewhere: dict[str, list[str]] = {}
         self._device_kind, self._jax_version = device_kind, jax_version
+        self._device_model = device_model
         self._warn = warn or _warn
         self._shipped: dict[str, tuple[_Layer, list[str]]] = {}
 
@@ -80,11 +82,13 @@ class TuningIndex:
         device_kind: str | None = None,
         jax_version: str | None = None,
         warn: Callable[[str], None] | None = None,
+        device_model: str | None = None,
     ) -> TuningIndex:
         """Entries of `paths` (the project's; later files win) and `user_paths` (the user
         cache's, below them) for `device_kind` and `jax_version`.
 
-        Both default to this process's: JAX's default device and version. A file that cannot
+        Both default to this process's: JAX's default device and version (and, with the
+        device, `device_model`: on a CPU its model and core count). A file that cannot
         be read or parsed is warned about (`warn`, else a RuntimeWarning) and skipped: tuning
         only chooses among correct configurations, so a run without it is slower at worst,
         never wrong.
@@ -94,9 +98,16 @@ class TuningIndex:
 
             from tile_runner._jaxapi import devices
 
-            device_kind = device_kind or devices()[0].device_kind
+            if device_kind is None:
+                from tile_runner._device import cpu_model
+
+                first = devices()[0]
+                device_kind = first.device_kind
+                device_model = cpu_model() if first.platform == "cpu" else None
             jax_version = jax_version or jax.__version__
-        index = cls(device_kind=device_kind, jax_version=jax_version, warn=warn)
+        index = cls(
+            device_kind=device_kind, jax_version=jax_version, warn=warn, device_model=device_model
+        )
         index._layers = [
             ("tuned", index._read(paths, "")),
             ("user_cache", index._read(user_paths, "the user cache's ")),
@@ -129,6 +140,8 @@ class TuningIndex:
         """Why `entry` does not hold on this device and JAX version (None: it does)."""
         if self._device_kind is not None and entry.device_kind != self._device_kind:
             return f"tuned it on {entry.device_kind}, not {self._device_kind}"
+        if self._device_model and entry.device_model and entry.device_model != self._device_model:
+            return f"tuned it on {entry.device_model}, not {self._device_model}"
         if (
             not any_jax
             and self._jax_version is not None

@@ -79,6 +79,7 @@ def write_tuning(
     if not decisions:
         return []
     device_kind = hello.devices[0].device_kind if hello and hello.devices else "unknown"
+    device_model = hello.devices[0].model if hello and hello.devices else None
     now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     entries: list[tp.TuningEntry] = []
     for case_id, d in decisions.items():
@@ -89,6 +90,7 @@ def write_tuning(
                 case_id=case_id,
                 signature=(result.config.signature if result.config else None) or "",
                 device_kind=device_kind,
+                device_model=device_model,
                 jax_version=hello.jax_version if hello else None,
                 jaxlib_version=hello.jaxlib_version if hello else None,
                 values=d.winner.values,
@@ -135,7 +137,11 @@ def check_tuning_files(resolved: ResolvedConfig) -> None:
 
 
 def _merge_into(path: Path, device_kind: str, entries: list[tp.TuningEntry]) -> None:
-    """Replace the entries of the same cases in `path` (created if missing), atomically."""
+    """Replace the entries of the same cases in `path` (created if missing), atomically.
+
+    On a CPU an entry is a case on one CPU model: another model's entries of the case stay
+    beside it (one `cpu.json` serves several machines); an entry without a model (an older
+    tile's) is replaced."""
     old: list[tp.TuningEntry] = []
     if path.exists():
         try:
@@ -147,7 +153,9 @@ def _merge_into(path: Path, device_kind: str, entries: list[tp.TuningEntry]) -> 
                 code=ExitCode.INFRA,
             ) from None
     new_ids = {e.case_id for e in entries}
-    merged = [e for e in old if e.case_id not in new_ids] + entries
+    model = entries[0].device_model if entries else None
+    kept = [e for e in old if e.case_id not in new_ids or e.device_model not in (None, model)]
+    merged = kept + entries
     doc = tp.TuningFile(device_kind=device_kind, entries=merged)
     hint = "check that the directory is writable (`[tune] dir` in tile.toml)"
     write_atomically(path, tp.encode_tuning(doc), hint=hint, code=ExitCode.INFRA)
