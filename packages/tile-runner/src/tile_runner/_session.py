@@ -8,7 +8,7 @@ import msgspec
 
 from tile_protocol import CaseInfo as ProtoCaseInfo
 from tile_protocol import CaseStart as ProtoCaseStart
-from tile_protocol import InputFile, Log, Plan, Progress, RunRequest, StateChange, Step
+from tile_protocol import InputFile, KernelInfo, Log, Plan, Progress, RunRequest, StateChange, Step
 from tile_runner._stdout import ProtocolWriter
 
 if TYPE_CHECKING:  # imported lazily: JAX comes with them
@@ -130,6 +130,11 @@ class Session:
         )
         for warning in plan.warnings:
             self.log("warning", warning)
+        listed: list[KernelInfo] = []
+        if request.command == "list":
+            from tile_runner._listing import kernel_infos
+
+            listed = kernel_infos([d for d, _ in plan.cases], self.backend, request)
         self.writer.send(
             Plan(
                 command=request.command,
@@ -143,6 +148,7 @@ class Session:
                     )
                     for k, c, u, rid in plan.units
                 ],
+                kernels=listed,
             )
         )
         return plan

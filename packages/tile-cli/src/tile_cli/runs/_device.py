@@ -76,6 +76,7 @@ def _rows(report: DeviceReport, hello: Hello) -> list[tuple[str, str]]:
     rows = [
         ("backend", report.backend),
         ("device", first.device_kind if first else "-"),
+        *([("model", first.model)] if first and first.model else []),
         ("count", str(len(report.devices))),
         (
             "memory (JAX limit)",

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import difflib
 import functools
-import json
 import sys
 from typing import TYPE_CHECKING
 
 import tile_protocol as tp
+from tile_cli.terminal._listing import list_json_lines, print_listing
 from tile_cli.terminal._render import print_failures
 from tile_cli.terminal._ui import make_consoles
 from tile_harness import (
@@ -35,17 +35,11 @@ def list_cases(sel: Selection, *, profile: str | None, as_json: bool) -> int:
     answer, clean = ask("list", resolved, sel)
     cases = answer.cases
     if as_json:
-        for case in cases:
-            doc = {"case_id": case.case_id, "kernel": case.kernel, "params": case.params}
-            print(json.dumps(doc))
+        for line in list_json_lines(answer.plan):
+            print(line)
     else:
-        current = None
-        for case in cases:
-            if case.kernel != current:
-                current = case.kernel
-                out.print(case.kernel, style="bold", markup=False)
-            out.print(f"  {case.case_id}", markup=False)
-        err.print(f"{len(cases)} cases", style="dim")
+        bench, tests = print_listing(out, answer.plan)
+        err.print(f"{bench} bench cases, {tests} test cases", style="dim")
     if answer.unusable(functools.partial(err.print, markup=False), clean=clean):
         return int(ExitCode.INFRA)
     if not cases and (sel.filters or sel.kernels):
