@@ -52,6 +52,19 @@ def test_tune_picks_the_fastest_correct_configuration_and_bench_uses_it(
     assert finding["category"] == "tuning" and "{reps=1,variant=right}" in finding["title"]
     assert "correctness" in {f["category"] for f in others}  # the wrong variant
     assert tile("schema-check", str(out), cwd=root).returncode == 0
+    # Every configuration tried, in a table on stdout and in tune.md (issue 40): the winner
+    # marked, the wrong variant and the ruled-out ones said as such.
+    rows = {line.split()[1] if line.split()[0] == "★" else line.split()[0]: line
+            for line in proc.stdout.splitlines() if "{reps=" in line}  # fmt: skip
+    assert rows["{reps=1,variant=right}"].split()[0] == "★"
+    assert "winner" in rows["{reps=1,variant=right}"]
+    assert "ok" in rows["{reps=8,variant=right}"].split()
+    assert "runner-up" in rows["{reps=8,variant=right}"]
+    assert "wrong output" in rows["{reps=1,variant=wrong}"]
+    assert "ruled out: 64 reps only pay off" in rows["{reps=64,variant=right}"]
+    table = (out / "tune.md").read_text()
+    assert "| **`{reps=1,variant=right}`** |" in table and "| `{reps=8,variant=wrong}` |" in table
+    assert "tune.md" in (out / "summary.md").read_text()
 
     bench = tile("bench", "--kernel", "fx/reps", "-o", str(tmp_path / "b1"), cwd=root)
     assert bench.returncode == 0, bench.stderr
@@ -112,6 +125,8 @@ def test_a_configuration_that_kills_its_runner_does_not_end_the_tune(
         f for f in report["failures"] if f["case_id"] == "fx/crashy_config[n=256]{mode=crash}"
     ]
     assert crashed and crashed[0]["exception_type"] == "RunnerCrash"
+    crash_row = next(line for line in proc.stdout.splitlines() if "{mode=crash}" in line)
+    assert "failed:" in crash_row
 
 
 def test_bad_tunable_override_is_a_clear_error(tile: TileRun, project: MakeProject) -> None:

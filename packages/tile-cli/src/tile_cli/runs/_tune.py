@@ -67,10 +67,38 @@ def run_tune(
     return ended.exit_code
 
 
+def _tried_tables(ended: TuneEnded) -> None:
+    """One table per case of every configuration tried (the winner marked `★`), on stdout."""
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    from tile_cli.terminal._ui import make_consoles
+
+    out, _ = make_consoles()
+    tables: dict[str, Table] = {}
+    heads = ("", "configuration", "median", "CI", "runs", "check", "outcome")
+    for row in ended.tried:
+        table = tables.get(row.case_id)
+        if table is None:
+            table = tables[row.case_id] = Table(
+                title=Text(row.case_id), title_justify="left", header_style="bold",
+                box=box.ROUNDED if out.is_terminal else box.SIMPLE)  # fmt: skip
+            for i, head in enumerate(heads):
+                table.add_column(head, justify="right" if i in (2, 4) else "left")
+        cells = (row.configuration, row.median, row.ci, str(row.runs), row.check, row.outcome)
+        table.add_row("★" if row.winner else "", *(Text(c) for c in cells),
+                      style="bold" if row.winner else None)  # fmt: skip
+    for table in tables.values():
+        out.print(table)
+
+
 def _show(ended: TuneEnded) -> None:
-    """Each case's winner on stdout; the tuning files, the run directory, work undone on stderr."""
+    """Every configuration tried and each case's winner on stdout; the tuning files, the run
+    directory, work undone on stderr."""
     from tile_cli.terminal._render import display_path
 
+    _tried_tables(ended)
     for case_id, d in ended.decisions.items():
         margin = f", {d.margin:.3f}x over the runner-up" if d.margin else ""
         print(escape_controls(f"{case_id}: {d.winner.configuration} "

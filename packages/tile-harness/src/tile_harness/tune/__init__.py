@@ -14,6 +14,7 @@ from tile_harness.tune._run import (
     progress_line,
     rung_settings,
 )
+from tile_harness.tune._table import Tried, tried_markdown, tried_rows
 
 __all__ = [
     "TuneEnded",
@@ -24,6 +25,9 @@ __all__ = [
     "estimate_s",
     "progress_line",
     "rung_settings",
+    "Tried",
+    "tried_markdown",
+    "tried_rows",
     "Decision",
     "Measured",
     "keep_fastest",

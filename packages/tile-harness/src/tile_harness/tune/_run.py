@@ -42,6 +42,7 @@ from tile_harness.tune._pick import (
     pick,
     unfinished_cases,
 )
+from tile_harness.tune._table import TUNE_MD, Tried, tried_markdown, tried_rows
 from tile_protocol.format import format_seconds
 
 if TYPE_CHECKING:
@@ -359,6 +360,8 @@ class TuneEnded:
     unfinished: dict[str, str] = field(default_factory=dict[str, str])
     """Cases the tune could not finish, each with why: decided on a rung's shorter timings
     when `--budget` ran out, or not decided at all."""
+    tried: list[Tried] = field(default_factory=list[Tried])
+    """Every configuration planned, what it measured and what became of it (`tune.md`)."""
 
 
 def finish(resolved: ResolvedConfig, recorder: RunRecorder, state: TuneState) -> TuneEnded:
@@ -377,6 +380,9 @@ def finish(resolved: ResolvedConfig, recorder: RunRecorder, state: TuneState) ->
     planned = state.plan.cases if state.plan else []
     unfinished = unfinished_cases(allowed_counts(planned, state.units), decisions, state.cut_short)
     recorder.results.findings.extend(tune_findings(decisions, state.dropped, unfinished))
+    tried = tried_rows(planned, state.units, state.latest, dropped=state.dropped, decisions=decisions,
+                       finalists=state.finalists, failures=recorder.results.failures)  # fmt: skip
+    recorder.writer.write_text(TUNE_MD, tried_markdown(tried), description="configurations tried")
     recorder.finalize()
     hello = recorder.results.hello
     written = write_tuning(resolved, decisions, state.latest, hello, recorder.run_id)
@@ -389,4 +395,4 @@ def finish(resolved: ResolvedConfig, recorder: RunRecorder, state: TuneState) ->
         missing = set(allowed_counts(planned, state.units)) - set(decisions)
         code = int(ExitCode.FAILED) if missing else int(ExitCode.OK)
     return TuneEnded(decisions, list(written), recorder.run_dir, len(recorder.results.planned),
-                     failures, code, unfinished)  # fmt: skip
+                     failures, code, unfinished, tried)  # fmt: skip
