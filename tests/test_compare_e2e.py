@@ -117,6 +117,14 @@ def test_same_code_measured_twice_is_neutral_and_exits_0(proj: Project) -> None:
     direct = proj.tile("compare", "runs/a", "runs/a2", "-o", "aa.json")
     assert direct.returncode == 0, direct.stdout + direct.stderr
     assert _rows(proj.root / "aa.json")[CASE]["judgement"] in ("neutral", "inconclusive")
+    # The directory `--compare baselines` takes works for `tile compare` too, either side
+    # (issue 40): the file of the run's device, not the H200 one beside it.
+    for sides in (("baselines", "runs/a2"), ("runs/a2", "baselines")):
+        by_dir = proj.tile("compare", *sides, "-o", "dir.json")
+        assert by_dir.returncode == 0, by_dir.stdout + by_dir.stderr
+        doc = json.loads((proj.root / "dir.json").read_text())
+        paths = (doc["baseline"]["report_path"], doc["current"]["report_path"])
+        assert [Path(p).name for p in paths].count("cpu.json") == 1
 
 
 def test_a_kernel_one_and_a_half_times_slower_is_a_regression_exit_1(proj: Project) -> None:

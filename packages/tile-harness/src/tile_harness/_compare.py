@@ -87,6 +87,11 @@ def pick_baseline(path: Path, device_kind: str | None) -> Path:
     )
 
 
+def _is_baselines_dir(path: Path) -> bool:
+    """A directory of `tile baseline save` files, not a run directory."""
+    return path.is_dir() and not (path / "report.json").exists()
+
+
 def compare_paths(
     base: Path,
     cur: Path,
@@ -98,8 +103,17 @@ def compare_paths(
     """Compare two runs or baselines given by path."""
     import tile_artifacts as ta
 
-    base_doc, base_file = load_side(base)
-    cur_doc, cur_file = load_side(cur)
+    # A directory of baselines (`tile bench --compare baselines`'s form) on either side means
+    # the baseline of the other side's device in it.
+    if _is_baselines_dir(base) and not _is_baselines_dir(cur):
+        cur_doc, cur_file = load_side(cur)
+        base_doc, base_file = load_side(pick_baseline(base, cur_doc.device.device_kind))
+    else:
+        base_doc, base_file = load_side(base)
+        cur_path = (
+            pick_baseline(cur, base_doc.device.device_kind) if _is_baselines_dir(cur) else cur
+        )
+        cur_doc, cur_file = load_side(cur_path)
     return ta.compare.compare_runs(
         base_doc,
         cur_doc,
