@@ -185,3 +185,19 @@ def test_a_ten_percent_change_after_a_74x_step_stays_visible() -> None:
 def test_a_narrow_series_keeps_its_linear_axis() -> None:
     svg = trend_plot(_fit([1.0e-3] * 4 + [1.1e-3] * 4), "k", title="k/case[n=1]")
     assert svg is not None and "log scale" not in svg
+
+
+def test_runs_without_a_commit_are_named_by_their_time_not_their_run_id() -> None:
+    # A project without git (issue 40): the axis said "commits" under run-id suffixes.
+    values = [1e-3] * 4
+    fit = fit_steps(commit_points(_series(values, commits=[None] * 4)))
+    assert [p.label for p in fit.points] == ["01-01 00:00"] * 4
+    svg = trend_plot(fit, "k", title="k/case[n=1]")
+    assert svg is not None
+    assert "runs by time (no git commit), oldest first" in svg and "00000000" not in svg
+    mixed = fit_steps(commit_points(_series(values, commits=[None, "a" * 40, None, "b" * 40])))
+    assert [p.label for p in mixed.points] == ["01-01 00:00", "aaaaaaa", "01-01 00:00", "bbbbbbb"]
+    svg = trend_plot(mixed, "k", title="k/case[n=1]")
+    assert svg is not None and "commits (a run without one: its time), oldest first" in svg
+    full = trend_plot(_fit(values), "k", title="k/case[n=1]")
+    assert full is not None and "commits, oldest first" in full

@@ -150,7 +150,9 @@ def commit_points(series: Series, *, include_dirty: bool = False) -> list[Commit
     for runs in groups.values():
         first = runs[0]
         value = statistics.median(p.median_s for p in runs)
-        label = first.commit[:7] if first.commit else first.run_id.rsplit("-", 1)[-1]
+        # Without a commit (a project without git), the run's time names it: a run id's
+        # random suffix told the reader nothing.
+        label = first.commit[:7] if first.commit else first.created_at[5:16].replace("T", " ")
         out.append(
             CommitPoint(
                 commit=first.commit,

@@ -41,9 +41,21 @@ def _tip(fit: Fit, i: int) -> str:
     return "\n".join(lines)
 
 
+def _axis_title(fit: Fit) -> str:
+    """What the x axis counts: commits, runs (no git), or both."""
+    with_commit = sum(1 for p in fit.points if p.commit)
+    if with_commit == len(fit.points):
+        return "commits, oldest first"
+    if with_commit == 0:
+        return "runs by time (no git commit), oldest first"
+    return "commits (a run without one: its time), oldest first"
+
+
 def _x_labels(fit: Fit, frame: Frame, x_of: list[float]) -> str:
-    """Short commit ids under the axis, thinned so they do not overlap (about 50 px each)."""
-    stride = max(1, math.ceil(len(fit.points) * 50 / (frame.x1 - frame.x0)))
+    """Short commit ids (a run's time where it has no commit) under the axis, thinned so that
+    they do not overlap (at least 50 px each, more for a longer label)."""
+    each = max(50.0, 6.5 * max((len(p.label) for p in fit.points), default=0) + 6)
+    stride = max(1, math.ceil(len(fit.points) * each / (frame.x1 - frame.x0)))
     last = len(fit.points) - 1
     parts = [
         text(x_of[i], frame.y1 + 14, p.label, text_anchor="middle", font_family=MONO, font_size=10)
@@ -53,7 +65,7 @@ def _x_labels(fit: Fit, frame: Frame, x_of: list[float]) -> str:
     parts.append(line(frame.x0, frame.y1, frame.x1, frame.y1, stroke="#444"))
     middle = (frame.x0 + frame.x1) / 2
     parts.append(
-        text(middle, frame.y1 + 31, "commits, oldest first", text_anchor="middle", cls="axis-title")
+        text(middle, frame.y1 + 31, _axis_title(fit), text_anchor="middle", cls="axis-title")
     )
     return el("g", *parts, cls="axis")
 
