@@ -114,6 +114,12 @@ def test_filter_matching_nothing_is_a_usage_error(tile: TileRun, project: MakePr
     # Issue 40: a typo is a usage error naming the filter, with the names close to it, and it
     # leaves no run directory behind nor moves `.tile/latest` off the last real run.
     root = project(["good.py"], FAST)
+    nothing = tile("bench", "-k", "no-such-kernel", cwd=root)
+    assert nothing.returncode == 2
+    assert "no case matches `-k no-such-kernel`" in nothing.stderr
+    assert "hint: run `tile list` to see every case id" in nothing.stderr
+    assert "Traceback" not in nothing.stderr
+    assert not (root / ".tile").exists()  # not even an empty `.tile/runs/` left behind
     done = tile("test", "--kernel", "fx/square", cwd=root)
     assert done.returncode == 0, done.stderr
     latest = root / ".tile" / "latest"
@@ -131,12 +137,6 @@ def test_filter_matching_nothing_is_a_usage_error(tile: TileRun, project: MakePr
 
     listed = tile("list", "--kernel", "fx/sqare", cwd=root)
     assert listed.returncode == 2 and "did you mean `--kernel fx/square`" in listed.stderr
-
-    nothing = tile("bench", "-k", "no-such-kernel", cwd=root)
-    assert nothing.returncode == 2
-    assert "no case matches `-k no-such-kernel`" in nothing.stderr
-    assert "hint: run `tile list` to see every case id" in nothing.stderr
-    assert "Traceback" not in nothing.stderr
 
 
 def test_missing_runner_python_is_a_usage_error(tile: TileRun, project: MakeProject) -> None:

@@ -99,8 +99,19 @@ def publish_run(setup: RunSetup, *, prune: bool) -> None:
 
 def discard_run(setup: RunSetup) -> None:
     """Remove a finalized run directory that holds no run: no case was planned and nothing
-    failed, so it has only tile's own records of starting a runner. Best effort."""
+    failed, so it has only tile's own records of starting a runner. Best effort.
+
+    Under `[output] dir` the folders made for it go too while empty (`.tile/runs`, `.tile`):
+    a run that matched nothing, outside any project, leaves nothing behind."""
     shutil.rmtree(setup.run_dir, ignore_errors=True)
+    runs = setup.resolved.resolve_path(setup.resolved.config.output.dir).absolute()
+    if setup.run_dir.parent != runs:
+        return
+    for folder in (runs, runs.parent) if runs.name == "runs" else (runs,):
+        try:
+            folder.rmdir()  # only an empty one
+        except OSError:
+            return
 
 
 def _point_latest(run_dir: Path, tile_dir: Path) -> None:
