@@ -34,7 +34,13 @@ def failure_hints(failures: Sequence[tp.Failure]) -> list[str]:
     signals = {s for f in crashes if (s := _signal_of(f)) is not None}
     rerun = "rerun it alone with `tile bench --case ID --isolate`"
     hints: list[str] = []
-    if "import" in phases:
+    if any(f.error_type == "PluginNotFound" for f in failures):
+        hints.append(
+            "a kernel plugin is not installed where the runner runs: install it in the "
+            "project's environment (`uv add tile-std`, or `pip install tile-std`), or fix its "
+            "name in `[project] plugins` / `--plugin` (docs/getting-started.md)"
+        )
+    if any(f.phase == "import" and f.error_type != "PluginNotFound" for f in failures):
         hints.append(
             "a kernel module did not import: check `[project] modules`/`paths` in tile.toml "
             "(modules import with the project root on sys.path; install a packaged project "
