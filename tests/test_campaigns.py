@@ -332,6 +332,14 @@ def test_smoke_run_compares_variants_and_schema_check_catches_damage(
     camp = root / ".tile" / "campaigns" / "wc-smoke"
     report = _json(camp / "campaign.json")
     assert report["smoke"] is True and report["baseline_variant"] == "warm"
+    # `.tile/latest` is the campaign, not its last unit; commands that take one run refuse
+    # it and name the units' runs instead of silently taking a variant (issue 40).
+    assert (root / ".tile" / "latest").resolve() == camp.resolve()
+    for command in (("baseline", "save"), ("report",)):
+        refused = tile(*command, cwd=root)
+        assert refused.returncode == 2, refused.stdout + refused.stderr
+        assert "is a campaign directory, not one run" in refused.stderr
+        assert "units/warm@one/attempt-1" in refused.stderr and "Traceback" not in refused.stderr
     ids = [u["unit_id"] for u in report["units"]]
     assert ids == ["warm@one", "warm@pair", "cold@one", "cold@pair"]
     for unit in report["units"]:

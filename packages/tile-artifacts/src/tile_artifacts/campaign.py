@@ -23,6 +23,7 @@ from tile_artifacts._campaign import (
     VariantCell,
     VariantRow,
 )
+from tile_artifacts._campaign_dir import not_one_run
 from tile_artifacts._campaign_summary import render_campaign_markdown, verdict_text
 from tile_artifacts._paths import (
     CAMPAIGN_JSON,
@@ -57,6 +58,7 @@ __all__ = [
     "read_campaign",
     # the directory
     "CAMPAIGN_JSON",
+    "not_one_run",
     "CAMPAIGN_LAYOUT",
     "CAMPAIGN_PLAN_JSON",
     "RESOLVED_CAMPAIGN_JSON",

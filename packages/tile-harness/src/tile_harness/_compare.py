@@ -54,6 +54,9 @@ def load_side(path: Path) -> tuple[ta.Report | ta.compare.Baseline, Path]:
     import tile_artifacts as ta
 
     target = path / "report.json" if path.is_dir() else path
+    campaign = ta.campaign.not_one_run(path)
+    if campaign is not None:
+        raise CliError(campaign[0], hint=campaign[1], code=ExitCode.USAGE)
     if not target.exists():
         raise CliError(
             f"`{path}` is not a run directory, report.json or baseline file "
@@ -75,7 +78,7 @@ def load_side(path: Path) -> tuple[ta.Report | ta.compare.Baseline, Path]:
 
 def pick_baseline(path: Path, device_kind: str | None) -> Path:
     """PATH itself, or in a directory the baseline whose device matches the current run."""
-    if not path.is_dir() or (path / "report.json").exists():
+    if not _is_baselines_dir(path):
         return path
     wanted = path / f"{device_slug(device_kind)}.json"
     if wanted.exists():
@@ -88,8 +91,14 @@ def pick_baseline(path: Path, device_kind: str | None) -> Path:
 
 
 def _is_baselines_dir(path: Path) -> bool:
-    """A directory of `tile baseline save` files, not a run directory."""
-    return path.is_dir() and not (path / "report.json").exists()
+    """A directory of `tile baseline save` files, not a run directory (nor a campaign's)."""
+    import tile_artifacts as ta
+
+    return (
+        path.is_dir()
+        and not (path / "report.json").exists()
+        and ta.campaign.not_one_run(path) is None
+    )
 
 
 def compare_paths(

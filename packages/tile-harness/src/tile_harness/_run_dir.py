@@ -19,7 +19,15 @@ from tile_harness._report import RunSetup
 if TYPE_CHECKING:
     from tile_config import ResolvedConfig
 
-__all__ = ["TOOL", "Pairing", "discard_run", "open_run", "publish_run", "tool_version"]
+__all__ = [
+    "TOOL",
+    "Pairing",
+    "discard_run",
+    "open_run",
+    "point_latest",
+    "publish_run",
+    "tool_version",
+]
 
 TOOL = "tile"
 
@@ -80,6 +88,13 @@ def open_run(
     if publish:
         publish_run(setup, prune=output_dir is None)
     return setup
+
+
+def point_latest(target: Path, resolved: ResolvedConfig) -> None:
+    """Point `.tile/latest` at `target` (a campaign directory when its run ends: its units each
+    moved it, and the last unit is no more the campaign's run than any other); best effort."""
+    runs = resolved.resolve_path(resolved.config.output.dir).absolute()
+    _point_latest(target.absolute(), runs.parent if runs.name == "runs" else runs)
 
 
 def publish_run(setup: RunSetup, *, prune: bool) -> None:

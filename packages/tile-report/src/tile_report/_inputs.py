@@ -89,6 +89,9 @@ def load_run(path: str | Path) -> RunData:
     """Read a run directory (or its report.json) for a report; ReportError names what is wrong."""
     given = Path(path)
     source = given / ta.REPORT_JSON if given.is_dir() else given
+    campaign = ta.campaign.not_one_run(given)
+    if campaign is not None:
+        raise ReportError(campaign[0], hint=campaign[1])
     if not source.is_file():
         raise ReportError(
             f"`{given}` is not a run directory or report.json (`{source}` is missing)",

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import tile_artifacts as ta
 from tile_harness._errors import CliError, ExitCode, stopped_code
+from tile_harness._run_dir import point_latest
 from tile_harness.campaign._dir import CampaignDir
 from tile_harness.campaign._plan import CampaignSetup
 from tile_harness.campaign._report import compare_variants, summarize, unit_records
@@ -102,6 +103,8 @@ class CampaignRun:
                 raise
             stopped = "terminated by SIGTERM"
         report = self._checkpoint(stopped or budget_stop, final=stopped is None)
+        # Each unit's `tile bench -o` moved `.tile/latest`; the campaign's run is the campaign.
+        point_latest(self.camp.path, self.setup.resolved)
         return Ended(report, stopped, budget_stop)
 
     def _units(self) -> str | None:
