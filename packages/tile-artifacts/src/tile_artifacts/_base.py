@@ -214,6 +214,8 @@ class Peaks(ArtifactModel):
 class DeviceRecord(ArtifactModel):
     """The device the cases ran on."""
 
+    added_keys: ClassVar[frozenset[str]] = frozenset({"model"})
+
     backend: str | None = None
     device_kind: str | None = None
     model: str | None = None

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from tile_runner._check import DEFAULT_TOLERANCES, check
     from tile_runner._compile import bind_static
     from tile_runner._configure import Configured, configure
-    from tile_runner._device import cpu_model
+    from tile_runner._cpu import cpu_model
     from tile_runner._discover import PLUGIN_GROUP, discover
     from tile_runner._errors import DefinitionError, RunnerError, Skip
     from tile_runner._inputs import case_key, data, normal, randint, uniform
@@ -103,7 +103,7 @@ _WHERE: dict[str, str] = {
     "bind_static": "_compile",
     "Configured": "_configure",
     "configure": "_configure",
-    "cpu_model": "_device",
+    "cpu_model": "_cpu",
     "PLUGIN_GROUP": "_discover",
     "discover": "_discover",
     "DefinitionError": "_errors",

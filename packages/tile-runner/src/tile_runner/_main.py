@@ -101,7 +101,7 @@ def _hello(pinned_cpu: int | None = None) -> tuple[Hello, str, list[Device]]:
     import jax
     import jaxlib
 
-    from tile_runner._device import cpu_model
+    from tile_runner._cpu import cpu_model
     from tile_runner._jaxapi import local_devices
     from tile_runner._measure import available_timers
     from tile_runner._peaks import known_device

@@ -156,7 +156,7 @@ class Session:
     def _case_context(self) -> CaseContext:
         """What every case shares: the timer, the device's peaks, the tuned configurations."""
         from tile_runner._context import CaseContext
-        from tile_runner._device import cpu_model
+        from tile_runner._cpu import cpu_model
         from tile_runner._measure import resolve_timer
         from tile_runner._peaks import builtin_peaks
         from tile_runner._tuning_index import TuningIndex

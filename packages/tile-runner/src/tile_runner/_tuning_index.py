@@ -99,7 +99,7 @@ class TuningIndex:
             from tile_runner._jaxapi import devices
 
             if device_kind is None:
-                from tile_runner._device import cpu_model
+                from tile_runner._cpu import cpu_model
 
                 first = devices()[0]
                 device_kind = first.device_kind
