@@ -175,7 +175,7 @@ class Plan(_Sent, frozen=True, kw_only=True, tag="plan"):
     command: Command
     cases: list[CaseInfo] = []
     kernels: list[KernelInfo] = []
-    """Each selected kernel's modes, tunables and test cases (protocol 1.17), for `list` only."""
+    """Each selected kernel's modes, tunables and test cases (protocol 1.16), for `list` only."""
 
 
 class CaseStart(_Sent, frozen=True, kw_only=True, tag="case_start"):

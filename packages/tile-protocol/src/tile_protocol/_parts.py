@@ -140,7 +140,7 @@ class DeviceInfo(_Base, frozen=True, kw_only=True):
     memory_bytes: int | None = None
     l2_bytes: int | None = None
     model: str | None = None
-    """What tells two devices of one kind apart (protocol 1.17): on a CPU, whose `device_kind`
+    """What tells two devices of one kind apart (protocol 1.16): on a CPU, whose `device_kind`
     is `cpu` on every machine, its model name and core count (`AMD EPYC 7B13, 2 cores`); None
     on an accelerator (its kind names the model) and from an older runner."""
 
@@ -154,7 +154,7 @@ class TunableInfo(_Base, frozen=True, kw_only=True):
 
 
 class KernelInfo(_Base, frozen=True, kw_only=True):
-    """One selected kernel as `tile list` shows it (protocol 1.17): the modes it declares,
+    """One selected kernel as `tile list` shows it (protocol 1.16): the modes it declares,
     its tunables, and its test suite's case ids (the plan's cases are the bench suite's)."""
 
     name: str

@@ -7,7 +7,7 @@ __all__ = ["PROTOCOL_MINOR", "PROTOCOL_VERSION"]
 
 PROTOCOL_VERSION = 1
 """Major version: a reader refuses a stream whose major version is newer than its own."""
-PROTOCOL_MINOR = 17
+PROTOCOL_MINOR = 16
 """Minor version: grows when optional fields or message types are added.
 
 1: `Reference.interleaved`, `RunRequest.pin_cpu`, `Hello.pinned_cpu`.
@@ -42,7 +42,7 @@ PROTOCOL_MINOR = 17
    it runs when that is not plain: a default the constraint rules out, a tuning entry not used).
 15: message `progress` (`Progress`: the step a case is in, for the screen), sent only when
    `RunRequest.progress` asks for it.
-17: `DeviceInfo.model` (a CPU's model name and core count: every CPU's kind is `cpu`);
+16: `DeviceInfo.model` (a CPU's model name and core count: every CPU's kind is `cpu`);
    `Plan.kernels` (`KernelInfo`, `TunableInfo`: each kernel's modes, tunables and test cases,
    sent for `list` only).
 """

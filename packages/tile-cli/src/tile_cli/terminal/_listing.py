@@ -35,7 +35,7 @@ def _by_kernel(cases: Sequence[tp.CaseInfo]) -> dict[str, list[str]]:
 
 
 def _kernels(plan: tp.Plan | None) -> list[tp.KernelInfo]:
-    """The plan's kernels; an older runner (before protocol 1.17) sends none: the bench
+    """The plan's kernels; an older runner (before protocol 1.16) sends none: the bench
     cases' kernels then stand alone, with nothing known of their modes and tunables."""
     if plan is None:
         return []
