@@ -1,5 +1,5 @@
 """tile_artifacts' public surface: a top level for run directories and three namespaces
-(`cache`, `compare`, `campaign`, `check`, `kernels`), each name in exactly one place."""
+(`cache`, `compare`, `campaign`, `check`, `kernels`, `ops`), each name in exactly one place."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 import tile_artifacts as ta
 
-NAMESPACES = ("cache", "compare", "campaign", "check", "kernels")
+NAMESPACES = ("cache", "compare", "campaign", "check", "kernels", "ops")
 
 
 @pytest.mark.parametrize("name", ["tile_artifacts", *(f"tile_artifacts.{n}" for n in NAMESPACES)])

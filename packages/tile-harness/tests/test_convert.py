@@ -36,7 +36,8 @@ KERNEL = tp.KernelTime(
     name="input_reduce_fusion_1", short="input_reduce_fusion_1",
     origin="input_reduce_fusion.1 (kInput)", launches=2, stats=STATS, share=0.75,
 )  # fmt: skip
-INFO = tp.CaseInfo(case_id="k[n=4]", kernel="k", params={"n": "4"})
+OP = tp.OpInfo(name="norm", impl="pallas", baseline=True)
+INFO = tp.CaseInfo(case_id="k[n=4]", kernel="k", params={"n": "4"}, op=OP)
 BENCH = tp.BenchResult(
     case_id="k[n=4]",
     kernel="k",
@@ -63,6 +64,7 @@ BENCH = tp.BenchResult(
     accounting=ACCOUNTING,
     config=CONFIG,
     kernels=[KERNEL],
+    op=OP,
 )
 
 # What a record leaves out of its message, on purpose.
@@ -94,6 +96,7 @@ def test_a_bench_result_keeps_every_field_but_the_dropped_ones() -> None:
         (ACCOUNTING, convert.accounting_record),
         (PHASES, convert.phases_record),
         (KERNEL, convert.kernel_record),
+        (OP, convert.op_record),
     ],
     ids=lambda x: type(x).__name__,
 )
@@ -130,6 +133,7 @@ def test_test_and_build_results_take_the_planned_identity() -> None:
     )
     tested = convert.case_from_test(INFO, result)
     assert (tested.case_id, tested.kernel, tested.params) == ("k[n=4]", "k", {"n": "4"})
+    assert tested.op == convert.op_record(OP)  # the plan's op, which a TestResult does not carry
     assert tested.check == convert.check_record(CHECK)
     assert tested.config is not None and tested.config.values == {"block_rows": "4"}
     build = tp.BuildResult(case_id="k[n=4]", kernel="k", ok=False, phases=PHASES)

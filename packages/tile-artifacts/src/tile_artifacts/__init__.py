@@ -2,13 +2,14 @@
 run directories and campaign directories (one run directory per unit under `units/`).
 
 The top level holds what reading and writing a run directory needs; comparing runs, campaigns,
-checking artifacts, the compile cache's diagnostics and the per-kernel breakdown have their
-namespaces: `tile_artifacts.compare`, `.campaign`, `.check`, `.cache`, `.kernels`.
+checking artifacts, the compile cache's diagnostics and the per-kernel breakdown and the
+implementations of one op have their namespaces: `tile_artifacts.compare`, `.campaign`,
+`.check`, `.cache`, `.kernels`, `.ops`.
 """
 
 from __future__ import annotations
 
-from tile_artifacts import cache, campaign, check, compare, kernels
+from tile_artifacts import cache, campaign, check, compare, kernels, ops
 from tile_artifacts._base import (
     RUN_ID_PATTERN,
     SCHEMA_VERSION,
@@ -128,6 +129,7 @@ __all__ = [
     "check",
     "compare",
     "kernels",
+    "ops",
     # errors
     "ArtifactError",
     "ArtifactReadError",

@@ -36,6 +36,7 @@ __all__ = [
     "FailureRecord",
     "Finding",
     "KernelRecord",
+    "OpRecord",
     "Phases",
     "RecommendedAction",
     "ReferenceRecord",
@@ -254,6 +255,15 @@ class KernelRecord(ArtifactModel):
     share: Annotated[float, Field(ge=0)]
 
 
+class OpRecord(ArtifactModel):
+    """The op a case's kernel implements (`@tile.kernel(op=...)`): `impl` labels this
+    implementation; `baseline` marks the one the op's others are timed against."""
+
+    name: Annotated[str, StringConstraints(min_length=1)]
+    impl: Annotated[str, StringConstraints(min_length=1)]
+    baseline: bool = False
+
+
 def check_round_sizes(
     sizes: list[int] | None, samples: list[float], *, what: str = "round_sizes"
 ) -> None:
@@ -274,7 +284,7 @@ class CaseRecord(ArtifactModel):
     """
 
     added_keys: ClassVar[frozenset[str]] = frozenset(
-        {"round_sizes", "accounting", "config", "kernels"}
+        {"round_sizes", "accounting", "config", "kernels", "op"}
     )
 
     case_id: str
@@ -295,6 +305,7 @@ class CaseRecord(ArtifactModel):
     accounting: Accounting | None = None
     config: ConfigRecord | None = None
     kernels: list[KernelRecord] | None = None
+    op: OpRecord | None = None
 
     @model_validator(mode="after")
     def _rounds_add_up(self) -> Self:

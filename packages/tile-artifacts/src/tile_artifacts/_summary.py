@@ -13,6 +13,7 @@ from typing import Final
 from tile_artifacts._documents import ComparisonDoc
 from tile_artifacts._kernels import breakdown_lines
 from tile_artifacts._models import CaseRecord, Report
+from tile_artifacts._ops import ops_markdown
 from tile_artifacts._paths import default_description
 from tile_artifacts._plausible import IMPOSSIBLE, RoofName, case_beyond_roof
 from tile_artifacts._summary_findings import findings_markdown
@@ -291,6 +292,7 @@ def render_summary_markdown(
     if comparison is not None:
         lines += ["", "## Comparison", "", render_comparison_markdown(comparison).rstrip("\n")]
     lines += _cases_section(report)
+    lines += ops_markdown(report) if report.cases and _kind(report) == "bench" else []
     lines += _kernels_section(report)
     lines += _failures_section(report)
     lines += findings_markdown(report)

@@ -28,6 +28,7 @@ __all__ = [
     "check_record",
     "failure_record",
     "kernel_record",
+    "op_record",
     "phases_record",
     "stats_record",
 ]
@@ -78,6 +79,11 @@ def kernel_record(kernel: tp.KernelTime) -> ta.kernels.KernelRecord:
     return _copy(kernel, ta.kernels.KernelRecord, stats=stats_record(kernel.stats))
 
 
+def op_record(op: tp.OpInfo | None) -> ta.ops.OpRecord | None:
+    """The op a case's kernel implements, if it declared one."""
+    return _copy(op, ta.ops.OpRecord) if op is not None else None
+
+
 def accounting_record(accounting: tp.Accounting) -> ta.Accounting:
     """Where one case's wall time went in the runner."""
     return accounting_total([accounting])
@@ -121,6 +127,7 @@ def case_from_bench(result: tp.BenchResult) -> ta.CaseRecord:
         accounting=accounting_record(result.accounting) if result.accounting else None,
         config=_copy(result.config, ta.ConfigRecord) if result.config is not None else None,
         kernels=[kernel_record(k) for k in result.kernels] if result.kernels is not None else None,
+        op=op_record(result.op),
     )
 
 
@@ -128,7 +135,7 @@ def _planned(info: tp.CaseInfo, status: ta.Status, **given: Any) -> ta.CaseRecor
     """A case as the plan names it (id, kernel, axis values), with what is known of it."""
     params = dict(info.params)
     return ta.CaseRecord(case_id=info.case_id, kernel=info.kernel, params=params, status=status,
-                         **given)  # fmt: skip
+                         op=op_record(info.op), **given)  # fmt: skip
 
 
 def case_from_test(info: tp.CaseInfo, result: tp.TestResult) -> ta.CaseRecord:

@@ -21,6 +21,7 @@ from tile_protocol._parts import (
     DownloadSpec,
     KernelInfo,
     KernelTime,
+    OpInfo,
     Peaks,
     Phases,
     ProfileSettings,
@@ -224,6 +225,8 @@ class BenchResult(_Sent, frozen=True, kw_only=True, tag="bench_result"):
     config: ConfigInfo | None = None
     kernels: list[KernelTime] | None = None
     """Per device kernel of one call, under the `cupti` timer; None where it cannot tell."""
+    op: OpInfo | None = None
+    """The op its kernel implements (as in the plan's `CaseInfo.op`)."""
 
 
 class TestResult(_Sent, frozen=True, kw_only=True, tag="test_result"):

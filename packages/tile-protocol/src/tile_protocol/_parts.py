@@ -32,6 +32,7 @@ __all__ = [
     "DeviceInfo",
     "DownloadSpec",
     "KernelTime",
+    "OpInfo",
     "Peaks",
     "Phases",
     "Reference",
@@ -164,6 +165,18 @@ class KernelInfo(_Base, frozen=True, kw_only=True):
     test_cases: list[str] = []
 
 
+class OpInfo(_Base, frozen=True, kw_only=True):
+    """The op a kernel implements, for kernels declared as implementations of one op
+    (`@tile.kernel(op=...)`): the tables put them side by side and time each against the
+    op's baseline implementation."""
+
+    name: str
+    impl: str
+    """This kernel's implementation label (`pallas`, `jnp`, `cudnn`...), unique in its op."""
+    baseline: bool = False
+    """This implementation is the one the op's others are timed against (one per op)."""
+
+
 class CaseInfo(_Base, frozen=True, kw_only=True):
     """One planned case: its stable id, kernel and axis values."""
 
@@ -174,6 +187,8 @@ class CaseInfo(_Base, frozen=True, kw_only=True):
     """A unit its kernel's constraint rules out, and why; it is reported skipped, never run."""
     default: bool = False
     """A unit whose configuration is its kernel's default (ties in `tile tune` go to it)."""
+    op: OpInfo | None = None
+    """The op its kernel implements; None for a kernel declared without one."""
 
 
 class Stats(_Base, frozen=True, kw_only=True):

@@ -7,7 +7,7 @@ __all__ = ["PROTOCOL_MINOR", "PROTOCOL_VERSION"]
 
 PROTOCOL_VERSION = 1
 """Major version: a reader refuses a stream whose major version is newer than its own."""
-PROTOCOL_MINOR = 16
+PROTOCOL_MINOR = 17
 """Minor version: grows when optional fields or message types are added.
 
 1: `Reference.interleaved`, `RunRequest.pin_cpu`, `Hello.pinned_cpu`.
@@ -45,4 +45,7 @@ PROTOCOL_MINOR = 16
 16: `DeviceInfo.model` (a CPU's model name and core count: every CPU's kind is `cpu`);
    `Plan.kernels` (`KernelInfo`, `TunableInfo`: each kernel's modes, tunables and test cases,
    sent for `list` only).
+17: `CaseInfo.op` and `BenchResult.op` (`OpInfo`: the op a kernel implements, its
+   implementation label and whether it is the op's baseline; kernels of one op are shown
+   side by side).
 """

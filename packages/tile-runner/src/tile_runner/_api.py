@@ -16,6 +16,7 @@ from tile_runner._axes import Axes, AxisValue, format_value
 from tile_runner._declare import BACKENDS, check_specs
 from tile_runner._errors import DefinitionError, Skip
 from tile_runner._modes import Mode, ModesSpec, ModeWork, declare_modes, mode_label
+from tile_runner._ops import OpDecl, check_op, declare_op
 from tile_runner._tuning import Constraint, Tunables
 
 __all__ = [
@@ -163,6 +164,8 @@ class KernelDef:
     """The modes it runs in, `fwd` first, each with its declared work (`tile.mode`)."""
     check_reference: Callable[..., Any] | None = None
     """What the check compares with when not `reference` (a `bwd` mode's: see `_vjp`)."""
+    op: OpDecl | None = None
+    """The op it implements, beside other kernels of that op (`tile_runner._ops`)."""
 
     def axes_for(self, suite: Suite, backend: str) -> Axes | None:
         """The axes of `suite` on `backend`; None when the kernel declares none for it."""
@@ -197,6 +200,9 @@ def kernel(  # noqa: PLR0913 (public call: the @tile.kernel options are document
     constraint: Constraint | None = None,
     default: Mapping[str, Any] | None = None,
     modes: ModesSpec = None,
+    op: str | None = None,
+    impl: str | None = None,
+    baseline: bool = False,
 ) -> Callable[[F], F]:
     """Register the decorated function as kernel `name`; the function is returned unchanged.
 
@@ -212,10 +218,14 @@ def kernel(  # noqa: PLR0913 (public call: the @tile.kernel options are document
         constraint: `(case, config) -> reason or None`: rules a configuration out for a case.
         default: the configuration until one is tuned (else each tunable's first value).
         modes: what `--mode` may run besides `fwd`: `("bwd", "fwd_bwd")`, or `{mode: tile.mode(...)}`.
+        op, impl, baseline: the op this kernel implements, its label among the op's
+            implementations (default: the kernel's name after its last `/`), and whether the
+            others are timed against it (default: the op's first registered kernel is).
     """
     _check_arguments(name, inputs, {"reference": reference, "bytes": bytes, "flops": flops})
     check_specs(name, bench, test, tol)
     declared = _declare_tunables(name, tunables, constraint, default)
+    implements = declare_op(name, op, impl, baseline)
     caller_module, caller_file = _caller()
 
     def register(fn: F) -> F:
@@ -237,6 +247,7 @@ def kernel(  # noqa: PLR0913 (public call: the @tile.kernel options are document
                 file=caller_file if caller_file is not None else _source_file(fn),
                 tunables=declared,
                 modes=declare_modes(name, modes, ModeWork(bytes, flops), (bench, test)),
+                op=implements,
             )
         )
         return fn
@@ -289,6 +300,7 @@ def _add(definition: KernelDef) -> None:
             f"({existing.file}) and by module `{definition.module}` ({definition.file})",
             hint="kernel names are global; prefix them with your library, e.g. `mylib/softmax`",
         )
+    check_op(definition, _REGISTRY.values())
     # Re-registering from the same source (a module imported again) replaces the entry.
     _REGISTRY[name] = definition
 

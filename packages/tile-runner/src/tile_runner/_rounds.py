@@ -19,12 +19,13 @@ from tile_protocol import (
     Reference,
     Work,
 )
-from tile_runner._api import Case, KernelDef
+from tile_runner._api import Case, KernelDef, registry
 from tile_runner._breakdown import KernelLog, kernel_times
 from tile_runner._clock import Stopwatch
 from tile_runner._compile import Compiled, bind_static, cost_estimate, memory_estimate
 from tile_runner._context import CaseContext, Outcome
 from tile_runner._measure import Timing, time_compiled
+from tile_runner._ops import op_info
 from tile_runner._roofline import roofline, throughput
 from tile_runner._stats import summarize, widen_to_rounds
 
@@ -153,6 +154,7 @@ def send_bench(ctx: CaseContext, rounds: BenchRounds) -> Outcome:
             accounting=rounds.watch.accounting(),
             config=rounds.config,
             kernels=_breakdown(rounds, len(samples), stats.median),
+            op=op_info(rounds.kernel, registry().values()),
         )
     )
     return "passed" if rounds.check is None or rounds.check.passed else "failed"

@@ -113,6 +113,8 @@ class Session:
 
     def _send_plan(self) -> RunnerPlan:
         """Plan the cases the request selects and send the Plan message (and its warnings)."""
+        from tile_runner._api import registry
+        from tile_runner._ops import op_info
         from tile_runner._plan import make_plan
 
         request = self.request
@@ -135,6 +137,7 @@ class Session:
             from tile_runner._listing import kernel_infos
 
             listed = kernel_infos([d for d, _ in plan.cases], self.backend, request)
+        kernels = registry().values()
         self.writer.send(
             Plan(
                 command=request.command,
@@ -145,6 +148,7 @@ class Session:
                         params=c.str_params,
                         skip=_ruled_out(k, c, u),
                         default=_is_default(k, c, u),
+                        op=op_info(k, kernels),
                     )
                     for k, c, u, rid in plan.units
                 ],

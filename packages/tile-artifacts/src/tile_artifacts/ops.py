@@ -1,0 +1,27 @@
+"""Implementations of one op side by side (`@tile.kernel(op=...)`): the op a case's kernel
+implements, how the tables group such cases, and each implementation's speedup against the
+op's baseline implementation."""
+
+from __future__ import annotations
+
+from tile_artifacts._models import OpRecord
+from tile_artifacts._ops import (
+    ImplCase,
+    OpGroup,
+    OpLike,
+    impl_speedups,
+    op_groups,
+    ops_markdown,
+    record_median,
+)
+
+__all__ = [
+    "ImplCase",
+    "OpGroup",
+    "OpLike",
+    "OpRecord",
+    "impl_speedups",
+    "op_groups",
+    "ops_markdown",
+    "record_median",
+]
