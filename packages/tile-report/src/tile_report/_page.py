@@ -14,6 +14,7 @@ from tile_report._accounting import accounting_plot, case_accounting, part_names
 from tile_report._comparison import comparison_plot, sorted_rows
 from tile_report._errors import ReportError
 from tile_report._inputs import RunData
+from tile_report._ops import ops_section
 from tile_report._roofline import BEYOND, bandwidth_plot, impossible_count, roofline_plot
 from tile_report._sections import (
     badge,
@@ -247,6 +248,7 @@ def render_html(
     sections = [
         context_section(run),
         overview_section(report),
+        ops_section(report),
         failures_section(report),
         _comparison_section(doc) if doc is not None else "",
         _history_section(history) if history is not None else "",

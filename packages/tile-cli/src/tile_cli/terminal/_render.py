@@ -24,6 +24,7 @@ from tile_cli.terminal._tables import (
     impossible_notice,
     precision_notice,
     roofline_legend,
+    table_groups,
 )
 from tile_cli.terminal._tables import test_tables as make_test_tables
 from tile_cli.terminal._ui import diagnostic_lines, timing_line
@@ -165,15 +166,17 @@ class KernelTables:
         self._ended: set[str] = set()
 
     def __call__(self, kernel: str) -> None:
-        """`kernel`'s cases all ended: print its table and any that waited for it."""
+        """`kernel`'s cases all ended: print its table (its op's, once every implementation
+        ended) and any that waited for it."""
         self._ended.add(kernel)
         ready: list[str] = []
-        for name in dict.fromkeys(c.kernel for c in self.results.planned):
-            if name in self.shown:
+        for infos in table_groups(self.results.planned).values():
+            names = list(dict.fromkeys(i.kernel for i in infos))
+            if all(name in self.shown for name in names):
                 continue
-            if name not in self._ended:
+            if not all(name in self._ended for name in names):
                 break
-            ready.append(name)
+            ready += names
         if not ready:
             return
         results = self.results

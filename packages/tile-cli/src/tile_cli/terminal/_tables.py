@@ -9,7 +9,7 @@ without peaks `roofline_legend` says why %peak and bound are empty.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from rich.console import RenderableType
@@ -17,6 +17,7 @@ from rich.text import Text
 
 import tile_protocol as tp
 from tile_artifacts.check import IMPOSSIBLE
+from tile_artifacts.ops import impl_speedups, op_groups
 from tile_cli.terminal._layout import Column, fit_tables
 from tile_harness import CPU_NO_PEAKS, CPU_PEAKS_HINT, beyond_roof
 from tile_protocol.format import (
@@ -38,6 +39,7 @@ __all__ = [
     "impossible_notice",
     "precision_notice",
     "roofline_legend",
+    "table_groups",
     "test_tables",
 ]
 
@@ -92,9 +94,11 @@ def missed(result: tp.BenchResult, target: float | None) -> bool:
     return missed_precision(s.ci_low, s.ci_high, s.median, target, s.stop_reason)
 
 
-def _bench_columns(verbose: int, *, config: bool = False) -> list[Column]:
-    """The bench table's columns; `config`: a column for the tunable values each case ran."""
-    names = ["time", "±CI", "GB/s", "TFLOP/s", "ref time", "speedup", "%peak", "bound", "ok"]
+def _bench_columns(verbose: int, *, config: bool = False, versus: str | None = None) -> list[Column]:
+    """The bench table's columns; `config`: a column for the tunable values each case ran;
+    `versus`: an op's table, with each implementation's speedup against its baseline."""
+    names = ["time", "±CI", "GB/s", "TFLOP/s", "ref time", "speedup",
+             *([versus] if versus else []), "%peak", "bound", "ok"]  # fmt: skip
     if verbose >= 1:
         names += ["n", "stop", "timer", "compile"]
     if verbose >= 2:
@@ -104,15 +108,22 @@ def _bench_columns(verbose: int, *, config: bool = False) -> list[Column]:
 
 
 def _result_row(
-    r: tp.BenchResult, verbose: int, target: float | None, *, config: bool = False
+    r: tp.BenchResult,
+    verbose: int,
+    target: float | None,
+    *,
+    config: bool = False,
+    op: tuple[str, str] | None = None,
 ) -> list[str | Text]:
+    """A measured case's row; `op`: in an op's table, its case cell (the implementation and
+    the point) and its speedup against the op's baseline."""
     s = r.stats
     ci = format_ci_pct(s.ci_low, s.ci_high, s.median)
     ci_cell = Text(f"{ci} {FLAG}", style="yellow") if missed(r, target) else Text(ci)
     ok = r.check is None or r.check.passed
     ref = r.reference
     row: list[str | Text] = [
-        Text(_short_id(r.case_id, r.kernel)),
+        Text(op[0] if op is not None else _short_id(r.case_id, r.kernel)),
         *([Text(format_config(r.config))] if config else []),
         format_seconds(s.median),
         ci_cell,
@@ -120,6 +131,7 @@ def _result_row(
         format_rate(r.throughput.tflops),
         format_seconds(ref.stats.median) if ref is not None and ref.stats is not None else "-",
         format_ratio(ref.speedup) if ref is not None and ok else "-",
+        *([op[1]] if op is not None else []),
         _peak_cell(r),
         r.roofline.bound if r.roofline.bound != "unknown" else "-",
         _ok_cell(r.check),
@@ -133,18 +145,73 @@ def _result_row(
 
 
 def _failed_row(
-    info: tp.CaseInfo, failure: tp.Failure, columns: Sequence[Column]
+    info: tp.CaseInfo, failure: tp.Failure, columns: Sequence[Column], label: str | None = None
 ) -> list[str | Text]:
-    """A row for a case without a result: its time cell says what happened, its ok cell ✗."""
+    """A row for a case without a result: its time cell says what happened, its ok cell ✗;
+    `label`: its case cell in an op's table."""
     word = _FAILED_WORD.get(failure.error_type, "raised")
     if failure.status == "skipped":
         word = "skipped"
     cells: dict[str, str | Text] = {
-        "case": Text(_short_id(info.case_id, info.kernel)),
+        "case": Text(label or _short_id(info.case_id, info.kernel)),
         "time": Text(word, style="dim" if word == "skipped" else "bold red"),
         "ok": Text("-", style="dim") if word == "skipped" else Text("✗", style="bold red"),
     }
     return [cells.get(c.header, "-") for c in columns]
+
+
+def table_groups(planned: Sequence[tp.CaseInfo]) -> dict[str, list[tp.CaseInfo]]:
+    """The bench tables by title, in the order the plan first names them, each with its rows:
+    a kernel's cases under its name, or the cases of every implementation of an op under
+    `op NAME` (rows by point, the baseline implementation first: `tile_artifacts.ops`)."""
+    ops = {f"op {g.name}": g.cases for g in op_groups(planned)}
+    tables: dict[str, list[tp.CaseInfo]] = {}
+    for info in planned:
+        title = f"op {info.op.name}" if info.op is not None else info.kernel
+        if title not in tables:
+            tables[title] = ops[title] if info.op is not None else []
+        if info.op is None:
+            tables[title].append(info)
+    return tables
+
+
+@dataclass(frozen=True)
+class _OpTable:
+    """An op's table: its baseline implementation (None when not in the run), and each case's
+    cell (the implementation, then the point) and speedup against the baseline."""
+
+    base: str | None
+    cells: dict[str, tuple[str, str]]
+
+    @property
+    def header(self) -> str:
+        return f"vs {self.base or 'baseline'}"
+
+    def title(self, title: str) -> str:
+        return f"{title} (baseline: {self.base})" if self.base else f"{title} (no baseline run)"
+
+
+def _op_table(infos: Sequence[tp.CaseInfo], by_id: Mapping[str, tp.BenchResult]) -> _OpTable | None:
+    """What an op's table adds to a kernel's; None for a kernel's own table."""
+    if not infos or infos[0].op is None:
+        return None
+
+    def median(info: tp.CaseInfo) -> float | None:
+        r = by_id.get(info.case_id)
+        if r is None or (r.check is not None and not r.check.passed):
+            return None  # a wrong output has no speedup
+        return r.stats.median
+
+    base = next((i.op.impl for i in infos if i.op is not None and i.op.baseline), None)
+    speedups = impl_speedups(infos, median)
+    wide = max(len(i.op.impl) for i in infos if i.op is not None)
+    cells = {
+        i.case_id: (f"{i.op.impl:<{wide}} {_short_id(i.case_id, i.kernel)}",
+                    format_ratio(speedups.get(i.case_id)))  # fmt: skip
+        for i in infos
+        if i.op is not None
+    }
+    return _OpTable(base=base, cells=cells)
 
 
 def bench_tables(
@@ -155,33 +222,36 @@ def bench_tables(
     width: int,
     kernels: Collection[str] | None = None,
 ) -> list[RenderableType]:
-    """One table per kernel (folded to `width`), in the plan's order (the order the live
-    screen shows them in as each kernel ends): a row per planned case, failed ones too.
-    `kernels`: only those kernels' tables (None: every kernel's)."""
+    """One table per kernel, or per op for kernels that implement one (folded to `width`), in
+    the plan's order (the order the live screen shows them in as each ends): a row per planned
+    case, failed ones too. `kernels`: only the tables all of whose kernels are among these
+    (None: every table)."""
     by_id = {r.case_id: r for r in rows.results}
     failed = {f.case_id: f for f in rows.failures if f.case_id is not None}
     planned = list(rows.planned) or [
-        tp.CaseInfo(case_id=r.case_id, kernel=r.kernel) for r in rows.results
+        tp.CaseInfo(case_id=r.case_id, kernel=r.kernel, params=r.params, op=r.op)
+        for r in rows.results
     ]
     tables: list[RenderableType] = []
-    by_kernel: dict[str, list[tp.CaseInfo]] = {}
-    for info in planned:
-        by_kernel.setdefault(info.kernel, []).append(info)
-    for kernel, infos in by_kernel.items():
-        if kernels is not None and kernel not in kernels:
+    for title, infos in table_groups(planned).items():
+        if kernels is not None and not {i.kernel for i in infos} <= set(kernels):
             continue
         # A kernel with tunables shows the values each case ran with, and where they came from.
         config = any((r := by_id.get(i.case_id)) is not None and r.config for i in infos)
-        columns = _bench_columns(verbose, config=config)
+        op = _op_table(infos, by_id)
+        columns = _bench_columns(verbose, config=config, versus=op.header if op else None)
         cells: list[list[str | Text]] = []
         for info in infos:
             result = by_id.get(info.case_id)
+            mine = op.cells.get(info.case_id) if op is not None else None
             if result is not None:
-                cells.append(_result_row(result, verbose, rows.target_precision, config=config))
+                cells.append(_result_row(result, verbose, rows.target_precision, config=config,
+                                         op=mine))  # fmt: skip
             elif (failure := failed.get(info.case_id)) is not None:
-                cells.append(_failed_row(info, failure, columns))
+                cells.append(_failed_row(info, failure, columns, mine[0] if mine else None))
         if cells:
-            tables += fit_tables(kernel, columns, cells, width=width, plain=plain)
+            name = op.title(title) if op is not None else title
+            tables += fit_tables(name, columns, cells, width=width, plain=plain)
     return tables
 
 
