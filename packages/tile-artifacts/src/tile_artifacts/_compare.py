@@ -197,7 +197,7 @@ def compare_runs(  # noqa: PLR0913 (public call: its keyword options are documen
         variants=variants,
     )
     rows, control = _rows(baseline, current, settings)
-    rows = _with_configs(rows, baseline, current)
+    rows = _with_ops(_with_configs(rows, baseline, current), baseline, current)
     counts = Counter(row.judgement for row in rows)
     status = _summary_status(counts, len(rows))
     run = RunInfo(
@@ -239,5 +239,21 @@ def _with_configs(
                 "current_config": cur.get(row.case_id),
             }
         )
+        for row in rows
+    ]
+
+
+def _with_ops(
+    rows: list[ComparisonRow], baseline: Report | Baseline, current: Report | Baseline
+) -> list[ComparisonRow]:
+    """Each row with the op its case implements (the current side's, else the baseline's)."""
+    ops = {c.case_id: c.op for c in baseline.cases if c.op is not None}
+    ops.update({c.case_id: c.op for c in current.cases if c.op is not None})
+    if not ops:
+        return rows
+    return [
+        row.model_copy(update={"op": op.name, "impl": op.impl})
+        if (op := ops.get(row.case_id)) is not None
+        else row
         for row in rows
     ]

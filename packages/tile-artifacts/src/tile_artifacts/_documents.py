@@ -27,6 +27,7 @@ from tile_artifacts._errors import ArtifactError
 from tile_artifacts._models import (
     CaseRecord,
     ConfigRecord,
+    OpRecord,
     Report,
     StatsRecord,
     check_round_sizes,
@@ -214,12 +215,12 @@ class BaselineCase(ArtifactModel):
     """One case of a baseline: what a later comparison needs, raw samples included.
 
     `reference_interleaved`: as the report's `reference.interleaved`; `round_sizes` and
-    `config` (the tunable values it ran with) as the report's. `run_sizes`: in a baseline pooled from several runs, how many of the samples
+    `config` (the tunable values it ran with) and `op` as the report's. `run_sizes`: in a baseline pooled from several runs, how many of the samples
     each run gave, in order (None: one run).
     """
 
     added_keys: ClassVar[frozenset[str]] = frozenset(
-        {"reference_interleaved", "round_sizes", "run_sizes", "config"}
+        {"reference_interleaved", "round_sizes", "run_sizes", "config", "op"}
     )
 
     case_id: str
@@ -235,6 +236,7 @@ class BaselineCase(ArtifactModel):
     round_sizes: list[int] | None = None
     run_sizes: list[int] | None = None
     config: ConfigRecord | None = None
+    op: OpRecord | None = None
 
     @model_validator(mode="after")
     def _rounds_add_up(self) -> Self:
@@ -333,6 +335,7 @@ def _baseline_case(case: CaseRecord) -> BaselineCase:
         reference_interleaved=case.reference.interleaved if case.reference else False,
         round_sizes=case.round_sizes,
         config=case.config,
+        op=case.op,
     )
 
 

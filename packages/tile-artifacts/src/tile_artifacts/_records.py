@@ -96,6 +96,9 @@ class ComparisonRow(ArtifactModel):
     `baseline_config` and `current_config`: the tunable values each side ran with (null for a
     kernel without tunables, or a side that did not record them); when they differ the row
     compares two configurations, not only two versions of the code (`config_changed`).
+    `op` and `impl`: the op the case's kernel implements and its implementation label
+    (`@tile.kernel(op=...)`; null for a kernel of no op), so that implementations compared
+    side by side are told apart by op as well as by case id.
     """
 
     added_keys: ClassVar[frozenset[str]] = frozenset(
@@ -107,6 +110,8 @@ class ComparisonRow(ArtifactModel):
             "moved_share",
             "baseline_config",
             "current_config",
+            "op",
+            "impl",
         }
     )
 
@@ -130,6 +135,12 @@ class ComparisonRow(ArtifactModel):
     moved_share: float | None = None
     baseline_config: dict[str, str] | None = None
     current_config: dict[str, str] | None = None
+    op: str | None = None
+    impl: str | None = None
+
+    def op_label(self) -> str | None:
+        """`op layernorm: pallas`, beside the case id of an implementation of an op."""
+        return f"op {self.op}: {self.impl}" if self.op is not None else None
 
     def config_changed(self) -> str | None:
         """`block=2 -> block=4`: what changed between the sides' tunable values, when both

@@ -335,8 +335,9 @@ def render_comparison_markdown(doc: ComparisonDoc) -> str:
         if (changed := row.config_changed()) is not None:
             judgement += f"; {changed}"
         shown = row.relative_values() or (value(row.baseline_value), value(row.current_value))
+        label = row.op_label()
         cells = [
-            f"`{row.case_id}`",
+            f"`{row.case_id}`" + (f" ({label})" if label else ""),
             *shown,
             format_percent(row.percent_change, signed=True),
             format_change_ci(row.ratio_ci_low, row.ratio_ci_high),

@@ -148,7 +148,7 @@ def _comparison_section(doc: ta.compare.ComparisonDoc) -> str:
     s = doc.summary
     rows = [
         [
-            f"<code>{esc(r.case_id)}</code>",
+            f"<code>{esc(r.case_id)}</code>" + (f" ({esc(op)})" if (op := r.op_label()) else ""),
             *map(
                 esc,
                 r.relative_values()
@@ -267,6 +267,7 @@ def _document(run: RunData, sections: Sequence[str]) -> str:
         for sid, name in (
             ("context", "Context"),
             ("cases-table", "Cases"),
+            ("implementations", "Implementations"),
             ("failures", "Failures"),
             ("comparison", "Comparison"),
             ("history", "History"),

@@ -46,9 +46,10 @@ def render_comparison(doc: ta.compare.ComparisonDoc, out: Console, *, plain: boo
             format_seconds(row.baseline_value),
             format_seconds(row.current_value),
         )
+        label = row.op_label()
         rows.append(
             [
-                Text(row.case_id),
+                Text(row.case_id + (f" ({label})" if label else "")),
                 *shown,
                 format_percent(row.percent_change, signed=True),
                 format_change_ci(row.ratio_ci_low, row.ratio_ci_high),
