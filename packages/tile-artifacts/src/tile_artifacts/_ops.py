@@ -101,9 +101,7 @@ def impl_speedups(
     None for a case that failed or was not measured) or the baseline did not run the point."""
     speedups: dict[str, float | None] = {}
     for group in op_groups(cases):
-        base_at = {
-            _point(c): median(c) for c in group.cases if c.op is not None and c.op.baseline
-        }
+        base_at = {_point(c): median(c) for c in group.cases if c.op is not None and c.op.baseline}
         for case in group.cases:
             mine, theirs = median(case), base_at.get(_point(case))
             if mine is None or theirs is None or mine <= 0:

@@ -142,8 +142,11 @@ class KernelCase:
     @property
     def name(self) -> CaseName:
         """How the case appears in the session's report."""
+        import tile_runner
+
         params = dict(self.case.str_params)
-        return CaseName(self.case.id, self.case.kernel, params, self.configured.info)
+        op = tile_runner.op_of(self.case.kernel)
+        return CaseName(self.case.id, self.case.kernel, params, self.configured.info, op)
 
     def inputs(self) -> tuple[Any, ...]:
         """The case's arguments, drawn from the seed and the case id (as `tile test` draws)."""

@@ -219,8 +219,11 @@ def _case_name(item: pytest.Item, state: _State) -> CaseName:
     callspec: Any = getattr(item, "callspec", None)
     case: Any = callspec.params.get("tile_case") if callspec is not None else None
     if case is not None:
+        import tile_runner
+
         info = state.configurations().of(case).info
-        return CaseName(case.id, case.kernel, dict(case.str_params), info)
+        op = tile_runner.op_of(case.kernel)
+        return CaseName(case.id, case.kernel, dict(case.str_params), info, op)
     original: str = getattr(item, "originalname", item.name)
     kernel = item.nodeid.removesuffix(item.name) + original
     return CaseName(item.nodeid, kernel)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Protocol, cast
 
 if TYPE_CHECKING:
     import tile_artifacts as ta
-    from tile_protocol import Check, ConfigInfo
+    from tile_protocol import Check, ConfigInfo, OpInfo
     from tile_pytest._settings import Settings
     from tile_runner import Measurement
 
@@ -55,6 +55,8 @@ class CaseName:
     params: dict[str, str] = field(default_factory=dict[str, str])
     config: ConfigInfo | None = None
     """The tunable values a kernel case ran with, and where they came from."""
+    op: OpInfo | None = None
+    """The op the case's kernel implements, if it declared one (`@tile.kernel(op=...)`)."""
 
 
 @dataclass
@@ -205,7 +207,7 @@ def _case_record(entry: _Entry) -> ta.CaseRecord:
     name, check, m = entry.name, entry.check, entry.measurement
     params = dict(name.params)
     if m is None:
-        info = tp.CaseInfo(case_id=name.case_id, kernel=name.kernel, params=params)
+        info = tp.CaseInfo(case_id=name.case_id, kernel=name.kernel, params=params, op=name.op)
         done = tp.TestResult(
             case_id=name.case_id,
             kernel=name.kernel,
@@ -226,5 +228,6 @@ def _case_record(entry: _Entry) -> ta.CaseRecord:
         phases=m.phases,
         check=check,
         config=name.config,
+        op=name.op,
     )
     return th.case_from_bench(measured)

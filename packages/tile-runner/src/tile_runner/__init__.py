@@ -21,7 +21,16 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from tile_runner._api import Case, KernelDef, cases, get_kernel, kernel, registry, skip
+    from tile_runner._api import (
+        Case,
+        KernelDef,
+        cases,
+        get_kernel,
+        kernel,
+        op_of,
+        registry,
+        skip,
+    )
     from tile_runner._axes import Axes, AxisValue, axes, format_value, parse_value
     from tile_runner._check import DEFAULT_TOLERANCES, check
     from tile_runner._compile import bind_static
@@ -63,6 +72,7 @@ __all__ = [
     "format_value",
     "get_kernel",
     "matches",
+    "op_of",
     "parse_value",
     "registry",
     # tunables
@@ -91,6 +101,7 @@ _WHERE: dict[str, str] = {
     "cases": "_api",
     "get_kernel": "_api",
     "kernel": "_api",
+    "op_of": "_api",
     "registry": "_api",
     "skip": "_api",
     "Axes": "_axes",

@@ -12,11 +12,12 @@ from typing import Any, Literal, NoReturn, TypeVar
 
 import numpy as np
 
+from tile_protocol import OpInfo
 from tile_runner._axes import Axes, AxisValue, format_value
 from tile_runner._declare import BACKENDS, check_specs
 from tile_runner._errors import DefinitionError, Skip
 from tile_runner._modes import Mode, ModesSpec, ModeWork, declare_modes, mode_label
-from tile_runner._ops import OpDecl, check_op, declare_op
+from tile_runner._ops import OpDecl, check_op, declare_op, op_info
 from tile_runner._tuning import Constraint, Tunables
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "cases",
     "get_kernel",
     "kernel",
+    "op_of",
     "registry",
     "skip",
 ]
@@ -332,6 +334,13 @@ def _check_name(name: object) -> None:
 def registry() -> dict[str, KernelDef]:
     """A snapshot of every registered kernel, by name, in registration order."""
     return dict(_REGISTRY)
+
+
+def op_of(kernel: str | KernelDef) -> OpInfo | None:
+    """The op `kernel` implements as the runner reports it (with whether it is the op's
+    baseline among the kernels registered now); None for a kernel of no op."""
+    definition = get_kernel(kernel) if isinstance(kernel, str) else kernel
+    return op_info(definition, _REGISTRY.values())
 
 
 def get_kernel(name: str) -> KernelDef:

@@ -94,7 +94,9 @@ def missed(result: tp.BenchResult, target: float | None) -> bool:
     return missed_precision(s.ci_low, s.ci_high, s.median, target, s.stop_reason)
 
 
-def _bench_columns(verbose: int, *, config: bool = False, versus: str | None = None) -> list[Column]:
+def _bench_columns(
+    verbose: int, *, config: bool = False, versus: str | None = None
+) -> list[Column]:
     """The bench table's columns; `config`: a column for the tunable values each case ran;
     `versus`: an op's table, with each implementation's speedup against its baseline."""
     names = ["time", "±CI", "GB/s", "TFLOP/s", "ref time", "speedup",
@@ -206,8 +208,10 @@ def _op_table(infos: Sequence[tp.CaseInfo], by_id: Mapping[str, tp.BenchResult])
     speedups = impl_speedups(infos, median)
     wide = max(len(i.op.impl) for i in infos if i.op is not None)
     cells = {
-        i.case_id: (f"{i.op.impl:<{wide}} {_short_id(i.case_id, i.kernel)}",
-                    format_ratio(speedups.get(i.case_id)))  # fmt: skip
+        i.case_id: (
+            f"{i.op.impl:<{wide}} {_short_id(i.case_id, i.kernel)}",
+            format_ratio(speedups.get(i.case_id)),
+        )
         for i in infos
         if i.op is not None
     }
