@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import math
 import sys
@@ -220,41 +221,47 @@ def kernel(  # noqa: PLR0913 (public call: the @tile.kernel options are document
         constraint: `(case, config) -> reason or None`: rules a configuration out for a case.
         default: the configuration until one is tuned (else each tunable's first value).
         modes: what `--mode` may run besides `fwd`: `("bwd", "fwd_bwd")`, or `{mode: tile.mode(...)}`.
-        op, impl, baseline: the op this kernel implements, its label among the op's
-            implementations (default: the kernel's name after its last `/`), and whether the
-            others are timed against it (default: the op's first registered kernel is).
+        op, impl, baseline: the op it implements, its label there (default: its name after the
+            last `/`), and whether the op's others are timed against it (else the first one).
     """
     _check_arguments(name, inputs, {"reference": reference, "bytes": bytes, "flops": flops})
     check_specs(name, bench, test, tol)
-    declared = _declare_tunables(name, tunables, constraint, default)
-    implements = declare_op(name, op, impl, baseline)
-    caller_module, caller_file = _caller()
+    caller = _caller()
+    template = KernelDef(
+        name=name,
+        fn=inputs,  # the decorated function replaces it (`_complete`)
+        inputs=inputs,
+        reference=reference,
+        bench=bench,
+        test=test,
+        bytes=bytes,
+        flops=flops,
+        tol=tol,
+        description=description,
+        tunables=_declare_tunables(name, tunables, constraint, default),
+        modes=declare_modes(name, modes, ModeWork(bytes, flops), (bench, test)),
+        op=declare_op(name, op, impl, baseline),
+    )
 
     def register(fn: F) -> F:
-        if not callable(fn):
-            raise DefinitionError(f"kernel `{name}`: @tile.kernel must decorate a function")
-        _add(
-            KernelDef(
-                name=name,
-                fn=fn,
-                inputs=inputs,
-                reference=reference,
-                bench=bench,
-                test=test,
-                bytes=bytes,
-                flops=flops,
-                tol=tol,
-                description=description if description is not None else _first_doc_line(fn),
-                module=caller_module or getattr(fn, "__module__", None) or "<unknown>",
-                file=caller_file if caller_file is not None else _source_file(fn),
-                tunables=declared,
-                modes=declare_modes(name, modes, ModeWork(bytes, flops), (bench, test)),
-                op=implements,
-            )
-        )
+        _add(_complete(template, fn, caller))
         return fn
 
     return register
+
+
+def _complete(template: KernelDef, fn: object, caller: tuple[str | None, str | None]) -> KernelDef:
+    """The kernel `template` declares, with the function it decorates and where it lives."""
+    if not callable(fn):
+        raise DefinitionError(f"kernel `{template.name}`: @tile.kernel must decorate a function")
+    module, file = caller
+    return dataclasses.replace(
+        template,
+        fn=fn,
+        description=_first_doc_line(fn) if template.description is None else template.description,
+        module=module or getattr(fn, "__module__", None) or "<unknown>",
+        file=file if file is not None else _source_file(fn),
+    )
 
 
 def _check_arguments(name: str, inputs: object, optional: Mapping[str, object]) -> None:
