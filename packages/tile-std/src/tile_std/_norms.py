@@ -28,6 +28,7 @@ __all__ = [
     "layernorm",
     "layernorm_bytes",
     "layernorm_flops",
+    "layernorm_jnp",
     "layernorm_ref",
     "rmsnorm",
     "rmsnorm_bytes",
@@ -217,6 +218,12 @@ def layernorm_ref(
     var = jnp.mean(jnp.square(xf - mean), axis=-1, keepdims=True)
     y = (xf - mean) * lax.rsqrt(var + eps)
     return (y * weight.astype(jnp.float32) + bias.astype(jnp.float32)).astype(x.dtype)
+
+
+def layernorm_jnp(x: jax.Array, weight: jax.Array, bias: jax.Array) -> jax.Array:
+    """LayerNorm in jnp as XLA fuses it: op `layernorm`'s baseline implementation, which the
+    Pallas kernel (`std/layernorm`) is timed against."""
+    return layernorm_ref(x, weight, bias)
 
 
 def rmsnorm_bytes(case: CaseLike) -> float:

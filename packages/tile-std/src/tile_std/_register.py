@@ -27,6 +27,7 @@ from ._norms import (
     RMSNORM_EPS,
     layernorm_bytes,
     layernorm_flops,
+    layernorm_jnp,
     layernorm_ref,
     rmsnorm_bytes,
     rmsnorm_flops,
@@ -57,6 +58,7 @@ KERNELS = (
     "std/softmax",
     "std/rmsnorm",
     "std/layernorm",
+    "std/layernorm_jnp",
     "std/matmul",
     "std/attention",
 )
@@ -252,7 +254,25 @@ tile.kernel(
     tol={"float32": 1e-5, "bfloat16": 1e-2},
     tunables=ROW_TUNABLES,
     constraint=row_fits,
+    op="layernorm",
+    impl="pallas",
 )(differentiable(layernorm_tuned, layernorm_ref))
+
+# The same op in plain jnp, the baseline the Pallas kernel's `vs jnp` column is against.
+tile.kernel(
+    "std/layernorm_jnp",
+    inputs=_layernorm_inputs,
+    reference=layernorm_ref,
+    bench=_ROWS,
+    test=_ROWS_TEST,
+    bytes=layernorm_bytes,
+    flops=layernorm_flops,
+    modes=_GRAD,
+    tol={"float32": 1e-5, "bfloat16": 1e-2},
+    op="layernorm",
+    impl="jnp",
+    baseline=True,
+)(layernorm_jnp)
 
 tile.kernel(
     "std/matmul",
