@@ -175,3 +175,18 @@ def test_without_the_baseline_in_the_run_the_table_says_so(proj: Path) -> None:
     head, *rows = _table(done.stdout, "op norm (no baseline run)")
     assert "baseline" in head.split() and len(rows) == 2
     assert all(r.split()[-4] == "-" for r in rows)
+
+
+def test_list_names_the_op_of_each_kernel(proj: Path) -> None:
+    done = _tile(proj, "list")
+    assert done.returncode == 0, done.stderr
+    heads = [line for line in done.stdout.splitlines() if not line.startswith(" ")]
+    assert heads == [
+        "p/norm_fast  (op norm: fast)",
+        "p/norm_jnp  (op norm: jnp, baseline)",
+        "p/norm_wrong  (op norm: wrong)",
+        "p/plain",
+    ]
+    listed = _tile(proj, "list", "--json", "--kernel", "p/norm_jnp")
+    docs = [json.loads(line) for line in listed.stdout.splitlines()]
+    assert [d["op"] for d in docs] == [{"name": "norm", "impl": "jnp", "baseline": True}] * 2

@@ -43,12 +43,12 @@ def test_a_kernel_of_no_op_has_none() -> None:
 
 def test_registration_refuses_what_a_table_could_not_tell_apart() -> None:
     tile.kernel("t_ops/c_one", inputs=_inputs, op="t_ops.clash", impl="x", baseline=True)(_fn)
-    with pytest.raises(tile.DefinitionError, match=r"both implement op `t_ops.clash` as `x`"):
+    with pytest.raises(tile.DefinitionError, match=r"both implement op `t_ops\.clash` as `x`"):
         tile.kernel("t_ops/c_two", inputs=_inputs, op="t_ops.clash", impl="x")(_fn)
-    with pytest.raises(tile.DefinitionError, match="both marked the baseline of op `t_ops.clash`"):
-        tile.kernel("t_ops/c_three", inputs=_inputs, op="t_ops.clash", impl="y", baseline=True)(
-            _fn
-        )
+    with pytest.raises(
+        tile.DefinitionError, match=r"both marked the baseline of op `t_ops\.clash`"
+    ):
+        tile.kernel("t_ops/c_three", inputs=_inputs, op="t_ops.clash", impl="y", baseline=True)(_fn)
     # Registering the same kernel again (a module imported twice) is no clash with itself.
     tile.kernel("t_ops/c_one", inputs=_inputs, op="t_ops.clash", impl="x", baseline=True)(_fn)
 

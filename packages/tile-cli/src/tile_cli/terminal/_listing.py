@@ -14,7 +14,7 @@ from rich.text import Text
 
 import tile_protocol as tp
 
-__all__ = ["list_json_lines", "print_listing", "tunables_cell"]
+__all__ = ["list_json_lines", "op_note", "print_listing", "tunables_cell"]
 
 
 def tunables_cell(tunables: Sequence[tp.TunableInfo]) -> str:
@@ -25,6 +25,17 @@ def tunables_cell(tunables: Sequence[tp.TunableInfo]) -> str:
         f"{t.name}: " + ", ".join(v + ("*" if v == t.default else "") for v in t.values)
         for t in tunables
     )
+
+
+def op_note(op: tp.OpInfo | None) -> str:
+    """`  (op layernorm: jnp, baseline)` after the name of a kernel that implements an op."""
+    if op is None:
+        return ""
+    return f"  (op {op.name}: {op.impl}{', baseline' if op.baseline else ''})"
+
+
+def _ops(cases: Sequence[tp.CaseInfo]) -> dict[str, tp.OpInfo]:
+    return {c.kernel: c.op for c in cases if c.op is not None}
 
 
 def _by_kernel(cases: Sequence[tp.CaseInfo]) -> dict[str, list[str]]:
@@ -54,9 +65,10 @@ def print_listing(out: Console, plan: tp.Plan | None) -> tuple[int, int]:
     for i, head in enumerate(("kernel", "modes", "tunables (* default)", "bench", "test")):
         table.add_column(head, justify="right" if i >= 3 else "left", no_wrap=i == 0)
     tests = 0
+    ops = _ops(plan.cases if plan is not None else [])
     for kernel in kernels:
         ids = bench.get(kernel.name, [])
-        out.print(kernel.name, style="bold", markup=False)
+        out.print(kernel.name + op_note(ops.get(kernel.name)), style="bold", markup=False)
         for case_id in ids:
             out.print(f"  {case_id}", markup=False)
         if kernel.test_cases and kernel.test_cases != ids:
@@ -85,6 +97,9 @@ def list_json_lines(plan: tp.Plan | None) -> list[str]:
             "case_id": c.case_id,
             "kernel": c.kernel,
             "params": c.params,
+            "op": None
+            if c.op is None
+            else {"name": c.op.name, "impl": c.op.impl, "baseline": c.op.baseline},
         }
         for c in plan.cases
     ]
