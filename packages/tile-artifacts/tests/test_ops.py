@@ -100,3 +100,16 @@ def test_baselines_and_comparisons_keep_each_implementation_and_name_its_op(
     table = render_comparison_markdown(doc)
     assert "`p/fast[shape=8]` (op norm: fast)" in table
     assert "`p/plain[shape=8]` |" in table
+
+
+def test_schema_check_finds_ops_that_contradict_each_other(
+    make_run: Callable[..., Path], case_factory: Cases
+) -> None:
+    cases = _cases(case_factory)
+    # Two baselines of `norm`, and one label for two kernels.
+    cases[0] = cases[0].model_copy(update={"op": OpRecord(name="norm", impl="fast", baseline=True)})
+    cases[4] = _impl(case_factory, "p/plain", "8", 1e-3, "jnp")
+    problems = [p.message for p in check_path(make_run(cases=cases))]
+    assert any("op `norm` has 2 baselines: p/fast, p/jnp" in p for p in problems), problems
+    assert any("implementation `jnp` is both `p/jnp` and `p/plain`" in p for p in problems)
+    assert any("kernel `p/fast` declares two ops" in p for p in problems), problems

@@ -4,8 +4,8 @@ parts that disagree with each other (schema-check's second look, after the model
 A model checks each value on its own (a float is a float); these rules check what the values
 claim together: a time is positive, `stats.n` counts the samples, min <= median <= max, the
 run's timing adds up the cases' accounting, metrics repeat the cases they come from, a case
-or a pooled run appears once. A report that breaks one is corrupt or forged, and a comparison
-built on it would say "improvement -100%".
+or a pooled run appears once, an op has one baseline implementation. A report that breaks
+one is corrupt or forged, and a comparison built on it would say "improvement -100%".
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 from tile_artifacts._documents import Baseline
 from tile_artifacts._metrics import case_metrics
 from tile_artifacts._models import Accounting, CaseRecord, Report, RunTiming, StatsRecord
+from tile_artifacts._ops import op_problems
 from tile_artifacts._records import MetricRecord
 
 __all__ = [
@@ -182,6 +183,8 @@ def report_problems(report: Report, add: Add) -> None:
         _timing(report.timing, report.cases, add)
     _counts(report, add)
     _metrics(report, add)
+    for problem in op_problems(report.cases):
+        add(f"cases: {problem}")
     code = report.summary.exit_code
     if code not in (None, 0) and report.run.status == "success":
         add(f"summary.exit_code is {code} but run.status is `success`: a run that exits "

@@ -24,6 +24,7 @@ __all__ = [
     "OpLike",
     "impl_speedups",
     "op_groups",
+    "op_problems",
     "ops_markdown",
     "record_median",
 ]
@@ -110,6 +111,35 @@ def impl_speedups(
                 speedups[case.case_id] = theirs / mine
 
     return speedups
+
+
+def op_problems(cases: Sequence[CaseRecord]) -> list[str]:
+    """What a report's ops claim against each other (schema-check): each kernel implements one
+    op as one label, each label of an op is one kernel's, and an op has one baseline."""
+    problems: list[str] = []
+    declared: dict[str, tuple[str, str, bool]] = {}
+    owner: dict[tuple[str, str], str] = {}
+    baselines: dict[str, set[str]] = {}
+    for case in cases:
+        op = case.op
+        if op is None:
+            continue
+        mine = (op.name, op.impl, op.baseline)
+        if declared.setdefault(case.kernel, mine) != mine:
+            problems.append(f"kernel `{case.kernel}` declares two ops: {declared[case.kernel]} "
+                            f"and {mine} (`{case.case_id}`)")  # fmt: skip
+        kernel = owner.setdefault((op.name, op.impl), case.kernel)
+        if kernel != case.kernel:
+            problems.append(f"op `{op.name}`: implementation `{op.impl}` is both `{kernel}` and "
+                            f"`{case.kernel}`")  # fmt: skip
+        if op.baseline:
+            baselines.setdefault(op.name, set()).add(case.kernel)
+    for name, kernels in baselines.items():
+        if len(kernels) > 1:
+            problems.append(
+                f"op `{name}` has {len(kernels)} baselines: {', '.join(sorted(kernels))}"
+            )
+    return list(dict.fromkeys(problems))
 
 
 def record_median(case: CaseRecord) -> float | None:

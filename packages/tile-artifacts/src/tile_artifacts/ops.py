@@ -11,6 +11,7 @@ from tile_artifacts._ops import (
     OpLike,
     impl_speedups,
     op_groups,
+    op_problems,
     ops_markdown,
     record_median,
 )
@@ -22,6 +23,7 @@ __all__ = [
     "OpRecord",
     "impl_speedups",
     "op_groups",
+    "op_problems",
     "ops_markdown",
     "record_median",
 ]
