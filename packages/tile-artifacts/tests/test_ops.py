@@ -9,7 +9,7 @@ from pathlib import Path
 from tile_artifacts import CaseRecord, read_report
 from tile_artifacts.check import check_path
 from tile_artifacts.compare import baseline_from_report, compare_runs, render_comparison_markdown
-from tile_artifacts.ops import OpRecord, impl_speedups, op_groups, record_median
+from tile_artifacts.ops import OpRecord, impl_speedups, op_groups, record_median, timed_ops
 
 Cases = Callable[..., CaseRecord]
 
@@ -113,3 +113,14 @@ def test_schema_check_finds_ops_that_contradict_each_other(
     assert any("op `norm` has 2 baselines: p/fast, p/jnp" in p for p in problems), problems
     assert any("implementation `jnp` is both `p/jnp` and `p/plain`" in p for p in problems)
     assert any("kernel `p/fast` declares two ops" in p for p in problems), problems
+
+
+def test_a_tune_run_or_a_test_run_has_no_implementations_table(
+    make_run: Callable[..., Path], case_factory: Cases
+) -> None:
+    report = read_report(make_run(cases=_cases(case_factory)) / "report.json")
+    assert [g.name for g in timed_ops(report)] == ["norm"]
+    tune = report.model_copy(update={"configuration": {**report.configuration, "command": "tune"}})
+    assert timed_ops(tune) == []
+    untimed = [c.model_copy(update={"stats": None, "samples": []}) for c in report.cases]
+    assert timed_ops(report.model_copy(update={"cases": untimed})) == []

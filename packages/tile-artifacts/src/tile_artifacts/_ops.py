@@ -27,6 +27,7 @@ __all__ = [
     "op_problems",
     "ops_markdown",
     "record_median",
+    "timed_ops",
 ]
 
 
@@ -142,6 +143,16 @@ def op_problems(cases: Sequence[CaseRecord]) -> list[str]:
     return list(dict.fromkeys(problems))
 
 
+def timed_ops(report: Report) -> list[OpGroup[CaseRecord]]:
+    """The op groups a report's tables show: a timed run's (a bench run's, a pytest session's),
+    not a tune run's, whose units are one kernel's configurations, timed to pick one."""
+    if report.configuration.get("command") == "tune":
+        return []
+    if not any(c.stats is not None for c in report.cases):
+        return []
+    return op_groups(report.cases)
+
+
 def record_median(case: CaseRecord) -> float | None:
     """A recorded case's median, when it succeeded (a wrong output has no speedup)."""
     return case.stats.median if case.status == "success" and case.stats is not None else None
@@ -161,7 +172,7 @@ def _ok(case: CaseRecord) -> str:
 def ops_markdown(report: Report) -> list[str]:
     """`summary.md`'s "Implementations" section: a table per op, rows by point, each
     implementation's time and its speedup against the op's baseline; none without ops."""
-    groups = op_groups(report.cases)
+    groups = timed_ops(report)
     if not groups:
         return []
     speedups = impl_speedups(report.cases, record_median)

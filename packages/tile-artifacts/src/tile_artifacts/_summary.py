@@ -292,7 +292,7 @@ def render_summary_markdown(
     if comparison is not None:
         lines += ["", "## Comparison", "", render_comparison_markdown(comparison).rstrip("\n")]
     lines += _cases_section(report)
-    lines += ops_markdown(report) if report.cases and _kind(report) == "bench" else []
+    lines += ops_markdown(report)
     lines += _kernels_section(report)
     lines += _failures_section(report)
     lines += findings_markdown(report)

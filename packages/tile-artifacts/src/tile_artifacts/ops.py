@@ -14,6 +14,7 @@ from tile_artifacts._ops import (
     op_problems,
     ops_markdown,
     record_median,
+    timed_ops,
 )
 
 __all__ = [
@@ -26,4 +27,5 @@ __all__ = [
     "op_problems",
     "ops_markdown",
     "record_median",
+    "timed_ops",
 ]

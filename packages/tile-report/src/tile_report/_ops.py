@@ -26,8 +26,8 @@ def _check(case: ta.CaseRecord) -> str:
 
 def ops_section(report: ta.Report) -> str:
     """A table per op whose implementations ran; empty for a run without any."""
-    groups = ta.ops.op_groups(report.cases)
-    if not groups or not any(c.stats is not None for c in report.cases):
+    groups = ta.ops.timed_ops(report)
+    if not groups:
         return ""
     index = {c.case_id: i for i, c in enumerate(report.cases)}
     speedups = ta.ops.impl_speedups(report.cases, ta.ops.record_median)
