@@ -281,10 +281,11 @@ class CaseRecord(ArtifactModel):
 
     `round_sizes`: with `[bench] rounds` > 1, how many of `samples` (and of the interleaved
     reference's) each round took, in order; None when the case was timed in one go.
+    `captured`: `MODULE:FUNCTION` of a program whose call of the kernel this case is (`--from`).
     """
 
     added_keys: ClassVar[frozenset[str]] = frozenset(
-        {"round_sizes", "accounting", "config", "kernels", "op"}
+        {"round_sizes", "accounting", "config", "kernels", "op", "captured"}
     )
 
     case_id: str
@@ -306,6 +307,7 @@ class CaseRecord(ArtifactModel):
     config: ConfigRecord | None = None
     kernels: list[KernelRecord] | None = None
     op: OpRecord | None = None
+    captured: str | None = None
 
     @model_validator(mode="after")
     def _rounds_add_up(self) -> Self:

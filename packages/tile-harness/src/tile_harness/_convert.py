@@ -134,6 +134,7 @@ def case_from_bench(result: tp.BenchResult) -> ta.CaseRecord:
 def _planned(info: tp.CaseInfo, status: ta.Status, **given: Any) -> ta.CaseRecord:
     """A case as the plan names it (id, kernel, axis values), with what is known of it."""
     params = dict(info.params)
+    given.setdefault("captured", info.captured)
     return ta.CaseRecord(case_id=info.case_id, kernel=info.kernel, params=params, status=status,
                          op=op_record(info.op), **given)  # fmt: skip
 
@@ -144,7 +145,7 @@ def case_from_test(info: tp.CaseInfo, result: tp.TestResult) -> ta.CaseRecord:
     config = _copy(result.config, ta.ConfigRecord) if result.config is not None else None
     status = "success" if result.check.passed else "failed"
     return _planned(info, status, check=check_record(result.check), accounting=accounting,
-                    config=config)  # fmt: skip
+                    config=config, captured=result.captured)  # fmt: skip
 
 
 def case_from_build(info: tp.CaseInfo, result: tp.BuildResult) -> ta.CaseRecord:

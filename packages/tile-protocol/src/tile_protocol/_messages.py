@@ -15,6 +15,7 @@ from tile_protocol._parts import (
     BenchSettings,
     Calibration,
     CaseInfo,
+    CaseSpec,
     Check,
     ConfigInfo,
     DeviceInfo,
@@ -143,6 +144,12 @@ class RunRequest(_Message, frozen=True, kw_only=True, tag="run_request"):
     modes: list[ModeChoice] | None = None
     """The modes each case runs in (`--mode`): `fwd`, `bwd`, `fwd_bwd`, or `all` (every mode
     its kernel declares). None: `fwd` alone, as before minor 13."""
+    cases: list[CaseSpec] | None = None
+    """Plan these cases (protocol 1.19: `--from`'s captured ones, a `--cases` file's) instead of
+    the selected kernels' declared axes; filters, case ids and modes still narrow them."""
+    capture: str | None = None
+    """`MODULE:FUNCTION` (protocol 1.19, `--from`): trace that program and plan every call it
+    makes of a registered kernel, at its shapes and dtypes, as a captured case."""
     progress: bool = False
     """Send a `progress` message as each case enters a step (protocol 1.15), for a screen that
     says what the runner is doing; off, an older reader never sees a message it does not know."""
@@ -227,6 +234,8 @@ class BenchResult(_Sent, frozen=True, kw_only=True, tag="bench_result"):
     """Per device kernel of one call, under the `cupti` timer; None where it cannot tell."""
     op: OpInfo | None = None
     """The op its kernel implements (as in the plan's `CaseInfo.op`)."""
+    captured: str | None = None
+    """`MODULE:FUNCTION` of a case captured from a program (protocol 1.19)."""
 
 
 class TestResult(_Sent, frozen=True, kw_only=True, tag="test_result"):
@@ -241,6 +250,8 @@ class TestResult(_Sent, frozen=True, kw_only=True, tag="test_result"):
     seed: int | None = None
     accounting: Accounting | None = None
     config: ConfigInfo | None = None
+    captured: str | None = None
+    """`MODULE:FUNCTION` of a case captured from a program (protocol 1.19)."""
 
 
 class BuildResult(_Sent, frozen=True, kw_only=True, tag="build_result"):

@@ -25,6 +25,7 @@ __all__ = [
     "BenchSettings",
     "Calibration",
     "CaseInfo",
+    "CaseSpec",
     "KernelInfo",
     "TunableInfo",
     "Check",
@@ -189,6 +190,20 @@ class CaseInfo(_Base, frozen=True, kw_only=True):
     """A unit whose configuration is its kernel's default (ties in `tile tune` go to it)."""
     op: OpInfo | None = None
     """The op its kernel implements; None for a kernel declared without one."""
+    captured: str | None = None
+    """`MODULE:FUNCTION` when the case was captured from a program (`--from`, protocol 1.19)."""
+
+
+class CaseSpec(_Base, frozen=True, kw_only=True):
+    """A case named by its kernel and axis values (as case ids write them) rather than by the
+    kernel's declared axes: a call `--from` captured in a program, or a `--cases` file's entry.
+
+    `captured` says where it came from (`MODULE:FUNCTION`), None for a case written by hand.
+    """
+
+    kernel: str
+    params: dict[str, str] = {}
+    captured: str | None = None
 
 
 class Stats(_Base, frozen=True, kw_only=True):

@@ -116,9 +116,17 @@ StateKind = Literal[
 InspectKind = Literal["jaxpr", "stablehlo", "hlo", "cost", "memory"]
 """The views `inspect` shows of a compiled case, in the order `all` shows them."""
 
-UsageErrorType = Literal["UnknownAxis", "AxisValueError", "UnknownTunable"]
+UsageErrorType = Literal[
+    "UnknownAxis",
+    "AxisValueError",
+    "UnknownTunable",
+    "CaptureImport",
+    "CaptureTrace",
+    "CaptureNone",
+]
 """`Failure.error_type` of a selection the runner refused, planning no case: the command line
-named an axis, an axis value or a tunable that no selected kernel has. The host exits 2."""
+named an axis, an axis value or a tunable that no selected kernel has, or a `--from` program
+that cannot be imported, raised while traced, or called no registered kernel. The host exits 2."""
 
 CacheEventKind = Literal["miss", "hit", "not_stored"]
 """What one lookup in JAX's persistent compile cache came to (`CacheEvent.event`): a miss, a

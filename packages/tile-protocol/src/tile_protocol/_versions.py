@@ -7,7 +7,7 @@ __all__ = ["PROTOCOL_MINOR", "PROTOCOL_VERSION"]
 
 PROTOCOL_VERSION = 1
 """Major version: a reader refuses a stream whose major version is newer than its own."""
-PROTOCOL_MINOR = 17
+PROTOCOL_MINOR = 18
 """Minor version: grows when optional fields or message types are added.
 
 1: `Reference.interleaved`, `RunRequest.pin_cpu`, `Hello.pinned_cpu`.
@@ -48,4 +48,8 @@ PROTOCOL_MINOR = 17
 17: `CaseInfo.op` and `BenchResult.op` (`OpInfo`: the op a kernel implements, its
    implementation label and whether it is the op's baseline; kernels of one op are shown
    side by side).
+18: `RunRequest.capture` (`--from MODULE:FUNCTION`: the runner traces a program and plans the
+   kernel calls it makes) and `RunRequest.cases` (`CaseSpec`: cases named by kernel and axis
+   values); `CaseInfo.captured`, `BenchResult.captured`, `TestResult.captured`; usage error
+   types `CaptureImport`, `CaptureTrace`, `CaptureNone`.
 """

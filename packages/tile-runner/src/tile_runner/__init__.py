@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from tile_runner._modes import MODES, Mode, ModeWork, mode
     from tile_runner._peaks import builtin_peaks
     from tile_runner._plan import matches
+    from tile_runner._record import recorded
     from tile_runner._tuning_index import TuningIndex
 
 __all__ = [
@@ -55,6 +56,7 @@ __all__ = [
     "axes",
     "kernel",
     "mode",
+    "recorded",
     "skip",
     "MODES",
     "Mode",
@@ -134,6 +136,7 @@ _WHERE: dict[str, str] = {
     "mode": "_modes",
     "builtin_peaks": "_peaks",
     "matches": "_plan",
+    "recorded": "_record",
     "TuningIndex": "_tuning_index",
 }
 

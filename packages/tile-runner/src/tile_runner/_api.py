@@ -19,6 +19,7 @@ from tile_runner._declare import BACKENDS, check_specs
 from tile_runner._errors import DefinitionError, Skip
 from tile_runner._modes import Mode, ModesSpec, ModeWork, declare_modes, mode_label
 from tile_runner._ops import OpDecl, check_op, declare_op, op_info
+from tile_runner._record import recorded
 from tile_runner._tuning import Constraint, Tunables
 
 __all__ = [
@@ -67,6 +68,8 @@ class Case:
     id: str = field(default="")
     mode: Mode = "fwd"
     """How the kernel runs: `fwd`, `bwd` (its VJP alone) or `fwd_bwd` (see `tile_runner._modes`)."""
+    captured: str | None = None
+    """`MODULE:FUNCTION` of the program whose call of the kernel this case is (`--from`)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
@@ -101,7 +104,7 @@ class Case:
 
     def __reduce__(self) -> tuple[Any, ...]:
         # The read-only params view cannot be pickled; rebuild from a plain dict.
-        return (Case, (self.kernel, dict(self.params), self.id, self.mode))
+        return (Case, (self.kernel, dict(self.params), self.id, self.mode, self.captured))
 
     def get(self, name: str, default: Any = None) -> Any:
         """The value of axis `name`, or `default` when the kernel has no such axis."""
@@ -207,7 +210,10 @@ def kernel(  # noqa: PLR0913 (public call: the @tile.kernel options are document
     impl: str | None = None,
     baseline: bool = False,
 ) -> Callable[[F], F]:
-    """Register the decorated function as kernel `name`; the function is returned unchanged.
+    """Register the decorated function as kernel `name`.
+
+    What is returned calls the function unchanged; while `--from` traces a program it also
+    records each call (`tile.recorded`), so the program's calls become the kernel's cases.
 
     Args:
         inputs: `(case, key) -> tuple` of positional arguments. Arrays (and pytrees of arrays)
@@ -245,7 +251,7 @@ def kernel(  # noqa: PLR0913 (public call: the @tile.kernel options are document
 
     def register(fn: F) -> F:
         _add(_complete(template, fn, caller))
-        return fn
+        return recorded(name)(fn)
 
     return register
 

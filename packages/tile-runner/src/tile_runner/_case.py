@@ -118,6 +118,7 @@ def _send_test(
             seed=ctx.seed,
             accounting=watch.accounting(),
             config=info,
+            captured=case.captured,
         )
     )
     return "passed" if check.passed else "failed"

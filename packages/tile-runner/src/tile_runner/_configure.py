@@ -15,6 +15,7 @@ from typing import Any, cast
 from tile_protocol import ConfigInfo
 from tile_runner._api import Case, KernelDef, registry
 from tile_runner._axes import AxisValue
+from tile_runner._record import recorded_kernel
 from tile_runner._tuning import bind_config, choose
 from tile_runner._tuning_index import TuningIndex
 
@@ -95,4 +96,5 @@ def _registered(fn: Callable[..., Any]) -> tuple[KernelDef | None, Mapping[str, 
     if isinstance(fn, functools.partial):
         bound = cast("functools.partial[Any]", fn)
         target, given = bound.func, bound.keywords
+    _, target = recorded_kernel(target)  # what `@tile.kernel` returned: the function inside
     return next((d for d in registry().values() if d.fn is target), None), given

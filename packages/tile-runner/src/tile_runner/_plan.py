@@ -6,11 +6,12 @@ import fnmatch
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from tile_protocol import Failure, TuneUnit, UsageErrorType
+from tile_protocol import CaseSpec, Failure, TuneUnit, UsageErrorType
 from tile_runner._api import Case, KernelDef, Suite, cases, registry
 from tile_runner._axes import format_value
 from tile_runner._errors import RunnerError
 from tile_runner._modes import MODES, Mode
+from tile_runner._specs import spec_cases, unknown_kernels
 
 Unit = tuple[KernelDef, Case, dict[str, str] | None, str]
 """What the runner goes through: kernel, case, tunable values to time (`tune`) or None, and
@@ -53,6 +54,7 @@ def make_plan(  # noqa: PLR0913 (one keyword per selection field of the request)
     units: bool = False,
     tunables: Mapping[str, str] | None = None,
     modes: Sequence[str] | None = None,
+    specs: Sequence[CaseSpec] | None = None,
 ) -> Plan:
     """Expand every registered kernel into cases and keep the selected ones.
 
@@ -62,8 +64,11 @@ def make_plan(  # noqa: PLR0913 (one keyword per selection field of the request)
     (the request's overrides) must each name something some selected kernel has. `modes`
     (`--mode`; default `fwd`, `all`: every mode a kernel declares) gives each case one case
     per mode; a case in a mode its kernel does not declare fails when it is reached.
+    `specs` (`--from`, `--cases`): these cases instead of each kernel's declared axes.
     """
     plan = Plan()
+    if specs is not None:
+        plan.failures.extend(unknown_kernels(specs))
     overrides = dict(axes or {})
     selected = [d for d in registry().values() if _selected(d, kernels)]
     kernel_axes: dict[str, tuple[str, ...]] = {}
@@ -73,7 +78,10 @@ def make_plan(  # noqa: PLR0913 (one keyword per selection field of the request)
         if spec is not None:
             kernel_axes[definition.name] = spec.names
         try:
-            expanded = cases(definition, suite, backend=backend, overrides=overrides)
+            if specs is None:
+                expanded = cases(definition, suite, backend=backend, overrides=overrides)
+            else:
+                expanded = spec_cases(definition, specs, suite, backend)
         except RunnerError as exc:
             plan.failures.append(
                 Failure(
@@ -116,7 +124,10 @@ def _in_modes(plan: Plan, definition: KernelDef, point: Case, modes: Sequence[st
         if warning not in plan.warnings:
             plan.warnings.append(warning)
     ordered: list[Mode] = [m for m in MODES if m in wanted]
-    return [point if m == "fwd" else Case(point.kernel, point.params, mode=m) for m in ordered]
+    return [
+        point if m == "fwd" else Case(point.kernel, point.params, mode=m, captured=point.captured)
+        for m in ordered
+    ]
 
 
 def _selected(definition: KernelDef, kernels: Sequence[str]) -> bool:

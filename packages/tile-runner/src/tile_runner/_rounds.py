@@ -149,6 +149,7 @@ def send_bench(ctx: CaseContext, rounds: BenchRounds) -> Outcome:
             reference=reference,
             check=rounds.check,
             seed=ctx.seed,
+            captured=case.captured,
             peak_memory_bytes=memory_estimate(rounds.compiled.compiled),
             round_sizes=[len(t.samples) for t in timings] if len(timings) > 1 else None,
             accounting=rounds.watch.accounting(),

@@ -2,13 +2,26 @@
 
 from __future__ import annotations
 
+import sys
+import traceback
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from tile_protocol import CaseInfo as ProtoCaseInfo
+from tile_protocol import (
+    CaseSpec,
+    Failure,
+    InputFile,
+    KernelInfo,
+    Log,
+    Plan,
+    Progress,
+    RunRequest,
+    StateChange,
+    Step,
+)
 from tile_protocol import CaseStart as ProtoCaseStart
-from tile_protocol import InputFile, KernelInfo, Log, Plan, Progress, RunRequest, StateChange, Step
 from tile_runner._stdout import ProtocolWriter
 
 if TYPE_CHECKING:  # imported lazily: JAX comes with them
@@ -119,6 +132,7 @@ class Session:
 
         request = self.request
         suite = "test" if request.command == "test" else "bench"
+        specs, failures = self._captured()
         plan = make_plan(
             suite,
             self.backend,
@@ -129,7 +143,9 @@ class Session:
             units=request.command == "tune" or request.units,
             tunables=request.tunables,
             modes=request.modes,
+            specs=specs,
         )
+        plan.failures[:0] = failures
         for warning in plan.warnings:
             self.log("warning", warning)
         listed: list[KernelInfo] = []
@@ -149,6 +165,7 @@ class Session:
                         skip=_ruled_out(k, c, u),
                         default=_is_default(k, c, u),
                         op=op_info(k, kernels),
+                        captured=c.captured,
                     )
                     for k, c, u, rid in plan.units
                 ],
@@ -156,6 +173,24 @@ class Session:
             )
         )
         return plan
+
+    def _captured(self) -> tuple[list[CaseSpec] | None, list[Failure]]:
+        """The cases to plan instead of the declared ones: `--from`'s captured calls (their
+        warnings logged), else the request's own; a failure when the capture gave none."""
+        from tile_runner._capture import CaptureError, capture
+
+        request = self.request
+        if request.capture is None:
+            return request.cases, []
+        try:
+            captured = capture(request.capture, self.backend)
+        except CaptureError as exc:
+            print(f"tile: --from {request.capture}: {exc!r}", file=sys.stderr)
+            traceback.print_exception(exc, file=sys.stderr)
+            return [], [Failure(phase="plan", error_type=exc.error_type, message=exc.args[0])]
+        for warning in captured.unmatched:
+            self.log("warning", warning)
+        return captured.cases, []
 
     def _case_context(self) -> CaseContext:
         """What every case shares: the timer, the device's peaks, the tuned configurations."""

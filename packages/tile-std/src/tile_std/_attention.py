@@ -11,6 +11,8 @@ import jax.numpy as jnp
 from jax import lax
 from jax.experimental import pallas as pl
 
+import tile_runner as tile
+
 from ._errors import KernelInputError
 from ._pallas import (
     CaseLike,
@@ -199,6 +201,7 @@ def _pick_tiling(q: jax.Array, tiling: AttentionTiling | None, interpret: bool) 
     return _GPU_TILING if q.dtype.itemsize <= 2 else _GPU_TILING_WIDE
 
 
+@tile.recorded("std/attention")  # its calls are `std/attention`'s cases for `--from`
 def attention(
     q: jax.Array,
     k: jax.Array,

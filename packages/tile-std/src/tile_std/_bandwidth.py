@@ -9,6 +9,8 @@ import jax
 import jax.numpy as jnp
 from jax.experimental import pallas as pl
 
+import tile_runner as tile
+
 from ._errors import KernelInputError
 from ._pallas import CaseLike, compiler_params, interpret_mode, load, next_pow2, span, store
 
@@ -94,16 +96,19 @@ def _add_op(x: jax.Array, y: jax.Array) -> jax.Array:
     return x + y
 
 
+@tile.recorded("std/copy")  # its calls are `std/copy`'s cases for `--from`
 def copy(x: jax.Array, *, block: int | None = None) -> jax.Array:
     """y = x: reads and writes every element once; 1-D blocks of 4 KiB per program on GPU."""
     return _elementwise("std_copy", _identity, x, block=block)
 
 
+@tile.recorded("std/scale")  # its calls are `std/scale`'s cases for `--from`
 def scale(x: jax.Array, *, block: int | None = None) -> jax.Array:
     """y = x*2+1 in the input dtype; 1-D blocks of 4 KiB per program on GPU."""
     return _elementwise("std_scale", _scale_op, x, block=block)
 
 
+@tile.recorded("std/add")  # its calls are `std/add`'s cases for `--from`
 def add(x: jax.Array, y: jax.Array, *, block: int | None = None) -> jax.Array:
     """z = x + y for equal shapes and dtypes; 1-D blocks of 4 KiB per input per program on GPU."""
     return _elementwise("std_add", _add_op, x, y, block=block)

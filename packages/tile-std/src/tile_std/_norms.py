@@ -10,6 +10,8 @@ import jax.numpy as jnp
 from jax import lax
 from jax.experimental import pallas as pl
 
+import tile_runner as tile
+
 from ._errors import KernelInputError
 from ._pallas import (
     CaseLike,
@@ -156,6 +158,7 @@ def _two_rows_eight_warps(x: jax.Array) -> bool:
     return not interpret_mode() and x.dtype.itemsize == 2 and x.shape[-1] <= 8192
 
 
+@tile.recorded("std/rmsnorm")  # its calls are `std/rmsnorm`'s cases for `--from`
 def rmsnorm(
     x: jax.Array,
     weight: jax.Array,
@@ -177,6 +180,7 @@ def rmsnorm(
     )
 
 
+@tile.recorded("std/layernorm")  # its calls are `std/layernorm`'s cases for `--from`
 def layernorm(
     x: jax.Array,
     weight: jax.Array,
