@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from tile_harness._api import RunDone, bench, run
     from tile_harness._ask import ask
     from tile_harness._calibration import calibration_dir
+    from tile_harness._captured import load_cases, save_cases, with_cases
     from tile_harness._cold_process import ColdWarmRun, ProcessWatch
     from tile_harness._compare import (
         CompareSettings,
@@ -128,6 +129,9 @@ __all__ = [
     "cases_status",
     "Selection",
     "ShardedRun",
+    "load_cases",
+    "save_cases",
+    "with_cases",
     "Sink",
     "Stoppable",
     "Suite",
@@ -280,6 +284,9 @@ _HOME: dict[str, str] = {
     "tune": "tile_harness.tune",
     "tuning_files": "tile_harness._requests",
     "user_tuning_files": "tile_harness._requests",
+    "with_cases": "tile_harness._captured",
+    "load_cases": "tile_harness._captured",
+    "save_cases": "tile_harness._captured",
     "undone_lines": "tile_harness._undone",
     "usage_failure": "tile_harness._errors",
     "write_atomically": "tile_harness._errors",

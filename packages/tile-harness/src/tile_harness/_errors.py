@@ -156,6 +156,12 @@ _NAMED_WRONG: Final[dict[tp.UsageErrorType, str]] = {
     "it (`--kernel NAME`); `tile list` shows every case id with its axes",
     "UnknownTunable": "override a tunable the selected kernels declare (named above), or select "
     "a kernel that has it (`--kernel NAME`)",
+    "CaptureImport": "write `--from MODULE:FUNCTION` with MODULE importable from the project's "
+    "root (or `[project] paths`); `python -c 'import MODULE'` there shows the whole traceback",
+    "CaptureTrace": "FUNCTION() must return `(fn, args)`: the program and example inputs "
+    "(arrays or `jax.ShapeDtypeStruct`s); run it by itself to see the whole traceback",
+    "CaptureNone": "call `@tile.kernel` functions or tile-std's kernels in the program, with "
+    "the module that registers them in `[project] modules` or imported by the program",
 }
 """The hint for a flag that names what no selected kernel has; the runner's message says which."""
 

@@ -51,6 +51,7 @@ class RequestChanges(TypedDict, total=False):
     pace: str | None
     profile: tp.ProfileSettings | None
     progress: bool
+    capture: str | None
 
 
 def derive(request: tp.RunRequest, **changes: Unpack[RequestChanges]) -> tp.RunRequest:
@@ -85,6 +86,7 @@ def build_request(
         user_tuning_files=user_tuning_files(resolved),
         tunables=parse_tunables(sel.tunables),
         modes=parse_modes(sel.modes),
+        cases=list(sel.cases) if sel.cases is not None else None,
     )
 
 

@@ -49,6 +49,14 @@ class Selection:
     """`--tunable NAME=VALUE`: values that override default and tuned ones."""
     modes: Sequence[str] = ()
     """`--mode`: fwd, bwd, fwd_bwd or all, each flag one or `A,B`; none: `fwd` alone."""
+    capture: str | None = None
+    """`--from MODULE:FUNCTION`: capture the program's kernel calls as the cases to run."""
+    cases_file: Path | None = None
+    """`--cases FILE`: run the cases a `--save-cases` file lists (`with_cases` reads it)."""
+    save_cases: Path | None = None
+    """`--save-cases FILE`: write the captured cases there."""
+    cases: Sequence[tp.CaseSpec] | None = None
+    """The cases `--from` captured or `--cases` listed, instead of the kernels' declared axes."""
 
 
 _GLOB_CHARS = frozenset("*?[")

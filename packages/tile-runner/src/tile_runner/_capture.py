@@ -115,11 +115,23 @@ def _trace(target: str, function: Callable[[], Any]) -> list[Call]:
         except Exception as exc:
             raise CaptureError(
                 CAPTURE_TRACE,
-                f"`--from {target}` raised while traced: {type(exc).__name__}: {exc}",
+                f"`--from {target}` raised while traced{_where(exc)}: {type(exc).__name__}: {exc}",
                 hint="run the program once by itself to see the whole traceback (the runner's "
                 "log has it too), fix it, then rerun",
             ) from exc
     return calls
+
+
+def _where(exc: BaseException) -> str:
+    """` at FILE:LINE`: the innermost frame of the user's code (not JAX's, not tile's)."""
+    import traceback
+
+    frames = [
+        f
+        for f in traceback.extract_tb(exc.__traceback__)
+        if not any(part in f.filename for part in ("/jax/", "/jaxlib/", "/tile_runner/"))
+    ]
+    return f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
 
 
 def _program(

@@ -33,6 +33,7 @@ __all__ = [
     "ASSIGNMENTS",
     "AXES",
     "CACHE",
+    "CASES",
     "COMPARE",
     "CONFIG_KEYS",
     "DB",
@@ -125,6 +126,10 @@ class Flags:
     tunable: list[str] | None = _flag("--tunable",
         help="Run with this tunable value instead of the tuned or default one: "
         "`--tunable block_rows=4`; repeatable.")
+    capture: str | None = _flag("--from", metavar="MODULE:FUNCTION", help="Run the kernel "
+        "calls this program makes, at its shapes and dtypes: FUNCTION() returns (fn, args).")
+    cases_file: Path | None = _flag("--cases", help="Run the cases a --save-cases file lists.")
+    save_cases: Path | None = _flag("--save-cases", help="Save what --from captured to FILE.")
     case_ids: list[str] | None = _flag("--case",
         help="Run exactly this case id (repeatable), as `tile list` prints it.")
     settings: list[str] | None = _flag("--set",
@@ -254,6 +259,8 @@ PLUGINS = _group("plugins")
 MODES = _group("modes")
 SELECT = (*FILTERS, *AXES, *PLUGINS, *MODES)
 """Which cases: `-k`, `--kernel`, `-a`, `--plugin`, `--mode`."""
+CASES = _group("capture", "cases_file", "save_cases")
+"""Cases from a program: `--from`, `--cases`, `--save-cases`."""
 PROFILE = _group("profile")
 OUTPUT_DIR = _group("output_dir")
 JSON = _group("json")
@@ -328,6 +335,9 @@ def selection(flags: Flags, overrides: Mapping[str, object]) -> Selection:
         overrides=dict(overrides),
         tunables=flags.tunable or [],
         modes=flags.modes or [],
+        capture=flags.capture,
+        cases_file=flags.cases_file,
+        save_cases=flags.save_cases,
     )
 
 

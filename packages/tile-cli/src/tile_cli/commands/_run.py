@@ -15,6 +15,7 @@ from tile_cli.commands._options import (
     ASSIGNMENTS,
     AXES,
     CACHE,
+    CASES,
     COMPARE,
     EXACT,
     FILTERS,
@@ -82,7 +83,7 @@ def _run_suite(command: tp.Command, flags: Flags, more: Mapping[str, object]) ->
     raise typer.Exit(run_suite(command, sel, _suite_flags(flags)))
 
 
-@with_flags(ASSIGNMENTS, SELECT, PROFILE, JSON)
+@with_flags(ASSIGNMENTS, SELECT, CASES, PROFILE, JSON)
 def list_cmd(flags: Flags) -> None:
     """List the kernels and cases tile can see, without running them."""
     from tile_cli.runs._views import list_cases
@@ -92,20 +93,21 @@ def list_cmd(flags: Flags) -> None:
     raise typer.Exit(code)
 
 
-@with_flags(ASSIGNMENTS, SELECT, PROFILE, OUTPUT, VERBOSE, SAMPLING, RUNNER, TUNABLE, LAUNCH, COMPARE,
+@with_flags(ASSIGNMENTS, SELECT, CASES, PROFILE, OUTPUT, VERBOSE, SAMPLING, RUNNER, TUNABLE, LAUNCH,
+            COMPARE,
             compare_flags(after_run=True), CACHE, EXACT)  # fmt: skip
 def bench_cmd(flags: Flags) -> None:
     """Benchmark kernels against their references; write a run directory."""
     _run_suite("bench", flags, {})
 
 
-@with_flags(ASSIGNMENTS, SELECT, PROFILE, OUTPUT, VERBOSE, SEED, RUNNER, TUNABLE, LAUNCH)
+@with_flags(ASSIGNMENTS, SELECT, CASES, PROFILE, OUTPUT, VERBOSE, SEED, RUNNER, TUNABLE, LAUNCH)
 def test_cmd(flags: Flags) -> None:
     """Check kernels against their references on fresh random inputs."""
     _run_suite("test", flags, {})
 
 
-@with_flags(ASSIGNMENTS, SELECT, PROFILE, OUTPUT_DIR, VERBOSE, TUNING)
+@with_flags(ASSIGNMENTS, SELECT, CASES, PROFILE, OUTPUT_DIR, VERBOSE, TUNING)
 def tune_cmd(flags: Flags) -> None:
     """Find each case's fastest tunable configuration and keep it in `tuning/<device>.json`.
 

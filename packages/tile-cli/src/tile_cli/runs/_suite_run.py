@@ -36,6 +36,7 @@ from tile_harness import (
     resolve_config,
     signals,
     usage_failure,
+    with_cases,
 )
 
 if TYPE_CHECKING:
@@ -66,6 +67,7 @@ def run_suite_with(command: tp.Command, sel: Selection, flags: SuiteFlags,
 
     out, err = consoles
     resolved = resolve_config(flags.profile, sel.overrides)
+    sel = with_cases(resolved, sel, ui.line)  # `--from`, `--cases`: before anything is measured
     # `-v` wins over TILE_VERBOSE (`[output] verbose`).
     flags = dataclasses.replace(flags, verbose=flags.verbose or resolved.config.output.verbose)
     compare_with = (

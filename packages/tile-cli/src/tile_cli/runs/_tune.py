@@ -8,7 +8,14 @@ import sys
 from pathlib import Path
 
 from tile_cli.terminal._escape import escape_controls
-from tile_harness import CliError, ExitCode, Selection, resolve_config, undone_lines
+from tile_harness import (
+    CliError,
+    ExitCode,
+    Selection,
+    resolve_config,
+    undone_lines,
+    with_cases,
+)
 from tile_harness.tune import TuneEnded, Tuner, allowed_counts, budget_scale, estimate_s
 from tile_protocol.format import format_seconds
 
@@ -30,6 +37,7 @@ def run_tune(
 
     _, err = make_consoles()
     resolved = resolve_config(profile, sel.overrides)
+    sel = with_cases(resolved, sel, functools.partial(err.print, markup=False))
     verbose = verbose or resolved.config.output.verbose
     budget = budget if budget is not None else resolved.config.tune.budget
     answer, clean = ask("list", resolved, sel, units=True)

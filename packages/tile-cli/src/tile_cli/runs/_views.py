@@ -20,6 +20,7 @@ from tile_harness import (
     no_match,
     resolve_config,
     split_failures,
+    with_cases,
 )
 
 if TYPE_CHECKING:
@@ -32,6 +33,7 @@ def list_cases(sel: Selection, *, profile: str | None, as_json: bool) -> int:
     """Print every case the runner would run, grouped by kernel."""
     out, err = make_consoles()
     resolved = resolve_config(profile, sel.overrides)
+    sel = with_cases(resolved, sel, functools.partial(err.print, markup=False))
     answer, clean = ask("list", resolved, sel)
     cases = answer.cases
     if as_json:

@@ -66,11 +66,13 @@ def print_listing(out: Console, plan: tp.Plan | None) -> tuple[int, int]:
         table.add_column(head, justify="right" if i >= 3 else "left", no_wrap=i == 0)
     tests = 0
     ops = _ops(plan.cases if plan is not None else [])
+    captured = {c.case_id: c.captured for c in plan.cases} if plan is not None else {}
     for kernel in kernels:
         ids = bench.get(kernel.name, [])
         out.print(kernel.name + op_note(ops.get(kernel.name)), style="bold", markup=False)
         for case_id in ids:
-            out.print(f"  {case_id}", markup=False)
+            origin = f"  (captured from {captured[case_id]})" if captured.get(case_id) else ""
+            out.print(f"  {case_id}{origin}", markup=False)
         if kernel.test_cases and kernel.test_cases != ids:
             out.print("  test cases:", style="dim")
             for case_id in kernel.test_cases:
@@ -101,6 +103,7 @@ def list_json_lines(plan: tp.Plan | None) -> list[str]:
             if c.op is None
             else {"name": c.op.name, "impl": c.op.impl, "baseline": c.op.baseline},
         }
+        | ({"captured": c.captured} if c.captured else {})
         for c in plan.cases
     ]
     kernels = _kernels(plan)

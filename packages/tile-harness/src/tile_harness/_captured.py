@@ -1,0 +1,144 @@
+"""Cases from a program (`--from MODULE:FUNCTION`) and the cases file (`--save-cases`,
+`--cases`): the one door bench, test, tune and list go through to run them.
+
+A runner traces the program and lists the kernel calls it makes as captured cases (protocol
+1.19, `RunRequest.capture`); the host keeps them as `CaseSpec`s, writes them to a file when
+asked, and hands them to every later runner of the command (`RunRequest.cases`), so that the
+program is traced once per command. The file (docs/tuning.md, "Real shapes"):
+
+    {"format": "tile-cases", "version": 1,
+     "cases": [{"kernel": "std/rmsnorm", "params": {"shape": "8x32", "dtype": "float32"},
+                "captured": "mymodel:example"}]}
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import msgspec
+
+import tile_protocol as tp
+from tile_harness._errors import CliError, ExitCode, usage_failure
+from tile_harness._settings import Selection
+
+if TYPE_CHECKING:
+    from tile_config import ResolvedConfig
+
+__all__ = ["CASES_FORMAT", "CasesFile", "capture_cases", "load_cases", "save_cases", "with_cases"]
+
+CASES_FORMAT = "tile-cases"
+"""The `format` of a cases file, so that another JSON file given by mistake is refused."""
+
+
+class CasesFile(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """A cases file: the cases, each its kernel, axis values and where it was captured."""
+
+    format: str = CASES_FORMAT
+    version: int = 1
+    cases: list[tp.CaseSpec] = []
+
+
+def with_cases(resolved: ResolvedConfig, sel: Selection, say: Callable[[str], None]) -> Selection:
+    """`sel` with its `cases` filled: captured from `--from` (and saved to `--save-cases`),
+    or read from `--cases`; `sel` itself when it names neither. CliError (exit 2) for a
+    program that cannot be imported or traced or calls no kernel, or a file that cannot be
+    read; nothing is measured before."""
+    if sel.capture is not None and sel.cases_file is not None:
+        raise CliError(
+            "`--from` and `--cases` both name the cases to run",
+            hint="give one: `--from MODULE:FUNCTION` to capture them, `--cases FILE` to reuse "
+            "a capture saved with `--save-cases`",
+        )
+    if sel.capture is not None:
+        specs = capture_cases(resolved, sel, sel.capture, say)
+        if sel.save_cases is not None:
+            save_cases(sel.save_cases, specs)
+            say(f"saved {len(specs)} captured cases to {sel.save_cases}")
+        return dataclasses.replace(sel, cases=specs, capture=None)
+    if sel.save_cases is not None:
+        raise CliError(
+            "`--save-cases` saves what `--from` captures, and no `--from` was given",
+            hint="add `--from MODULE:FUNCTION`",
+        )
+    if sel.cases_file is not None:
+        return dataclasses.replace(sel, cases=load_cases(sel.cases_file))
+    return sel
+
+
+def capture_cases(
+    resolved: ResolvedConfig, sel: Selection, target: str, say: Callable[[str], None]
+) -> list[tp.CaseSpec]:
+    """Ask a runner to trace `target` and list the kernel calls it makes, as case specs."""
+    from tile_harness._ask import ask
+
+    listing = dataclasses.replace(sel, modes=(), case_ids=None, cases=None)
+    answer, clean = ask("list", resolved, listing, capture=target)
+    refused = usage_failure(answer.failures)
+    if refused is not None:
+        raise refused
+    for warning in answer.warnings:
+        say(f"warning: {warning.message}")
+    if answer.failures or not clean or answer.plan is None:
+        why = "; ".join(f"{f.phase}: {f.message}" for f in answer.failures) or "the runner died"
+        raise CliError(
+            f"`--from {target}`: the runner could not list the captured cases: {why}",
+            hint="run `tile list --from ...` to see what loads, and fix `[project]`",
+            code=ExitCode.INFRA,
+        )
+    specs = [
+        tp.CaseSpec(kernel=c.kernel, params=dict(c.params), captured=c.captured)
+        for c in answer.cases
+        if c.captured is not None
+    ]
+    if not specs:
+        raise CliError(
+            f"`--from {target}`: the program's kernel calls are all outside the selection",
+            hint="widen `-k`/`--kernel`, or drop them to take every captured call",
+        )
+    return specs
+
+
+def save_cases(path: Path, specs: Sequence[tp.CaseSpec]) -> None:
+    """Write `specs` to `path` as a cases file (sorted keys, one case per line)."""
+    lines = [msgspec.json.encode(s, order="sorted").decode() for s in specs]
+    body = ",\n    ".join(lines)
+    text = (
+        f'{{"format": "{CASES_FORMAT}", "version": 1, "cases": [\n    {body}\n]}}\n'
+        if lines
+        else f'{{"format": "{CASES_FORMAT}", "version": 1, "cases": []}}\n'
+    )
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise CliError(
+            f"cannot write the cases file {path}: {exc.strerror or exc}",
+            hint="choose a path you can write to (`--save-cases FILE`)",
+        ) from None
+
+
+def load_cases(path: Path) -> list[tp.CaseSpec]:
+    """The cases a cases file lists; CliError (exit 2) naming the file when it cannot be read."""
+    hint = "give a file written by `--save-cases` (docs/tuning.md shows the format)"
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise CliError(
+            f"cannot read the cases file {path}: {exc.strerror or exc}", hint=hint
+        ) from None
+    try:
+        parsed = msgspec.json.decode(data, type=CasesFile)
+    except msgspec.DecodeError as exc:
+        raise CliError(f"the cases file {path} is not valid: {exc}", hint=hint) from None
+    if parsed.format != CASES_FORMAT or parsed.version != 1:
+        raise CliError(
+            f"the cases file {path} is `{parsed.format}` version {parsed.version}, "
+            f"not `{CASES_FORMAT}` version 1",
+            hint=hint,
+        )
+    if not parsed.cases:
+        raise CliError(f"the cases file {path} lists no case", hint=hint)
+    return list(parsed.cases)
