@@ -21,7 +21,7 @@ from typing import Any, cast
 from tile_protocol import CaseSpec, UsageErrorType
 from tile_runner._api import KernelDef, registry
 from tile_runner._errors import RunnerError
-from tile_runner._infer import infer_case
+from tile_runner._infer import describe, infer_case
 from tile_runner._record import Call, recording
 
 __all__ = ["CAPTURE_IMPORT", "CAPTURE_NONE", "CAPTURE_TRACE", "CaptureError", "Captured", "capture"]
@@ -66,7 +66,16 @@ def capture(target: str, backend: str) -> Captured:
             hint="call `@tile.kernel` functions or tile-std's kernels in it, and have the "
             "module that registers them imported; " + _HOW,
         )
-    return _cases(target, calls, backend)
+    captured = _cases(target, calls, backend)
+    if not captured.cases:
+        raise CaptureError(
+            CAPTURE_NONE,
+            f"`--from {target}`: no kernel call of the program is one of its kernel's cases: "
+            + "; ".join(captured.unmatched),
+            hint="a case is found from the call's shapes, dtypes and static values, which the "
+            "kernel's `inputs` must be able to make; see docs/tuning.md (Real shapes)",
+        )
+    return captured
 
 
 def _load(target: str) -> Callable[[], Any]:
@@ -160,8 +169,8 @@ def _cases(target: str, calls: list[Call], backend: str) -> Captured:
         definition: KernelDef | None = kernels.get(call.kernel)
         params = infer_case(definition, call, backend) if definition is not None else None
         if params is None:
-            why = "" if definition is not None else " (the kernel is not registered)"
-            warning = f"`--from {target}`: a call of `{call.kernel}` matches none of its cases{why}"
+            why = "none of its cases" if definition is not None else "no registered kernel"
+            warning = f"a call of `{call.kernel}` with {describe(call)} matches {why}"
             if warning not in out.unmatched:
                 out.unmatched.append(warning)
             continue

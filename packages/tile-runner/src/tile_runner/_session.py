@@ -189,7 +189,7 @@ class Session:
             traceback.print_exception(exc, file=sys.stderr)
             return [], [Failure(phase="plan", error_type=exc.error_type, message=exc.args[0])]
         for warning in captured.unmatched:
-            self.log("warning", warning)
+            self.log("warning", f"`--from {request.capture}`: {warning}; it is left out")
         return captured.cases, []
 
     def _case_context(self) -> CaseContext:
