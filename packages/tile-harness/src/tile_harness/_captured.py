@@ -6,7 +6,7 @@ A runner traces the program and lists the kernel calls it makes as captured case
 asked, and hands them to every later runner of the command (`RunRequest.cases`), so that the
 program is traced once per command. The file (docs/tuning.md, "Real shapes"):
 
-    {"format": "tile-cases", "version": 1,
+    {"schema_name": "tile.cases", "schema_version": 1,
      "cases": [{"kernel": "std/rmsnorm", "params": {"shape": "8x32", "dtype": "float32"},
                 "captured": "mymodel:example"}]}
 """
@@ -29,15 +29,16 @@ if TYPE_CHECKING:
 
 __all__ = ["CASES_FORMAT", "CasesFile", "capture_cases", "load_cases", "save_cases", "with_cases"]
 
-CASES_FORMAT = "tile-cases"
-"""The `format` of a cases file, so that another JSON file given by mistake is refused."""
+CASES_FORMAT = "tile.cases"
+"""The `schema_name` of a cases file, so that another JSON file given by mistake (a tuning
+file: `tile.tuning`) is refused."""
 
 
 class CasesFile(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """A cases file: the cases, each its kernel, axis values and where it was captured."""
 
-    format: str = CASES_FORMAT
-    version: int = 1
+    schema_name: str = CASES_FORMAT
+    schema_version: int = 1
     cases: list[tp.CaseSpec] = []
 
 
@@ -105,11 +106,8 @@ def save_cases(path: Path, specs: Sequence[tp.CaseSpec]) -> None:
     """Write `specs` to `path` as a cases file (sorted keys, one case per line)."""
     lines = [msgspec.json.encode(s, order="sorted").decode() for s in specs]
     body = ",\n    ".join(lines)
-    text = (
-        f'{{"format": "{CASES_FORMAT}", "version": 1, "cases": [\n    {body}\n]}}\n'
-        if lines
-        else f'{{"format": "{CASES_FORMAT}", "version": 1, "cases": []}}\n'
-    )
+    head = f'{{"schema_name": "{CASES_FORMAT}", "schema_version": 1, "cases": ['
+    text = f"{head}\n    {body}\n]}}\n" if lines else f"{head}]}}\n"
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
@@ -133,9 +131,9 @@ def load_cases(path: Path) -> list[tp.CaseSpec]:
         parsed = msgspec.json.decode(data, type=CasesFile)
     except msgspec.DecodeError as exc:
         raise CliError(f"the cases file {path} is not valid: {exc}", hint=hint) from None
-    if parsed.format != CASES_FORMAT or parsed.version != 1:
+    if parsed.schema_name != CASES_FORMAT or parsed.schema_version != 1:
         raise CliError(
-            f"the cases file {path} is `{parsed.format}` version {parsed.version}, "
+            f"the cases file {path} is `{parsed.schema_name}` version {parsed.schema_version}, "
             f"not `{CASES_FORMAT}` version 1",
             hint=hint,
         )
