@@ -65,6 +65,7 @@ BENCH = tp.BenchResult(
     config=CONFIG,
     kernels=[KERNEL],
     op=OP,
+    captured="model:example",
 )
 
 # What a record leaves out of its message, on purpose.
@@ -128,17 +129,21 @@ def test_a_failed_check_fails_the_case() -> None:
 
 
 def test_test_and_build_results_take_the_planned_identity() -> None:
-    result = tp.TestResult(
-        case_id="k[n=4]", kernel="k", check=CHECK, accounting=ACCOUNTING, config=CONFIG
-    )
+    result = tp.TestResult(case_id="k[n=4]", kernel="k", check=CHECK, accounting=ACCOUNTING,
+                           config=CONFIG, captured="model:example")  # fmt: skip
     tested = convert.case_from_test(INFO, result)
     assert (tested.case_id, tested.kernel, tested.params) == ("k[n=4]", "k", {"n": "4"})
     assert tested.op == convert.op_record(OP)  # the plan's op, which a TestResult does not carry
+    assert tested.captured == "model:example"
     assert tested.check == convert.check_record(CHECK)
     assert tested.config is not None and tested.config.values == {"block_rows": "4"}
     build = tp.BuildResult(case_id="k[n=4]", kernel="k", ok=False, phases=PHASES)
     built = convert.case_from_build(INFO, build)
     assert built.status == "failed" and built.phases == convert.phases_record(PHASES)
+    # A case captured from a program (`--from`) stays marked whatever became of it.
+    captured = msgspec.structs.replace(INFO, captured="model:example")
+    assert convert.case_from_build(captured, build).captured == "model:example"
+    assert convert.case_record(captured, None, None, interrupted=True).captured == "model:example"
 
 
 @pytest.mark.parametrize(

@@ -210,10 +210,7 @@ def kernel(  # noqa: PLR0913 (public call: the @tile.kernel options are document
     impl: str | None = None,
     baseline: bool = False,
 ) -> Callable[[F], F]:
-    """Register the decorated function as kernel `name`.
-
-    What is returned calls the function unchanged; while `--from` traces a program it also
-    records each call (`tile.recorded`), so the program's calls become the kernel's cases.
+    """Register the decorated function as kernel `name` (returned behind `tile.recorded`).
 
     Args:
         inputs: `(case, key) -> tuple` of positional arguments. Arrays (and pytrees of arrays)

@@ -112,13 +112,15 @@ def _trace(target: str, function: Callable[[], Any]) -> list[Call]:
     before, at import, would otherwise not run its Python again)."""
     import jax
 
+    from tile_runner._jaxapi import eval_shape
+
     jax.clear_caches()
     with recording() as calls:
         try:
             program = function()
             if program is not None:
                 fn, args, kwargs = _program(target, program)
-                jax.eval_shape(fn, *args, **kwargs)
+                eval_shape(fn, *args, **kwargs)
         except CaptureError:
             raise
         except Exception as exc:
@@ -143,21 +145,24 @@ def _where(exc: BaseException) -> str:
     return f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
 
 
-def _program(
-    target: str, program: object
-) -> tuple[Callable[..., Any], Sequence[Any], dict[str, Any]]:
+def _program(target: str, program: Any) -> tuple[Callable[..., Any], Sequence[Any], dict[str, Any]]:
     """`(fn, args)` or `(fn, args, kwargs)` as returned by FUNCTION, checked."""
-    parts = cast("tuple[Any, ...]", program) if isinstance(program, tuple) else ()
+    parts: tuple[Any, ...] = cast("tuple[Any, ...]", program) if isinstance(program, tuple) else ()
     if len(parts) in (2, 3) and callable(parts[0]) and isinstance(parts[1], list | tuple):
-        kwargs = parts[2] if len(parts) == 3 else {}
+        kwargs: object = parts[2] if len(parts) == 3 else {}
         if isinstance(kwargs, dict):
-            return parts[0], cast("Sequence[Any]", parts[1]), cast("dict[str, Any]", kwargs)
+            fn = cast("Callable[..., Any]", parts[0])
+            return fn, cast("Sequence[Any]", parts[1]), cast("dict[str, Any]", kwargs)
     raise CaptureError(
         CAPTURE_TRACE,
-        f"`--from {target}` returned {type(program).__name__}, not `(fn, args)`",
+        f"`--from {target}` returned {_type_name(program)}, not `(fn, args)`",
         hint=_HOW + " (a tuple or list of arrays or `jax.ShapeDtypeStruct`s), or None when it "
         "ran the program itself",
     )
+
+
+def _type_name(value: object) -> str:
+    return type(value).__name__
 
 
 def _cases(target: str, calls: list[Call], backend: str) -> Captured:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import inspect
 import itertools
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from tile_runner._api import Case, KernelDef
 from tile_runner._axes import Axes, AxisValue, format_value
@@ -72,12 +72,13 @@ def positional(call: Call) -> tuple[Any, ...]:
     return tuple(out)
 
 
-def _signature(args: Sequence[Any]) -> tuple[Any, tuple[Leaf, ...]]:
+def _signature(args: Sequence[Any]) -> tuple[object, tuple[Leaf, ...]]:
     """The tree structure of `args` and each leaf: an array's shape and dtype, else the value."""
-    import jax
     import jax.numpy as jnp
 
-    leaves, tree = jax.tree.flatten(tuple(args))
+    from tile_runner._jaxapi import tree_flatten
+
+    leaves, tree = tree_flatten(tuple(args))
     out: list[Leaf] = []
     for leaf in leaves:
         if hasattr(leaf, "shape") and hasattr(leaf, "dtype"):
@@ -87,23 +88,25 @@ def _signature(args: Sequence[Any]) -> tuple[Any, tuple[Leaf, ...]]:
     return tree, tuple(out)
 
 
-def _inputs_signature(definition: KernelDef, case: Case) -> tuple[Any, tuple[Leaf, ...]]:
+def _inputs_signature(definition: KernelDef, case: Case) -> tuple[object, tuple[Leaf, ...]]:
     """The signature of the case's inputs, traced without computing them."""
     import jax
 
-    made: list[Any] = []
+    from tile_runner._jaxapi import eval_shape, tree_flatten, tree_unflatten
+
+    made: list[tuple[Any, ...]] = []
 
     def inputs(key: Any) -> list[Any]:
         value = definition.inputs(case, key)
-        args = value if isinstance(value, tuple) else (value,)
+        args = cast("tuple[Any, ...]", value) if isinstance(value, tuple) else (value,)
         made.append(args)
-        return [a for a in jax.tree.leaves(args) if isinstance(a, jax.Array)]
+        return [a for a in tree_flatten(args)[0] if isinstance(a, jax.Array)]
 
-    shapes = iter(jax.eval_shape(inputs, jax.random.key(0)))
-    leaves, tree = jax.tree.flatten(made[0])
+    shapes = iter(eval_shape(inputs, jax.random.key(0)))
+    leaves, tree = tree_flatten(made[0])
     # The traced arrays stand for themselves only inside the trace: put their shapes back.
     abstract = [next(shapes) if isinstance(a, jax.Array) else a for a in leaves]
-    return _signature(jax.tree.unflatten(tree, abstract))
+    return _signature(tree_unflatten(tree, abstract))
 
 
 def _names(definition: KernelDef, backend: str) -> tuple[str, ...]:

@@ -66,9 +66,7 @@ def make_plan(  # noqa: PLR0913 (one keyword per selection field of the request)
     per mode; a case in a mode its kernel does not declare fails when it is reached.
     `specs` (`--from`, `--cases`): these cases instead of each kernel's declared axes.
     """
-    plan = Plan()
-    if specs is not None:
-        plan.failures.extend(unknown_kernels(specs))
+    plan = Plan(failures=unknown_kernels(specs or []))
     overrides = dict(axes or {})
     selected = [d for d in registry().values() if _selected(d, kernels)]
     kernel_axes: dict[str, tuple[str, ...]] = {}
@@ -78,10 +76,11 @@ def make_plan(  # noqa: PLR0913 (one keyword per selection field of the request)
         if spec is not None:
             kernel_axes[definition.name] = spec.names
         try:
-            if specs is None:
-                expanded = cases(definition, suite, backend=backend, overrides=overrides)
-            else:
-                expanded = spec_cases(definition, specs, suite, backend)
+            expanded = (
+                cases(definition, suite, backend=backend, overrides=overrides)
+                if specs is None
+                else spec_cases(definition, specs, suite, backend)
+            )
         except RunnerError as exc:
             plan.failures.append(
                 Failure(

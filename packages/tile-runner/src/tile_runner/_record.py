@@ -9,9 +9,9 @@ that calls a library function recorded as the same (or another) kernel is one ca
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
@@ -75,8 +75,8 @@ def recorded_kernel(fn: object) -> tuple[str | None, object]:
     return name, getattr(fn, "__wrapped__", fn)
 
 
-@contextmanager
-def recording() -> Iterator[list[Call]]:
+@contextlib.contextmanager
+def recording() -> Generator[list[Call]]:
     """Record every outermost call of a recorded function until the block ends."""
     calls: list[Call] = []
     _STATE.stack.append(_STATE.calls)
