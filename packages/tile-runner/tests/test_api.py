@@ -97,8 +97,10 @@ def test_kernel_registers_and_returns_function() -> None:
         bench={"cpu": tile.axes(shape=[(4,)], dtype="float32"), "default": tile.axes(n=[1])},
         test=None,
     )(fn)
-    assert out is fn
+    # What comes back calls `fn` unchanged (and records its calls while `--from` traces).
+    assert getattr(out, "__wrapped__", None) is fn and out(3) == 3 and out.__doc__ == "Identity."
     definition = tile.get_kernel("t_api/identity")
+    assert definition.fn is fn
     assert definition.description == "Identity."
     assert definition.module == __name__
     cpu = tile.cases("t_api/identity", "bench", backend="cpu")
