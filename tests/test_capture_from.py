@@ -117,3 +117,21 @@ def test_tile_list_shows_where_each_captured_case_came_from(
         (CAPTURED[0], MODEL),
         (CAPTURED[1], MODEL),
     ]
+
+
+def test_a_campaign_selects_from_a_cases_file(tile: TileRun, project: MakeProject) -> None:
+    root = project(["two_layer_model.py"], FAST)
+    case = {"kernel": "std/rmsnorm", "params": {"shape": "8x32", "dtype": "float32"},
+            "captured": MODEL}  # fmt: skip
+    doc = {"schema_name": "tile.cases", "schema_version": 1, "cases": [case]}
+    (root / "model-cases.json").write_text(json.dumps(doc))
+    (root / "campaigns").mkdir()
+    (root / "campaigns" / "model.toml").write_text(
+        "[select]\ncases = 'model-cases.json'\n[variants.warm]\n"
+    )
+    proc = tile("campaign", "run", "model", cwd=root)
+    assert proc.returncode == 0, proc.stderr
+    camp = root / ".tile" / "campaigns" / "model"
+    [unit] = json.loads((camp / "campaign.json").read_text())["units"]
+    [benched] = _cases(camp / unit["attempts"][0]["path"])
+    assert (benched["case_id"], benched["captured"]) == (CAPTURED[0], MODEL)

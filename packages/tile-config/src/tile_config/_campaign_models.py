@@ -142,6 +142,9 @@ class SelectSpec(_Model):
     plugins: _List = []
     modes: list[KernelMode] = []
     """As `--mode`: the modes each case runs in (none: `fwd`)."""
+    cases: _Text | None = None
+    """As `--cases`: a cases file (`--save-cases`), relative to the project's root, whose cases
+    are selected from instead of the kernels' declared axes."""
 
 
 class BenchPatch(_Model):

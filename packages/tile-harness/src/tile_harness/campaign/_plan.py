@@ -190,6 +190,8 @@ def _args(campaign: Campaign, case_ids: list[str], unit: _Configured) -> list[st
     args = ["bench", *(a for c in case_ids for a in ("--case", c))]
     args += [a for p in select.plugins for a in ("--plugin", p)]
     args += [a for f in axis_flags(dict(select.axes)) for a in ("-a", f)]
+    if select.cases is not None:  # resolved by the plan's configuration, as the listing read it
+        args += ["--cases", str(unit.resolved.resolve_path(select.cases))]
     if variant.spec.profile:
         args += ["--profile", variant.spec.profile]
     args += [a for k, v in sets.items() for a in ("--set", f"{k}={_text(v)}")]
@@ -308,7 +310,8 @@ def make_plan(name: str, *, smoke: bool, output_dir: Path | None = None) -> Camp
     configured = _configure(campaign, smoke)
     baseline = _baseline(campaign, expand_variants(campaign))
     select = campaign.spec.select
-    listing = list_cases(select.plugins, dict(select.axes), select.modes)
+    cases_file = resolved.resolve_path(select.cases) if select.cases is not None else None
+    listing = list_cases(select.plugins, dict(select.axes), select.modes, cases_file)
     where = {key: campaign.where("select", key) for key in ("kernels", "filters", "axes")}
     where["select"] = campaign.where("select")
     cases, matched = select_cases(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import tile_artifacts as ta
 import tile_protocol as tp
@@ -35,13 +36,18 @@ def axis_flags(axes: dict[str, list[str]]) -> list[str]:
 
 
 def list_cases(
-    plugins: Sequence[str], axes: dict[str, list[str]], modes: Sequence[str] = ()
+    plugins: Sequence[str],
+    axes: dict[str, list[str]],
+    modes: Sequence[str] = (),
+    cases: Path | None = None,
 ) -> Listing:
-    """Ask one runner for every case (in `modes`, as `--mode`); CliError (exit 3) when it
-    cannot say."""
+    """Ask one runner for every case (in `modes`, as `--mode`; those of the cases file `cases`
+    instead of the declared ones, as `--cases`); CliError (exit 3) when it cannot say."""
     from tile_harness._ask import ask
+    from tile_harness._captured import load_cases
 
-    sel = Selection(plugins=list(plugins), axes=axis_flags(axes), modes=list(modes))
+    specs = load_cases(cases) if cases is not None else None
+    sel = Selection(plugins=list(plugins), axes=axis_flags(axes), modes=list(modes), cases=specs)
     answer, clean = ask("list", resolve_config(None, {}), sel)
     if answer.failures or not clean or answer.plan is None:
         why = "; ".join(f"{f.phase}: {f.message}" for f in answer.failures) or "the runner died"
