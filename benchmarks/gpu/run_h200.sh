@@ -13,7 +13,8 @@
 # "aa" repeated tile-std runs for compare's false alarms, AA_ARGS added to each, e.g.
 # "--rounds 4"; "ttr" benchmarks/gpu/time_to_result.py, with .whl/old/ as the code before;
 # "tune" tile tune of the row kernels (TUNE_ARGS narrows it, e.g. "-k 16384x8192"; TUNE_OLD=1
-# first runs the same tune with .whl/old, each with a cold compile cache, for the speed-up); "campaign" the std-warm-cold campaign; "cachereport"
+# first runs the same tune with .whl/old, each with a cold compile cache, for the speed-up); "from" a
+# two-layer model's captured cases tuned and benched; "campaign" the std-warm-cold campaign; "cachereport"
 # cold vs warm process; "report" the HTML report of the ttr warm run; "breakdown" the
 # per-kernel breakdown against ncu and a planted one-fusion regression; "profile" tile profile
 # --ncu on one tile-std case, timed, beside ncu run by hand on the same kernel).
@@ -150,6 +151,23 @@ if want tune; then
     cp tuning/*.json "$OUT/" 2>/dev/null
     export TILE_CACHE_DIR=/tmp/tile-cache
     cd "$repo"
+fi
+
+if want from; then
+    # Real shapes (issue #34 item 2): a two-layer tile-std model traced with --from, its four
+    # captured cases tuned and benched in one command, then benched again from the saved file.
+    stamp "tile tune --from (two-layer model)"
+    mkdir -p /tmp/fromwd && cp benchmarks/gpu/two_layer_model.py /tmp/fromwd/ && cd /tmp/fromwd
+    printf '[project]\nmodules = ["tile_std"]\n' > tile.toml
+    {
+        python3 -m tile_cli list --from two_layer_model:example
+        time timeout "${FROM_LIMIT_S:-360}" python3 -m tile_cli tune --from two_layer_model:example \
+            --save-cases model-cases.json --budget "${FROM_BUDGET_S:-300}" -o /tmp/from-tune
+        timeout 120 python3 -m tile_cli bench --cases model-cases.json -o /tmp/from-bench -v
+    } 2>&1 | tee "$OUT/from.txt"
+    cp model-cases.json tuning/*.json "$OUT/" 2>/dev/null
+    cp /tmp/from-bench/report.json "$OUT/from-bench-report.json" 2>/dev/null
+    cd - >/dev/null
 fi
 
 if want campaign; then
