@@ -55,9 +55,11 @@ def with_cases(resolved: ResolvedConfig, sel: Selection, say: Callable[[str], No
         )
     if sel.capture is not None:
         specs = capture_cases(resolved, sel, sel.capture, say)
+        kernels = len({s.kernel for s in specs})
+        say(f"{len(specs)} cases of {kernels} kernels captured from {sel.capture}")
         if sel.save_cases is not None:
             save_cases(sel.save_cases, specs)
-            say(f"saved {len(specs)} captured cases to {sel.save_cases}")
+            say(f"captured cases saved to {sel.save_cases}")
         return dataclasses.replace(sel, cases=specs, capture=None)
     if sel.save_cases is not None:
         raise CliError(
@@ -65,7 +67,9 @@ def with_cases(resolved: ResolvedConfig, sel: Selection, say: Callable[[str], No
             hint="add `--from MODULE:FUNCTION`",
         )
     if sel.cases_file is not None:
-        return dataclasses.replace(sel, cases=load_cases(sel.cases_file))
+        specs = load_cases(sel.cases_file)
+        say(f"{len(specs)} cases from {sel.cases_file}")
+        return dataclasses.replace(sel, cases=specs)
     return sel
 
 
