@@ -27,11 +27,23 @@ from tile_harness._settings import Selection
 if TYPE_CHECKING:
     from tile_config import ResolvedConfig
 
-__all__ = ["CASES_FORMAT", "CasesFile", "capture_cases", "load_cases", "save_cases", "with_cases"]
+__all__ = [
+    "CAPTURE_MINOR",
+    "CASES_FORMAT",
+    "CasesFile",
+    "capture_cases",
+    "load_cases",
+    "save_cases",
+    "with_cases",
+]
 
 CASES_FORMAT = "tile.cases"
 """The `schema_name` of a cases file, so that another JSON file given by mistake (a tuning
 file: `tile.tuning`) is refused."""
+
+
+CAPTURE_MINOR = 19
+"""The protocol minor that added `RunRequest.capture` and `RunRequest.cases`."""
 
 
 class CasesFile(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -86,6 +98,14 @@ def capture_cases(
         raise refused
     for warning in answer.warnings:
         say(f"warning: {warning.message}")
+    minor = answer.hello.protocol_minor if answer.hello is not None else CAPTURE_MINOR
+    if minor < CAPTURE_MINOR:
+        raise CliError(
+            f"`--from {target}`: the runner speaks protocol 1.{minor}, which cannot capture "
+            f"a program (1.{CAPTURE_MINOR} can)",
+            hint="install the same tile-runner as the `tile` command's where the runner runs "
+            "(`[runner] python`)",
+        )
     if answer.failures or not clean or answer.plan is None:
         why = "; ".join(f"{f.phase}: {f.message}" for f in answer.failures) or "the runner died"
         raise CliError(
