@@ -62,6 +62,7 @@ def test_a_program_that_runs_itself_is_captured_as_it_runs() -> None:
         ("captured_program:nothing", "CaptureImport", "has no `nothing`"),
         ("captured_program", "CaptureImport", "not MODULE:FUNCTION"),
         ("captured_program:raises", "CaptureTrace", "RuntimeError: no weights at /nowhere"),
+        ("captured_program:not_a_program", "CaptureTrace", "returned int, not `(fn, args)`"),
         ("captured_program:no_kernel", "CaptureNone", "called no registered kernel"),
         ("captured_program:unmatched", "CaptureNone", "`fxc/pair` with (float32[2,2,2]"),
     ],

@@ -147,6 +147,7 @@ def _where(exc: BaseException) -> str:
 
 def _program(target: str, program: Any) -> tuple[Callable[..., Any], Sequence[Any], dict[str, Any]]:
     """`(fn, args)` or `(fn, args, kwargs)` as returned by FUNCTION, checked."""
+    returned = type(cast("object", program)).__name__
     parts: tuple[Any, ...] = cast("tuple[Any, ...]", program) if isinstance(program, tuple) else ()
     if len(parts) in (2, 3) and callable(parts[0]) and isinstance(parts[1], list | tuple):
         kwargs: object = parts[2] if len(parts) == 3 else {}
@@ -155,14 +156,10 @@ def _program(target: str, program: Any) -> tuple[Callable[..., Any], Sequence[An
             return fn, cast("Sequence[Any]", parts[1]), cast("dict[str, Any]", kwargs)
     raise CaptureError(
         CAPTURE_TRACE,
-        f"`--from {target}` returned {_type_name(program)}, not `(fn, args)`",
+        f"`--from {target}` returned {returned}, not `(fn, args)`",
         hint=_HOW + " (a tuple or list of arrays or `jax.ShapeDtypeStruct`s), or None when it "
         "ran the program itself",
     )
-
-
-def _type_name(value: object) -> str:
-    return type(value).__name__
 
 
 def _cases(target: str, calls: list[Call], backend: str) -> Captured:
