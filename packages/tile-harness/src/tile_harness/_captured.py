@@ -2,7 +2,7 @@
 `--cases`): the one door bench, test, tune and list go through to run them.
 
 A runner traces the program and lists the kernel calls it makes as captured cases (protocol
-1.19, `RunRequest.capture`); the host keeps them as `CaseSpec`s, writes them to a file when
+1.18, `RunRequest.capture`); the host keeps them as `CaseSpec`s, writes them to a file when
 asked, and hands them to every later runner of the command (`RunRequest.cases`), so that the
 program is traced once per command. The file (docs/tuning.md, "Real shapes"):
 
@@ -42,7 +42,7 @@ CASES_FORMAT = "tile.cases"
 file: `tile.tuning`) is refused."""
 
 
-CAPTURE_MINOR = 19
+CAPTURE_MINOR = 18
 """The protocol minor that added `RunRequest.capture` and `RunRequest.cases`."""
 
 

@@ -145,10 +145,10 @@ class RunRequest(_Message, frozen=True, kw_only=True, tag="run_request"):
     """The modes each case runs in (`--mode`): `fwd`, `bwd`, `fwd_bwd`, or `all` (every mode
     its kernel declares). None: `fwd` alone, as before minor 13."""
     cases: list[CaseSpec] | None = None
-    """Plan these cases (protocol 1.19: `--from`'s captured ones, a `--cases` file's) instead of
+    """Plan these cases (protocol 1.18: `--from`'s captured ones, a `--cases` file's) instead of
     the selected kernels' declared axes; filters, case ids and modes still narrow them."""
     capture: str | None = None
-    """`MODULE:FUNCTION` (protocol 1.19, `--from`): trace that program and plan every call it
+    """`MODULE:FUNCTION` (protocol 1.18, `--from`): trace that program and plan every call it
     makes of a registered kernel, at its shapes and dtypes, as a captured case."""
     progress: bool = False
     """Send a `progress` message as each case enters a step (protocol 1.15), for a screen that
@@ -235,7 +235,7 @@ class BenchResult(_Sent, frozen=True, kw_only=True, tag="bench_result"):
     op: OpInfo | None = None
     """The op its kernel implements (as in the plan's `CaseInfo.op`)."""
     captured: str | None = None
-    """`MODULE:FUNCTION` of a case captured from a program (protocol 1.19)."""
+    """`MODULE:FUNCTION` of a case captured from a program (protocol 1.18)."""
 
 
 class TestResult(_Sent, frozen=True, kw_only=True, tag="test_result"):
@@ -251,7 +251,7 @@ class TestResult(_Sent, frozen=True, kw_only=True, tag="test_result"):
     accounting: Accounting | None = None
     config: ConfigInfo | None = None
     captured: str | None = None
-    """`MODULE:FUNCTION` of a case captured from a program (protocol 1.19)."""
+    """`MODULE:FUNCTION` of a case captured from a program (protocol 1.18)."""
 
 
 class BuildResult(_Sent, frozen=True, kw_only=True, tag="build_result"):

@@ -191,7 +191,7 @@ class CaseInfo(_Base, frozen=True, kw_only=True):
     op: OpInfo | None = None
     """The op its kernel implements; None for a kernel declared without one."""
     captured: str | None = None
-    """`MODULE:FUNCTION` when the case was captured from a program (`--from`, protocol 1.19)."""
+    """`MODULE:FUNCTION` when the case was captured from a program (`--from`, protocol 1.18)."""
 
 
 class CaseSpec(_Base, frozen=True, kw_only=True):
