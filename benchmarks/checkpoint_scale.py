@@ -1,6 +1,14 @@
 """What recording a run costs as its plan grows: N synthetic cases through the real recorder.
 
     uv run python benchmarks/checkpoint_scale.py [--cases 100 1000 3000] [--old-upto 1000]
+    uv run python benchmarks/checkpoint_scale.py --cli 10000 [--cases]
+
+With `--cli N` it runs the real `tile bench` of N cases with an instant runner (a script that
+answers every case at once) and then the readers of that run directory, `tile schema-check`,
+`compare` (the run against itself), `report` and `history add`, each as its own process, and
+prints each one's wall time and peak RSS (`wait4`'s `ru_maxrss`: the process and the children
+it waited for; the instant runner itself is a few MB). Issue 39's targets: the CLI under
+300 MB; each reader under 300 MB and 20 s.
 
 A `RunRecorder` (tile-harness, in this process, writing a real run directory with fsync) is
 fed a hello, a plan of N cases, then each case's start and `bench_result` (20 samples, a
@@ -20,8 +28,11 @@ people to read (exit 1 only when a run directory does not validate).
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 from pathlib import Path
 
@@ -76,6 +87,85 @@ def record(project: Path, out: Path, n: int, *, every_case: bool) -> tuple[float
     return time.process_time() - cpu, time.perf_counter() - wall, recorder.checkpoints.compactions
 
 
+_INSTANT_RUNNER = """#!{python}
+import json, os, sys
+request = json.loads(sys.stdin.buffer.read() or b"{{}}")
+n = {n}
+out = sys.stdout
+def send(obj):
+    out.write(json.dumps(obj) + "\\n")
+def stats(xs):
+    xs = sorted(xs)
+    k = len(xs)
+    return {{"n": k, "min": xs[0], "max": xs[-1], "mean": sum(xs) / k, "median": xs[k // 2],
+            "stdev": 1e-6, "mad": 1e-6, "q1": xs[k // 4], "q3": xs[3 * k // 4], "p5": xs[0],
+            "p95": xs[-1]}}
+send({{"type": "hello", "protocol_version": 1, "protocol_minor": 4, "runner_version": "instant",
+      "python_version": "3", "backend": "cpu", "timers": ["wall"], "pid": os.getpid(),
+      "devices": [{{"id": 0, "platform": "cpu", "device_kind": "cpu"}}]}})
+ids = request.get("case_ids") or [f"scale/k[n={{i}}]" for i in range(n)]
+send({{"type": "plan", "command": "bench", "cases": [
+    {{"case_id": c, "kernel": "scale/k", "params": {{"n": c[8:-1]}}}} for c in ids]}})
+for i, c in enumerate(ids):
+    send({{"type": "case_start", "case_id": c, "index": i, "total": len(ids)}})
+    xs = [1e-3 + (i % 7) * 1e-5 + k * 1e-7 for k in range(20)]
+    ref = [2 * x for x in xs]
+    send({{"type": "bench_result", "case_id": c, "kernel": "scale/k", "params": {{"n": c[8:-1]}},
+          "timer": "wall", "samples": xs, "stats": stats(xs),
+          "reference": {{"samples": ref, "stats": stats(ref), "speedup": 2.0}},
+          "check": {{"passed": True, "max_abs_err": 1e-7, "rel_l2_err": 1e-8, "tol": 1e-5}}}})
+    out.flush()
+send({{"type": "done", "ok": True, "elapsed_s": 0.1}})
+out.flush()
+"""
+
+
+def _measured(argv: list[str], cwd: Path) -> tuple[int, float, int]:
+    """Run argv to its end; (exit code, wall s, peak RSS in MB of it and its waited children)."""
+    wall = time.perf_counter()
+    with open(os.devnull, "wb") as sink:
+        process = subprocess.Popen(argv, cwd=cwd, stdout=sink, stderr=subprocess.PIPE)
+        assert process.stderr is not None
+        err = process.stderr.read()  # drained before wait4: a full pipe would block the child
+        _, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode not in (0, 1):
+        print(err.decode(errors="replace")[-2000:], file=sys.stderr)
+    return process.returncode, time.perf_counter() - wall, usage.ru_maxrss // 1024
+
+
+def cli_scale(root: Path, n: int) -> bool:
+    """`tile bench` of n instant cases, then each reader of its run directory, measured."""
+    tile = str(Path(sys.executable).parent / "tile")
+    project = root / f"cli-{n}"
+    project.mkdir()
+    runner = project / "instant_runner"
+    runner.write_text(textwrap.dedent(_INSTANT_RUNNER.format(python=sys.executable, n=n)))
+    runner.chmod(0o755)
+    (project / "tile.toml").write_text(
+        f'[runner]\npython = "{runner}"\n[history]\nenabled = false\n'
+        '[telemetry]\nclocks = false\n'
+    )
+    run = project / "run"
+    steps = [
+        ("bench", [tile, "bench", "-o", str(run)]),
+        ("schema-check", [tile, "schema-check", str(run)]),
+        ("compare", [tile, "compare", str(run), str(run)]),
+        ("report", [tile, "report", str(run), "-o", str(project / "report.html")]),
+        ("history add", [tile, "history", "add", str(run), "--db", str(project / "h.db")]),
+    ]
+    ok = True
+    print(f"{'command':<14} {'cases':>6} {'exit':>4} {'wall s':>8} {'peak RSS MB':>12}")
+    for name, argv in steps:
+        code, wall, rss = _measured(argv, project)
+        ok = ok and code == 0
+        print(f"{name:<14} {n:>6} {code:>4} {wall:8.2f} {rss:>12}", flush=True)
+    sizes = {p.name: p.stat().st_size for p in [*run.iterdir(), project / "report.html"]
+             if p.is_file()}  # fmt: skip
+    print("sizes (MB): " + ", ".join(f"{k} {v / 1e6:.1f}" for k, v in sorted(sizes.items())))
+    return ok
+
+
 def _valid(out: Path, n: int) -> bool:
     problems = ta.check.check_path(out)
     for problem in problems[:5]:
@@ -86,11 +176,18 @@ def _valid(out: Path, n: int) -> bool:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--cases", type=int, nargs="+", default=[100, 1000, 3000])
+    parser.add_argument("--cases", type=int, nargs="*", default=[100, 1000, 3000])
     parser.add_argument("--old-upto", type=int, default=1000,
                         help="run the old rule (a rewrite per case) up to this many cases")  # fmt: skip
+    parser.add_argument("--cli", type=int, nargs="*", default=[],
+                        help="also run `tile bench` of this many instant cases, then its readers")  # fmt: skip
     args = parser.parse_args()
     ok = True
+    if args.cli:
+        with tempfile.TemporaryDirectory(prefix="tile-cli-scale-") as tmp:
+            ok = all([cli_scale(Path(tmp), n) for n in args.cli])
+        if not args.cases:
+            return 0 if ok else 1
     print(f"{'cases':>6}  {'rule':<26} {'CPU s':>8} {'wall s':>8} {'rewrites':>8}  CPU ratio")
     with tempfile.TemporaryDirectory(prefix="tile-checkpoint-scale-") as tmp:
         root = Path(tmp)

@@ -14,6 +14,7 @@ import contextlib
 import errno
 import os
 import secrets
+from collections.abc import Iterable
 from pathlib import Path
 
 from tile_artifacts._errors import ArtifactWriteError
@@ -99,8 +100,9 @@ def _temp_beside(target: Path) -> tuple[int, Path]:
     raise FileExistsError(errno.EEXIST, "no free temporary file name", str(target.parent))
 
 
-def replace_file(target: Path, data: bytes, *, durable: bool = False) -> None:
-    """Replace `target` with `data` through a temp file and a rename: old or new, never torn.
+def replace_file(target: Path, data: bytes | Iterable[bytes], *, durable: bool = False) -> None:
+    """Replace `target` with `data` (bytes, or pieces written in turn) through a temp file and
+    a rename: old or new, never torn.
 
     The file gets the umask's mode (see the module docstring). Raises the `OSError` itself, so
     that each caller can say what the file was for and which exit code it means; with
@@ -109,7 +111,10 @@ def replace_file(target: Path, data: bytes, *, durable: bool = False) -> None:
     fd, tmp = _temp_beside(target)
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(data)
+            if isinstance(data, bytes):
+                f.write(data)
+            else:
+                f.writelines(data)
             f.flush()
             if durable:
                 os.fsync(f.fileno())
@@ -121,7 +126,7 @@ def replace_file(target: Path, data: bytes, *, durable: bool = False) -> None:
         _fsync_dir(target.parent)
 
 
-def write_atomically(target: Path, data: bytes, *, durable: bool) -> None:
+def write_atomically(target: Path, data: bytes | Iterable[bytes], *, durable: bool) -> None:
     """`replace_file` for a file of the run directory: a refusal is an `ArtifactWriteError`."""
     try:
         replace_file(target, data, durable=durable)

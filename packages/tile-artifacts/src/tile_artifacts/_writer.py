@@ -44,6 +44,7 @@ from tile_artifacts._durable import (
 )
 from tile_artifacts._entries import Digests, artifact_entries
 from tile_artifacts._errors import ArtifactError, ArtifactWriteError
+from tile_artifacts._json_pieces import json_pieces
 from tile_artifacts._live import hold_live
 from tile_artifacts._metrics import STANDARD_METRICS, MetricSpec
 from tile_artifacts._models import Report
@@ -158,7 +159,7 @@ class ArtifactWriter:
         """Absolute path for a log the caller writes itself (e.g. `logs/runner-1.stderr.log`)."""
         return self.path(relpath, description=description)
 
-    def _atomic(self, relpath: str, data: bytes, description: str | None) -> Path:
+    def _atomic(self, relpath: str, data: bytes | Iterable[bytes], description: str | None) -> Path:
         with self._lock:
             target = self.path(relpath, description=description)
             write_atomically(target, data, durable=self.durable)
@@ -166,8 +167,9 @@ class ArtifactWriter:
 
     def write_json(self, relpath: str, model: BaseModel, *, description: str | None = None) -> Path:
         """Write a model as indented JSON (every key present, null when unknown), atomically."""
-        text = self.redactor.json_text(model.model_dump_json(indent=2), indent=2) + "\n"
-        return self._atomic(relpath, text.encode("utf-8"), description)
+        # In pieces (a long list item by item): a large report's whole text never exists.
+        pieces = json_pieces(model, lambda text: self.redactor.json_text(text, indent=2))
+        return self._atomic(relpath, (piece.encode("utf-8") for piece in pieces), description)
 
     def write_text(self, relpath: str, text: str, *, description: str | None = None) -> Path:
         """Write UTF-8 text atomically, secrets redacted."""
