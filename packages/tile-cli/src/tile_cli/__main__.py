@@ -20,7 +20,16 @@ def main(argv: list[str] | None = None) -> None:
         _tolerant_streams()
         args = _compose_profiles(sys.argv[1:] if argv is None else argv)
         debug = "-vv" in args or "-vvv" in args or os.environ.get("TILE_DEBUG") == "1"
-        code = _run(args, debug)
+        bad = next((arg for arg in args if not _utf8(arg)), None)
+        if bad is not None:
+            _print_error(
+                f"argument `{bad.encode('utf-8', 'surrogateescape').decode('utf-8', 'backslashreplace')}`"
+                " is not valid UTF-8: tile records its arguments in JSON, which holds text only",
+                "retype it (or rename the file) in UTF-8",
+            )
+            code = 2  # ExitCode.USAGE, before anything is created
+        else:
+            code = _run(args, debug)
     except KeyboardInterrupt:
         _print_error("interrupted", None)
         code = 130  # ExitCode.INTERRUPTED, without importing more while signals arrive
@@ -28,6 +37,16 @@ def main(argv: list[str] | None = None) -> None:
         _print_error("terminated by SIGTERM", None)
         code = 143  # ExitCode.TERMINATED
     sys.exit(code)
+
+
+def _utf8(arg: str) -> bool:
+    """Whether a command-line argument was valid UTF-8 (Python keeps invalid bytes as lone
+    surrogates, which no JSON file, table or path of a run can hold)."""
+    try:
+        arg.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _run(args: list[str], debug: bool) -> int:

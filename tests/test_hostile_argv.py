@@ -1,0 +1,38 @@
+"""Item 11 of issue 39: small hostile inputs that ended in an internal error (exit 3) or were
+accepted and failed later; each is now refused at once with a message and exit 2."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from support import tile_env
+
+
+def _tile_bytes(*args: bytes, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """`tile ARGS` with arguments given as bytes, as a shell passes what it was typed."""
+    argv = [os.fsencode(sys.executable), b"-m", b"tile_cli", *args]
+    return subprocess.run(argv, cwd=cwd, env=tile_env(), capture_output=True, text=True,
+                          errors="replace", timeout=120)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        [b"list", b"-k", b"\xff"],
+        [b"bench", b"-o", b"run-\xff"],
+        [b"bench", b"--set", b"bench.rounds=\xff"],
+        [b"baseline", b"save", b"run", b"--label", b"\xfe"],
+    ],
+    ids=["-k", "-o", "--set", "--label"],
+)
+def test_an_argument_that_is_not_utf8_is_a_usage_error(tmp_path: Path, args: list[bytes]) -> None:
+    (tmp_path / "tile.toml").write_text("[history]\nenabled = false\n")
+    done = _tile_bytes(*args, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert "not valid UTF-8" in done.stderr and "internal error" not in done.stderr
+    assert "Traceback" not in done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tile.toml"]  # no half-made run
