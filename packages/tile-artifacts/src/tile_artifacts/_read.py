@@ -11,7 +11,7 @@ from collections.abc import Generator, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal, TypeVar, cast
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
 
 from tile_artifacts._base import MODE_KEY, SCHEMA_VERSION, ArtifactModel
 from tile_artifacts._campaign import CampaignPlan, CampaignReport
@@ -170,8 +170,37 @@ def _validate(model: type[M], text: str, mode: Mode) -> M:
         raise DecodeIssue(messages) from None
 
 
+class _Header(BaseModel):
+    """The envelope's two keys, read without building the rest of a document."""
+
+    model_config = ConfigDict(extra="ignore")
+    schema_name: JsonValue = None
+    schema_version: JsonValue = None
+
+
+def _read_directly(text: str, expected: str | None) -> Document | None:
+    """A document decoded by pydantic alone, or None where the careful path must decide.
+
+    `parse_json` builds the whole document as Python objects only to read its header, and
+    scans it for its depth: most of the time `read_report` took on a large report. Its rules
+    still hold: a text with `NaN` or `Infinity` anywhere (pydantic would take them as numbers)
+    and every document pydantic refuses, nested past its own limit included, go the careful
+    way, which says what is wrong in its own words. (A reader takes free-form fields nested
+    deeper than MAX_DEPTH but within pydantic's limit; `tile schema-check` refuses them.)"""
+    if "NaN" in text or "Infinity" in text:
+        return None
+    try:
+        header = _Header.model_validate_json(text)
+        model = _model_for(header.model_dump(), expected, DOCUMENT_MODELS)
+        return model.model_validate_json(text, context={MODE_KEY: "read"})
+    except (ValidationError, DecodeIssue):
+        return None
+
+
 def decode_document(text: str, *, expected: str | None = None, mode: Mode = "read") -> Document:
     """Decode one JSON document, dispatching on `schema_name`; raise DecodeIssue if invalid."""
+    if mode == "read" and (document := _read_directly(text, expected)) is not None:
+        return document
     model = _model_for(parse_json(text, unique_keys=mode == "check"), expected, DOCUMENT_MODELS)
     return _validate(model, text, mode)
 
