@@ -80,3 +80,17 @@ def test_dtype_names() -> None:
     assert {"float32", "bfloat16", "int8", "bool", "float8_e4m3fn"} <= DTYPE_NAMES
     assert dtype_problem("float32") is None
     assert dtype_problem("notadtype") == "`notadtype` is not a dtype name"
+
+
+def test_a_tile_toml_nested_too_deep_is_an_error_not_a_recursion_error(tmp_path: Path) -> None:
+    """Issue 39, item 11: `a = [[[...]]]` 2000 deep ended `tile` in an internal error."""
+    (tmp_path / "tile.toml").write_text("a = " + "[" * 2000 + "]" * 2000 + "\n")
+    error = _error(tmp_path)
+    assert "nested too deep" in str(error) and "tile.toml" in str(error)
+
+
+@pytest.mark.parametrize("profile", ["", " ", "ci,", ["ci", ""]])
+def test_an_empty_profile_name_is_an_error(tmp_path: Path, profile: str | list[str]) -> None:
+    """Issue 39, item 11: `--profile ''` was accepted and applied nothing."""
+    (tmp_path / "tile.toml").write_text("[profiles.ci.bench]\nrounds = 2\n")
+    assert "empty profile" in str(_error(tmp_path, profile=profile))

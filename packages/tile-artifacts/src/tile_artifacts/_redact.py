@@ -194,7 +194,7 @@ class Redactor:
         if config_text is not None:
             try:
                 pairs = list(_toml_secrets(tomllib.loads(config_text)))
-            except tomllib.TOMLDecodeError:
+            except (tomllib.TOMLDecodeError, RecursionError):
                 pairs = []
             values += [v for _, v in pairs]
             keys.update(k for k, _ in pairs)

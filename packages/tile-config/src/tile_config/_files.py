@@ -93,7 +93,7 @@ def _has_tool_tile(path: Path) -> bool:
         return False
     try:
         tool = tomllib.loads(text).get("tool")
-    except tomllib.TOMLDecodeError:
+    except (tomllib.TOMLDecodeError, RecursionError):
         return bool(_TOOL_TILE.search(text))
     return isinstance(tool, dict) and "tile" in tool
 
@@ -177,6 +177,11 @@ def read_config(path: Path, cwd: Path) -> ConfigSource:
         ) from None
     try:
         doc = tomllib.loads(text)
+    except RecursionError:  # tomllib recurses once per level: `a = [[[[...` 2000 deep
+        raise ConfigError(
+            f"{display}: invalid TOML: arrays or tables nested too deep to read",
+            hint=f"a tile config nests a few levels; fix `{display}`",
+        ) from None
     except tomllib.TOMLDecodeError as exc:
         match = _TOML_POS.match(str(exc))
         message, line, column = match.groups() if match else (str(exc), None, None)

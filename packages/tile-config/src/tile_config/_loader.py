@@ -337,6 +337,12 @@ def _apply_profiles(
     env: Mapping[str, str],
 ) -> tuple[str, ...]:
     """Lay the profiles named (else `TILE_PROFILE`'s) over `tree` in order; their names."""
+    given = [profile] if isinstance(profile, str) else list(profile or ())
+    if any(not name.strip() for part in given for name in part.split(",")):
+        raise ConfigError(  # `--profile ''` or `--profile ci,`: it applied nothing, silently
+            f"--profile {','.join(given)!r} names an empty profile",
+            hint="name a `[profiles.NAME]` table of the config file, or leave `--profile` out",
+        )
     names = profile_names(profile)
     from_env = not names
     if from_env:
