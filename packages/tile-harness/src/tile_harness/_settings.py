@@ -144,7 +144,9 @@ def parse_sets(values: Sequence[str], *, flag: str = "--set ") -> dict[str, obje
     overrides: dict[str, object] = {}
     for raw in values:
         key, sep, value = raw.partition("=")
-        if not sep or not key.strip() or any(not part for part in key.strip().split(".")):
+        parts = key.strip().split(".")
+        # A blank in a key (`runner.env.A B=1`) names no setting and no variable a process has.
+        if not sep or not key.strip() or any(not p or any(c.isspace() for c in p) for p in parts):
             raise CliError(
                 f"bad `{flag}{raw}`: not a setting",
                 hint=f"write it as `{flag}SECTION.KEY=VALUE`, e.g. `{flag}bench.max_time=0.5` or "
