@@ -61,6 +61,7 @@ class Checkpoints:
     def record(self, info: tp.CaseInfo) -> ta.CaseRecord:
         """The report record of a case that has just finished (result or failure), kept
         and queued for the case log (the next `write` appends it)."""
+        from tile_harness._compact import share_field_sets
         from tile_harness._convert import case_record
 
         results = self._results
@@ -72,8 +73,10 @@ class Checkpoints:
             interrupted=False,
             invalid=case_id in results.invalid_cases,
         )
+        share_field_sets(record)  # kept to the end of the run: half its size (`_compact.py`)
         self._records[case_id] = record
         self._unlogged[case_id] = record
+        self._pending.pop(case_id, None)  # its `incomplete` stand-in is not needed again
         return record
 
     def final_records(self, *, interrupted: bool) -> list[ta.CaseRecord]:
