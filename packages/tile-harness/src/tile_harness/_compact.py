@@ -11,17 +11,16 @@ first), and what they serialize to does not change.
 
 from __future__ import annotations
 
-from pydantic import BaseModel
+from tile_artifacts import ArtifactModel
 
 __all__ = ["share_field_sets"]
 
-_SHARED: dict[tuple[type[BaseModel], frozenset[str]], set[str]] = {}
+_SHARED: dict[tuple[type[ArtifactModel], frozenset[str]], set[str]] = {}
 
 
-def share_field_sets(model: BaseModel) -> None:
-    """Give `model` and every frozen model inside it the shared set of its field names."""
-    if not model.model_config.get("frozen"):
-        return  # a model that can be assigned to adds names to its own set
+def share_field_sets(model: ArtifactModel) -> None:
+    """Give `model` and every record inside it the shared set of its field names (records
+    are frozen: a model that can be assigned to would add names to its own set)."""
     names = model.__pydantic_fields_set__
     key = (type(model), frozenset(names))
     shared = _SHARED.setdefault(key, set(names))
@@ -32,7 +31,7 @@ def share_field_sets(model: BaseModel) -> None:
 
 
 def _share_inside(value: object) -> None:
-    if isinstance(value, BaseModel):
+    if isinstance(value, ArtifactModel):
         share_field_sets(value)
     elif isinstance(value, list | tuple):
         for item in value:  # pyright: ignore[reportUnknownVariableType]
