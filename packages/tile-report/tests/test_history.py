@@ -196,3 +196,39 @@ def test_a_directory_in_the_way_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(HistoryError) as info:
         History(tmp_path)
     assert str(tmp_path) in info.value.message
+
+
+@pytest.mark.parametrize("median", ["'fast'", "-0.001", "0"])
+def test_a_hand_edited_median_is_refused_not_drawn(
+    tmp_path: Path, _report: Reports, median: str
+) -> None:
+    """Issue 39, item 11: a string median ended `history show` in a TypeError, and a negative
+    one was drawn as a time."""
+    path = tmp_path / "h.sqlite"
+    with History(path) as history:
+        history.add_run(_report(), git=GIT)
+    db = sqlite3.connect(path)
+    db.execute(f"UPDATE results SET median_s = {median} WHERE case_id = 'k/a[n=1]'")
+    db.commit()
+    db.close()
+    with History(path) as history, pytest.raises(HistoryError) as info:
+        history.series()
+    assert "k/a[n=1]" in info.value.message and "not a positive time" in info.value.message
+
+
+def test_a_dropped_results_table_is_refused_not_already_there(
+    tmp_path: Path, _report: Reports
+) -> None:
+    """Issue 39, item 11: with `results` dropped, adding a run said it was already there."""
+    path = tmp_path / "h.sqlite"
+    with History(path) as history:
+        history.add_run(_report(), git=GIT)
+    db = sqlite3.connect(path)
+    db.execute("DROP TABLE results")
+    db.commit()
+    db.close()
+    before = _digest(path)
+    with pytest.raises(HistoryError) as info:
+        History(path)
+    assert "`results` table is missing" in info.value.message
+    assert _digest(path) == before

@@ -22,6 +22,7 @@ from typing import Final, Self
 import tile_artifacts as ta
 from tile_report._errors import HistoryBusyError, HistoryError
 from tile_report._git import GitInfo
+from tile_report._history_rows import checked_median
 
 __all__ = [
     "BUSY_TIMEOUT_S",
@@ -202,6 +203,8 @@ class History:
                 "(it has no `schema_version` table); it was left as it is",
                 hint="point `[history] path` (or `--db`) at another file",
             )
+        if lost := sorted({"runs", "results"} - names):  # dropped by hand: not "already there"
+            return self._not_history(f"its `{lost[0]}` table is missing")
         row = self._db.execute("SELECT MAX(version) FROM schema_version").fetchone()
         version = row[0] if row else None
         if version is None:
@@ -371,6 +374,7 @@ class History:
                 continue
             if (device is not None and kind != device) or (branch is not None and br != branch):
                 continue
+            median = checked_median(median, path=self.path, run_id=run_id, case_id=case_id)
             key = (case_id, kernel, kind, timer, None if cold is None else bool(cold))
             point = Point(
                 run_id,
