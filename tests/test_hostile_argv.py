@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from fake_runner import fake_project
 from support import tile_env
 
 
@@ -36,3 +37,22 @@ def test_an_argument_that_is_not_utf8_is_a_usage_error(tmp_path: Path, args: lis
     assert "not valid UTF-8" in done.stderr and "internal error" not in done.stderr
     assert "Traceback" not in done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["tile.toml"]  # no half-made run
+
+
+UNKNOWN_CASE = """
+hello()
+send({"type": "plan", "command": "bench", "cases": []})
+send({"type": "failure", "case_id": "nope[n=1]", "phase": "plan", "error_type": "UnknownCase",
+      "message": "no case `nope[n=1]` among the selected kernels on this backend"})
+done()
+"""
+
+
+def test_a_case_id_that_is_no_case_is_a_usage_error(tmp_path: Path) -> None:
+    """Issue 39, item 11: `--case nope[n=1]` exited 3 (a failed run) where docs/cli.md says
+    that filters selecting no case are a usage error (2)."""
+    root = fake_project(tmp_path / "p", UNKNOWN_CASE)
+    done = _tile_bytes(b"bench", b"--case", b"nope[n=1]", cwd=root)
+    assert done.returncode == 2, done.stderr
+    assert "no case `nope[n=1]`" in done.stderr and "tile list" in done.stderr
+    assert "Traceback" not in done.stderr

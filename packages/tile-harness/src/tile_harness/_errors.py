@@ -166,9 +166,16 @@ _NAMED_WRONG: Final[dict[tp.UsageErrorType, str]] = {
 """The hint for a flag that names what no selected kernel has; the runner's message says which."""
 
 
-def usage_failure(failures: Sequence[tp.Failure]) -> CliError | None:
+def usage_failure(failures: Sequence[tp.Failure], *, planned: int | None = None) -> CliError | None:
     """One usage error (exit 2) for a selection the runner refused, however many kernels
-    refused it (the runner then planned no case); None when there is no such failure."""
+    refused it (the runner then planned no case); None when there is no such failure.
+    With `planned` 0, `--case` ids of which none is a case are one too (docs/cli.md: filters
+    that select no case are a usage error), not a failure of the run."""
+    unknown = [f for f in failures if f.error_type == "UnknownCase"]
+    if planned == 0 and unknown and len(unknown) == len(failures):
+        more = f" (and {len(unknown) - 1} other `--case` id(s))" if len(unknown) > 1 else ""
+        return CliError(unknown[0].message + more, code=ExitCode.USAGE,
+                        hint="`tile list` prints every case id; pass one of them to `--case`")  # fmt: skip
     for error_type, hint in _NAMED_WRONG.items():
         named = next((f for f in failures if f.error_type == error_type), None)
         if named is not None:

@@ -205,7 +205,8 @@ class _Shown:
 
             record_run(resolved, report, setup.run_dir, self.err)
         # A bad `-a` value is one usage error (raised by _conclude), not a failure per kernel.
-        if not flags.as_json and usage_failure(results.failures) is None:
+        planned = len(results.planned)
+        if not flags.as_json and usage_failure(results.failures, planned=planned) is None:
             shown = self.tables.shown if self.tables is not None else ()
             render_suite(self.out, self.err, results, command=setup.command, verbose=flags.verbose,
                          target_precision=resolved.config.bench.target_precision,
@@ -233,7 +234,7 @@ class _Shown:
             self._where()
         if (fault := self.recorder.write_fault()) is not None:
             raise fault
-        if (usage := usage_failure(results.failures)) is not None:
+        if (usage := usage_failure(results.failures, planned=len(results.planned))) is not None:
             raise usage
         if outcome.code == ExitCode.USAGE and not results.planned:
             raise no_cases(results.filtered)
