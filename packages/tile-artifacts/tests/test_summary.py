@@ -140,3 +140,16 @@ def test_comparison_section_comes_with_the_comparison(
     assert "## Comparison" in text and text.index("## Comparison") < text.index("## Cases")
     assert "| `k[x=1]` | 1.00 ms | 2.00 ms | +100.0% |" in text and "`baselines/cpu.json`" in text
     assert "## Comparison" not in render_summary_markdown(slower, [])
+
+
+def test_control_characters_from_case_ids_are_written_escaped(
+    make_run: Callable[..., Path],
+) -> None:
+    """Issue 39, item 11: an ESC or BEL in a case id reached summary.md raw, to be obeyed by a
+    terminal that shows the file."""
+    report = read_report(make_run() / "report.json")
+    evil = "k/a[n=\x1b]0;pwned\x07\x1b[2J\r]"
+    case = report.cases[0].model_copy(update={"case_id": evil})
+    text = render_summary_markdown(report.model_copy(update={"cases": [case]}), [])
+    assert not any(c in text for c in "\x1b\x07\r")
+    assert "k/a[n=\\x1b]0;pwned\\x07\\x1b[2J\\x0d]" in text

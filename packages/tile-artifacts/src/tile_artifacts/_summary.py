@@ -7,6 +7,7 @@ case table when there is one, and every case that failed says why, wrong output 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import Final
 
@@ -50,6 +51,7 @@ _JUDGEMENT_MARK: Final = {
     "neutral": "neutral",
 }
 _FLAG: Final = "⚠"
+_CONTROLS: Final = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def _cell(text: str) -> str:
@@ -300,7 +302,9 @@ def render_summary_markdown(
     for path in manifest_paths:
         description = default_description(path)
         lines.append(f"- `{path}`" + (f" — {description}" if description else ""))
-    return "\n".join(lines) + "\n"
+    # Case ids and messages come from user code: an ESC or BEL in summary.md would be obeyed
+    # by a terminal that `cat`s it. Each is written as `\x1b`; newlines and tabs stay.
+    return _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", "\n".join(lines) + "\n")
 
 
 def _held(doc: ComparisonDoc) -> str:
