@@ -56,3 +56,23 @@ def test_a_case_id_that_is_no_case_is_a_usage_error(tmp_path: Path) -> None:
     assert done.returncode == 2, done.stderr
     assert "no case `nope[n=1]`" in done.stderr and "tile list" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+NEWLINE_ID = """
+evil = "fake/k[i=a\\nb]"
+hello()
+send({"type": "plan", "command": "bench",
+      "cases": [{"case_id": evil, "kernel": "fake/k", "params": {"i": "a\\nb"}}]})
+send({"type": "case_start", "case_id": evil, "index": 0, "total": 1})
+bench(evil)
+done()
+"""
+
+
+def test_a_newline_in_a_case_id_stays_on_its_row(tmp_path: Path) -> None:
+    """Issue 39, item 11: a newline in a case id split its console row in two."""
+    root = fake_project(tmp_path / "p", NEWLINE_ID)
+    done = _tile_bytes(b"bench", b"-o", b"run", cwd=root)
+    assert done.returncode == 0, done.stderr
+    rows = [line for line in done.stdout.splitlines() if "[i=a" in line]
+    assert len(rows) == 1 and "[i=a\\nb]" in rows[0] and "ms" in rows[0], done.stdout
