@@ -120,18 +120,20 @@ out.flush()
 """
 
 
-def _measured(argv: list[str], cwd: Path) -> tuple[int, float, int]:
-    """Run argv to its end; (exit code, wall s, peak RSS in MB of it and its waited children)."""
+def _measured(argv: list[str], cwd: Path) -> tuple[int, float, float, int]:
+    """Run argv to its end; (exit code, wall s, CPU s, peak RSS in MB), the CPU time and RSS
+    of it and the children it waited for."""
     wall = time.perf_counter()
-    with open(os.devnull, "wb") as sink:
-        process = subprocess.Popen(argv, cwd=cwd, stdout=sink, stderr=subprocess.PIPE)
-        assert process.stderr is not None
-        err = process.stderr.read()  # drained before wait4: a full pipe would block the child
-        _, status, usage = os.wait4(process.pid, 0)
+    process = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    assert process.stderr is not None
+    err = process.stderr.read()  # drained before wait4: a full pipe would block the child
+    process.stderr.close()
+    _, status, usage = os.wait4(process.pid, 0)
     process.returncode = os.waitstatus_to_exitcode(status)
     if process.returncode not in (0, 1):
         print(err.decode(errors="replace")[-2000:], file=sys.stderr)
-    return process.returncode, time.perf_counter() - wall, usage.ru_maxrss // 1024
+    cpu = usage.ru_utime + usage.ru_stime
+    return process.returncode, time.perf_counter() - wall, cpu, usage.ru_maxrss // 1024
 
 
 def cli_scale(root: Path, n: int) -> bool:
@@ -143,8 +145,7 @@ def cli_scale(root: Path, n: int) -> bool:
     runner.write_text(textwrap.dedent(_INSTANT_RUNNER.format(python=sys.executable, n=n)))
     runner.chmod(0o755)
     (project / "tile.toml").write_text(
-        f'[runner]\npython = "{runner}"\n[history]\nenabled = false\n'
-        '[telemetry]\nclocks = false\n'
+        f'[runner]\npython = "{runner}"\n[history]\nenabled = false\n[telemetry]\nclocks = false\n'
     )
     run = project / "run"
     steps = [
@@ -155,11 +156,13 @@ def cli_scale(root: Path, n: int) -> bool:
         ("history add", [tile, "history", "add", str(run), "--db", str(project / "h.db")]),
     ]
     ok = True
-    print(f"{'command':<14} {'cases':>6} {'exit':>4} {'wall s':>8} {'peak RSS MB':>12}")
+    print(
+        f"{'command':<14} {'cases':>6} {'exit':>4} {'wall s':>8} {'CPU s':>8} {'peak RSS MB':>12}"
+    )
     for name, argv in steps:
-        code, wall, rss = _measured(argv, project)
+        code, wall, cpu, rss = _measured(argv, project)
         ok = ok and code == 0
-        print(f"{name:<14} {n:>6} {code:>4} {wall:8.2f} {rss:>12}", flush=True)
+        print(f"{name:<14} {n:>6} {code:>4} {wall:8.2f} {cpu:8.2f} {rss:>12}", flush=True)
     sizes = {p.name: p.stat().st_size for p in [*run.iterdir(), project / "report.html"]
              if p.is_file()}  # fmt: skip
     print("sizes (MB): " + ", ".join(f"{k} {v / 1e6:.1f}" for k, v in sorted(sizes.items())))
