@@ -24,12 +24,18 @@ PRODUCER = Producer(tool_name="tile", tool_version="0.1.0")
 
 
 def _report(writer: ArtifactWriter, cases: list[CaseRecord]) -> Report:
-    metrics = [m for i, c in enumerate(cases) for m in case_metrics(c, run_id=writer.run_id, index=i)]
+    metrics = [
+        m for i, c in enumerate(cases) for m in case_metrics(c, run_id=writer.run_id, index=i)
+    ]
     return Report(
         producer=PRODUCER,
         run=writer.run_info("success"),
-        summary=ReportSummary(title="tile bench", status="success", headline="many cases",
-                              counts=Counts(cases=len(cases), passed=len(cases))),  # fmt: skip
+        summary=ReportSummary(
+            title="tile bench",
+            status="success",
+            headline="many cases",
+            counts=Counts(cases=len(cases), passed=len(cases)),
+        ),
         cases=cases,
         metrics=metrics,
     )
