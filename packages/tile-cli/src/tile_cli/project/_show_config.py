@@ -21,7 +21,7 @@ def show_config(
 
     out, err = make_consoles()
     resolved = resolve_config(profile, overrides or {})
-    values = flatten(resolved.config)
+    values = {key: _shown(key, value) for key, value in flatten(resolved.config).items()}
     if as_json:
         doc = {
             "config_file": str(resolved.config_file) if resolved.config_file else None,
@@ -45,3 +45,11 @@ def show_config(
         table.add_row(key, json.dumps(value, default=str), describe_origin(origin), style=style)
     out.print(table)
     return int(ExitCode.OK)
+
+
+def _shown(key: str, value: object) -> object:
+    """A value as `tile config` prints it: a secret-named key's value (`runner.env.HF_TOKEN`,
+    a CI job's `GITHUB_TOKEN`) hidden, as in every file a run writes; the key stays."""
+    import tile_artifacts as ta
+
+    return ta.REDACTED if ta.is_secret_name(key.rsplit(".", 1)[-1]) else value

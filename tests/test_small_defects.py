@@ -1,5 +1,5 @@
-"""Item 11 of issue 39: small hostile inputs that ended in an internal error (exit 3) or were
-accepted and failed later; each is now refused at once with a message and exit 2."""
+"""Item 11 of issue 39: small defects, each once an internal error (exit 3), a bad value
+accepted, a wrong exit code or something shown that should not be; each test failed before."""
 
 from __future__ import annotations
 
@@ -76,3 +76,14 @@ def test_a_newline_in_a_case_id_stays_on_its_row(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     rows = [line for line in done.stdout.splitlines() if "[i=a" in line]
     assert len(rows) == 1 and "[i=a\\nb]" in rows[0] and "ms" in rows[0], done.stdout
+
+
+def test_tile_config_hides_a_secret_named_value(tmp_path: Path) -> None:
+    """Issue 39, item 11: `tile config` printed `[runner] env`'s tokens on the console."""
+    token = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
+    (tmp_path / "tile.toml").write_text(f'[runner]\nenv = {{ GITHUB_TOKEN = "{token}" }}\n')
+    for args in ([b"config"], [b"config", b"--json"]):
+        done = _tile_bytes(*args, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        assert token not in done.stdout + done.stderr
+        assert "runner.env.GITHUB_TOKEN" in done.stdout and "<redacted>" in done.stdout
