@@ -94,3 +94,26 @@ def test_an_empty_profile_name_is_an_error(tmp_path: Path, profile: str | list[s
     """Issue 39, item 11: `--profile ''` was accepted and applied nothing."""
     (tmp_path / "tile.toml").write_text("[profiles.ci.bench]\nrounds = 2\n")
     assert "empty profile" in str(_error(tmp_path, profile=profile))
+
+
+@pytest.mark.parametrize(
+    ("toml", "said"),
+    [
+        ("[machine]\npeak_tflops = { notadtype = 5 }\n", "`notadtype` is not a dtype name"),
+        ("[bench]\nmax_runs = 99999999999999999999\n", "must be <= 1000000000"),
+    ],
+    ids=["peak_tflops-key", "max_runs-huge"],
+)
+def test_values_that_would_be_ignored_or_fail_later_are_refused(
+    tmp_path: Path, toml: str, said: str
+) -> None:
+    """Issue 39, item 11: both were accepted; the first was never used, the second failed
+    later, in the runner."""
+    (tmp_path / "tile.toml").write_text(toml)
+    assert said in str(_error(tmp_path))
+
+
+def test_tolerances_still_take_default(tmp_path: Path) -> None:
+    (tmp_path / "tile.toml").write_text("[test]\ntolerances = { default = 1e-3, float32 = 1e-5 }\n")
+    config = load_config(cwd=tmp_path, environ={}).config
+    assert config.test.tolerances == {"default": 1e-3, "float32": 1e-5}

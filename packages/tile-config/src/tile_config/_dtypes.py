@@ -4,8 +4,11 @@
 from __future__ import annotations
 
 import difflib
+from functools import partial
 
-__all__ = ["DTYPE_NAMES", "dtype_problem"]
+from pydantic import AfterValidator
+
+__all__ = ["DTYPE_KEYS", "DTYPE_NAMES", "TOLERANCE_KEYS", "dtype_problem"]
 
 DTYPE_NAMES: frozenset[str] = frozenset(
     {
@@ -42,3 +45,18 @@ def dtype_problem(name: str) -> str | None:
     close = difflib.get_close_matches(name, sorted(DTYPE_NAMES), n=1)
     guess = f" (did you mean `{close[0]}`?)" if close else ""
     return f"`{name}` is not a dtype name{guess}"
+
+
+def _dtype_keys(table: dict[str, float], allowed: frozenset[str] = frozenset()) -> dict[str, float]:
+    # An unknown key would be accepted and never used: a typo silently keeps the default.
+    for name in table.keys() - allowed:
+        if (problem := dtype_problem(name)) is not None:
+            also = "".join(f" or `{a}`" for a in sorted(allowed))
+            raise ValueError(f"{problem}; use dtype names such as `float32`{also}")
+    return table
+
+
+DTYPE_KEYS = AfterValidator(_dtype_keys)
+"""A table keyed by dtype name (`[machine] peak_tflops`): any other key is an error."""
+TOLERANCE_KEYS = AfterValidator(partial(_dtype_keys, allowed=frozenset({"default"})))
+"""`[test] tolerances`: dtype names, or `default` for every dtype."""
