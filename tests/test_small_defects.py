@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from fake_runner import fake_project
-from support import tile_env
+from support import tile_argv, tile_env
 
 
 def _tile_bytes(*args: bytes, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -87,3 +87,15 @@ def test_tile_config_hides_a_secret_named_value(tmp_path: Path) -> None:
         assert done.returncode == 0, done.stderr
         assert token not in done.stdout + done.stderr
         assert "runner.env.GITHUB_TOKEN" in done.stdout and "<redacted>" in done.stdout
+
+
+def test_tile_offline_that_is_not_a_boolean_is_refused_by_bench(tmp_path: Path) -> None:
+    """Issue 39, item 11: `tile fetch` refused `TILE_OFFLINE=maybe`; `tile bench` ignored it."""
+    root = fake_project(
+        tmp_path / "p", "hello(); plan(CASES)\nfor c in CASES:\n    bench(c)\ndone()\n"
+    )
+    done = subprocess.run(tile_argv("bench", "-o", "run"), cwd=root, capture_output=True,
+                          text=True, env=tile_env({"TILE_OFFLINE": "maybe"}), timeout=120)  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "TILE_OFFLINE='maybe' is not a boolean" in done.stderr and "hint:" in done.stderr
+    assert not (root / "run").exists()

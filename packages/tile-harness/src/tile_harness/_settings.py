@@ -95,6 +95,7 @@ def resolve_config(
             or "fix the value, or run `tile config` to see where each value comes from",
             code=ExitCode.USAGE,
         ) from None
+    _check_offline()
     for warning in resolved.warnings:
         if warning not in _WARNED:  # a command may load the configuration more than once
             _WARNED.add(warning)
@@ -103,6 +104,17 @@ def resolve_config(
 
 
 _WARNED: set[str] = set()
+
+
+def _check_offline() -> None:
+    """`TILE_OFFLINE=maybe` refused by every command that loads the configuration: the
+    runners' downloads read it too, and `tile bench` went on as if it were unset."""
+    from tile_downloads import DownloadError, resolve_offline
+
+    try:
+        resolve_offline()
+    except DownloadError as exc:
+        raise CliError(str(exc), hint=exc.hint, code=ExitCode.USAGE) from None
 
 
 def parse_axes(values: Sequence[str]) -> dict[str, list[str]]:
