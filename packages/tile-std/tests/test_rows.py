@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import jax
 import jax.numpy as jnp
 import pytest
@@ -16,8 +18,8 @@ from tile_std import (
     softmax,
     softmax_ref,
 )
-from tile_std._norms import RMSNORM_EPS
-from tile_std._norms_bwd import rmsnorm_backward
+from tile_std._norms import LAYERNORM_EPS, RMSNORM_EPS
+from tile_std._rows_bwd import layernorm_backward, rmsnorm_backward, softmax_backward
 
 from .conftest import TOL, AssertClose, Normal, upcast
 
@@ -83,26 +85,44 @@ def test_rows_too_wide_for_one_program_are_refused():
         jax.eval_shape(softmax, x)  # pyright: ignore[reportUnknownMemberType]
 
 
-@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
-def test_rmsnorm_pallas_backward_matches_autodiff_of_the_reference(
-    normal: Normal, assert_close: AssertClose, dtype: str
-):
-    # 150 rows of 1000 (padded to 1024): several programs, a ragged last one, so the weight's
-    # gradient is summed over programs' shares.
-    x = normal(0, (3, 50, 1000), dtype)
+def _row_backward_case(name: str, normal: Normal, dtype: str, block_rows: int | None) -> Any:
+    """(inputs, cotangent, the Pallas backward's gradients, the reference) of one row kernel."""
+    shape = (3, 50, 1000)
+    x, g = normal(0, shape, dtype), normal(2, shape, dtype)
     w = (1 + 0.3 * normal(1, (1000,), "float32")).astype(dtype)
-    g = normal(2, (3, 50, 1000), dtype)
-    dx, dw = rmsnorm_backward(x, w, g, eps=RMSNORM_EPS)
-    _, pull = jax.vjp(rmsnorm_ref, *upcast(x, w))  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-    want_dx, want_dw = pull(*upcast(g))  # pyright: ignore[reportUnknownVariableType]
-    assert dx.dtype == x.dtype and dw.dtype == w.dtype
-    assert_close(dx, want_dx, TOL[dtype], dtype)  # pyright: ignore[reportUnknownArgumentType]
-    assert_close(dw, want_dw, TOL[dtype], dtype)  # pyright: ignore[reportUnknownArgumentType]
+    b = (0.3 * normal(3, (1000,), "float32")).astype(dtype)
+    if name == "std/softmax":
+        return (x,), g, (softmax_backward(x, g, block_rows=block_rows),), softmax_ref
+    if name == "std/rmsnorm":
+        got = rmsnorm_backward(x, w, g, eps=RMSNORM_EPS, block_rows=block_rows)
+        return (x, w), g, got, rmsnorm_ref
+    got = layernorm_backward(x, w, b, g, eps=LAYERNORM_EPS, block_rows=block_rows)
+    return (x, w, b), g, got, layernorm_ref
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("block_rows", [None, 8], ids=["default-tiling", "8-rows"])
+@pytest.mark.parametrize("name", ["std/softmax", "std/rmsnorm", "std/layernorm"])
+def test_row_pallas_backward_matches_autodiff_of_the_reference(
+    normal: Normal, assert_close: AssertClose, name: str, block_rows: int | None, dtype: str
+):
+    # 150 rows of 1000 (padded to 1024). With 8 rows per block: 19 blocks over 4 programs, so
+    # each program loops over several blocks, the last run crosses the array's end, and the
+    # parameters' gradients are summed over the programs' shares.
+    args, g, got, ref = _row_backward_case(name, normal, dtype, block_rows)
+    _, pull = jax.vjp(ref, *upcast(*args))  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    want = pull(*upcast(g))  # pyright: ignore[reportUnknownVariableType]
+    assert [a.dtype for a in got] == [a.dtype for a in args]
+    for mine, theirs in zip(got, want, strict=True):  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+        assert_close(mine, theirs, TOL[dtype], dtype)  # pyright: ignore[reportUnknownArgumentType]
+    if block_rows is not None:
+        return
     # Through the registered kernel: jax.grad reaches the Pallas backward.
-    fn = tile.get_kernel("std/rmsnorm").fn
+    fn = tile.get_kernel(name).fn
 
-    def loss(a: jax.Array, b: jax.Array) -> jax.Array:
-        return jnp.sum(fn(a, b) * g)
+    def loss(*a: jax.Array) -> jax.Array:
+        return jnp.sum(fn(*a).astype(jnp.float32) * g.astype(jnp.float32))
 
-    grads = jax.grad(loss, argnums=(0, 1))(x, w)  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-    assert_close(grads[0], dx, 0.0, dtype)  # pyright: ignore[reportUnknownArgumentType]
+    grads = jax.grad(loss, argnums=tuple(range(len(args))))(*args)  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    for through, direct in zip(grads, got, strict=True):  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+        assert_close(through, direct, 0.0, dtype)  # pyright: ignore[reportUnknownArgumentType]

@@ -4,7 +4,7 @@ autodiff of the jnp reference.
 A Pallas call has no transpose rule, so `jax.vjp` of a kernel alone fails. Behind a
 `custom_vjp` the forward stays the kernel (its residuals are its inputs) and the backward
 recomputes the reference and pulls the cotangent through it: a correct gradient for every
-kernel. Pallas backward kernels replace it one by one (RMSNorm's: _norms_bwd.py), each
+kernel. Pallas backward kernels replace it one by one (the row kernels: _rows_bwd.py), each
 checked by `tile test --mode bwd` against that autodiff on float32 inputs.
 """
 

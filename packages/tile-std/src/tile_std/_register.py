@@ -24,6 +24,7 @@ from ._bandwidth import (
 from ._grad import differentiable
 from ._matmul import matmul_bytes, matmul_flops, matmul_ref
 from ._norms import (
+    LAYERNORM_EPS,
     RMSNORM_EPS,
     layernorm_bytes,
     layernorm_flops,
@@ -33,7 +34,7 @@ from ._norms import (
     rmsnorm_flops,
     rmsnorm_ref,
 )
-from ._norms_bwd import rmsnorm_backward
+from ._rows_bwd import layernorm_backward, rmsnorm_backward, softmax_backward
 from ._softmax import softmax_bytes, softmax_flops, softmax_ref
 from ._tunables import (
     ATTENTION_TUNABLES,
@@ -126,9 +127,18 @@ _ATTENTION_MODES = {
 }
 
 
+# The row kernels' backwards are Pallas kernels (_rows_bwd.py); the others' gradient is the
+# autodiff of their references.
+def _softmax_grad(x: Any, g: Any) -> tuple[Any, ...]:
+    return (softmax_backward(x, g),)
+
+
 def _rmsnorm_grad(x: Any, w: Any, g: Any) -> tuple[Any, ...]:
-    """RMSNorm's Pallas backward (the others' is the autodiff of their references)."""
     return rmsnorm_backward(x, w, g, eps=RMSNORM_EPS)
+
+
+def _layernorm_grad(x: Any, w: Any, b: Any, g: Any) -> tuple[Any, ...]:
+    return layernorm_backward(x, w, b, g, eps=LAYERNORM_EPS)
 
 
 def _one(case: Any, key: Any) -> tuple[Any, ...]:
@@ -226,7 +236,7 @@ tile.kernel(
     tol={"float32": 1e-5, "bfloat16": 1e-2},
     tunables=ROW_TUNABLES,
     constraint=row_fits,
-)(differentiable(softmax_tuned, softmax_ref))
+)(differentiable(softmax_tuned, softmax_ref, _softmax_grad))
 
 tile.kernel(
     "std/rmsnorm",
@@ -256,7 +266,7 @@ tile.kernel(
     constraint=row_fits,
     op="layernorm",
     impl="pallas",
-)(differentiable(layernorm_tuned, layernorm_ref))
+)(differentiable(layernorm_tuned, layernorm_ref, _layernorm_grad))
 
 # The same op in plain jnp, the baseline the Pallas kernel's `vs jnp` column is against.
 tile.kernel(
