@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import functools
+
+import jax
 import jax.numpy as jnp
 import pytest
 
+import tile_runner as tile
 from tile_std import AttentionTiling, KernelInputError, attention, attention_ref
+from tile_std._attention import attention_with_lse
+from tile_std._attention_bwd import AttentionBwdTiling, attention_backward
 
 from .conftest import MATMUL_TOL, AssertClose, Normal, upcast
 
@@ -50,3 +56,51 @@ def test_attention_rejects_bad_inputs(normal: Normal):
     with pytest.raises(KernelInputError, match="causal must be a Python bool"):
         # A jax bool on purpose, where the signature asks for a Python bool.
         attention(q, q, q, jnp.array(True))  # pyright: ignore[reportArgumentType]
+
+
+SMALL_BWD = AttentionBwdTiling(q_step=16, kv_held=32, q_held=32, kv_step=16, num_warps=4)
+
+
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize(
+    ("shape", "dtype", "tiling"),
+    [
+        ((1, 2, 100, 24), "float32", SMALL_BWD),
+        ((1, 2, 100, 24), "bfloat16", SMALL_BWD),
+        ((2, 1, 128, 32), "float32", None),
+    ],
+    ids=["ragged-seq-padded-dim", "ragged-bfloat16", "default-tiling"],
+)
+def test_attention_pallas_backward_matches_autodiff_of_the_reference(
+    normal: Normal,
+    assert_close: AssertClose,
+    *,
+    shape: tuple[int, int, int, int],
+    dtype: str,
+    tiling: AttentionBwdTiling | None,
+    causal: bool,
+):
+    # The small blocks step fewer rows than a program holds on both kernels, so under the
+    # causal mask key programs start mid-sequence and cross the diagonal over several steps.
+    q, k, v, g = (normal(i, shape, dtype) for i in range(4))
+    out, lse = attention_with_lse(q, k, v, causal, tiling=SMALL)
+    got = attention_backward(q, k, v, (out, lse), g, causal=causal, tiling=tiling)
+    _, pull = jax.vjp(functools.partial(attention_ref, causal=causal), *upcast(q, k, v))  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    want = pull(*upcast(g))  # pyright: ignore[reportUnknownVariableType]
+    for name, mine, theirs in zip("qkv", got, want, strict=True):  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+        assert mine.dtype == q.dtype, name
+        assert_close(mine, theirs, MATMUL_TOL[dtype], dtype)  # pyright: ignore[reportUnknownArgumentType]
+
+
+def test_registered_attention_gradient_is_the_pallas_backward(normal: Normal):
+    q, k, v, g = (normal(i, (1, 2, 64, 32), "float32") for i in range(4))
+    fn = tile.get_kernel("std/attention").fn
+
+    def loss(a: jax.Array, b: jax.Array, c: jax.Array) -> jax.Array:
+        return jnp.sum(fn(a, b, c, True) * g)
+
+    grads = jax.grad(loss, argnums=(0, 1, 2))(q, k, v)  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    out, lse = attention_with_lse(q, k, v, True)
+    direct = attention_backward(q, k, v, (out, lse), g, causal=True)
+    for through, mine in zip(grads, direct, strict=True):  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+        assert jnp.array_equal(through, mine)  # pyright: ignore[reportUnknownArgumentType]

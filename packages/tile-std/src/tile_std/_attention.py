@@ -31,6 +31,8 @@ __all__ = [
     "attention_bytes",
     "attention_flops",
     "attention_ref",
+    "attention_with_lse",
+    "key_blocks",
 ]
 
 
@@ -105,7 +107,7 @@ def _step(
     return acc * alpha[:, None] + pv, m_next, l_next
 
 
-def _key_blocks(
+def key_blocks(
     q_block: jax.Array, block_q: int, block_k: int, seq: int, causal: bool
 ) -> tuple[jax.Array | int, jax.Array | int]:
     """The key blocks [0, unmasked) seen in full by every query, and the end of the rest.
@@ -136,7 +138,12 @@ class _Problem:
 
 
 def _attention_kernel(
-    q_ref: jax.Array, k_ref: jax.Array, v_ref: jax.Array, o_ref: jax.Array, *, problem: _Problem
+    q_ref: jax.Array,
+    k_ref: jax.Array,
+    v_ref: jax.Array,
+    o_ref: jax.Array,
+    *lse_ref: jax.Array,
+    problem: _Problem,
 ) -> None:
     seq, head_dim, block_k = problem.seq, problem.head_dim, problem.block_k
     num_q_blocks, causal, scale = problem.num_q_blocks, problem.causal, problem.scale
@@ -159,15 +166,19 @@ def _attention_kernel(
         jnp.full((block_q,), -jnp.inf, jnp.float32),
         jnp.zeros((block_q,), jnp.float32),
     )
-    unmasked, end = _key_blocks(q_block, block_q, block_k, seq, causal)
+    unmasked, end = key_blocks(q_block, block_q, block_k, seq, causal)
     carry = fori_loop(0, unmasked, functools.partial(step, masked=False), carry)
     carry = fori_loop(unmasked, end, functools.partial(step, masked=True), carry)
-    acc, _, l_sum = carry
+    acc, m_max, l_sum = carry
     out = acc / l_sum[:, None]
     o_mask = None
     if q_mask is not None:
         o_mask = (q_rows < seq) & (d_cols < head_dim)
     store(o_ref, out.astype(o_ref.dtype), o_mask)
+    if lse_ref:
+        # The backward's residual: log2 of each row's softmax sum, in the scaled-score units.
+        lse = m_max + jnp.log2(l_sum)
+        store(lse_ref[0], lse, None if o_mask is None else q_rows[:, 0] < seq)
 
 
 def _check_inputs(q: jax.Array, k: jax.Array, v: jax.Array, causal: object) -> None:
@@ -211,6 +222,32 @@ def attention(
     tiling: AttentionTiling | None = None,
 ) -> jax.Array:
     """softmax(q k^T / sqrt(d)) v per (batch, head): one program per query block, loop over keys."""
+    return _attention_call(q, k, v, causal, tiling, with_lse=False)[0]
+
+
+def attention_with_lse(
+    q: jax.Array,
+    k: jax.Array,
+    v: jax.Array,
+    causal: bool = False,
+    *,
+    tiling: AttentionTiling | None = None,
+) -> tuple[jax.Array, jax.Array]:
+    """`(out, lse)`: attention and, per (batch, head, query), log2 of its softmax sum over the
+    scores scaled by log2(e) / sqrt(d) (float32), the residual of the backward kernels."""
+    out, lse = _attention_call(q, k, v, causal, tiling, with_lse=True)
+    return out, lse
+
+
+def _attention_call(
+    q: jax.Array,
+    k: jax.Array,
+    v: jax.Array,
+    causal: bool,
+    tiling: AttentionTiling | None,
+    *,
+    with_lse: bool,
+) -> tuple[jax.Array, ...]:
     _check_inputs(q, k, v, causal)
     batch, heads, seq, head_dim = q.shape
     interpret = interpret_mode()
@@ -236,13 +273,22 @@ def attention(
         causal=causal,
         scale=1.0 / math.sqrt(head_dim),
     )
+
+    def lse_map(i: jax.Array, b: jax.Array, h: jax.Array) -> tuple[jax.Array | int, ...]:
+        return b, h, num_q_blocks - 1 - i
+
+    out_shape = [jax.ShapeDtypeStruct(q.shape, q.dtype)]
+    out_specs = [q_spec]
+    if with_lse:
+        out_shape.append(jax.ShapeDtypeStruct((batch, heads, seq), jnp.float32))
+        out_specs.append(pl.BlockSpec((None, None, block_q), lse_map))
     kernel = functools.partial(_attention_kernel, problem=problem)
     return pl.pallas_call(
         kernel,
-        out_shape=jax.ShapeDtypeStruct(q.shape, q.dtype),
+        out_shape=tuple(out_shape),
         grid=(num_q_blocks, batch, heads),
         in_specs=[q_spec, kv_spec, kv_spec],
-        out_specs=q_spec,
+        out_specs=tuple(out_specs),
         interpret=interpret,
         compiler_params=compiler_params(t.num_warps, t.num_stages),
         name="std_attention",

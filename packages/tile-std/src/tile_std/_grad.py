@@ -31,12 +31,16 @@ def differentiable(
     forward: Callable[..., jax.Array],
     reference: Callable[..., jax.Array],
     backward: Callable[..., tuple[jax.Array, ...]] | None = None,
+    *,
+    saving: Callable[..., tuple[jax.Array, tuple[jax.Array, ...]]] | None = None,
 ) -> Callable[..., jax.Array]:
     """`forward` (same name, signature and docs) with the gradient of `reference`, or
-    `backward(*arrays, g) -> gradients` where a kernel computes them.
+    `backward(*args, *saved, g) -> gradients` where a kernel computes them.
 
     Positional arrays are differentiated; other positional values (`causal`) go to both
-    functions as they are, and keyword options (tunables) to `forward` alone.
+    functions as they are, and keyword options (tunables) to `forward` alone (and `saving`).
+    `saving(*args, **options) -> (out, saved)`: the forward as the backward needs it, with
+    the extra residuals it keeps (attention's log-sum-exp); without it nothing is saved.
     """
 
     @functools.wraps(forward)
@@ -48,12 +52,16 @@ def differentiable(
 
         call = cast("Any", jax.custom_vjp(primal))
 
-        def call_fwd(*arrays: jax.Array) -> tuple[jax.Array, tuple[jax.Array, ...]]:
-            return cast("jax.Array", call(*arrays)), arrays
+        def call_fwd(*arrays: jax.Array) -> tuple[jax.Array, tuple[Any, ...]]:
+            if saving is None:
+                return cast("jax.Array", call(*arrays)), (arrays, ())
+            out, saved = saving(*_fill(args, where, arrays), **options)
+            return out, (arrays, tuple(saved))
 
-        def call_bwd(arrays: tuple[jax.Array, ...], g: jax.Array) -> tuple[Any, ...]:
+        def call_bwd(res: tuple[Any, ...], g: jax.Array) -> tuple[Any, ...]:
+            arrays, saved = res
             if backward is not None:
-                return tuple(backward(*arrays, g))
+                return tuple(backward(*_fill(args, where, arrays), *saved, g))
             out, pull = jax.vjp(lambda *a: reference(*_fill(args, where, a)), *arrays)  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
             return tuple(pull(g.astype(out.dtype)))  # pyright: ignore[reportUnknownArgumentType]
 

@@ -7,6 +7,7 @@ from typing import Any
 import tile_runner as tile
 
 from ._attention import attention_bytes, attention_flops, attention_ref
+from ._attention_bwd import attention_backward
 from ._bandwidth import (
     add,
     add_bytes,
@@ -42,6 +43,7 @@ from ._tunables import (
     ROW_TUNABLES,
     attention_fits,
     attention_tuned,
+    attention_tuned_saving,
     layernorm_tuned,
     matmul_fits,
     matmul_tuned,
@@ -127,8 +129,8 @@ _ATTENTION_MODES = {
 }
 
 
-# The row kernels' backwards are Pallas kernels (_rows_bwd.py); the others' gradient is the
-# autodiff of their references.
+# The row kernels' and attention's backwards are Pallas kernels (_rows_bwd.py,
+# _attention_bwd.py); the others' gradient is the autodiff of their references.
 def _softmax_grad(x: Any, g: Any) -> tuple[Any, ...]:
     return (softmax_backward(x, g),)
 
@@ -139,6 +141,12 @@ def _rmsnorm_grad(x: Any, w: Any, g: Any) -> tuple[Any, ...]:
 
 def _layernorm_grad(x: Any, w: Any, b: Any, g: Any) -> tuple[Any, ...]:
     return layernorm_backward(x, w, b, g, eps=LAYERNORM_EPS)
+
+
+def _attention_grad(*args: Any) -> Any:
+    """The flash-attention backward, from the forward's output and log-sum-exp."""
+    q, k, v, causal, out, lse, g = args
+    return attention_backward(q, k, v, (out, lse), g, causal=causal)
 
 
 def _one(case: Any, key: Any) -> tuple[Any, ...]:
@@ -310,4 +318,4 @@ tile.kernel(
     tol={"float32": 2e-3, "bfloat16": 2e-2},
     tunables=ATTENTION_TUNABLES,
     constraint=attention_fits,
-)(differentiable(attention_tuned, attention_ref))
+)(differentiable(attention_tuned, attention_ref, _attention_grad, saving=attention_tuned_saving))

@@ -150,7 +150,7 @@ def _row_backward(
     x: jax.Array,
     g: jax.Array,
     params: tuple[jax.Array, ...],
-    grads_like: tuple[jax.Array, ...] = (),
+    grads_like: tuple[jax.Array, ...],
     *,
     block_rows: int | None = None,
     num_warps: int | None = None,
@@ -210,7 +210,7 @@ def _row_backward(
 
 def softmax_backward(x: jax.Array, g: jax.Array, **tiling: int | None) -> jax.Array:
     """dx of softmax over the last axis at `x` for the cotangent `g`, in x's dtype."""
-    (dx,) = _row_backward(RowBackward("softmax", _softmax_body), x, g, (), **tiling)
+    (dx,) = _row_backward(RowBackward("softmax", _softmax_body), x, g, (), (), **tiling)
     return dx
 
 

@@ -14,7 +14,7 @@ import jax
 
 import tile_runner as tile
 
-from ._attention import AttentionTiling, attention
+from ._attention import AttentionTiling, attention, attention_with_lse
 from ._matmul import MatmulTiling, matmul
 from ._norms import layernorm, rmsnorm
 from ._pallas import next_pow2
@@ -26,6 +26,7 @@ __all__ = [
     "ROW_TUNABLES",
     "attention_fits",
     "attention_tuned",
+    "attention_tuned_saving",
     "layernorm_tuned",
     "matmul_fits",
     "matmul_tuned",
@@ -128,6 +129,13 @@ def matmul_tuned(
     return matmul(a, b, tiling=MatmulTiling(bm, bn, bk, 8, num_warps, num_stages))
 
 
+def _attention_tiling(block: str, num_warps: int, num_stages: int) -> AttentionTiling | None:
+    if block == "auto":
+        return None
+    bq, bk = _dims(block)
+    return AttentionTiling(bq, bk, num_warps, num_stages)
+
+
 def attention_tuned(
     q: jax.Array,
     k: jax.Array,
@@ -139,7 +147,20 @@ def attention_tuned(
     num_stages: int = 3,
 ) -> jax.Array:
     """Attention with tunable blocks ("auto": the measured default for the dtype)."""
-    if block == "auto":
-        return attention(q, k, v, causal)
-    bq, bk = _dims(block)
-    return attention(q, k, v, causal, tiling=AttentionTiling(bq, bk, num_warps, num_stages))
+    return attention(q, k, v, causal, tiling=_attention_tiling(block, num_warps, num_stages))
+
+
+def attention_tuned_saving(
+    q: jax.Array,
+    k: jax.Array,
+    v: jax.Array,
+    causal: bool = False,
+    *,
+    block: str = "auto",
+    num_warps: int = 8,
+    num_stages: int = 3,
+) -> tuple[jax.Array, tuple[jax.Array, jax.Array]]:
+    """`attention_tuned` as a gradient's forward: `(out, (out, lse))`, what the backward reads."""
+    tiling = _attention_tiling(block, num_warps, num_stages)
+    out, lse = attention_with_lse(q, k, v, causal, tiling=tiling)
+    return out, (out, lse)
