@@ -17,7 +17,9 @@
 # two-layer model's captured cases tuned and benched; "campaign" the std-warm-cold campaign; "cachereport"
 # cold vs warm process; "report" the HTML report of the ttr warm run; "breakdown" the
 # per-kernel breakdown against ncu and a planted one-fusion regression; "profile" tile profile
-# --ncu on one tile-std case, timed, beside ncu run by hand on the same kernel).
+# --ncu on one tile-std case, timed, beside ncu run by hand on the same kernel; "gradtruth"
+# benchmarks/gpu/grad_truth.py, tile's bwd/fwd_bwd medians against direct CUPTI; "gradsweep"
+# benchmarks/gpu/grad_sweep.py, the Pallas backwards' tilings against XLA's autodiff).
 set -uo pipefail
 OUT=${OUT:-/tmp/tile-gpu-out}
 mkdir -p "$OUT"
@@ -246,6 +248,25 @@ if want modes; then
         --kernel std/rmsnorm --kernel std/layernorm --kernel std/attention -o /tmp/modes-run \
         2>&1 | tee "$OUT/modes.txt"
     cp /tmp/modes-run/report.json "$OUT/modes-report.json" 2>/dev/null
+fi
+
+if want gradtruth; then
+    # Truth of the gradient modes (issue #35): `tile bench --mode bwd,fwd_bwd` of tile-std
+    # attention and LayerNorm against a direct CUPTI measurement of each case's jitted program,
+    # with XLA's autodiff of the reference beside the Pallas backward. GRADTRUTH_ARGS narrows
+    # it (e.g. "-k 4096x128"); the step's last line is the worst tile/CUPTI ratio.
+    stamp "gradient modes: tile vs direct CUPTI, Pallas backward vs XLA autodiff"
+    timeout "${GRADTRUTH_LIMIT_S:-400}" python3 benchmarks/gpu/grad_truth.py ${GRADTRUTH_ARGS:-} \
+        2>&1 | tee "$OUT/grad-truth.txt"
+    cp /tmp/grad-truth-run/report.json "$OUT/grad-truth-report.json" 2>/dev/null
+fi
+
+if want gradsweep; then
+    # Block sizes of the Pallas backwards (issue #35): the attention backward's and the row
+    # backwards' tilings, each beside XLA's autodiff of the reference, under CUPTI.
+    stamp "Pallas backward tiling sweep"
+    timeout "${GRADSWEEP_LIMIT_S:-300}" python3 benchmarks/gpu/grad_sweep.py ${GRADSWEEP_ARGS:-} \
+        2>&1 | tee "$OUT/grad-sweep.txt"
 fi
 
 if want tests; then

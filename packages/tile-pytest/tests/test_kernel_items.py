@@ -127,3 +127,58 @@ def test_misuse_is_explained_without_tracebacks(
     assert "unexpected 'build'" in out and 'suite="bench"' in out
     assert "the `tile_case` fixture comes from a kernel's cases" in out
     assert "Traceback" not in out
+
+
+GRADIENTS = """\
+import jax
+import pytest
+import tile_runner as tile
+
+
+def _inputs(case, key):
+    x = 0.01 * tile.normal(key, (64,), "float32")
+    return (x.at[37].set(10.0),)  # the planted bug's missing term (2 x g) is largest here
+
+
+@jax.custom_vjp
+def square(x):
+    return x * x
+
+
+# The planted bug: the gradient drops the factor 2 (one of the two x * g terms).
+square.defvjp(lambda x: (square(x), x), lambda x, g: (x * g,))
+tile.kernel("demo/square", inputs=_inputs, reference=lambda x: x * x,
+            test=tile.axes(dtype=["float32"]), modes=("fwd", "bwd", "fwd_bwd"))(square)
+
+
+@pytest.mark.tile_kernel("demo/square", mode="all")
+def test_square(tile_case):
+    tile_case.check()
+"""
+UNDECLARED = """import pytest
+import demo_kernels
+
+
+@pytest.mark.tile_kernel("demo/double", mode="bwd")
+def test_undeclared(tile_case):
+    tile_case.check()
+"""
+
+
+def test_modes_reach_the_mark_and_a_dropped_gradient_term_fails_bwd_only(
+    pytester: pytest.Pytester, session: Session
+) -> None:
+    pytester.makepyfile(test_grads=GRADIENTS, test_undeclared=UNDECLARED)
+    result = session("-v", "--continue-on-collection-errors")
+    out = result.stdout.str()
+    # One item per case and mode, ids as `tile test --mode all` names them.
+    assert "test_square[demo/square[dtype=float32]] PASSED" in out, out
+    assert "test_square[demo/square[dtype=float32,mode=bwd]] FAILED" in out
+    assert "test_square[demo/square[dtype=float32,mode=fwd_bwd]] FAILED" in out
+    # The failure names the input and the worst index, as `tile test --mode bwd` does.
+    assert "demo/square[dtype=float32,mode=bwd]: gradient of input `x`" in out
+    assert "at [37]" in out
+    # A mode the kernel does not declare is a collection error that says which it has.
+    assert "the kernel does not declare mode 'bwd' (its modes: fwd)" in out
+    assert "Traceback" not in out
+    result.assert_outcomes(passed=1, failed=2, errors=1)

@@ -7,7 +7,7 @@ compiles it and compares it with its reference under the same tolerances.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 import pytest
@@ -36,20 +36,48 @@ def kernel_cases(mark: pytest.Mark) -> list[tile.Case]:
         )
     name: str = mark.args[0]
     suite: object = mark.kwargs.get("suite", "test")
-    unknown = set(mark.kwargs) - {"suite"}
+    unknown = set(mark.kwargs) - {"suite", "mode"}
     if unknown or suite not in _SUITES:
         raise TilePytestError(
             f"@pytest.mark.tile_kernel({name!r}): unexpected {sorted(unknown) or suite!r}",
-            hint='the only option is `suite="test"` (default) or `suite="bench"`',
+            hint='the options are `suite="test"` (default) or `suite="bench"`, and `mode`',
         )
     try:
-        return tile.cases(name, "bench" if suite == "bench" else "test")
+        cases = tile.cases(name, "bench" if suite == "bench" else "test")
+        modes = _modes(name, tile.get_kernel(name), mark.kwargs.get("mode", "fwd"))
     except tile.RunnerError as exc:
         raise TilePytestError(
             f"@pytest.mark.tile_kernel({name!r}): {exc.args[0]}",
             hint=(exc.hint or "") + "; import the module that registers the kernel at the top "
             "of the test module",
         ) from None
+    return [
+        c if m == "fwd" else tile.Case(c.kernel, c.params, mode=m) for c in cases for m in modes
+    ]
+
+
+def _modes(name: str, definition: tile.KernelDef, mode: object) -> list[tile.Mode]:
+    """The modes a mark's `mode` asks for: one mode, a list of them, or "all" (the declared)."""
+    import tile_runner as tile
+
+    declared = list(definition.modes)
+    if mode == "all":
+        return declared
+    many = isinstance(mode, list | tuple)
+    wanted = list(cast("Sequence[object]", mode)) if many else [mode]
+    for m in wanted:
+        if m not in tile.MODES:
+            raise TilePytestError(
+                f"@pytest.mark.tile_kernel({name!r}): unknown mode {m!r}",
+                hint=f"use one of {', '.join(tile.MODES)}, a list of them, or 'all'",
+            )
+        if m not in declared:
+            raise TilePytestError(
+                f"@pytest.mark.tile_kernel({name!r}): the kernel does not declare mode {m!r} "
+                f"(its modes: {', '.join(declared)})",
+                hint="declare it with `@tile.kernel(modes=...)`, or leave it out of `mode`",
+            )
+    return cast("list[tile.Mode]", wanted)
 
 
 def merged_tolerance(
@@ -127,6 +155,17 @@ class KernelCase:
         self._tolerances = dict(tolerances)
         self._on_check = on_check
         self._inputs: tuple[Any, ...] | None = None
+        self._run: tile.KernelDef | None = None
+
+    @property
+    def run(self) -> tile.KernelDef:
+        """The kernel as the case's mode runs it: itself in `fwd`; in `bwd` and `fwd_bwd` the
+        runner's gradient program, its inputs and reference (as `tile test --mode` runs it)."""
+        if self._run is None:
+            from tile_runner._vjp import mode_kernel
+
+            self._run = mode_kernel(self.definition, self.configured.fn, self.case.mode)
+        return self._run
 
     @property
     def id(self) -> str:
@@ -136,8 +175,8 @@ class KernelCase:
     @property
     def fn(self) -> Callable[..., Any]:
         """The kernel with the case's tunable values bound (to hand to `tile_bench`): the
-        configuration `tile bench` times for this case id."""
-        return self.configured.fn
+        configuration `tile bench` times for this case id; in a gradient mode, its program."""
+        return self.configured.fn if self.case.mode == "fwd" else self.run.fn
 
     @property
     def name(self) -> CaseName:
@@ -149,13 +188,14 @@ class KernelCase:
         return CaseName(self.case.id, self.case.kernel, params, self.configured.info, op)
 
     def inputs(self) -> tuple[Any, ...]:
-        """The case's arguments, drawn from the seed and the case id (as `tile test` draws)."""
+        """The case's arguments, drawn from the seed and the case id (as `tile test` draws);
+        in a gradient mode followed by the cotangent (and in `bwd` the residuals)."""
         if self._inputs is None:
             import jax
 
             import tile_runner as tile
 
-            drawn = self.definition.inputs(self.case, tile.case_key(self.seed, self.case.id))
+            drawn = self.run.inputs(self.case, tile.case_key(self.seed, self.case.id))
             args = cast("tuple[Any, ...]", drawn) if isinstance(drawn, tuple) else (drawn,)
             # jax leaves block_until_ready unannotated; it returns the pytree it is given.
             ready = cast("tuple[Any, ...]", jax.block_until_ready(args))  # pyright: ignore[reportUnknownMemberType]
@@ -170,17 +210,24 @@ class KernelCase:
         """
         import tile_runner as tile
         from tile_protocol import Check
+        from tile_runner._errors import Unsupported
 
-        definition = self.definition
+        definition = self.run
+        reference = definition.check_reference or definition.reference
         try:
             args = self.inputs()
-            if definition.reference is None:
+            if reference is None:
                 result = Check(passed=True, message="no reference")
             else:
                 tol = merged_tolerance(definition.tol, self._tolerances)
-                result = tile.check(_compiled(self.fn), definition.reference, *args, tol=tol)
+                if self.case.mode == "fwd":
+                    result = tile.check(_compiled(self.fn), reference, *args, tol=tol)
+                else:
+                    result = _check_gradients(self.fn, reference, args, tol)
         except tile.Skip as exc:
             pytest.skip(str(exc.args[0]) if exc.args else "skipped")
+        except Unsupported as exc:  # `tile test` gives the case an `unsupported` row
+            pytest.skip(f"unsupported: {exc.args[0]}")
         self._on_check(self.name, result)
         if not result.passed:
             pytest.fail(f"{self.case.id}: {result.message}", pytrace=False)
@@ -188,6 +235,25 @@ class KernelCase:
 
     def __repr__(self) -> str:
         return f"KernelCase({self.case.id!r})"
+
+
+def _check_gradients(
+    fn: Callable[..., Any],
+    reference: Callable[..., Any],
+    args: tuple[Any, ...],
+    tol: float | Mapping[str, float] | None,
+) -> Check:
+    """`tile.check` of a gradient mode's program, its outputs named as `tile test` names
+    them ("gradient of input `x`")."""
+    from tile_runner._check import compare, resolve_tolerance, upcast
+    from tile_runner._jaxapi import block_until_ready
+    from tile_runner._vjp import grad_label
+
+    out = block_until_ready(_compiled(fn)(*args))
+    expected = block_until_ready(reference(*upcast(args)))
+    return compare(
+        out, expected, lambda dtype: resolve_tolerance(dtype, kernel=tol), label=grad_label
+    )
 
 
 def _compiled(fn: Callable[..., Any]) -> Callable[..., Any]:

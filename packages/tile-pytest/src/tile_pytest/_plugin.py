@@ -107,7 +107,8 @@ def pytest_configure(config: pytest.Config) -> None:
     """Register the markers; refuse unusable options before any test runs."""
     config.addinivalue_line(
         "markers",
-        "tile_kernel(name, suite='test'): one test per case of the registered tile kernel NAME, "
+        "tile_kernel(name, suite='test', mode='fwd'): one test per case (and mode: fwd, bwd, "
+        "fwd_bwd, a list or 'all') of the registered tile kernel NAME, "
         "each given its case as the `tile_case` fixture",
     )
     config.addinivalue_line(
