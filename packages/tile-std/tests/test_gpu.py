@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 import jax
 import pytest
 
@@ -26,4 +28,33 @@ def test_gpu_case_matches_reference(name: str, case: tile.Case):
     assert kdef.reference is not None, name
     args = kdef.inputs(case, jax.random.key(0))
     result = tile.check(kdef.fn, kdef.reference, *args, tol=kdef.tol)
+    assert result.passed, f"{case.id}: {result.message}"
+
+
+def _gradient_cases() -> list[tuple[str, tile.Case]]:
+    pallas = ("std/softmax", "std/rmsnorm", "std/layernorm", "std/attention")
+    return [
+        (n, tile.Case(c.kernel, c.params, mode="bwd"))
+        for n in pallas
+        for c in tile.cases(n, "test", backend="gpu")
+    ]
+
+
+@pytest.mark.parametrize(("name", "case"), _gradient_cases(), ids=lambda v: getattr(v, "id", None))
+def test_gpu_pallas_backward_matches_autodiff_of_the_reference(name: str, case: tile.Case):
+    # As `tile test --mode bwd` checks it: the kernel's VJP on its own residuals against the
+    # VJP of the reference on the float32-upcast inputs, per input.
+    from tile_runner._check import compare, resolve_tolerance, upcast
+    from tile_runner._vjp import grad_label, mode_kernel
+
+    kdef = tile.get_kernel(name)
+    run = mode_kernel(kdef, kdef.fn, "bwd")
+    assert run.check_reference is not None, name
+    args = run.inputs(case, jax.random.key(0))
+    fn, dynamic = tile.bind_static(run.fn, args)
+    out = cast("Any", jax.jit(fn)(*dynamic))  # pyright: ignore[reportUnknownMemberType]
+    want = run.check_reference(*upcast(args))
+    result = compare(
+        out, want, lambda dtype: resolve_tolerance(dtype, kernel=kdef.tol), label=grad_label
+    )
     assert result.passed, f"{case.id}: {result.message}"
