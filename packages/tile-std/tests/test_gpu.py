@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any, cast
-
 import jax
 import pytest
 
@@ -44,17 +42,9 @@ def _gradient_cases() -> list[tuple[str, tile.Case]]:
 def test_gpu_pallas_backward_matches_autodiff_of_the_reference(name: str, case: tile.Case):
     # As `tile test --mode bwd` checks it: the kernel's VJP on its own residuals against the
     # VJP of the reference on the float32-upcast inputs, per input.
-    from tile_runner._check import compare, resolve_tolerance, upcast
-    from tile_runner._vjp import grad_label, mode_kernel
-
     kdef = tile.get_kernel(name)
-    run = mode_kernel(kdef, kdef.fn, "bwd")
+    run = tile.mode_kernel(kdef, kdef.fn, "bwd")
     assert run.check_reference is not None, name
     args = run.inputs(case, jax.random.key(0))
-    fn, dynamic = tile.bind_static(run.fn, args)
-    out = cast("Any", jax.jit(fn)(*dynamic))  # pyright: ignore[reportUnknownMemberType]
-    want = run.check_reference(*upcast(args))
-    result = compare(
-        out, want, lambda dtype: resolve_tolerance(dtype, kernel=kdef.tol), label=grad_label
-    )
+    result = tile.check(run.fn, run.check_reference, *args, tol=kdef.tol, gradients=True)
     assert result.passed, f"{case.id}: {result.message}"

@@ -162,9 +162,9 @@ class KernelCase:
         """The kernel as the case's mode runs it: itself in `fwd`; in `bwd` and `fwd_bwd` the
         runner's gradient program, its inputs and reference (as `tile test --mode` runs it)."""
         if self._run is None:
-            from tile_runner._vjp import mode_kernel
+            import tile_runner as tile
 
-            self._run = mode_kernel(self.definition, self.configured.fn, self.case.mode)
+            self._run = tile.mode_kernel(self.definition, self.configured.fn, self.case.mode)
         return self._run
 
     @property
@@ -210,7 +210,6 @@ class KernelCase:
         """
         import tile_runner as tile
         from tile_protocol import Check
-        from tile_runner._errors import Unsupported
 
         definition = self.run
         reference = definition.check_reference or definition.reference
@@ -220,13 +219,13 @@ class KernelCase:
                 result = Check(passed=True, message="no reference")
             else:
                 tol = merged_tolerance(definition.tol, self._tolerances)
-                if self.case.mode == "fwd":
-                    result = tile.check(_compiled(self.fn), reference, *args, tol=tol)
-                else:
-                    result = _check_gradients(self.fn, reference, args, tol)
+                gradients = self.case.mode != "fwd"
+                result = tile.check(
+                    _compiled(self.fn), reference, *args, tol=tol, gradients=gradients
+                )
         except tile.Skip as exc:
             pytest.skip(str(exc.args[0]) if exc.args else "skipped")
-        except Unsupported as exc:  # `tile test` gives the case an `unsupported` row
+        except tile.Unsupported as exc:  # `tile test` gives the case an `unsupported` row
             pytest.skip(f"unsupported: {exc.args[0]}")
         self._on_check(self.name, result)
         if not result.passed:
@@ -235,25 +234,6 @@ class KernelCase:
 
     def __repr__(self) -> str:
         return f"KernelCase({self.case.id!r})"
-
-
-def _check_gradients(
-    fn: Callable[..., Any],
-    reference: Callable[..., Any],
-    args: tuple[Any, ...],
-    tol: float | Mapping[str, float] | None,
-) -> Check:
-    """`tile.check` of a gradient mode's program, its outputs named as `tile test` names
-    them ("gradient of input `x`")."""
-    from tile_runner._check import compare, resolve_tolerance, upcast
-    from tile_runner._jaxapi import block_until_ready
-    from tile_runner._vjp import grad_label
-
-    out = block_until_ready(_compiled(fn)(*args))
-    expected = block_until_ready(reference(*upcast(args)))
-    return compare(
-        out, expected, lambda dtype: resolve_tolerance(dtype, kernel=tol), label=grad_label
-    )
 
 
 def _compiled(fn: Callable[..., Any]) -> Callable[..., Any]:

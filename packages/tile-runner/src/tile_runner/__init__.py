@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from tile_runner._configure import Configured, configure
     from tile_runner._cpu import cpu_model
     from tile_runner._discover import PLUGIN_GROUP, discover
-    from tile_runner._errors import DefinitionError, RunnerError, Skip
+    from tile_runner._errors import DefinitionError, RunnerError, Skip, Unsupported
     from tile_runner._inputs import case_key, data, normal, randint, uniform
     from tile_runner._main import main
     from tile_runner._measure import Measurement, measure
@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from tile_runner._plan import matches
     from tile_runner._record import recorded
     from tile_runner._tuning_index import TuningIndex
+    from tile_runner._vjp import mode_kernel
 
 __all__ = [
     # authoring
@@ -61,6 +62,7 @@ __all__ = [
     "MODES",
     "Mode",
     "ModeWork",
+    "mode_kernel",
     # inputs
     "case_key",
     "data",
@@ -95,6 +97,7 @@ __all__ = [
     "DefinitionError",
     "RunnerError",
     "Skip",
+    "Unsupported",
 ]
 
 _WHERE: dict[str, str] = {
@@ -122,6 +125,7 @@ _WHERE: dict[str, str] = {
     "DefinitionError": "_errors",
     "RunnerError": "_errors",
     "Skip": "_errors",
+    "Unsupported": "_errors",
     "case_key": "_inputs",
     "data": "_inputs",
     "normal": "_inputs",
@@ -138,6 +142,7 @@ _WHERE: dict[str, str] = {
     "matches": "_plan",
     "recorded": "_record",
     "TuningIndex": "_tuning_index",
+    "mode_kernel": "_vjp",
 }
 
 

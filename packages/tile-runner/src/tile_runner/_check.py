@@ -317,11 +317,14 @@ def check(
     ref: Callable[..., Any],
     *args: Any,
     tol: float | Mapping[str, float] | None = None,
+    gradients: bool = False,
 ) -> Check:
     """Run `fn` and `ref` (on float32-upcast inputs) and compare their outputs.
 
     `tol` is the largest relative L2 error that passes, or a mapping from output dtype name;
     by default float64 1e-10, float32 1e-5, float16 2e-3, bfloat16 1e-2, integers exact.
+    `gradients`: the outputs are a gradient mode's (`tile.mode_kernel`), named as `tile test
+    --mode` names them ("gradient of input `x`").
     A `@tile.kernel` function with tunables runs its declared default configuration, with
     the values a `functools.partial` binds instead (`with_default_config`).
     """
@@ -330,4 +333,7 @@ def check(
 
     out = block_until_ready(with_default_config(fn)(*args))
     expected = block_until_ready(ref(*upcast(args)))
-    return compare(out, expected, lambda dtype: resolve_tolerance(dtype, kernel=tol))
+    from tile_runner._vjp import grad_label
+
+    label = grad_label if gradients else None
+    return compare(out, expected, lambda dtype: resolve_tolerance(dtype, kernel=tol), label=label)

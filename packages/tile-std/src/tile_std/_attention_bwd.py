@@ -19,9 +19,9 @@ their outputs are not stored. Only the causal diagonal blocks are masked.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
-from dataclasses import dataclass
 
 import jax
 import jax.numpy as jnp
@@ -34,7 +34,7 @@ from ._pallas import compiler_params, fori_loop, interpret_mode, load, next_pow2
 __all__ = ["AttentionBwdTiling", "attention_backward"]
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class AttentionBwdTiling:
     """Blocks of the two backward kernels and their Triton launch parameters.
 
@@ -57,7 +57,7 @@ _GPU_BWD_WIDE = AttentionBwdTiling(16, 64, 64, 16, 4, 2)  # float32 holds twice 
 _INTERPRET_BWD = AttentionBwdTiling(64, 64, 64, 64, 4, 1)
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class _Shape:
     """What both kernels know at trace time."""
 
@@ -160,12 +160,62 @@ def _dq_kernel(*refs: jax.Array, shape: _Shape, kv_step: int) -> None:
     store(dq_ref, (dq * scale).astype(dq_ref.dtype), q_mask)
 
 
+@dataclasses.dataclass(frozen=True)
+class _Specs:
+    """The BlockSpecs of the backward grids, (row block, batch, head): blocks of rows of q, k,
+    v, do (or whole padded sequences of them) and of the per-row lse and delta."""
+
+    seq: int
+    d_pad: int
+    seq_pad: int
+
+    def block(self, size: int, reverse: bool = False) -> pl.BlockSpec:
+        last = pl.cdiv(self.seq, size) - 1
+
+        def index(i: jax.Array, b: jax.Array, h: jax.Array) -> tuple[jax.Array | int, ...]:
+            return b, h, last - i if reverse else i, 0
+
+        return pl.BlockSpec((None, None, size, self.d_pad), index)
+
+    def stats_block(self, size: int) -> pl.BlockSpec:
+        """Per-row values of a block of rows, in reverse order (the query kernel's)."""
+        last = pl.cdiv(self.seq, size) - 1
+
+        def index(i: jax.Array, b: jax.Array, h: jax.Array) -> tuple[jax.Array | int, ...]:
+            return b, h, last - i
+
+        return pl.BlockSpec((None, None, size), index)
+
+    def all_rows(self) -> pl.BlockSpec:
+        def index(i: jax.Array, b: jax.Array, h: jax.Array) -> tuple[jax.Array | int, ...]:
+            return b, h, 0, 0
+
+        return pl.BlockSpec((None, None, self.seq_pad, self.d_pad), index)
+
+    def all_stats(self) -> pl.BlockSpec:
+        def index(i: jax.Array, b: jax.Array, h: jax.Array) -> tuple[jax.Array | int, ...]:
+            return b, h, 0
+
+        return pl.BlockSpec((None, None, self.seq_pad), index)
+
+
 def _pick(q: jax.Array, tiling: AttentionBwdTiling | None) -> AttentionBwdTiling:
-    if tiling is not None:
-        return tiling
-    if interpret_mode():
-        return _INTERPRET_BWD
-    return _GPU_BWD if q.dtype.itemsize <= 2 else _GPU_BWD_WIDE
+    """The tiling to run: the given one, else the backend's and dtype's; no block longer than
+    the sequence (padded to a power of two, at least 16)."""
+    t = tiling
+    if t is None:
+        if interpret_mode():
+            t = _INTERPRET_BWD
+        else:
+            t = _GPU_BWD if q.dtype.itemsize <= 2 else _GPU_BWD_WIDE
+    fit = max(16, next_pow2(q.shape[2]))
+    return dataclasses.replace(
+        t,
+        q_step=min(t.q_step, fit),
+        kv_held=min(t.kv_held, fit),
+        q_held=min(t.q_held, fit),
+        kv_step=min(t.kv_step, fit),
+    )
 
 
 def attention_backward(
@@ -183,10 +233,7 @@ def attention_backward(
     out, lse = saved
     batch, heads, seq, head_dim = q.shape
     t = _pick(q, tiling)
-    fit = max(16, next_pow2(seq))
-    q_step, kv_held, q_held, kv_step = (
-        min(b, fit) for b in (t.q_step, t.kv_held, t.q_held, t.kv_step)
-    )
+    q_step, kv_held, q_held, kv_step = t.q_step, t.kv_held, t.q_held, t.kv_step
     d_pad = max(16, next_pow2(head_dim))
     g = g.astype(q.dtype)
     delta = jnp.sum(out.astype(jnp.float32) * g.astype(jnp.float32), axis=-1)
@@ -194,34 +241,11 @@ def attention_backward(
     interpret = interpret_mode()
     params = compiler_params(t.num_warps, t.num_stages)
 
-    def block(size: int, reverse: bool = False) -> pl.BlockSpec:
-        last = pl.cdiv(seq, size) - 1
-
-        def index(i: jax.Array, b: jax.Array, h: jax.Array) -> tuple[jax.Array | int, ...]:
-            return b, h, last - i if reverse else i, 0
-
-        return pl.BlockSpec((None, None, size, d_pad), index)
-
-    def whole(i: jax.Array, b: jax.Array, h: jax.Array) -> tuple[jax.Array | int, ...]:
-        return b, h, 0, 0
-
-    def whole_rows(i: jax.Array, b: jax.Array, h: jax.Array) -> tuple[jax.Array | int, ...]:
-        return b, h, 0
-
-    def row_block(size: int) -> pl.BlockSpec:
-        last = pl.cdiv(seq, size) - 1
-
-        def index(i: jax.Array, b: jax.Array, h: jax.Array) -> tuple[jax.Array | int, ...]:
-            return b, h, last - i
-
-        return pl.BlockSpec((None, None, size), index)
-
     # Whole sequences, padded to whole blocks: the interpreter clamps a slice that crosses an
     # array's end (shifting it), so the blocks it slices must lie inside the padded block.
     widest = max(q_step, kv_held, q_held, kv_step)
-    seq_pad = pl.cdiv(seq, widest) * widest
-    all_rows = pl.BlockSpec((None, None, seq_pad, d_pad), whole)
-    all_stats = pl.BlockSpec((None, None, seq_pad), whole_rows)
+    specs = _Specs(seq, d_pad, pl.cdiv(seq, widest) * widest)
+    all_rows, all_stats, block = specs.all_rows(), specs.all_stats(), specs.block
     like_q = jax.ShapeDtypeStruct(q.shape, q.dtype)
     dk, dv = pl.pallas_call(
         functools.partial(_dkdv_kernel, shape=shape, q_step=q_step),
@@ -242,8 +266,8 @@ def attention_backward(
             all_rows,
             all_rows,
             block(q_held, reverse=True),
-            row_block(q_held),
-            row_block(q_held),
+            specs.stats_block(q_held),
+            specs.stats_block(q_held),
         ],
         out_specs=block(q_held, reverse=True),
         interpret=interpret,

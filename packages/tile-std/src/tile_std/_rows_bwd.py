@@ -163,14 +163,8 @@ def _row_backward(
     if rows.size == 0:
         return (jnp.zeros_like(x), *(jnp.zeros_like(p) for p in grads_like))
     interpret = interpret_mode()
-    t = row_tiling(
-        f"std/{op.name}",
-        n_rows,
-        n_cols,
-        interpret=interpret,
-        block_rows=block_rows,
-        num_warps=num_warps,
-    )
+    sizes = {"block_rows": block_rows, "num_warps": num_warps}
+    t = row_tiling(f"std/{op.name}", n_rows, n_cols, interpret=interpret, **sizes)
     n_blocks = pl.cdiv(n_rows, t.block_rows)
     wanted = programs or (_INTERPRET_PROGRAMS if interpret else _GPU_PROGRAMS)
     per_program = pl.cdiv(n_blocks, min(wanted, n_blocks))
