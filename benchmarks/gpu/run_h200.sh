@@ -256,7 +256,7 @@ if want gradtruth; then
     # with XLA's autodiff of the reference beside the Pallas backward. GRADTRUTH_ARGS narrows
     # it (e.g. "-k 4096x128"); the step's last line is the worst tile/CUPTI ratio.
     stamp "gradient modes: tile vs direct CUPTI, Pallas backward vs XLA autodiff"
-    timeout "${GRADTRUTH_LIMIT_S:-400}" python3 benchmarks/gpu/grad_truth.py ${GRADTRUTH_ARGS:-} \
+    timeout "${GRADTRUTH_LIMIT_S:-540}" python3 benchmarks/gpu/grad_truth.py ${GRADTRUTH_ARGS:-} \
         2>&1 | tee "$OUT/grad-truth.txt"
     cp /tmp/grad-truth-run/report.json "$OUT/grad-truth-report.json" 2>/dev/null
 fi
@@ -265,7 +265,7 @@ if want gradsweep; then
     # Block sizes of the Pallas backwards (issue #35): the attention backward's and the row
     # backwards' tilings, each beside XLA's autodiff of the reference, under CUPTI.
     stamp "Pallas backward tiling sweep"
-    timeout "${GRADSWEEP_LIMIT_S:-300}" python3 benchmarks/gpu/grad_sweep.py ${GRADSWEEP_ARGS:-} \
+    timeout "${GRADSWEEP_LIMIT_S:-540}" python3 benchmarks/gpu/grad_sweep.py ${GRADSWEEP_ARGS:-} \
         2>&1 | tee "$OUT/grad-sweep.txt"
 fi
 
