@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import jax
 import pytest
 
@@ -66,3 +68,15 @@ def test_runner_inputs_and_check_pass_on_cpu(name: str):
     result = tile.check(kdef.fn, kdef.reference, *args, tol=kdef.tol)
     assert result.passed, result.message
     assert result.rel_l2_err is not None and result.rel_l2_err > 0  # bfloat16 rounding is seen
+
+
+def test_row_backwards_declare_their_bytes():
+    # A Pallas call hides its traffic from XLA's cost analysis: the row kernels' gradient modes
+    # declare it (read x and the cotangent, write dx; fwd_bwd adds the forward's read and write).
+    case = tile.cases("std/layernorm", "bench", backend="gpu")[0]
+    for name in ("std/softmax", "std/rmsnorm", "std/layernorm"):
+        modes = tile.get_kernel(name).modes
+        for mode, elements in (("bwd", 3), ("fwd_bwd", 5)):
+            formula = modes[cast("tile.Mode", mode)].bytes
+            assert formula is not None, (name, mode)
+            assert formula(case) == elements * case.size * case.itemsize, (name, mode)
