@@ -271,3 +271,22 @@ def test_upward_names_would_have_landed_in_tmp_path(tmp_path: Path) -> None:
     """Guard the fixture: UP from the extraction directory reaches tmp_path exactly."""
     extraction = tmp_path / "cache" / "downloads" / "bad" / "0123456789abcdef" / ".extracted-x"
     assert (extraction / UP / "evil").resolve() == tmp_path / "evil"
+
+
+def test_a_zip_bomb_is_refused_before_anything_is_written(
+    server: Server, tmp_path: Path, cache: Path
+) -> None:
+    # 1.1 GiB of zeros deflates to about 1 MiB: over 1 GiB unpacked at ~1000x its size.
+    buf = io.BytesIO()
+    chunk = bytes(16 << 20)
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as zf:
+        zf.writestr("readme.txt", b"small and honest")
+        with zf.open("zeros.bin", "w", force_zip64=True) as member:
+            for _ in range(70):
+                member.write(chunk)
+    reg = server.entry("bomb", buf.getvalue(), archive="zip")
+    with pytest.raises(td.UnsafeArchiveError) as info:
+        td.fetch("bomb", reg, cache_dir=cache)
+    message = str(info.value)
+    assert "would unpack to 1.1 GiB" in message and "times its size" in message, message
+    assert [p for p in files_under(tmp_path) if p.suffix != ".zip"] == []  # nothing unpacked

@@ -44,6 +44,11 @@ _READ_ERRORS = (
     NotImplementedError,  # zipfile: unsupported compression
 )
 _MAX_LINK_DEPTH = 32
+# A zip bomb (a sha-pinned 4 MB zip that unpacks to 4 GiB) is refused before anything is
+# written: more than 1 GiB unpacked at more than 200 times the archive's size. Real data
+# compresses 2-20x; the cap leaves large honest archives alone.
+_BOMB_BYTES = 1 << 30
+_BOMB_RATIO = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +61,7 @@ class _Member:
     executable: bool
     open: Callable[[], IO[bytes]]
     tarinfo: tarfile.TarInfo | None = None  # what tarfile extracts, for a tar member
+    size: int = 0  # bytes it unpacks to (a regular file's declared size)
 
 
 def extract(archive: Path, entry: DownloadEntry, dest: Path) -> Path:
@@ -66,6 +72,7 @@ def extract(archive: Path, entry: DownloadEntry, dest: Path) -> Path:
         with _open(archive, entry) as raw:
             members = _check(raw, entry, unsafe)
             selected = _select(members, entry)
+            _check_size(archive, entry, selected)
             tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}-", dir=dest.parent))
             try:
                 if isinstance(raw, tarfile.TarFile):
@@ -100,6 +107,23 @@ def extract(archive: Path, entry: DownloadEntry, dest: Path) -> Path:
             hint="free disk space or point TILE_CACHE_DIR at a writable directory",
         ) from exc
     return dest
+
+
+def _check_size(archive: Path, entry: DownloadEntry, selected: list[_Member]) -> None:
+    """Refuse an archive whose files would unpack to far more than it holds (a zip bomb).
+
+    The declared sizes are what is written: zipfile stops a member at its declared size (and
+    fails its CRC past it), and a tar member's data is its size.
+    """
+    unpacked = sum(m.size for m in selected if m.kind == "file")
+    packed = max(1, archive.stat().st_size)
+    if unpacked > _BOMB_BYTES and unpacked > _BOMB_RATIO * packed:
+        raise _unsafe(entry)(
+            archive.name,
+            f"it would unpack to {unpacked / (1 << 30):.1f} GiB from {packed / (1 << 20):.1f} "
+            f"MiB ({unpacked / packed:.0f} times its size; tile refuses more than 1 GiB at "
+            f"over {_BOMB_RATIO} times)",
+        )
 
 
 def _unsafe(entry: DownloadEntry) -> Callable[[str, str], UnsafeArchiveError]:
@@ -161,7 +185,7 @@ def _zip_members(
                 target = f.read(4096).decode("utf-8", "surrogateescape")
             yield _Member(name, "symlink", target, False, opener)
         elif fmt in (0, stat.S_IFREG):
-            yield _Member(name, "file", None, bool(mode & 0o111), opener)
+            yield _Member(name, "file", None, bool(mode & 0o111), opener, size=info.file_size)
         else:
             raise unsafe(info.filename, "device file or other special file")
 
@@ -174,7 +198,7 @@ def _tar_members(
         name = _normalize(info.name, unsafe)
         opener = _tar_opener(raw, info)
         if info.isreg():
-            yield _Member(name, "file", None, bool(info.mode & 0o111), opener, info)
+            yield _Member(name, "file", None, bool(info.mode & 0o111), opener, info, info.size)
         elif info.isdir():
             yield _Member(name, "dir", None, False, opener, info)
         elif info.issym():
