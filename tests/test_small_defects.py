@@ -99,3 +99,37 @@ def test_tile_offline_that_is_not_a_boolean_is_refused_by_bench(tmp_path: Path) 
     assert done.returncode == 2, done.stderr
     assert "TILE_OFFLINE='maybe' is not a boolean" in done.stderr and "hint:" in done.stderr
     assert not (root / "run").exists()
+
+
+NOT_A_RUNNER = """
+print("Python 3.11.7 (main) [GCC] on linux")
+print("Type help for more information.")
+"""
+
+HELLO_2_0 = """
+send({"type": "hello", "protocol_version": "2.0", "protocol_minor": 0, "runner_version": "x",
+      "python_version": "3", "backend": "cpu", "timers": ["wall"], "pid": os.getpid(),
+      "devices": []})
+"""
+
+
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        (NOT_A_RUNNER, "its stdout began with a line that is not tile's protocol: 'Python 3.11"),
+        (HELLO_2_0, "its `hello` could not be read (Expected `int`, got `str`"),
+    ],
+    ids=["not-a-runner", "hello-2.0"],
+)
+def test_a_runner_that_never_says_hello_is_told_apart_from_a_crash(
+    tmp_path: Path, body: str, said: str
+) -> None:
+    """Issue 39, item 11: output that is not tile's protocol, and a hello whose
+    `protocol_version` is the string "2.0", were both reported as "runner exited with code 0
+    before finishing", with a hint to a stderr log that was empty."""
+    root = fake_project(tmp_path / "p", body)
+    done = _tile_bytes(b"bench", b"-o", b"run", cwd=root)
+    assert done.returncode == 3, done.stderr
+    assert "runner exited with code 0 before finishing, without a `hello`" in done.stderr
+    assert said in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr

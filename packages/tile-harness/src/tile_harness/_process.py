@@ -31,6 +31,7 @@ __all__ = [
     "LaunchCounter",
     "death_failure",
     "describe_exit",
+    "unspoken",
     "hang_reason",
     "kill_group",
     "last_words",
@@ -263,6 +264,18 @@ def describe_exit(launch: Launch) -> str:
         extra = " (out of memory?)" if launch.signal == signal.SIGKILL else ""
         return f"runner killed by {name} (signal {launch.signal}){extra}"
     return f"runner exited with code {launch.return_code} before finishing"
+
+
+def unspoken(noise: tp.BadLine | tp.UnknownMessage) -> str:
+    """What a runner that never said `hello` wrote instead, for the reason it ended: a hello
+    tile could not read (its field and why), or output that is not tile's protocol at all."""
+    text = noise.raw.decode("utf-8", "replace").strip()
+    shown = repr(text[:80] + ("..." if len(text) > 80 else ""))
+    if isinstance(noise, tp.UnknownMessage):
+        return f"its stdout began with a message of unknown type `{noise.type}`: {shown}"
+    if '"hello"' in text:
+        return f"its `hello` could not be read ({noise.error}): {shown}"
+    return f"its stdout began with a line that is not tile's protocol: {shown}"
 
 
 def hang_reason(limit: float, *, in_case: bool, configured: bool) -> str:

@@ -14,7 +14,6 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import cast
@@ -36,8 +35,10 @@ from tile_harness._process import (
     spawn,
     stream_events,
     terminate,
+    unspoken,
 )
 from tile_harness._requests import derive
+from tile_harness._run_state import RunState
 from tile_harness._sinks import Sink
 from tile_harness._undone import not_run
 
@@ -45,21 +46,6 @@ __all__ = ["RunnerSession"]
 
 DRAIN_S = 5.0
 """After `done`, how long to wait for the rest of the stream (anything there breaks the rules)."""
-
-
-@dataclass
-class _State:
-    plan: list[str] | None = None
-    finished: set[str] = field(default_factory=set[str])
-    done_seen: bool = False
-    hello_seen: bool = False
-    minor: int = tp.PROTOCOL_MINOR
-    """The protocol minor version the current runner speaks (from its hello)."""
-    restart: str | None = None
-    """Why the current runner ended before its remaining cases (`Done.restart`)."""
-    ended: str | None = None
-    """How the last runner ended when no case was to blame (said in the not-run failures)."""
-    seen: set[tuple[str, str, str]] = field(default_factory=set[tuple[str, str, str]])
 
 
 class RunnerSession:
@@ -84,7 +70,7 @@ class RunnerSession:
         self._sink = sink
         self._log_dir = log_dir
         self._numbering = numbering or LaunchCounter()
-        self._state = _State()
+        self._state = RunState()
         self._boundary: Boundary | None = None
         self._proc: subprocess.Popen[bytes] | None = None
         self._family = Family()  # what the current runner started, noted at case ends
@@ -166,7 +152,7 @@ class RunnerSession:
         proc = self._start(launch)
         events = stream_events(proc, tp.encode(request))
         self._state.done_seen = self._state.hello_seen = False
-        self._state.restart = self._state.ended = None
+        self._state.restart = self._state.ended = self._state.noise = None
         try:
             in_flight, timed_out, after_done = self._pump(events)
         except BaseException:
@@ -297,7 +283,7 @@ class RunnerSession:
         if isinstance(event, tp.Log):  # by far the commonest message: straight through
             sink.on_message(tp.upgrade(event, self._state.minor))
         elif isinstance(event, (tp.BadLine, tp.UnknownMessage)):
-            sink.on_noise(event)
+            self._noise(event)
         elif isinstance(event, tp.Hello):
             self._hello(event)
         elif isinstance(event, tp.Plan):
@@ -323,6 +309,12 @@ class RunnerSession:
                 self._state.restart = event.restart
             sink.on_message(tp.upgrade(event, self._state.minor))
         return in_flight
+
+    def _noise(self, event: tp.BadLine | tp.UnknownMessage) -> None:
+        """A line that is not a message; the first before `hello` says why one never came."""
+        if not self._state.hello_seen and self._state.noise is None:
+            self._state.noise = unspoken(event)
+        self._sink.on_noise(event)
 
     def _rejected(self, rejected: tp.Violation, in_flight: str | None) -> str | None:
         """A message the boundary refused (already reported): what it means for the cases."""
@@ -388,6 +380,8 @@ class RunnerSession:
             launch.reason = hang_reason(limit, in_case=in_flight is not None, configured=configured)
         else:
             launch.reason = describe_exit(launch)
+            if not self._state.hello_seen and self._state.noise is not None:
+                launch.reason += f", without a `hello`: {self._state.noise}"
         self._state.ended = self._state.ended or launch.reason
         if in_flight is None and self._state.plan is not None:
             return  # between cases: the restart goes on with the rest
