@@ -133,3 +133,24 @@ def test_a_runner_that_never_says_hello_is_told_apart_from_a_crash(
     assert "runner exited with code 0 before finishing, without a `hello`" in done.stderr
     assert said in done.stderr, done.stderr
     assert "Traceback" not in done.stderr
+
+
+NEWLINE_FAILURE = """
+evil = "fake/k[i=a\\nb]"
+hello()
+send({"type": "plan", "command": "bench",
+      "cases": [{"case_id": evil, "kernel": "fake/k", "params": {"i": "a\\nb"}}]})
+send({"type": "case_start", "case_id": evil, "index": 0, "total": 1})
+send({"type": "failure", "case_id": evil, "phase": "run", "error_type": "RuntimeError",
+      "message": "kernel exploded"})
+done(ok=False)
+"""
+
+
+def test_a_newline_in_a_case_id_stays_on_its_failure_line(tmp_path: Path) -> None:
+    """Issue 39, item 11: the `✗ CASE ...` failure line split on a newline in a case id."""
+    root = fake_project(tmp_path / "p", NEWLINE_FAILURE)
+    done = _tile_bytes(b"bench", b"-o", b"run", cwd=root)
+    assert done.returncode == 3, done.stderr
+    [line] = [line for line in done.stderr.splitlines() if line.startswith("✗")]
+    assert "fake/k[i=a\\nb] [run, failed] RuntimeError: kernel exploded" in line, done.stderr

@@ -22,6 +22,7 @@ from tile_cli.terminal._tables import (
     bench_tables,
     config_notes,
     impossible_notice,
+    one_line,
     precision_notice,
     roofline_legend,
     table_groups,
@@ -60,7 +61,7 @@ def display_path(path: Path) -> str:
 
 
 def _failure_line(err: Console, failure: tp.Failure) -> None:
-    where = failure.case_id or "(run)"
+    where = one_line(failure.case_id) if failure.case_id else "(run)"
     err.print(f"✗ {where} [{failure.phase}, {failure.status}] {failure.error_type}: "
               f"{failure.message}", markup=False, style="red", soft_wrap=True)  # fmt: skip
 
@@ -138,7 +139,7 @@ def render_suite(
         err.print(f"hint: {hint}", markup=False, soft_wrap=True)
     for result in results.failed_checks:
         assert result.check is not None
-        err.print(f"✗ {result.case_id}: wrong output: {check_failure_reason(result.check)}",
+        err.print(f"✗ {one_line(result.case_id)}: wrong output: {check_failure_reason(result.check)}",
                   markup=False, style="red", soft_wrap=True)  # fmt: skip
     if command == "bench" and (notice := precision_notice(rows)) is not None:
         err.print(notice, markup=False, style="yellow", soft_wrap=True)

@@ -37,6 +37,7 @@ __all__ = [
     "bench_tables",
     "config_notes",
     "impossible_notice",
+    "one_line",
     "precision_notice",
     "roofline_legend",
     "table_groups",
@@ -65,10 +66,10 @@ def _ok_cell(check: tp.Check | None) -> Text:
 
 
 def _short_id(case_id: str, kernel: str) -> str:
-    return _one_line(case_id[len(kernel) :] if case_id.startswith(kernel) else case_id)
+    return one_line(case_id[len(kernel) :] if case_id.startswith(kernel) else case_id)
 
 
-def _one_line(text: str) -> str:
+def one_line(text: str) -> str:
     """A case id as one line of a row: a newline in it (user code names cases) split the
     row in two, its values on neither line's case."""
     return text.replace("\r", "\\r").replace("\n", "\\n")
@@ -317,7 +318,7 @@ def test_tables(
         c = r.check
         cells.append(
             [
-                Text(_one_line(r.case_id)),
+                Text(one_line(r.case_id)),
                 *([Text(format_config(r.config))] if config else []),
                 f"{c.max_abs_err:.3g}" if c.max_abs_err is not None else "-",
                 f"{c.rel_l2_err:.3g}" if c.rel_l2_err is not None else "-",
@@ -349,7 +350,7 @@ def accounting_tables(
         a = r.accounting
         if a is not None:
             parts = (format_seconds(getattr(a, f)) for _, f in _PARTS)
-            cells.append([Text(_one_line(r.case_id)), format_seconds(a.total_s), *parts])
+            cells.append([Text(one_line(r.case_id)), format_seconds(a.total_s), *parts])
     if not cells:
         return []
     columns = [Column("case", "left"), Column("total"), *(Column(n) for n, _ in _PARTS)]
