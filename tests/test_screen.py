@@ -66,8 +66,9 @@ def _lines(text: str) -> list[str]:
 
 
 def _check_order(lines: list[str]) -> None:
-    """The start-up line first; each case's step named before its kernel's table; each table
-    before the next kernel's first step."""
+    """The start-up line first; each case's sampling named before its kernel's table; each
+    table before the next kernel's first sampling (inputs and compiles of a batch of cases are
+    made ahead, so those steps of later kernels may come earlier)."""
     assert "starting the runner" in lines[0] or lines[0].startswith("tile bench on"), lines[:3]
     titles = {kernel: lines.index(kernel) for kernel in KERNELS}  # a table starts with its title
     assert list(titles.values()) == sorted(titles.values()), titles  # in the plan's order
@@ -80,9 +81,7 @@ def _check_order(lines: list[str]) -> None:
         for case_id in KERNELS[kernel]:
             assert named(case_id) < titles[kernel], (case_id, lines)
         if n + 1 < len(kernels):
-            first_next = min(
-                i for i, line in enumerate(lines) if any(c in line for c in KERNELS[kernels[n + 1]])
-            )
+            first_next = min(map(named, KERNELS[kernels[n + 1]]))
             assert titles[kernel] < first_next, (kernel, lines)
 
 

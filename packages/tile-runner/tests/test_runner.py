@@ -415,7 +415,10 @@ def test_progress_names_each_step_of_each_case_when_asked(runner: Any, tmp_path:
         if isinstance(message, CaseStart):
             current = message.case_id
         elif isinstance(message, Progress):
-            assert message.case_id == current  # a step of the case begun, never another's
+            # Inputs and compiles are made ahead of a case's turn; its check and samples are
+            # taken in its turn, never during another case's.
+            if message.step in ("check", "sample"):
+                assert message.case_id == current
             steps.setdefault(message.case_id, []).append(message.step)
         elif isinstance(message, (BenchResult, Failure)):
             current = None

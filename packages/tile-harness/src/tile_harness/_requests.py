@@ -52,6 +52,7 @@ class RequestChanges(TypedDict, total=False):
     profile: tp.ProfileSettings | None
     progress: bool
     capture: str | None
+    compile_ahead: bool
 
 
 def derive(request: tp.RunRequest, **changes: Unpack[RequestChanges]) -> tp.RunRequest:

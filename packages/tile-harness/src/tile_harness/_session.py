@@ -94,7 +94,9 @@ class RunnerSession:
             and (remaining := self._remaining())
         ):
             before = len(self._state.finished)
-            clean = self._launch(derive(self._request, case_ids=remaining))
+            # Each case in its turn from here: a runner that died compiling a batch ahead
+            # had no case in flight to blame.
+            clean = self._launch(derive(self._request, case_ids=remaining, compile_ahead=False))
             all_clean = all_clean and clean
             if len(self._state.finished) == before:
                 self._abandon(self._remaining(), self._why("the restarted runner made no progress"))

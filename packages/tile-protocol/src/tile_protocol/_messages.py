@@ -153,6 +153,11 @@ class RunRequest(_Message, frozen=True, kw_only=True, tag="run_request"):
     progress: bool = False
     """Send a `progress` message as each case enters a step (protocol 1.15), for a screen that
     says what the runner is doing; off, an older reader never sees a message it does not know."""
+    compile_ahead: bool = True
+    """Make cases ready (inputs, compilations) in batches before their turn; False compiles
+    each case after its `case_start`. A runner that died between cases (in a batch's
+    compilations, where no case is in flight) is restarted with False, so that the case that
+    kills it is blamed."""
 
 
 # ---------------------------------------------------------------- stream (runner -> CLI)

@@ -7,7 +7,7 @@ __all__ = ["PROTOCOL_MINOR", "PROTOCOL_VERSION"]
 
 PROTOCOL_VERSION = 1
 """Major version: a reader refuses a stream whose major version is newer than its own."""
-PROTOCOL_MINOR = 18
+PROTOCOL_MINOR = 19
 """Minor version: grows when optional fields or message types are added.
 
 1: `Reference.interleaved`, `RunRequest.pin_cpu`, `Hello.pinned_cpu`.
@@ -52,4 +52,6 @@ PROTOCOL_MINOR = 18
    kernel calls it makes) and `RunRequest.cases` (`CaseSpec`: cases named by kernel and axis
    values); `CaseInfo.captured`, `BenchResult.captured`, `TestResult.captured`; usage error
    types `CaptureImport`, `CaptureTrace`, `CaptureNone`.
+19: `RunRequest.compile_ahead` (False: compile each case in its turn, as a runner restarted
+   after a crash does, so that the case that crashed it is the one in flight).
 """

@@ -19,63 +19,59 @@ from tile_protocol import (
     Phase,
     TestResult,
 )
+from tile_runner._ahead import Ready, prepare
 from tile_runner._api import Case, KernelDef
 from tile_runner._build import Stages, lower_only, view_text, write_build_outputs
 from tile_runner._check import compare, resolve_tolerance, upcast
 from tile_runner._clock import Stopwatch
 from tile_runner._compile import Compiled, aot_compile, bind_static
-from tile_runner._configure import configure
 from tile_runner._context import CaseContext, Outcome, case_inputs
 from tile_runner._discover import USER_ERRORS, failure_from
 from tile_runner._errors import Skip, Unsupported
 from tile_runner._rounds import BenchRounds, case_work, send_bench, time_round
-from tile_runner._stage import Built, compile_all
+from tile_runner._stage import Built
 from tile_runner._tuning import unit_id
-from tile_runner._vjp import grad_label, mode_kernel
+from tile_runner._vjp import grad_label
 
 __all__ = ["finish_rounds", "next_round", "run_case"]
 
 
 def run_case(
-    ctx: CaseContext, kernel: KernelDef, case: Case, unit: Mapping[str, str] | None = None
+    ctx: CaseContext,
+    kernel: KernelDef,
+    case: Case,
+    unit: Mapping[str, str] | None = None,
+    ready: Ready | None = None,
 ) -> Outcome | BenchRounds:
     """Run one case; every exception (and SystemExit) becomes a Failure for this case.
 
-    A bench with `rounds` > 1 times only the first round here and returns the case's
-    BenchRounds; `next_round` times the others and sends the result after the last. `unit`
-    (`tile tune`): the tunable values to time; results then carry the unit's id.
+    `ready`: the case's inputs and compilations, made ahead of its turn (`_ahead.prepare`);
+    without it they are made here. A bench with `rounds` > 1 times only the first round here
+    and returns the case's BenchRounds; `next_round` times the others and sends the result
+    after the last. `unit` (`tile tune`): the tunable values to time; results then carry the
+    unit's id.
     """
-    at = _Phase("plan")
-    watch = Stopwatch()
     rid = case.id if unit is None else unit_id(case.id, unit)
+    if ready is None:
+        compiles = ctx.command not in ("inspect", "build")
+        unit_ = (kernel, case, None if unit is None else dict(unit), rid)
+        ready = prepare(ctx, [unit_], budget=0, compile_=compiles)[0]
+    watch = ready.stopwatch()
+    if ready.error is not None:
+        return _failed(ctx, rid, *ready.error)
+    at = _Phase("compile")
+    assert ready.configured is not None and ready.args is not None and ready.call is not None
+    info, args, (kernel, call) = ready.configured.info, ready.args, ready.call
     try:
-        mode_kernel(kernel, kernel.fn, case.mode)  # a mode the kernel does not declare
-        at.phase = "tunables"
-        configured = configure(kernel, case, tuning=ctx.tuning, overrides=ctx.tunables, unit=unit)
-        info = configured.info
-        kernel = mode_kernel(kernel, configured.fn, case.mode)  # `fwd`: the kernel itself
-        at.phase = "inputs"
-        ctx.step("inputs", rid)
-        args = case_inputs(ctx, kernel, case)
-        watch.lap("inputs")
-        at.phase = "compile"
-        ctx.step("compile", rid)
-        fn, dynamic = bind_static(configured.fn if case.mode == "fwd" else kernel.fn, args)
-        if ctx.command == "inspect":
-            _inspect(ctx, case, fn, dynamic)
-            return "passed"
-        if ctx.command == "build":
-            compiled = aot_compile(fn, dynamic)
-            watch.lap("compile")
-            if ctx.profile is not None:
-                at.phase = "run"
-                _profile(ctx, kernel, case, compiled, dynamic)
-            at.phase = "outputs"
-            return _build(ctx, case, compiled, fn, dynamic)
-        built = compile_all(ctx, kernel, fn, args, watch)
-        gradients = case.mode != "fwd"
+        fn, dynamic = bind_static(call, args)
+        if ctx.command in ("inspect", "build"):
+            return _compiler_output(ctx, kernel, case, (fn, dynamic), watch=watch, at=at)
+        assert ready.built is not None
+        built = ready.built
+        ready.built = None  # held by this case alone from here: freed when it is done
         ctx.step("check", rid)
-        checked = _check(ctx, kernel, fn, args, built, watch=watch, at=at, gradients=gradients)
+        checked = _check(ctx, kernel, fn, args, built, watch=watch, at=at,
+                         gradients=case.mode != "fwd")  # fmt: skip
         if ctx.command == "test":
             return _send_test(ctx, case, rid, checked, watch=watch, info=info)
         at.phase = "work"
@@ -148,6 +144,30 @@ def finish_rounds(ctx: CaseContext, rounds: BenchRounds) -> Outcome:
         return send_bench(ctx, rounds)
     except (Exception, SystemExit) as exc:
         return _failed(ctx, rounds.rid, "run", exc)
+
+
+def _compiler_output(
+    ctx: CaseContext,
+    kernel: KernelDef,
+    case: Case,
+    call: tuple[Callable[..., Any], tuple[Any, ...]],
+    *,
+    watch: Stopwatch,
+    at: _Phase,
+) -> Outcome:
+    """`tile inspect` and `tile build` (and `tile profile`): what the compiler makes is the
+    result."""
+    fn, dynamic = call
+    if ctx.command == "inspect":
+        _inspect(ctx, case, fn, dynamic)
+        return "passed"
+    compiled = aot_compile(fn, dynamic)
+    watch.lap("compile")
+    if ctx.profile is not None:
+        at.phase = "run"
+        _profile(ctx, kernel, case, compiled, dynamic)
+    at.phase = "outputs"
+    return _build(ctx, case, compiled, fn, dynamic)
 
 
 def _build(

@@ -8,6 +8,7 @@ host arrays), which is why this module does not.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +22,7 @@ __all__ = [
     "check",
     "compare",
     "default_tolerance",
+    "prepare_check",
     "resolve_tolerance",
     "upcast",
 ]
@@ -179,18 +181,73 @@ def _leaf_figures(o: Any, r: Any, wide: Any, exact: bool) -> tuple[Any, ...]:
 
 
 _jitted: Any = None
+_programs: dict[tuple[Any, ...], Any] = {}
+"""The comparison compiled for one signature of output and reference (`prepare_check`)."""
+_MAX_PROGRAMS = 256
+_programs_lock = threading.Lock()
 
 
-def _figures(o: Any, r: Any) -> _Figures:
-    import jax
+def _signature(o: Any, r: Any) -> tuple[Any, ...]:
+    return (tuple(o.shape), o.dtype, bool(getattr(o, "weak_type", False)),
+            tuple(r.shape), r.dtype, bool(getattr(r, "weak_type", False)))  # fmt: skip
 
+
+def _figures_fn() -> Any:
     from tile_runner._jaxapi import jit
 
     global _jitted
     if _jitted is None:
         _jitted = jit(_leaf_figures, static_argnums=(2, 3))
+    return _jitted
+
+
+def prepare_check(out_info: Any, ref_info: Any) -> None:
+    """Compile the comparison for these outputs (pytrees of shape-dtype structs) ahead of the
+    check, one program per signature, so that the check itself only runs it.
+
+    Leaves the comparison would not reach (a structure, shape or kind mismatch, an empty
+    array) are left out; a leaf whose program is missing is compiled when compared.
+    """
+    from tile_runner._jaxapi import tree_flatten
+
+    out_leaves, out_tree = tree_flatten(out_info)
+    ref_leaves, ref_tree = tree_flatten(ref_info)
+    if out_tree != ref_tree:
+        return
+    for o, r in zip(out_leaves, ref_leaves, strict=True):
+        key = _signature(o, r)
+        if key in _programs or tuple(o.shape) != tuple(r.shape) or not all(o.shape):
+            continue
+        if _category(o.dtype) != _category(r.dtype):
+            continue
+        program = _compile_figures(o, r)
+        with _programs_lock:  # cases compile on several threads at once
+            _programs[key] = program
+            while len(_programs) > _MAX_PROGRAMS:
+                del _programs[next(iter(_programs))]  # the oldest
+
+
+def _compile_figures(o: Any, r: Any) -> Any:
+    import jax
+
+    def spec(x: Any) -> Any:
+        return jax.ShapeDtypeStruct(
+            x.shape, x.dtype, weak_type=bool(getattr(x, "weak_type", False))
+        )
+
     exact = _category(o.dtype) in ("integer", "bool")
-    values = jax.device_get(_jitted(o, r, _wide_dtype(o, r), exact))
+    return _figures_fn().lower(spec(o), spec(r), _wide_dtype(o, r), exact).compile()
+
+
+def _figures(o: Any, r: Any) -> _Figures:
+    import jax
+
+    program = _programs.get(_signature(o, r))
+    if program is not None:
+        values = jax.device_get(program(o, r))
+    else:
+        exact = _category(o.dtype) in ("integer", "bool")
+        values = jax.device_get(_figures_fn()(o, r, _wide_dtype(o, r), exact))
     n_bad, first, max_abs, worst, d_scale, d_norm, r_scale, r_norm = values
     return _Figures(
         mismatches=int(n_bad),

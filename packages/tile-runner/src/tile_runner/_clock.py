@@ -52,6 +52,13 @@ class Stopwatch:
         """Credit `seconds` measured by someone else to `part`."""
         self._parts[part] += seconds
 
+    def credit(self, part: Part | None, seconds: float) -> None:
+        """Count `seconds` spent on this case before it started (made ready ahead of its
+        turn) as its own: into `part` (None: `other`) and into the total."""
+        if part is not None:
+            self._parts[part] += seconds
+        self._total += seconds
+
     def mark(self) -> None:
         """Move the mark to now; the stretch since the last one stays unclaimed (`other`)."""
         self._mark = time.perf_counter()

@@ -76,11 +76,16 @@ def _cwd() -> str | None:
         return None
 
 
+# The signals whose handlers are watched, listed once: `signal.valid_signals()` builds a set of
+# enum members on every call, two thirds of what comparing the handlers after a case cost.
+_SIGNALS = tuple(
+    int(s) for s in signal.valid_signals() if s not in (signal.SIGKILL, signal.SIGSTOP)
+)
+
+
 def _handlers() -> dict[int, object]:
     handlers: dict[int, object] = {}
-    for signum in signal.valid_signals():
-        if signum in (signal.SIGKILL, signal.SIGSTOP):
-            continue
+    for signum in _SIGNALS:
         try:
             handlers[int(signum)] = signal.getsignal(signum)
         except (OSError, ValueError):
@@ -146,6 +151,8 @@ class StateGuard:
     # ---------------------------------------------------------------- one kind each
 
     def _config(self, now: _State) -> list[StateDiff]:
+        if same(now.jax_config, self._base.jax_config):  # the common case, at C speed
+            return []
         diffs: list[StateDiff] = []
         for name, before in self._base.jax_config.items():
             after = now.jax_config.get(name, before)
@@ -176,6 +183,8 @@ class StateGuard:
 
     def _environ(self, now: _State) -> list[StateDiff]:
         base = self._base.environ
+        if now.environ == base:
+            return []
         diffs: list[StateDiff] = []
         for name in sorted(set(base) | set(now.environ)):
             before, after = base.get(name), now.environ.get(name)

@@ -118,12 +118,18 @@ def send_bench(ctx: CaseContext, rounds: BenchRounds) -> Outcome:
     """The BenchResult of all rounds' samples, in the order they were taken."""
     case, timings, last = rounds.case, rounds.timings, rounds.timings[-1]
     samples = [x for t in timings for x in t.samples]
-    stats = summarize(samples, last.stats.stop_reason)
+    # One round's statistics are already the whole case's (the bootstrap is seeded, so they
+    # would come out the same): summarizing again cost about 0.6 ms a case, twice.
+    stats = last.stats if len(timings) == 1 else summarize(samples, last.stats.stop_reason)
     stats = widen_to_rounds(stats, [t.stats.median for t in timings])
     reference = None
     if all(t.reference is not None for t in timings):  # a reference that failed once is dropped
         ref_samples = [x for t in timings if t.reference is not None for x in t.reference.samples]
-        ref_stats = summarize(ref_samples, last.stats.stop_reason)
+        ref_stats = (
+            last.reference.stats
+            if len(timings) == 1 and last.reference is not None
+            else summarize(ref_samples, last.stats.stop_reason)
+        )
         reference = Reference(
             samples=ref_samples,
             stats=ref_stats,

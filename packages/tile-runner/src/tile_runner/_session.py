@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import traceback
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -19,18 +20,22 @@ from tile_protocol import (
     Progress,
     RunRequest,
     StateChange,
+    StateDiff,
     Step,
 )
 from tile_protocol import CaseStart as ProtoCaseStart
 from tile_runner._stdout import ProtocolWriter
 
 if TYPE_CHECKING:  # imported lazily: JAX comes with them
+    from tile_runner._ahead import Ready
     from tile_runner._context import CaseContext
     from tile_runner._isolation import StateGuard
     from tile_runner._plan import Plan as RunnerPlan
     from tile_runner._plan import Unit
 
 __all__ = ["Session"]
+
+_DAEMON = "daemon thread running"  # a StateDiff's `after` for a daemon thread (`_isolation`)
 
 
 def _ruled_out(kernel: Any, case: Any, unit: dict[str, str] | None) -> str | None:
@@ -249,9 +254,11 @@ class Session:
     def _run_cases(self, ctx: CaseContext, cases: list[Unit], rounds: int) -> None:
         """Every case once; a bench in rounds goes over all cases `rounds` times, in order.
 
-        A case's result is sent after its last round, so a runner that dies in round k loses
-        only the rounds of cases not yet finished; the CLI blames the case in flight and
-        restarts the others from their first round.
+        In the first round, cases are made ready in batches ahead of their turn (`_ahead`):
+        a batch's compilations run together, then its cases are checked and timed one at a
+        time. A case's result is sent after its last round, so a runner that dies in round k
+        loses only the rounds of cases not yet finished; the CLI blames the case in flight
+        and restarts the others from their first round.
         """
         from tile_runner._case import finish_rounds, next_round, run_case
         from tile_runner._isolation import StateGuard
@@ -263,20 +270,26 @@ class Session:
         for round_ in range(1, rounds + 1):
             if self.request.pace is not None and (round_ == 1 or pending):
                 wait_turn(self.request.pace, round_)
+            ahead = _Ahead(self, ctx, cases, guard) if round_ == 1 else None
             for index, (kernel, case, unit, rid) in enumerate(cases):
                 if round_ > 1 and rid not in pending:
                     continue  # failed or skipped in an earlier round
+                ready = ahead.ready(index) if ahead is not None else None
+                if self.restart is not None:
+                    return  # making a batch ready changed what cannot be put back
                 self.current = rid
                 start = ProtoCaseStart(
                     case_id=rid, index=index, total=total, round=round_ if rounds > 1 else None
                 )
                 self.writer.send(start)
                 if round_ == 1:
-                    outcome = run_case(ctx, kernel, case, unit)
+                    outcome = run_case(ctx, kernel, case, unit, ready)
                 else:
                     outcome = next_round(ctx, pending.pop(rid), last=round_ == rounds)
+                del ready
                 self.current = None
-                if self._changed_state(guard, rid) and isinstance(outcome, BenchRounds):
+                earlier = ahead.changes.pop(rid, []) if ahead is not None else []
+                if self._changed_state(guard, rid, earlier) and isinstance(outcome, BenchRounds):
                     # The fresh runner will not time this case again: report the rounds it had.
                     outcome = finish_rounds(ctx, outcome)
                 if isinstance(outcome, BenchRounds):
@@ -286,7 +299,9 @@ class Session:
                 if self.restart is not None:
                     return
 
-    def _changed_state(self, guard: StateGuard, rid: str) -> bool:
+    def _changed_state(
+        self, guard: StateGuard, rid: str, earlier: Sequence[StateDiff] = ()
+    ) -> bool:
         """Compare the process with its state before the first case; True to stop here.
 
         What the case changed is restored where safe and reported against it; what cannot be
@@ -298,6 +313,9 @@ class Session:
         except Exception as exc:  # the guard must never cost a case its result
             self.log("warning", f"could not compare the process state after a case: {exc!r}", rid)
             return False
+        if earlier:  # what the case changed while its inputs were made ahead of its turn
+            diffs = [*earlier, *(d for d in diffs if d not in earlier)]  # a thread still runs
+            restart = restart or any(not d.restored and d.after != _DAEMON for d in earlier)
         if not diffs:
             return False
         self.writer.send(StateChange(case_id=rid, changes=diffs, restart=restart))
@@ -306,3 +324,93 @@ class Session:
             what = ", ".join(f"{d.kind} {d.name}".strip() for d in kept)
             self.restart = f"case `{rid}` changed what cannot be put back ({what})"
         return restart
+
+
+class _Ahead:
+    """The first round's cases made ready in batches, a batch when its first case is due.
+
+    When making a batch ready changed the process state (a kernel that sets a JAX flag while
+    traced would change how the others of its batch compile), the state is put back, what was
+    made is dropped and that batch's cases are made ready each in its own turn instead, so
+    that the state guard names the case that did it. What a case's inputs change is reported
+    after its turn; when they change what cannot be put back (a thread left running) and cases
+    before it in the batch have not run, this runner ends before them (`Done.restart`) and a
+    fresh one, compiling each case in its turn, runs them in the state the run began with.
+    """
+
+    def __init__(self, session: Session, ctx: CaseContext, cases: list[Unit], guard: StateGuard):
+        from tile_runner._ahead import batch_size, input_budget
+
+        self._session, self._ctx, self._cases, self._guard = session, ctx, cases, guard
+        request = session.request
+        self._size = batch_size(request)
+        self._budget = input_budget(session.devices)
+        self._ready: dict[int, Ready] = {}
+        self._stopped: str | None = None  # why this runner must end before the batch runs
+        self._first = ""  # the id of the batch's first case
+        self.changes: dict[str, list[StateDiff]] = {}
+        """What a case's inputs changed when made ahead, reported after its turn."""
+        self._own_turn_until = 0  # cases before this index are made ready in their turn
+
+    def ready(self, index: int) -> Ready | None:
+        """Case `index` made ready, or None to make it ready in its turn."""
+        if self._size <= 1 or index < self._own_turn_until:
+            return None
+        if index not in self._ready:
+            self._batch(index)
+        ready = self._ready.pop(index, None)
+        if ready is not None and ready.error is not None and ready.error[0] == "compile":
+            # Compiled again in its turn: a kernel that broke beside it in the pool (set a
+            # memory limit while traced, say) must not fail it, and a real error recurs.
+            return None
+        return ready
+
+    def _batch(self, index: int) -> None:
+        from tile_runner._ahead import prepare
+
+        session = self._session
+        batch = self._cases[index : index + self._size]
+        self._first = batch[0][3]
+
+        def on_case(rid: str | None) -> None:
+            session.current = rid
+
+        readies = prepare(
+            self._ctx, batch, budget=self._budget, on_case=on_case, made=self._inputs_changed
+        )
+        if self._stopped is not None:
+            # The cases before it in the batch would run in a process it changed for good: a
+            # fresh runner, asked to make each case ready in its turn, takes them all.
+            session.restart = self._stopped
+            return
+        if self._state_changed():
+            import jax
+
+            # Traced again in their turns (JAX would reuse the traces), so that the guard
+            # sees which case does it.
+            jax.clear_caches()
+            self._own_turn_until = index + len(readies)
+            return
+        self._ready = {index + i: r for i, r in enumerate(readies)}
+
+    def _inputs_changed(self, rid: str) -> bool:
+        """After a case's inputs: keep what they changed for its turn; True ends the batch."""
+        try:
+            diffs, restart = self._guard.check()
+        except Exception:  # the guard must never cost a case its result
+            return False
+        if restart and rid != self._first:
+            kept = ", ".join(f"{d.kind} {d.name}".strip() for d in diffs if not d.restored)
+            self._stopped = (f"making the inputs of `{rid}` ahead of its turn changed what "
+                             f"cannot be put back ({kept})")  # fmt: skip
+        elif diffs:
+            self.changes[rid] = diffs
+        return bool(diffs)
+
+    def _state_changed(self) -> bool:
+        try:
+            diffs, _ = self._guard.check()
+        except Exception:  # the guard must never cost a case its result
+            return False
+        # A daemon thread a library started on first use is lived with, as after a case.
+        return any(d.kind != "threads" or d.after != _DAEMON for d in diffs)

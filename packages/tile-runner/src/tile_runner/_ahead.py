@@ -1,0 +1,224 @@
+"""Cases made ready ahead of their turn: a batch's inputs, then all its compilations at once.
+
+A case used to compile when its turn came, one after another: on the H200 a fresh tile-std
+run spent most of its 41 s compiling while 15 cores idled, and a compile pool of 8 threads
+did the same programs in a third of the time. Here a batch of cases gets its inputs (on the
+runner's thread: input makers are user code, and `tile.data` names the case it serves), then
+its kernels, references and check programs compile in one pool; only then are the cases of
+the batch checked and timed, one at a time, with nothing compiling beside them.
+
+Memory stays bounded: a batch holds at most `batch_size` cases and stops taking inputs once
+they pass `input_budget` bytes; what a case holds is dropped when the case is done.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from tile_protocol import Phase, RunRequest
+from tile_runner._api import KernelDef
+from tile_runner._clock import Part, Stopwatch
+from tile_runner._configure import Configured, configure
+from tile_runner._context import CaseContext, case_inputs
+from tile_runner._discover import USER_ERRORS
+from tile_runner._plan import Unit
+from tile_runner._stage import Building, Built, build, check_program
+from tile_runner._vjp import mode_kernel
+
+__all__ = ["Ready", "batch_size", "input_budget", "prepare"]
+
+_MAX_WORKERS = 16
+_CASES_PER_WORKER = 4  # a batch: enough cases to keep every thread busy to its end
+_MAX_BATCH = 32
+_HOST_BUDGET = 1 << 30  # input bytes a batch may hold without a device memory figure
+
+
+@dataclass
+class Ready:
+    """One case made ready before its turn, or where that failed, and the seconds it cost."""
+
+    configured: Configured | None = None
+    call: tuple[KernelDef, Callable[..., Any]] | None = None
+    """The case's mode's kernel (`fwd`: the kernel itself) and the function it times."""
+    args: tuple[Any, ...] | None = None
+    built: Built | None = None
+    error: tuple[Phase, BaseException] | None = None
+    spent: dict[Part | None, float] = field(default_factory=dict[Part | None, float])
+    """Seconds by accounting part (None: `other`), credited to the case's stopwatch."""
+
+    def credit(self, part: Part | None, seconds: float) -> None:
+        self.spent[part] = self.spent.get(part, 0.0) + seconds
+
+    def stopwatch(self) -> Stopwatch:
+        """A stopwatch for the case's turn that already holds what was spent ahead."""
+        watch = Stopwatch()
+        for part, seconds in self.spent.items():
+            watch.credit(part, seconds)
+        return watch
+
+
+def _workers() -> int:
+    """Threads that compile at once: the cores this process may use, at most 16."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # no affinity API (macOS)
+        cores = os.cpu_count() or 1
+    return max(1, min(_MAX_WORKERS, cores))
+
+
+def batch_size(request: RunRequest) -> int:
+    """Cases compiled together: 1 (each in its turn) where that matters or nothing is timed.
+
+    With `cache_explain` every compile-cache event names the case in flight, so cases
+    compile in their turn; `inspect` and `build` compile as their own output; a runner
+    restarted after a crash is asked to (`compile_ahead`).
+    """
+    if (
+        not request.compile_ahead
+        or request.cache_explain
+        or request.command not in ("bench", "test", "tune")
+    ):
+        return 1
+    return min(_MAX_BATCH, _CASES_PER_WORKER * _workers())
+
+
+def input_budget(devices: Sequence[Any]) -> int:
+    """Input bytes a batch may hold at once: a quarter of the device's memory, else 1 GiB."""
+    try:
+        stats: dict[str, int] | None = devices[0].memory_stats() if devices else None
+        limit = int((stats or {}).get("bytes_limit") or 0)
+    except Exception:
+        limit = 0
+    return limit // 4 if limit > 0 else _HOST_BUDGET
+
+
+def _nbytes(args: Any) -> int:
+    import jax
+
+    return sum(int(getattr(leaf, "nbytes", 0)) for leaf in jax.tree_util.tree_leaves(args))
+
+
+def _inputs(ctx: CaseContext, unit: Unit) -> Ready:
+    """Configuration and inputs of one unit (the time is `inputs`, as it always was)."""
+    kernel, case, values, rid = unit
+    ready = Ready()
+    t0 = time.perf_counter()
+    phase: Phase = "plan"
+    try:
+        mode_kernel(kernel, kernel.fn, case.mode)  # a mode the kernel does not declare
+        phase = "tunables"
+        configured = configure(kernel, case, tuning=ctx.tuning, overrides=ctx.tunables, unit=values)
+        ready.configured = configured
+        moded = mode_kernel(kernel, configured.fn, case.mode)  # `fwd`: the kernel itself
+        ready.call = (moded, configured.fn if case.mode == "fwd" else moded.fn)
+        phase = "inputs"
+        ctx.step("inputs", rid)
+        ready.args = case_inputs(ctx, moded, case)
+    except USER_ERRORS as exc:
+        ready.error = (phase, exc)
+    ready.credit("inputs", time.perf_counter() - t0)
+    return ready
+
+
+def prepare(
+    ctx: CaseContext,
+    units: Sequence[Unit],
+    *,
+    budget: int,
+    compile_: bool = True,
+    on_case: Callable[[str | None], None] = lambda _: None,
+    made: Callable[[str], bool] = lambda _: False,
+) -> list[Ready]:
+    """Make the leading units of `units` ready: inputs until `budget` bytes (at least one
+    unit), then, with `compile_`, every compilation of those in one pool.
+
+    `on_case(rid)` is told which unit's inputs are being made (None after); `made(rid)`
+    after them, True to take no more units (the process state guard found a change). Returns
+    one Ready per unit taken, in order; the caller goes on from the first unit not taken.
+    """
+    readies: list[Ready] = []
+    held = 0
+    for unit in units:
+        if readies and held >= budget:
+            break
+        on_case(unit[3])
+        ready = _inputs(ctx, unit)
+        readies.append(ready)
+        held += _nbytes(ready.args) if ready.args is not None else 0
+        if made(unit[3]):
+            break
+    on_case(None)
+    if compile_:
+        _compile(ctx, [u[3] for u in units[: len(readies)]], readies)
+    return readies
+
+
+def _seconds(work: Callable[[], Any]) -> float:
+    t0 = time.perf_counter()
+    # A check program that does not compile is compiled again (and fails) at the check.
+    with contextlib.suppress(Exception):
+        work()
+    return time.perf_counter() - t0
+
+
+def _compile(ctx: CaseContext, rids: Sequence[str], readies: list[Ready]) -> None:
+    """Every compilation of the batch in one pool; the pool's wall time is shared out.
+
+    Each case is credited its share of the wall time in proportion to the seconds its own
+    compilations took on their threads, so that the cases' accounting adds up to the time
+    the batch took (a case compiled alone gets all of it, as before).
+    """
+    todo = [(rid, r) for rid, r in zip(rids, readies, strict=True) if r.error is None]
+    if not todo:
+        return
+    t0 = time.perf_counter()
+    with ThreadPoolExecutor(max(3, _workers()), thread_name_prefix="tile-compile") as pool:
+        jobs: list[tuple[Ready, Building]] = []
+        for rid, ready in todo:
+            assert ready.call is not None and ready.args is not None
+            ctx.step("compile", rid)
+            kernel, fn = ready.call
+            try:
+                jobs.append((ready, build(pool, ctx.command, kernel, fn, ready.args)))
+            except USER_ERRORS as exc:
+                ready.error = ("compile", exc)
+        for ready, building in jobs:
+            try:
+                ready.built = building.result()
+            except USER_ERRORS as exc:  # the kernel did not compile
+                ready.error = ("compile", exc)
+        t1 = time.perf_counter()
+        checks: list[tuple[Ready, Future[float]]] = [
+            (r, pool.submit(_seconds, lambda b=r.built: check_program(b)))
+            for r, _ in jobs
+            if r.built is not None
+        ]
+        check_s = [(r, job.result()) for r, job in checks]
+    t2 = time.perf_counter()
+    built = [r.built for r, _ in jobs]
+    _share(t1 - t0, [(r, b.kernel_s, b.reference_s) if b else (r, 0.0, 0.0)
+                     for (r, _), b in zip(jobs, built, strict=True)])  # fmt: skip
+    total = sum(s for _, s in check_s)
+    for ready, seconds in check_s:
+        ready.credit("check", (t2 - t1) * (seconds / total if total > 0 else 1 / len(check_s)))
+
+
+def _share(wall: float, cases: list[tuple[Ready, float, float]]) -> None:
+    """Credit `wall` to the cases in proportion to their compilations' thread seconds.
+
+    Within a case's share the kernel's own seconds come first (`compile`), the rest is what
+    its references added (`reference_compile`): a case compiled alone is accounted as
+    before the batches, its kernel's time and the references' excess over it.
+    """
+    total = sum(k + r for _, k, r in cases)
+    for ready, kernel_s, reference_s in cases:
+        share = wall * (kernel_s + reference_s) / total if total > 0 else wall / len(cases)
+        kernel_part = min(kernel_s, share) if total > 0 else share
+        ready.credit("compile", kernel_part)
+        ready.credit("reference_compile", share - kernel_part)

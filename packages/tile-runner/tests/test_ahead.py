@@ -1,0 +1,138 @@
+"""Cases made ready ahead of their turn: compiled in batches, then timed with nothing compiling."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import jax.monitoring
+import pytest
+
+import tile_protocol as proto
+import tile_runner as tile
+from tile_protocol import BenchResult, BenchSettings, CaseStart, Message, StateChange
+from tile_runner._ahead import prepare
+from tile_runner._case import run_case
+from tile_runner._context import CaseContext
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def _request(kernel: str) -> dict[str, Any]:
+    return {
+        "command": "bench",
+        "paths": [str(FIXTURES / "ahead_kernels.py")],
+        "plugins": [],
+        "kernels": [kernel],
+        "bench": {"warmup_runs": 1, "min_runs": 3, "max_runs": 5, "max_time": 0.05},
+    }
+
+
+def test_a_batch_compiles_before_any_of_its_cases_runs(tmp_path: Path, runner: Any) -> None:
+    log = tmp_path / "events.log"
+    run = runner(_request("ah/log"), env=runner.env(TILE_AHEAD_LOG=str(log)))
+    assert run.returncode == 0, run.stderr[-3000:]
+    events = log.read_text().splitlines()
+    first_run = next(i for i, e in enumerate(events) if e.startswith("run"))
+    # Every case's inputs and kernel are made before the first case runs (its check).
+    assert sorted(e for e in events[:first_run]) == sorted(
+        [f"inputs {n}" for n in (1, 2, 3, 4)] + [f"trace {n}" for n in (1, 2, 3, 4)]
+    )
+    assert not any(e.startswith(("trace", "inputs")) for e in events[first_run:])
+    # Then one case at a time, in plan order.
+    ran = [int(e.split()[1]) for e in events[first_run:]]
+    assert ran == sorted(ran)
+    results = run.of(BenchResult)
+    assert [r.params["n"] for r in results] == ["1", "2", "3", "4"]
+    for r in results:
+        a = r.accounting
+        assert a is not None and a.compile_s > 0 and a.inputs_s > 0
+        parts = [a.inputs_s, a.compile_s, a.reference_compile_s, a.check_s, a.warmup_s,
+                 a.sample_s, a.reference_sample_s, a.other_s]  # fmt: skip
+        assert sum(parts) == pytest.approx(a.total_s, rel=1e-9, abs=1e-12)
+    assert len(run.of(CaseStart)) == 4
+
+
+def test_a_runner_asked_not_to_compiles_each_case_in_its_turn(tmp_path: Path, runner: Any) -> None:
+    # How a runner restarted after a crash runs: the case that kills it is the one in flight.
+    log = tmp_path / "events.log"
+    request = {**_request("ah/log"), "compile_ahead": False}
+    run = runner(request, env=runner.env(TILE_AHEAD_LOG=str(log)))
+    assert run.returncode == 0, run.stderr[-3000:]
+    events = [e for e in log.read_text().splitlines() if not e.startswith("run")]
+    assert events == [f"{what} {n}" for n in (1, 2, 3, 4) for what in ("inputs", "trace")]
+    text = log.read_text()
+    assert text.index("run 1") < text.index("inputs 2")
+
+
+def test_state_changed_while_compiling_ahead_is_blamed_on_its_case(
+    tmp_path: Path, runner: Any
+) -> None:
+    log = tmp_path / "events.log"
+    run = runner(_request("ah/flag"), env=runner.env(TILE_AHEAD_LOG=str(log)))
+    assert run.returncode == 0, run.stderr[-3000:]
+    changes = run.of(StateChange)
+    assert [c.case_id for c in changes] == ["ah/flag[n=2]"]
+    assert changes[0].changes[0].name == "TILE_AHEAD_TOUCHED"
+    assert len(run.of(BenchResult)) == 3
+
+
+_COMPILES: list[int] = []
+
+
+def _count(event: str, *_: Any, **__: Any) -> None:
+    if event == "/jax/core/compile/backend_compile_duration" and _COMPILES:
+        _COMPILES[-1] += 1
+
+
+def _two_dtypes(name: str) -> None:
+    """A fresh kernel (new function objects: nothing of theirs is cached) in two dtypes."""
+
+    def reference(x: Any) -> Any:
+        return x * 5.0
+
+    @tile.kernel(
+        name,
+        inputs=lambda case, key: (tile.normal(key, (384,), case.dtype),),
+        reference=reference,
+        bench=tile.axes(dtype=["float32", "bfloat16"]),
+    )
+    def kernel(x: Any) -> Any:
+        return x * 5
+
+
+def test_a_case_made_ready_compiles_nothing_in_its_turn() -> None:
+    jax.monitoring.register_event_duration_secs_listener(_count)
+    _two_dtypes("ah/ready")
+    sent: list[Message] = []
+    ctx = CaseContext(
+        command="bench",
+        seed=0,
+        bench=BenchSettings(max_runs=10, max_time=0.05, warmup_runs=1),
+        tolerances={},
+        timer="wall",
+        peaks=None,
+        send=sent.append,
+        warn=lambda message, case_id: sent.append(proto.Log(level="warning", message=message)),
+    )
+    kernel = tile.get_kernel("ah/ready")
+    units = [(kernel, c, None, c.id) for c in tile.cases("ah/ready", "bench", backend="cpu")]
+    _COMPILES.append(0)
+    readies = prepare(ctx, units, budget=1 << 30)
+    assert _COMPILES[-1] > 0 and all(r.error is None for r in readies)
+    for (k, case, _, _), ready in zip(units, readies, strict=True):
+        _COMPILES.append(0)
+        assert run_case(ctx, k, case, None, ready) == "passed"
+        assert _COMPILES[-1] == 0, f"{case.id} compiled {_COMPILES[-1]} programs in its turn"
+    assert len([m for m in sent if isinstance(m, BenchResult)]) == 2
+
+
+def test_a_batch_holds_inputs_up_to_its_budget() -> None:
+    _two_dtypes("ah/budget")
+    ctx = CaseContext(command="bench", seed=0, bench=BenchSettings(), tolerances={},
+                      timer="wall", peaks=None, send=lambda m: None, warn=lambda m, c: None)  # fmt: skip
+    kernel = tile.get_kernel("ah/budget")
+    units = [(kernel, c, None, c.id) for c in tile.cases("ah/budget", "bench", backend="cpu")]
+    # The first case's inputs (384 floats) already pass a 1-byte budget: a batch of one.
+    assert len(prepare(ctx, units, budget=1, compile_=False)) == 1
+    assert len(prepare(ctx, units, budget=1 << 20, compile_=False)) == 2
