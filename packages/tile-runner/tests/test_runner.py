@@ -288,6 +288,7 @@ def test_sigterm_stops_the_runner_promptly(runner: Any) -> None:
         "command": "bench",
         "paths": [str(FIXTURES / "sleeper_kernels.py")],
         "plugins": [],
+        "progress": True,
     }
     with subprocess.Popen(
         [sys.executable, "-m", "tile_runner"],
@@ -301,11 +302,15 @@ def test_sigterm_stops_the_runner_promptly(runner: Any) -> None:
             proc.stdin.write(json.dumps(request).encode())
             proc.stdin.close()
             decoder = StreamDecoder()
+            # Inputs are made ahead of the case's turn (before its `case_start`): the runner
+            # says so in a progress message, and is then asleep in the input maker.
             started = False
             while not started:
                 line = proc.stdout.readline()
-                assert line, "runner ended before starting the case"
-                started = any(isinstance(e, CaseStart) for e in decoder.feed(line))
+                assert line, "runner ended before making the case's inputs"
+                started = any(
+                    isinstance(e, Progress) and e.step == "inputs" for e in decoder.feed(line)
+                )
             proc.send_signal(signal.SIGTERM)
             assert proc.wait(timeout=60) == -signal.SIGTERM
         finally:
