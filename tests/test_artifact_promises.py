@@ -7,6 +7,7 @@ import contextlib
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 from pathlib import Path
@@ -221,7 +222,12 @@ def test_findings_say_what_failed_and_what_to_do(tile: TileRun, project: MakePro
     by = {f["category"]: f for f in report["findings"]}
     assert {"crash", "error", "correctness"} <= set(by)
     assert by["crash"]["severity"] == "high"
-    assert any("bad/b_segfault" in e and "logs/runner-1.stderr.log" in e
+    # The evidence names the log of the runner that crashed in b_segfault's turn (after one
+    # that crashed compiling the batch ahead, where no case was in flight to blame).
+    (crash,) = [f for f in report["failures"] if f["exception_type"] == "RunnerCrash"]
+    assert crash["case_id"].startswith("bad/b_segfault") and "SIGSEGV" in crash["message"]
+    assert re.fullmatch(r"logs/runner-\d+\.stderr\.log", crash["stderr_log"])
+    assert any("bad/b_segfault" in e and crash["stderr_log"] in e
                for e in by["crash"]["evidence"])  # fmt: skip
     assert any("bad/e_raises" in e for e in by["error"]["evidence"])
     assert any("bad/g_wrong_shape" in e for e in by["correctness"]["evidence"])

@@ -147,6 +147,33 @@ def test_sigkill_leaves_no_torn_files(project: MakeProject) -> None:
 
 
 @pytest.mark.slow
+def test_a_kernel_hanging_while_its_batch_compiles_costs_a_case_timeout_and_is_blamed(
+    tile: TileRun, project: MakeProject
+) -> None:
+    # j_hang hangs while traced: in the batch made ready ahead of the cases' turn, where no
+    # case is in flight. The runner says each step of the batch, so its silence there is bound
+    # by case_timeout (10 s here), not the limit between cases (at least 120 s); a fresh runner,
+    # making each case ready in its turn, measures the others and blames the hang on j_hang.
+    root = project(["crashy.py"], FAST)
+    proc = tile("bench", "-k", "a_good", "-k", "j_hang", "-k", "m_good", cwd=root, timeout=300)
+    assert proc.returncode == 3, proc.stderr
+    run = root / ".tile" / "latest"
+    report = json.loads((run / "report.json").read_text())
+    cases = _cases(report)
+    assert cases["bad/a_good"]["status"] == cases["bad/m_good"]["status"] == "success"
+    assert cases["bad/j_hang"]["status"] == "timed_out"
+    (failure,) = report["failures"]
+    assert failure["case_id"].startswith("bad/j_hang")
+    assert failure["exception_type"] == "RunnerTimeout"
+    assert "10 s (case_timeout)" in failure["message"]
+    events = (run / "events.jsonl").read_text()
+    assert (
+        "runner 1 ended: timed_out (no message from the runner for 10 s (case_timeout) while "
+        "making cases ready ahead of their turn)"
+    ) in events
+
+
+@pytest.mark.slow
 def test_runner_dying_in_a_later_round_blames_that_case_only(
     tile: TileRun, project: MakeProject
 ) -> None:
@@ -173,17 +200,24 @@ def test_runner_dying_in_a_later_round_blames_that_case_only(
     assert {s["fields"].get("round") for s in starts} == {1, 2, 3}
 
 
+_POISON = ["poison/a_good", "poison/b_crash", "poison/c_good", "poison/d_good"]
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    ("args", "why"),
+    ("args", "why", "not_run"),
     [
-        (("test",), "the restarted runner made no progress: runner killed by SIGSEGV"),
-        (("build",), "the restarted runner made no progress: runner killed by SIGSEGV"),
-        (("test", "--isolate"), "its runner ended before reaching it: runner killed by SIGSEGV"),
+        # A batch made ready ahead: b_crash segfaults while the batch compiles, before any
+        # case has run or is in flight; the restarted runner, which would compile each case in
+        # its turn and blame b_crash, dies importing the kernels. Every case is counted.
+        (("test",), "the restarted runner made no progress: runner killed by SIGSEGV", 4),
+        # Each case compiled in its turn (build compiles no batch; --isolate runners either).
+        (("build",), "the restarted runner made no progress: runner killed by SIGSEGV", 2),
+        (("test", "--isolate"), "its runner ended before reaching it: runner killed by SIGSEGV", 2),
     ],
 )
 def test_cases_no_runner_reaches_are_counted_and_the_run_exits_3(
-    args: tuple[str, ...], why: str, tile: TileRun, project: MakeProject
+    args: tuple[str, ...], why: str, not_run: int, tile: TileRun, project: MakeProject
 ) -> None:
     # poison/b_crash segfaults and leaves a mark that makes every later runner segfault while
     # it imports the kernels: poison/c_good and poison/d_good are never run (issue #24).
@@ -191,20 +225,21 @@ def test_cases_no_runner_reaches_are_counted_and_the_run_exits_3(
     proc = tile(*args, cwd=root)
     assert proc.returncode == 3, proc.stderr
     assert "Traceback" not in proc.stderr
-    assert f"error: 2 of 4 planned cases were not run ({why}" in proc.stderr
+    assert f"error: {not_run} of 4 planned cases were not run ({why}" in proc.stderr
     assert "not run in" in proc.stderr  # the headline counts them too
     run = root / ".tile" / "latest"
     report = json.loads((run / "report.json").read_text())
     cases = _cases(report)
-    assert cases["poison/a_good"]["status"] == "success"  # what was done is kept
-    assert cases["poison/b_crash"]["status"] == "failed"
-    assert cases["poison/c_good"]["status"] == cases["poison/d_good"]["status"] == "skipped"
     failures = {f["case_id"].split("[")[0]: f for f in report["failures"] if f["case_id"]}
-    assert failures["poison/b_crash"]["exception_type"] == "RunnerCrash"
-    for kernel in ("poison/c_good", "poison/d_good"):
+    if not_run == 2:
+        assert cases["poison/a_good"]["status"] == "success"  # what was done is kept
+        assert cases["poison/b_crash"]["status"] == "failed"
+        assert failures["poison/b_crash"]["exception_type"] == "RunnerCrash"
+    for kernel in _POISON[-not_run:]:
+        assert cases[kernel]["status"] == "skipped", kernel
         assert failures[kernel]["exception_type"] == "NotRun" and why in failures[kernel]["message"]
-    assert report["run"]["status"] == "partial"
-    assert "2 of 4 planned cases were not run" in report["run"]["status_reason"]
-    assert "2 of 4 planned cases were not run" in (run / "summary.md").read_text()
+    assert report["run"]["status"] == ("partial" if not_run < 4 else "failed")
+    assert f"{not_run} of 4 planned cases were not run" in report["run"]["status_reason"]
+    assert f"{not_run} of 4 planned cases were not run" in (run / "summary.md").read_text()
     check = tile("schema-check", str(run), cwd=root)
     assert check.returncode == 0, check.stdout

@@ -112,4 +112,6 @@ def test_a_pipe_gets_the_same_lines_plain(project: MakeProject) -> None:
     assert lines[0] == "tile bench · starting the runner"
     steps = [line for line in lines if line.startswith("tile bench · ")]
     assert len(steps) == len(set(steps))  # a line per change, none said twice
-    assert "tile bench · 0/4 done · compiling fx/scale[n=256,dtype=float32]" in steps
+    # The batch made ready ahead: each case whose compilations are awaited, with a count.
+    assert "tile bench · 0/4 done · compiling fx/scale[n=256,dtype=float32] (0 of 4)" in steps
+    assert "tile bench · 0/4 done · compiling fx/square[n=512,dtype=float32] (4 of 4)" in steps

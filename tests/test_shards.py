@@ -125,17 +125,22 @@ def test_a_crashed_shard_loses_nothing_else(tile: TileRun, project: MakeProject)
     assert "SIGSEGV" in failure["message"]
 
     # Round-robin over the plan: shard 0 gets a, c, m; shard 1 gets b, i. Shard 1's runner
-    # dies on b and is started again for i; shard 0 never notices.
+    # dies compiling its batch (b and i, ahead of their turn), is started again to make each
+    # case ready in its turn, dies on b, and is started again for i; shard 0 never notices.
     runners = [c for c in _commands(run) if c["phase"] == "runner"]
     by_shard: dict[str, list[dict[str, Any]]] = {}
     for command in runners:
         by_shard.setdefault(_shard_of(run, command) or "", []).append(command)
     assert [c["status"] for c in by_shard["0/2"]] == ["success"]
-    crashed, restarted = by_shard["1/2"]
-    assert (crashed["status"], crashed["signal"]) == ("failed", "SIGSEGV")
+    ahead, crashed, restarted = by_shard["1/2"]
+    for died in (ahead, crashed):
+        assert (died["status"], died["signal"]) == ("failed", "SIGSEGV")
     assert restarted["status"] == "success"
-    asked = _case_ids_by_command(run)
-    assert [i.split("[")[0] for i in asked[restarted["command_id"]]] == ["bad/i_good"]
+    asked = {
+        c: [i.split("[")[0] for i in ids or []] for c, ids in _case_ids_by_command(run).items()
+    }
+    assert asked[crashed["command_id"]] == ["bad/b_segfault", "bad/i_good"]
+    assert asked[restarted["command_id"]] == ["bad/i_good"]
     # The failure points at the runner that crashed, not at the other shard's.
     assert failure["command_id"] == crashed["command_id"]
     assert failure["stderr_log"] == crashed["stderr_log"]
@@ -153,9 +158,10 @@ def test_ctrl_c_stops_every_shard(
     if launcher == "slurm":
         gres = request.getfixturevalue("slurm_gres")
         toml += f'[launcher]\ngres = "{gres}"\ntime_limit = "10"\n'
-    root = project(["crashy.py"], toml)
+    # j_hang_running hangs when it runs, in its turn, after the batch made ready ahead.
+    root = project(["crashy.py", "hang_when_run.py"], toml)
     out = root / "run"
-    picks = ["a_good", "c_good", "i_good", "j_hang"]
+    picks = ["a_good", "c_good", "i_good", "j_hang_running"]
     args = [a for k in picks for a in ("-k", f"bad/{k}")]
     proc = subprocess.Popen(
         tile_argv("test", "--launcher", launcher, "--shards", "2", "-o", str(out), *args),
@@ -167,7 +173,7 @@ def test_ctrl_c_stops_every_shard(
     )
     # Round-robin over the plan (a, c, i, j): shard 0 runs a and i to the end; shard 1 runs c,
     # then hangs in j.
-    wait_for(out / "events.jsonl", '"case_start","message":"bad/j_hang', proc, limit=180)
+    wait_for(out / "events.jsonl", '"case_start","message":"bad/j_hang_running', proc, limit=180)
     wait_for(out / "events.jsonl", '"case_done","message":"bad/i_good', proc, limit=180)
     proc.send_signal(signal.SIGINT)
     _, stderr = proc.communicate(timeout=120)
@@ -179,7 +185,7 @@ def test_ctrl_c_stops_every_shard(
         "bad/a_good": "success",
         "bad/c_good": "success",
         "bad/i_good": "success",
-        "bad/j_hang": "interrupted",
+        "bad/j_hang_running": "interrupted",
     }
     assert report["failures"] == []  # a stopped runner is not a crash
     runners = [c for c in _commands(out) if c["phase"] == "runner"]

@@ -10,7 +10,7 @@ import pytest
 
 import tile_protocol as proto
 import tile_runner as tile
-from tile_protocol import BenchResult, BenchSettings, CaseStart, Message, StateChange
+from tile_protocol import BenchResult, BenchSettings, CaseStart, Message, Progress, StateChange
 from tile_runner._ahead import prepare
 from tile_runner._case import run_case
 from tile_runner._context import CaseContext
@@ -25,6 +25,7 @@ def _request(kernel: str) -> dict[str, Any]:
         "plugins": [],
         "kernels": [kernel],
         "bench": {"warmup_runs": 1, "min_runs": 3, "max_runs": 5, "max_time": 0.05},
+        "compile_ahead": True,
     }
 
 
@@ -53,6 +54,22 @@ def test_a_batch_compiles_before_any_of_its_cases_runs(tmp_path: Path, runner: A
     assert len(run.of(CaseStart)) == 4
 
 
+def test_a_batch_says_its_steps_unasked(tmp_path: Path, runner: Any) -> None:
+    # No case is in flight while a batch is made ready: each step is said (`progress` is not
+    # asked), so that the CLI bounds the silence by the case timeout; a case's own turn is not.
+    log = tmp_path / "events.log"
+    run = runner(_request("ah/log"), env=runner.env(TILE_AHEAD_LOG=str(log)))
+    assert run.returncode == 0, run.stderr[-3000:]
+    first_start = next(i for i, m in enumerate(run.messages) if isinstance(m, CaseStart))
+    steps = [(p.step, p.case_id.split("[")[1], p.done, p.total) for p in run.of(Progress)]
+    ids = [f"n={n}]" for n in (1, 2, 3, 4)]
+    # Each case's compilations awaited in plan order, with how many cases' ended.
+    assert steps == [("inputs", i, None, None) for i in ids] + [
+        ("compile", i, k, 4) for k, i in enumerate(ids)
+    ] + [("compile", ids[-1], 4, 4)]
+    assert not [m for m in run.messages[first_start:] if isinstance(m, Progress)]
+
+
 def test_a_runner_asked_not_to_compiles_each_case_in_its_turn(tmp_path: Path, runner: Any) -> None:
     # How a runner restarted after a crash runs: the case that kills it is the one in flight.
     log = tmp_path / "events.log"
@@ -63,6 +80,7 @@ def test_a_runner_asked_not_to_compiles_each_case_in_its_turn(tmp_path: Path, ru
     assert events == [f"{what} {n}" for n in (1, 2, 3, 4) for what in ("inputs", "trace")]
     text = log.read_text()
     assert text.index("run 1") < text.index("inputs 2")
+    assert run.of(Progress) == []  # nothing said unasked in a case's turn
 
 
 def test_state_changed_while_compiling_ahead_is_blamed_on_its_case(

@@ -36,6 +36,7 @@ __all__ = [
     "kill_group",
     "last_words",
     "reap",
+    "silence_limit",
     "spawn",
     "stream_events",
     "terminate",
@@ -254,6 +255,29 @@ def kill_group(proc: subprocess.Popen[bytes], sig: int) -> None:
         os.killpg(proc.pid, sig)
 
 
+def silence_limit(spec: RunnerSpec, *, started: bool, in_case: bool) -> float | None:
+    """How long a runner may stay silent; None waits for ever.
+
+    `started`: its `hello` came; `in_case`: it is on a case's work (in flight, or a step of a
+    batch made ready ahead of the cases' turn).
+    """
+    if not started:
+        # Until `hello` the runner may be waiting for a SLURM allocation (as long as the
+        # queue takes: `startup_timeout=None`) or importing JAX on a loaded machine.
+        if spec.startup_timeout is None:
+            return None
+        return (
+            spec.timeout
+            if spec.timeout is not None
+            else max(spec.case_timeout, spec.startup_timeout)
+        )
+    if in_case:
+        return spec.case_timeout
+    # Between cases the runner may be importing kernel modules or compiling: allow at
+    # least STARTUP_TIMEOUT_S there unless `[runner] timeout` says otherwise.
+    return spec.timeout if spec.timeout is not None else max(spec.case_timeout, STARTUP_TIMEOUT_S)
+
+
 def describe_exit(launch: Launch) -> str:
     """How a runner ended before `done`, in words: the signal (OOM?) or the exit code."""
     if launch.signal is not None:
@@ -278,10 +302,12 @@ def unspoken(noise: tp.BadLine | tp.UnknownMessage) -> str:
     return f"its stdout began with a line that is not tile's protocol: {shown}"
 
 
-def hang_reason(limit: float, *, in_case: bool, configured: bool) -> str:
-    """Why a silent runner was given up on: which limit its silence reached."""
+def hang_reason(limit: float, *, in_case: bool, configured: bool, ahead: bool = False) -> str:
+    """Why a silent runner was given up on: which limit its silence reached, and where
+    (`ahead`: while it made a batch of cases ready before their turn)."""
     which = " (case_timeout)" if in_case else " (`[runner] timeout`)" if configured else ""
-    return f"no message from the runner for {limit:g} s{which}"
+    where = " while making cases ready ahead of their turn" if ahead else ""
+    return f"no message from the runner for {limit:g} s{which}{where}"
 
 
 def death_failure(launch: Launch, case_id: str | None, *, timed_out: bool) -> tp.Failure:

@@ -22,6 +22,8 @@ class RunState:
     """The protocol minor version the current runner speaks (from its hello)."""
     restart: str | None = None
     """Why the current runner ended before its remaining cases (`Done.restart`)."""
+    ahead: bool = False
+    """The runner makes cases ready ahead of their turn: it said a batch's step (`progress`)."""
     ended: str | None = None
     """How the last runner ended when no case was to blame (said in the not-run failures)."""
     seen: set[tuple[str, str, str]] = field(default_factory=set[tuple[str, str, str]])

@@ -32,6 +32,7 @@ from tile_harness._process import (
     hang_reason,
     kill_group,
     reap,
+    silence_limit,
     spawn,
     stream_events,
     terminate,
@@ -94,8 +95,7 @@ class RunnerSession:
             and (remaining := self._remaining())
         ):
             before = len(self._state.finished)
-            # Each case in its turn from here: a runner that died compiling a batch ahead
-            # had no case in flight to blame.
+            # Each case in its turn from here: in a batch made ready ahead, none was in flight.
             clean = self._launch(derive(self._request, case_ids=remaining, compile_ahead=False))
             all_clean = all_clean and clean
             if len(self._state.finished) == before:
@@ -125,7 +125,8 @@ class RunnerSession:
             if self._stopping:
                 return False
             if case_id not in self._state.finished:
-                clean = self._launch(derive(self._request, case_ids=[case_id])) and clean
+                one = derive(self._request, case_ids=[case_id], compile_ahead=False)  # no batch
+                clean = self._launch(one) and clean
             if case_id not in self._state.finished and not self._stopping:
                 self._abandon([case_id], self._why("its runner ended before reaching it"))
         return clean and not self._stopping
@@ -153,7 +154,7 @@ class RunnerSession:
         launch = self._new_launch(request)
         proc = self._start(launch)
         events = stream_events(proc, tp.encode(request))
-        self._state.done_seen = self._state.hello_seen = False
+        self._state.done_seen = self._state.hello_seen = self._state.ahead = False
         self._state.restart = self._state.ended = self._state.noise = None
         try:
             in_flight, timed_out, after_done = self._pump(events)
@@ -222,7 +223,8 @@ class RunnerSession:
         `events`: what came after `done` in its batch, and the queue with any later batches.
         """
         if timed_out:
-            launch.status = "timed_out"  # before _close records it
+            launch.status = "timed_out"  # before _close records it, and why
+            launch.reason = self._hang_reason(in_flight)
             self._note_family()  # what the hung case started goes with it
             if self._spec.argv_prefix:
                 terminate(proc)  # srun forwards SIGTERM to the task and ends the job step
@@ -258,24 +260,9 @@ class RunnerSession:
 
     def _silence_limit(self, in_flight: str | None) -> float | None:
         """How long the runner may stay silent now; None waits for ever."""
-        spec = self._spec
-        if not self._state.hello_seen:
-            # Until `hello` the runner may be waiting for a SLURM allocation (as long as the
-            # queue takes: `startup_timeout=None`) or importing JAX on a loaded machine.
-            if spec.startup_timeout is None:
-                return None
-            return (
-                spec.timeout
-                if spec.timeout is not None
-                else max(spec.case_timeout, spec.startup_timeout)
-            )
-        if in_flight:
-            return spec.case_timeout
-        # Between cases the runner may be importing kernel modules or compiling: allow at
-        # least STARTUP_TIMEOUT_S there unless `[runner] timeout` says otherwise.
-        return (
-            spec.timeout if spec.timeout is not None else max(spec.case_timeout, STARTUP_TIMEOUT_S)
-        )
+        # A batch step (`ahead`) is some case's work too: bounded as a case is.
+        busy = in_flight is not None or self._state.ahead
+        return silence_limit(self._spec, started=self._state.hello_seen, in_case=busy)
 
     def _dispatch(self, event: object, in_flight: str | None) -> str | None:
         """Hand one event to the sink; return the case in flight after it."""
@@ -292,9 +279,8 @@ class RunnerSession:
             if self._state.plan is None:
                 self._state.plan = [c.case_id for c in event.cases]
                 sink.on_plan(event)
-        elif isinstance(event, tp.CaseStart):
-            sink.on_case_start(event)
-            return event.case_id
+        elif isinstance(event, (tp.CaseStart, tp.Progress)):
+            return self._on_the_way(event, in_flight)
         elif isinstance(event, (tp.BenchResult, tp.TestResult, tp.BuildResult)):
             self._state.finished.add(event.case_id)
             self._note_family()
@@ -317,6 +303,16 @@ class RunnerSession:
         if not self._state.hello_seen and self._state.noise is None:
             self._state.noise = unspoken(event)
         self._sink.on_noise(event)
+
+    def _on_the_way(self, event: tp.CaseStart | tp.Progress, in_flight: str | None) -> str | None:
+        """A case starts, or a step is said: before its case starts, a step of a batch."""
+        self._state.ahead = isinstance(event, tp.Progress) and in_flight is None
+        if isinstance(event, tp.CaseStart):
+            self._sink.on_case_start(event)
+            return event.case_id
+        if self._request.progress:  # a batch's steps come unasked (`compile_ahead`)
+            self._sink.on_message(event)
+        return in_flight
 
     def _rejected(self, rejected: tp.Violation, in_flight: str | None) -> str | None:
         """A message the boundary refused (already reported): what it means for the cases."""
@@ -374,13 +370,15 @@ class RunnerSession:
             launch.status = "failed"
         self._sink.on_launch_end(launch)
 
+    def _hang_reason(self, in_flight: str | None) -> str:
+        ahead = in_flight is None and self._state.ahead  # a batch made ready before its turn
+        limit = self._silence_limit(in_flight) or STARTUP_TIMEOUT_S
+        return hang_reason(limit, in_case=in_flight is not None or ahead,
+                           configured=self._spec.timeout is not None, ahead=ahead)  # fmt: skip
+
     def _blame(self, launch: Launch, in_flight: str | None, *, timed_out: bool) -> None:
         """Turn a runner that died or hung into a failure record for the case it was on."""
-        if timed_out:
-            limit = self._silence_limit(in_flight) or STARTUP_TIMEOUT_S
-            configured = self._spec.timeout is not None
-            launch.reason = hang_reason(limit, in_case=in_flight is not None, configured=configured)
-        else:
+        if not timed_out:  # a hang's reason was given before its launch was closed
             launch.reason = describe_exit(launch)
             if not self._state.hello_seen and self._state.noise is not None:
                 launch.reason += f", without a `hello`: {self._state.noise}"

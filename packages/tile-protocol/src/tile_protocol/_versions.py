@@ -52,6 +52,7 @@ PROTOCOL_MINOR = 19
    kernel calls it makes) and `RunRequest.cases` (`CaseSpec`: cases named by kernel and axis
    values); `CaseInfo.captured`, `BenchResult.captured`, `TestResult.captured`; usage error
    types `CaptureImport`, `CaptureTrace`, `CaptureNone`.
-19: `RunRequest.compile_ahead` (False: compile each case in its turn, as a runner restarted
-   after a crash does, so that the case that crashed it is the one in flight).
+19: `RunRequest.compile_ahead` (default False: each case made ready in its turn, as before
+   and as a runner restarted after a crash is asked, so that the case that crashed it is the
+   one in flight); with it, `progress` messages for the steps of a batch, asked or not.
 """

@@ -9,6 +9,11 @@ the batch checked and timed, one at a time, with nothing compiling beside them.
 
 Memory stays bounded: a batch holds at most `batch_size` cases and stops taking inputs once
 they pass `input_budget` bytes; what a case holds is dropped when the case is done.
+
+While a batch is made ready no case is in flight, so the runner says what it is doing as it
+goes (`Say`: a `progress` message as each case's inputs are made and as each case's
+compilations are awaited, with how many ended), and the CLI bounds each silence there by the
+case timeout.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from tile_protocol import Phase, RunRequest
+from tile_protocol import Phase, RunRequest, Step
 from tile_runner._api import KernelDef
 from tile_runner._clock import Part, Stopwatch
 from tile_runner._configure import Configured, configure
@@ -31,7 +36,11 @@ from tile_runner._plan import Unit
 from tile_runner._stage import Building, Built, build, check_program
 from tile_runner._vjp import mode_kernel
 
-__all__ = ["Ready", "batch_size", "input_budget", "prepare"]
+__all__ = ["Ready", "Say", "batch_size", "input_budget", "prepare"]
+
+Say = Callable[[Step, str, int | None, int | None], None]
+"""Tell the CLI a batch step: (step, case id, done, total); done of total count the cases whose
+compilations ended (None: a step of one case)."""
 
 _MAX_WORKERS = 16
 _CASES_PER_WORKER = 4  # a batch: enough cases to keep every thread busy to its end
@@ -73,11 +82,13 @@ def _workers() -> int:
 
 
 def batch_size(request: RunRequest) -> int:
-    """Cases compiled together: 1 (each in its turn) where that matters or nothing is timed.
+    """Cases compiled together: 1 (each in its turn) unless asked, where that matters or
+    nothing is timed.
 
-    With `cache_explain` every compile-cache event names the case in flight, so cases
-    compile in their turn; `inspect` and `build` compile as their own output; a runner
-    restarted after a crash is asked to (`compile_ahead`).
+    Batches are asked for (`compile_ahead`) by a CLI that knows their `progress` messages and
+    restarts a crashed runner without them. With `cache_explain` every compile-cache event
+    names the case in flight, so cases compile in their turn; `inspect` and `build` compile
+    as their own output.
     """
     if (
         not request.compile_ahead
@@ -104,7 +115,7 @@ def _nbytes(args: Any) -> int:
     return sum(int(getattr(leaf, "nbytes", 0)) for leaf in jax.tree_util.tree_leaves(args))
 
 
-def _inputs(ctx: CaseContext, unit: Unit) -> Ready:
+def _inputs(ctx: CaseContext, unit: Unit, say: Say) -> Ready:
     """Configuration and inputs of one unit (the time is `inputs`, as it always was)."""
     kernel, case, values, rid = unit
     ready = Ready()
@@ -118,7 +129,7 @@ def _inputs(ctx: CaseContext, unit: Unit) -> Ready:
         moded = mode_kernel(kernel, configured.fn, case.mode)  # `fwd`: the kernel itself
         ready.call = (moded, configured.fn if case.mode == "fwd" else moded.fn)
         phase = "inputs"
-        ctx.step("inputs", rid)
+        say("inputs", rid, None, None)
         ready.args = case_inputs(ctx, moded, case)
     except USER_ERRORS as exc:
         ready.error = (phase, exc)
@@ -132,13 +143,15 @@ def prepare(
     *,
     budget: int,
     compile_: bool = True,
+    say: Say = lambda step, rid, done, total: None,
     on_case: Callable[[str | None], None] = lambda _: None,
     made: Callable[[str], bool] = lambda _: False,
 ) -> list[Ready]:
     """Make the leading units of `units` ready: inputs until `budget` bytes (at least one
     unit), then, with `compile_`, every compilation of those in one pool.
 
-    `on_case(rid)` is told which unit's inputs are being made (None after); `made(rid)`
+    `say` is told each step as it is taken (`Say`); `on_case(rid)` which unit's inputs are
+    being made (None after); `made(rid)`
     after them, True to take no more units (the process state guard found a change). Returns
     one Ready per unit taken, in order; the caller goes on from the first unit not taken.
     """
@@ -148,14 +161,14 @@ def prepare(
         if readies and held >= budget:
             break
         on_case(unit[3])
-        ready = _inputs(ctx, unit)
+        ready = _inputs(ctx, unit, say)
         readies.append(ready)
         held += _nbytes(ready.args) if ready.args is not None else 0
         if made(unit[3]):
             break
     on_case(None)
     if compile_:
-        _compile(ctx, [u[3] for u in units[: len(readies)]], readies)
+        _compile(ctx, [u[3] for u in units[: len(readies)]], readies, say)
     return readies
 
 
@@ -167,8 +180,11 @@ def _seconds(work: Callable[[], Any]) -> float:
     return time.perf_counter() - t0
 
 
-def _compile(ctx: CaseContext, rids: Sequence[str], readies: list[Ready]) -> None:
+def _compile(ctx: CaseContext, rids: Sequence[str], readies: list[Ready], say: Say) -> None:
     """Every compilation of the batch in one pool; the pool's wall time is shared out.
+
+    `say` is told, in plan order, which case's compilations are awaited and of how many cases
+    they ended (k of n; n of n at the end), so that no silence outlasts one case's compile.
 
     Each case is credited its share of the wall time in proportion to the seconds its own
     compilations took on their threads, so that the cases' accounting adds up to the time
@@ -179,31 +195,32 @@ def _compile(ctx: CaseContext, rids: Sequence[str], readies: list[Ready]) -> Non
         return
     t0 = time.perf_counter()
     with ThreadPoolExecutor(max(3, _workers()), thread_name_prefix="tile-compile") as pool:
-        jobs: list[tuple[Ready, Building]] = []
+        jobs: list[tuple[str, Ready, Building]] = []
         for rid, ready in todo:
             assert ready.call is not None and ready.args is not None
-            ctx.step("compile", rid)
             kernel, fn = ready.call
             try:
-                jobs.append((ready, build(pool, ctx.command, kernel, fn, ready.args)))
+                jobs.append((rid, ready, build(pool, ctx.command, kernel, fn, ready.args)))
             except USER_ERRORS as exc:
                 ready.error = ("compile", exc)
-        for ready, building in jobs:
+        for done, (rid, ready, building) in enumerate(jobs):
+            say("compile", rid, done, len(jobs))
             try:
                 ready.built = building.result()
             except USER_ERRORS as exc:  # the kernel did not compile
                 ready.error = ("compile", exc)
+        if jobs:
+            say("compile", jobs[-1][0], len(jobs), len(jobs))
         t1 = time.perf_counter()
         checks: list[tuple[Ready, Future[float]]] = [
             (r, pool.submit(_seconds, lambda b=r.built: check_program(b)))
-            for r, _ in jobs
+            for _, r, _ in jobs
             if r.built is not None
         ]
         check_s = [(r, job.result()) for r, job in checks]
     t2 = time.perf_counter()
-    built = [r.built for r, _ in jobs]
-    _share(t1 - t0, [(r, b.kernel_s, b.reference_s) if b else (r, 0.0, 0.0)
-                     for (r, _), b in zip(jobs, built, strict=True)])  # fmt: skip
+    _share(t1 - t0, [(r, r.built.kernel_s, r.built.reference_s) if r.built else (r, 0.0, 0.0)
+                     for _, r, _ in jobs])  # fmt: skip
     total = sum(s for _, s in check_s)
     for ready, seconds in check_s:
         ready.credit("check", (t2 - t1) * (seconds / total if total > 0 else 1 / len(check_s)))

@@ -17,9 +17,10 @@ from tile_protocol import (
     Inspect,
     InspectKind,
     Phase,
+    Step,
     TestResult,
 )
-from tile_runner._ahead import Ready, prepare
+from tile_runner._ahead import Ready, Say, prepare
 from tile_runner._api import Case, KernelDef
 from tile_runner._build import Stages, lower_only, view_text, write_build_outputs
 from tile_runner._check import compare, resolve_tolerance, upcast
@@ -55,7 +56,7 @@ def run_case(
     if ready is None:
         compiles = ctx.command not in ("inspect", "build")
         unit_ = (kernel, case, None if unit is None else dict(unit), rid)
-        ready = prepare(ctx, [unit_], budget=0, compile_=compiles)[0]
+        ready = prepare(ctx, [unit_], budget=0, compile_=compiles, say=_in_turn(ctx))[0]
     watch = ready.stopwatch()
     if ready.error is not None:
         return _failed(ctx, rid, *ready.error)
@@ -92,6 +93,16 @@ def run_case(
         return send_bench(ctx, rounds)
     except USER_ERRORS as exc:
         return _failed(ctx, rid, at.phase, exc)
+
+
+def _in_turn(ctx: CaseContext) -> Say:
+    """A case made ready in its turn says its steps as the request asks, with no count."""
+
+    def say(step: Step, rid: str, done: int | None, _total: int | None) -> None:
+        if not done:  # the step's start; its end is said by the next step
+            ctx.step(step, rid)
+
+    return say
 
 
 def _send_test(

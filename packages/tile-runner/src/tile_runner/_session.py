@@ -245,6 +245,11 @@ class Session:
         """A case enters a step: say so (`RunRequest.progress`), for the screen."""
         self.writer.send(Progress(step=step, case_id=case_id))
 
+    def batch_step(self, step: Step, case_id: str, done: int | None, total: int | None) -> None:
+        """A step of a batch made ready ahead: said whatever `progress` asks, for no case is
+        in flight there and the CLI bounds each silence by the case timeout (`_ahead`)."""
+        self.writer.send(Progress(step=step, case_id=case_id, done=done, total=total))
+
     @staticmethod
     def _jax_version() -> str | None:
         import jax
@@ -375,9 +380,8 @@ class _Ahead:
         def on_case(rid: str | None) -> None:
             session.current = rid
 
-        readies = prepare(
-            self._ctx, batch, budget=self._budget, on_case=on_case, made=self._inputs_changed
-        )
+        readies = prepare(self._ctx, batch, budget=self._budget, say=session.batch_step,
+                          on_case=on_case, made=self._inputs_changed)  # fmt: skip
         if self._stopped is not None:
             # The cases before it in the batch would run in a process it changed for good: a
             # fresh runner, asked to make each case ready in its turn, takes them all.
