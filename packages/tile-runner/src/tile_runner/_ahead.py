@@ -151,9 +151,9 @@ def prepare(
     unit), then, with `compile_`, every compilation of those in one pool.
 
     `say` is told each step as it is taken (`Say`); `on_case(rid)` which unit's inputs are
-    being made (None after); `made(rid)`
-    after them, True to take no more units (the process state guard found a change). Returns
-    one Ready per unit taken, in order; the caller goes on from the first unit not taken.
+    being made (None after); `made(rid)` after them, True to take no more units (the process
+    state guard found a change). Returns one Ready per unit taken, in order; the caller goes
+    on from the first unit not taken.
     """
     readies: list[Ready] = []
     held = 0
