@@ -62,7 +62,8 @@ class RunnerSpec:
     however long a queued job takes, and `exit_signal` reads a signal out of the exit status
     (srun: 128+N). `timeout` (`[runner] timeout`) is how long a runner may stay silent outside
     a case: while it starts (until `hello`; a queued job's wait is not counted) and between
-    cases; None allows the larger of `case_timeout` and STARTUP_TIMEOUT_S.
+    cases; None allows the larger of `case_timeout` and STARTUP_TIMEOUT_S. A step of a batch
+    made ready ahead of the cases' turn is a case's work: `case_timeout` (`silence_limit`).
     """
 
     python: str
