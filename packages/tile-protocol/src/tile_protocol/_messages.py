@@ -154,7 +154,7 @@ class RunRequest(_Message, frozen=True, kw_only=True, tag="run_request"):
     """Send a `progress` message as each case enters a step (protocol 1.15), for a screen that
     says what the runner is doing; off, an older reader never sees a message it does not know."""
     compile_ahead: bool = False
-    """Make cases ready (inputs, compilations) in batches before their turn (protocol 1.16);
+    """Make cases ready (inputs, compilations) in batches before their turn (protocol 1.19);
     off, each case is made ready after its `case_start`, as before. While it makes a batch
     ready the runner sends a `progress` message for each step, asked or not (a reader that
     asks for batches knows them), so that the CLI can bound that silence by the case timeout.
@@ -208,7 +208,7 @@ class Progress(_Sent, frozen=True, kw_only=True, tag="progress"):
     person watching; it is not recorded. `done` of `total` count a step taken over many cases
     at once (compiling a batch ahead of sampling: `case_id` is the case whose compilations are
     awaited, `done` how many cases' ended); both None for a step of one case (`case_id`).
-    The steps of a batch made ready ahead (`RunRequest.compile_ahead`, protocol 1.16) are sent
+    The steps of a batch made ready ahead (`RunRequest.compile_ahead`, protocol 1.19) are sent
     whether asked or not: no case is in flight there, and the CLI bounds the silence between
     them by the case timeout."""
 
