@@ -3,6 +3,7 @@ accepted, a wrong exit code or something shown that should not be; each test fai
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 import sys
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from fake_runner import fake_project
-from support import tile_argv, tile_env
+from support import MakeProject, TileRun, tile_argv, tile_env
 
 
 def _tile_bytes(*args: bytes, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -154,3 +155,37 @@ def test_a_newline_in_a_case_id_stays_on_its_failure_line(tmp_path: Path) -> Non
     assert done.returncode == 3, done.stderr
     [line] = [line for line in done.stderr.splitlines() if line.startswith("✗")]
     assert "fake/k[i=a\\nb] [run, failed] RuntimeError: kernel exploded" in line, done.stderr
+
+
+def test_campaign_json_that_is_a_directory_is_named(tile: TileRun, project: MakeProject) -> None:
+    """Issue 39, item 11: `campaign.json` replaced by a directory made the next `tile campaign
+    run` an internal error (exit 3, "report it") when it wrote its checkpoint."""
+    root = project(["good.py"], "[bench]\nmax_time = 0.05\nmin_runs = 5\nwarmup_runs = 1\n")
+    (root / "campaigns").mkdir()
+    (root / "campaigns" / "c.toml").write_text("[select]\nkernels = ['fx/scale']\n"
+                                               "filters = ['n=256']\n")  # fmt: skip
+    assert tile("campaign", "run", "c", cwd=root).returncode == 0
+    doc = root / ".tile" / "campaigns" / "c" / "campaign.json"
+    doc.unlink()
+    doc.mkdir()
+    done = tile("campaign", "run", "c", cwd=root)
+    assert done.returncode == 2, done.stderr
+    assert f"`{doc}` is not a file" in done.stderr and "hint:" in done.stderr
+    assert "internal error" not in done.stderr and "Traceback" not in done.stderr
+    doc.rmdir()  # as the hint says: the next run writes it again
+    assert tile("campaign", "run", "c", cwd=root).returncode == 0 and doc.is_file()
+
+
+def test_an_unusable_cache_dir_for_fetch_is_a_usage_error(tile: TileRun, tmp_path: Path) -> None:
+    """Issue 39, item 11: `tile fetch` with TILE_CACHE_DIR under a file exited 3 (a failure
+    of the machine) where docs/cli.md says a path you gave is 2."""
+    digest = hashlib.sha256(b"x").hexdigest()
+    (tmp_path / "tile.toml").write_text(
+        f'[downloads.table]\nurl = "http://127.0.0.1:9/t.txt"\nsha256 = "{digest}"\n'
+    )
+    (tmp_path / "afile").write_text("")
+    for cache in (tmp_path / "afile", tmp_path / "afile" / "sub"):
+        done = tile("fetch", env={"TILE_CACHE_DIR": str(cache)})
+        assert done.returncode == 2, done.stderr
+        assert f"cannot write to the cache {cache}" in done.stderr
+        assert "hint: point TILE_CACHE_DIR" in done.stderr

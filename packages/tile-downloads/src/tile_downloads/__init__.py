@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ._errors import (
     ArchiveError,
+    CacheError,
     ChecksumError,
     DownloadError,
     OfflineError,
@@ -46,6 +47,7 @@ __all__ = [
     "file_records",
     # errors
     "ArchiveError",
+    "CacheError",
     "ChecksumError",
     "DownloadError",
     "OfflineError",

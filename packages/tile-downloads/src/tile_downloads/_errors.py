@@ -86,5 +86,11 @@ class ArchiveError(DownloadError):
     """Raised when an archive cannot be read or lacks a requested member."""
 
 
+class CacheError(DownloadError):
+    """Raised when the cache directory cannot hold the file: not a directory, not writable.
+
+    A full disk stays a plain `DownloadError`: that is the machine's state, not a path given."""
+
+
 class UnsafeArchiveError(ArchiveError):
     """Raised when an archive member would land outside its directory or is a special file."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 from dataclasses import dataclass
@@ -9,7 +10,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from ._archive import extract
-from ._errors import ArchiveError, ChecksumError, DownloadError, OfflineError
+from ._errors import ArchiveError, CacheError, ChecksumError, DownloadError, OfflineError
 from ._records import sha256_file
 from ._registry import DownloadEntry, Registry, lookup
 from ._transfer import Downloader, ProgressCallback, quiet_pooch, transfer_error
@@ -232,7 +233,8 @@ def _download(
         ) from exc
     except OSError as exc:
         _prune(layout.file.parent, layout.top)
-        raise DownloadError(
+        full = exc.errno in (errno.ENOSPC, errno.EDQUOT)  # the disk, not the path
+        raise (DownloadError if full else CacheError)(
             f"download `{entry.name}`: cannot write to the cache {layout.entry_dir}: {exc}",
             entry=entry.name,
             url=entry.url,

@@ -50,6 +50,8 @@ def fetch(
         _list(registry, wanted)
         return int(ExitCode.OK)
     failed = _download(registry, wanted, offline=offline, deadline=deadline)
+    if failed and all(isinstance(exc, td.CacheError) for exc in failed):
+        return int(ExitCode.USAGE)  # the cache directory given (TILE_CACHE_DIR) is unusable
     return int(ExitCode.INFRA if failed else ExitCode.OK)
 
 
@@ -83,14 +85,17 @@ def _list(registry: td.Registry, wanted: list[str]) -> None:
     out.print(table)
 
 
-def _download(registry: td.Registry, wanted: list[str], *, offline: bool, deadline: float) -> int:
-    """Fetch each entry with a progress bar, printing `NAME<TAB>PATH`; the number that failed."""
+def _download(
+    registry: td.Registry, wanted: list[str], *, offline: bool, deadline: float
+) -> list[td.DownloadError]:
+    """Fetch each entry with a progress bar, printing `NAME<TAB>PATH`; the errors of those that
+    failed."""
     from rich.progress import BarColumn, DownloadColumn, Progress, TaskID, TransferSpeedColumn
 
     import tile_downloads as td
 
     out, err = make_consoles()
-    failed = 0
+    failed: list[td.DownloadError] = []
     with Progress(
         "[bold]{task.description}", BarColumn(), DownloadColumn(), TransferSpeedColumn(),
         console=err, transient=True, disable=not err.is_terminal,
@@ -106,7 +111,7 @@ def _download(registry: td.Registry, wanted: list[str], *, offline: bool, deadli
             try:
                 path = td.fetch(name, registry, offline=offline, progress=report, deadline=deadline)
             except td.DownloadError as exc:
-                failed += 1
+                failed.append(exc)
                 err.print(f"error: {exc}", markup=False, style="red")
                 if exc.hint:
                     err.print(f"hint: {exc.hint}", markup=False)

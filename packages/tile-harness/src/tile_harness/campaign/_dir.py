@@ -138,6 +138,13 @@ class CampaignDir:
 def _identity(path: Path, plan: ta.campaign.CampaignPlan) -> tuple[str, datetime]:
     """The run id and creation time the directory already has, or the plan's for a new one."""
     for name in (ta.campaign.CAMPAIGN_JSON, ta.campaign.CAMPAIGN_PLAN_JSON):
+        if (path / name).exists() and not (path / name).is_file():
+            raise CliError(  # a directory or a FIFO where the campaign's own document goes
+                f"`{path / name}` is not a file: the campaign's `{name}` cannot be read or written",
+                hint=f"remove `{path / name}` (tile writes it again from `units/`), "
+                "or choose another `--output-dir`",
+                code=ExitCode.USAGE,
+            )
         try:
             doc = ta.load_document(path / name)
         except ta.ArtifactError:
