@@ -189,3 +189,26 @@ def test_an_unusable_cache_dir_for_fetch_is_a_usage_error(tile: TileRun, tmp_pat
         assert done.returncode == 2, done.stderr
         assert f"cannot write to the cache {cache}" in done.stderr
         assert "hint: point TILE_CACHE_DIR" in done.stderr
+
+
+LEAKY_FAILURE = """
+hello(); plan(CASES[:1]); start(CASES[0])
+send({"type": "failure", "case_id": CASES[0], "phase": "run", "error_type": "RuntimeError",
+      "message": "401 for " + os.environ["GITHUB_TOKEN"] + " and " + os.environ["HF_TOKEN"]})
+done(ok=False)
+"""
+
+
+def test_a_token_in_an_exception_message_is_hidden_on_the_console(tmp_path: Path) -> None:
+    """Issue 39, item 11: a kernel's exception quoting GITHUB_TOKEN's value (from the
+    environment) or HF_TOKEN's (from `[runner] env`) was printed as is on the console (the run
+    directory already hid both)."""
+    token, hf = "ghp_abcdefghijklmnopqrstuvwxyz0123456789", "hf_notarealtoken42"
+    root = fake_project(
+        tmp_path / "p", LEAKY_FAILURE, runner_toml=f'env = {{ HF_TOKEN = "{hf}" }}\n'
+    )
+    done = subprocess.run(tile_argv("bench", "-o", "run"), cwd=root, capture_output=True,
+                          text=True, env=tile_env({"GITHUB_TOKEN": token}), timeout=120)  # fmt: skip
+    assert done.returncode == 3, done.stderr
+    assert "RuntimeError: 401 for <redacted> and <redacted>" in done.stderr
+    assert token not in done.stdout + done.stderr and hf not in done.stdout + done.stderr

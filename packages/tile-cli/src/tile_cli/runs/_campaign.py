@@ -14,6 +14,7 @@ from tile_cli.terminal._campaign import (
     render_report,
     render_selectors,
 )
+from tile_cli.terminal._escape import hide_on_console
 from tile_cli.terminal._ui import make_consoles
 from tile_harness import CliError, ExitCode
 from tile_harness.campaign import CampaignDir, CampaignRun, campaign_redactor, make_plan
@@ -62,7 +63,9 @@ def run_campaign(name: str, *, smoke: bool, over_budget: bool, output_dir: Path 
     setup = make_plan(name, smoke=smoke, output_dir=output_dir)
     render_selectors(err, setup.plan)
     _refuse_over_budget(err, setup.plan, over_budget, quiet=False)
-    camp = CampaignDir(Path(setup.plan.run.output_directory), setup.plan, campaign_redactor(setup))
+    redactor = campaign_redactor(setup)
+    hide_on_console(redactor)
+    camp = CampaignDir(Path(setup.plan.run.output_directory), setup.plan, redactor)
     say = functools.partial(err.print, markup=False)
     with camp.locked():
         ended = CampaignRun(setup, camp, say, over_budget=over_budget, started=started).run()

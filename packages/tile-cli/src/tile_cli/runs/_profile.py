@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import tile_protocol as tp
 from tile_cli.runs._suite_run import claim_outputs
+from tile_cli.terminal._escape import hide_config_secrets
 from tile_cli.terminal._render import display_path, render_build, render_undone
 from tile_cli.terminal._ui import Ui, make_consoles
 from tile_harness import (
@@ -66,6 +67,7 @@ class ProfileFlags:
 def run_profile(sel: Selection, flags: ProfileFlags) -> int:
     """Profile the selected cases into one run directory; the exit code."""
     resolved = resolve_config(flags.profile, sel.overrides)
+    hide_config_secrets(resolved)
     out, err = make_consoles()
     ncu = find_ncu() if flags.ncu else None
     cases = _selected(resolved, sel, err, needs_gpu=flags.ncu)

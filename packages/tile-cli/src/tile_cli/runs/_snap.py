@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 import tile_protocol as tp
+from tile_cli.terminal._escape import hide_config_secrets
 from tile_cli.terminal._render import display_path, print_failures
 from tile_cli.terminal._ui import make_consoles
 from tile_harness import (
@@ -194,6 +195,7 @@ def snap(sel: Selection, *, profile: str | None, mode: SnapMode, directory: Path
     """Record, check or update the StableHLO snapshots of every selected case."""
     out, err = make_consoles()
     resolved = resolve_config(profile, sel.overrides)
+    hide_config_secrets(resolved)
     root = resolved.project_root or Path.cwd()
     snap_dir = (directory if directory is not None else root / "snapshots").absolute()
     answer, clean = ask("inspect", resolved, sel, inspect_kind="stablehlo")

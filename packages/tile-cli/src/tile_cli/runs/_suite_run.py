@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, BinaryIO
 
+from tile_cli.terminal._escape import hide_config_secrets
 from tile_cli.terminal._render import (
     KernelTables,
     display_path,
@@ -67,6 +68,7 @@ def run_suite_with(command: tp.Command, sel: Selection, flags: SuiteFlags,
 
     out, err = consoles
     resolved = resolve_config(flags.profile, sel.overrides)
+    hide_config_secrets(resolved)
     sel = with_cases(resolved, sel, ui.line)  # `--from`, `--cases`: before anything is measured
     # `-v` wins over TILE_VERBOSE (`[output] verbose`).
     flags = dataclasses.replace(flags, verbose=flags.verbose or resolved.config.output.verbose)

@@ -7,7 +7,7 @@ import functools
 import sys
 from pathlib import Path
 
-from tile_cli.terminal._escape import escape_controls
+from tile_cli.terminal._escape import escape_controls, hide_config_secrets
 from tile_harness import (
     CliError,
     ExitCode,
@@ -37,6 +37,7 @@ def run_tune(
 
     _, err = make_consoles()
     resolved = resolve_config(profile, sel.overrides)
+    hide_config_secrets(resolved)
     sel = with_cases(resolved, sel, functools.partial(err.print, markup=False))
     verbose = verbose or resolved.config.output.verbose
     budget = budget if budget is not None else resolved.config.tune.budget
