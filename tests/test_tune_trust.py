@@ -184,3 +184,29 @@ def test_a_tuning_file_edited_out_of_the_tunables_is_a_finding_then_a_refusal_to
     assert f"tuning file `{path}` cannot be read" in refused.stderr
     assert "hint:" in refused.stderr and "Traceback" not in refused.stderr
     assert (sorted(runs.iterdir()) if runs.exists() else []) == before  # nothing started
+
+
+def test_two_entries_for_one_case_are_a_finding_not_the_last_winning(
+    tile: TileRun, project: MakeProject, tmp_path: Path
+) -> None:
+    """Issue 39, item 11: a hand-edited tuning file with two entries for one case ran the last
+    one, unsaid. Neither is used now (which one was meant cannot be told): a warning and a
+    finding name the file and the case, and the case runs its default."""
+    root = project(["tunable.py"], FAST)
+    assert tile("tune", "--kernel", "fx/reps", cwd=root).returncode == 0
+    path = root / "tuning" / "cpu.json"
+    doc = json.loads(path.read_text())
+    [entry] = doc["entries"]
+    other = "64" if entry["values"]["reps"] != "64" else "1"
+    doc["entries"].append({**entry, "values": {**entry["values"], "reps": other}})
+    path.write_text(json.dumps(doc))
+    out = tmp_path / "run"
+    proc = tile("bench", "--kernel", "fx/reps", "-o", str(out), cwd=root)
+    assert proc.returncode == 0, proc.stderr  # measured with the default, nothing lost
+    said = f"tuning file `{path}` has 2 entries for case `{entry['case_id']}`"
+    assert said in proc.stderr, proc.stderr
+    report = json.loads((out / "report.json").read_text())
+    [case] = report["cases"]
+    assert case["config"]["source"] == "default" and case["status"] == "success"
+    [finding] = [f for f in report["findings"] if f["category"] == "tuning"]
+    assert said in finding["evidence"][0] and "not used" in finding["evidence"][0]

@@ -128,13 +128,27 @@ class TuningIndex:
             except (OSError, DecodeError) as exc:
                 self._warn(f"{whose}tuning file `{path}` not used: {exc}")
                 continue
+            held: dict[str, int] = {}
             for entry in doc.entries:
                 why = self._elsewhere_reason(entry, any_jax=shipped)
                 if why is None:
                     layer[entry.case_id] = (entry, str(path))
+                    held[entry.case_id] = held.get(entry.case_id, 0) + 1
                 elif not shipped:
                     self._elsewhere.setdefault(entry.case_id, []).append(f"`{path}` {why}")
+            self._drop_twice_tuned(layer, held, f"{whose}tuning file `{path}`")
         return layer
+
+    def _drop_twice_tuned(self, layer: _Layer, held: dict[str, int], where: str) -> None:
+        """A case with two entries that hold here (a hand edit, a merge gone wrong) uses
+        neither: which one was meant cannot be told, and the last must not win unsaid."""
+        for case_id, count in held.items():
+            if count < 2:
+                continue
+            del layer[case_id]
+            said = f"{where} has {count} entries for case `{case_id}` on this device"
+            self._warn(f"{said}: none is used; keep one of them")
+            self._elsewhere.setdefault(case_id, []).append(f"{said}: not used")
 
     def _elsewhere_reason(self, entry: TuningEntry, *, any_jax: bool = False) -> str | None:
         """Why `entry` does not hold on this device and JAX version (None: it does)."""
