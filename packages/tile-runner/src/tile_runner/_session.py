@@ -24,18 +24,16 @@ from tile_protocol import (
     Step,
 )
 from tile_protocol import CaseStart as ProtoCaseStart
+from tile_runner._batches import DAEMON, Batches
 from tile_runner._stdout import ProtocolWriter
 
 if TYPE_CHECKING:  # imported lazily: JAX comes with them
-    from tile_runner._ahead import Ready
     from tile_runner._context import CaseContext
     from tile_runner._isolation import StateGuard
     from tile_runner._plan import Plan as RunnerPlan
     from tile_runner._plan import Unit
 
 __all__ = ["Session"]
-
-_DAEMON = "daemon thread running"  # a StateDiff's `after` for a daemon thread (`_isolation`)
 
 
 def _ruled_out(kernel: Any, case: Any, unit: dict[str, str] | None) -> str | None:
@@ -275,7 +273,7 @@ class Session:
         for round_ in range(1, rounds + 1):
             if self.request.pace is not None and (round_ == 1 or pending):
                 wait_turn(self.request.pace, round_)
-            ahead = _Ahead(self, ctx, cases, guard) if round_ == 1 else None
+            ahead = Batches(self, ctx, cases, guard) if round_ == 1 else None
             for index, (kernel, case, unit, rid) in enumerate(cases):
                 if round_ > 1 and rid not in pending:
                     continue  # failed or skipped in an earlier round
@@ -320,7 +318,7 @@ class Session:
             return False
         if earlier:  # what the case changed while its inputs were made ahead of its turn
             diffs = [*earlier, *(d for d in diffs if d not in earlier)]  # a thread still runs
-            restart = restart or any(not d.restored and d.after != _DAEMON for d in earlier)
+            restart = restart or any(not d.restored and d.after != DAEMON for d in earlier)
         if not diffs:
             return False
         self.writer.send(StateChange(case_id=rid, changes=diffs, restart=restart))
@@ -329,92 +327,3 @@ class Session:
             what = ", ".join(f"{d.kind} {d.name}".strip() for d in kept)
             self.restart = f"case `{rid}` changed what cannot be put back ({what})"
         return restart
-
-
-class _Ahead:
-    """The first round's cases made ready in batches, a batch when its first case is due.
-
-    When making a batch ready changed the process state (a kernel that sets a JAX flag while
-    traced would change how the others of its batch compile), the state is put back, what was
-    made is dropped and that batch's cases are made ready each in its own turn instead, so
-    that the state guard names the case that did it. What a case's inputs change is reported
-    after its turn; when they change what cannot be put back (a thread left running) and cases
-    before it in the batch have not run, this runner ends before them (`Done.restart`) and a
-    fresh one, compiling each case in its turn, runs them in the state the run began with.
-    """
-
-    def __init__(self, session: Session, ctx: CaseContext, cases: list[Unit], guard: StateGuard):
-        from tile_runner._ahead import batch_size, input_budget
-
-        self._session, self._ctx, self._cases, self._guard = session, ctx, cases, guard
-        request = session.request
-        self._size = batch_size(request)
-        self._budget = input_budget(session.devices)
-        self._ready: dict[int, Ready] = {}
-        self._stopped: str | None = None  # why this runner must end before the batch runs
-        self._first = ""  # the id of the batch's first case
-        self.changes: dict[str, list[StateDiff]] = {}
-        """What a case's inputs changed when made ahead, reported after its turn."""
-        self._own_turn_until = 0  # cases before this index are made ready in their turn
-
-    def ready(self, index: int) -> Ready | None:
-        """Case `index` made ready, or None to make it ready in its turn."""
-        if self._size <= 1 or index < self._own_turn_until:
-            return None
-        if index not in self._ready:
-            self._batch(index)
-        ready = self._ready.pop(index, None)
-        if ready is not None and ready.error is not None and ready.error[0] == "compile":
-            # Compiled again in its turn: a kernel that broke beside it in the pool (set a
-            # memory limit while traced, say) must not fail it, and a real error recurs.
-            return None
-        return ready
-
-    def _batch(self, index: int) -> None:
-        from tile_runner._ahead import prepare
-
-        session = self._session
-        batch = self._cases[index : index + self._size]
-        self._first = batch[0][3]
-
-        def on_case(rid: str | None) -> None:
-            session.current = rid
-
-        readies = prepare(self._ctx, batch, budget=self._budget, say=session.batch_step,
-                          on_case=on_case, made=self._inputs_changed)  # fmt: skip
-        if self._stopped is not None:
-            # The cases before it in the batch would run in a process it changed for good: a
-            # fresh runner, asked to make each case ready in its turn, takes them all.
-            session.restart = self._stopped
-            return
-        if self._state_changed():
-            import jax
-
-            # Traced again in their turns (JAX would reuse the traces), so that the guard
-            # sees which case does it.
-            jax.clear_caches()
-            self._own_turn_until = index + len(readies)
-            return
-        self._ready = {index + i: r for i, r in enumerate(readies)}
-
-    def _inputs_changed(self, rid: str) -> bool:
-        """After a case's inputs: keep what they changed for its turn; True ends the batch."""
-        try:
-            diffs, restart = self._guard.check()
-        except Exception:  # the guard must never cost a case its result
-            return False
-        if restart and rid != self._first:
-            kept = ", ".join(f"{d.kind} {d.name}".strip() for d in diffs if not d.restored)
-            self._stopped = (f"making the inputs of `{rid}` ahead of its turn changed what "
-                             f"cannot be put back ({kept})")  # fmt: skip
-        elif diffs:
-            self.changes[rid] = diffs
-        return bool(diffs)
-
-    def _state_changed(self) -> bool:
-        try:
-            diffs, _ = self._guard.check()
-        except Exception:  # the guard must never cost a case its result
-            return False
-        # A daemon thread a library started on first use is lived with, as after a case.
-        return any(d.kind != "threads" or d.after != _DAEMON for d in diffs)
