@@ -3,20 +3,31 @@ batch; this decides when, and what a batch that changed the process state means)
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
-from tile_protocol import StateDiff
+from tile_protocol import RunRequest, StateDiff, Step
 
 if TYPE_CHECKING:
     from tile_runner._ahead import Ready
     from tile_runner._context import CaseContext
     from tile_runner._isolation import StateGuard
     from tile_runner._plan import Unit
-    from tile_runner._session import Session
 
 __all__ = ["DAEMON", "Batches"]
 
 DAEMON = "daemon thread running"  # a StateDiff's `after` for a daemon thread (`_isolation`)
+
+
+class Session(Protocol):
+    """What of the runner's session (`_session.Session`) the batches use."""
+
+    request: RunRequest
+    devices: list[Any]
+    current: str | None
+    restart: str | None
+
+    def batch_step(self, step: Step, case_id: str, done: int | None, total: int | None) -> None:
+        """Say a step of a batch (a `progress` message)."""
 
 
 class Batches:
