@@ -26,6 +26,7 @@ from tile_artifacts._documents import (
     Manifest,
 )
 from tile_artifacts._errors import ArtifactReadError, SchemaVersionError
+from tile_artifacts._lean import lean_report as _lean_report
 from tile_artifacts._lines import JsonLines, NotUtf8Error
 from tile_artifacts._merge import merge_case_log
 from tile_artifacts._models import Report
@@ -283,9 +284,18 @@ def _read_as(path: str | os.PathLike[str], model: type[M]) -> M:
         raise _raise_for(file, issue, expected) from None
 
 
-def read_report(path: str | os.PathLike[str]) -> Report:
+def read_report(path: str | os.PathLike[str], *, metrics: bool = True) -> Report:
     """Read a `report.json` (`tile.report`); of a run still writing or killed (`incomplete`),
-    with the cases finished since it was written, from the `cases.jsonl` beside it."""
+    with the cases finished since it was written, from the `cases.jsonl` beside it.
+
+    `metrics=False` may leave `metrics` empty (about three quarters of a large report's
+    models, which compare, report and history never read): a reader's memory then grows
+    with the cases alone."""
+    if not metrics:
+        file = Path(path)
+        lean = _lean_report(_read_text(file))
+        if lean is not None:
+            return _with_case_log(lean, file)
     return _with_case_log(_read_as(path, Report), Path(path))
 
 
@@ -324,11 +334,15 @@ def read_campaign_plan(path: str | os.PathLike[str]) -> CampaignPlan:
     return _read_as(path, CampaignPlan)
 
 
-def load_document(path: str | os.PathLike[str]) -> Document:
-    """Read any tile JSON document, choosing the model from its `schema_name`."""
+def load_document(path: str | os.PathLike[str], *, metrics: bool = True) -> Document:
+    """Read any tile JSON document, choosing the model from its `schema_name`; a report's
+    `metrics` as `read_report` reads them."""
     file = Path(path)
+    text = _read_text(file)
+    if not metrics and (lean := _lean_report(text)) is not None:
+        return _with_case_log(lean, file)
     try:
-        document = decode_document(_read_text(file))
+        document = decode_document(text)
     except DecodeIssue as issue:
         raise _raise_for(file, issue, None) from None
     return _with_case_log(document, file) if isinstance(document, Report) else document

@@ -65,7 +65,7 @@ def load_side(path: Path) -> tuple[ta.Report | ta.compare.Baseline, Path]:
             "written by `tile baseline save`",
         )
     try:
-        doc = ta.load_document(target)
+        doc = ta.load_document(target, metrics=False)
     except ta.ArtifactError as exc:
         raise CliError(exc.message, hint=exc.hint, code=ExitCode.USAGE) from None
     if not isinstance(doc, (ta.Report, ta.compare.Baseline)):

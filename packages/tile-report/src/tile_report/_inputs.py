@@ -99,7 +99,7 @@ def load_run(path: str | Path) -> RunData:
             "`tile test`",
         )
     try:
-        report = ta.read_report(source)
+        report = ta.read_report(source, metrics=False)
     except ta.ArtifactError as exc:
         raise ReportError(exc.message, hint=exc.hint) from None
     raw = _raw(source)

@@ -105,7 +105,7 @@ def _read_run(path: Path) -> tuple[ta.Report, Path]:
             hint="pass run directories written by `tile bench`, e.g. `.tile/runs/*`",
         )
     try:
-        return ta.read_report(report_file), report_file.parent
+        return ta.read_report(report_file, metrics=False), report_file.parent
     except ta.ArtifactError as exc:
         raise CliError(exc.message, hint=exc.hint, code=ExitCode.USAGE) from None
 
