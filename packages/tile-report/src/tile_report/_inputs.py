@@ -102,23 +102,23 @@ def load_run(path: str | Path) -> RunData:
         report = ta.read_report(source, metrics=False)
     except ta.ArtifactError as exc:
         raise ReportError(exc.message, hint=exc.hint) from None
-    raw = _raw(source)
-    cases = raw.get("cases")
     accounting: dict[str, Accounting] = {}
-    for item in cast("list[object]", cases) if isinstance(cases, list) else []:
-        case = _object(item)
-        case_id = case.get("case_id") if case is not None else None
-        if case is None or not isinstance(case_id, str):
-            continue
-        found = Accounting.from_json(case.get("accounting"))
+    for case in report.cases:
+        found = (
+            Accounting.from_json(case.accounting.model_dump())
+            if case.accounting is not None
+            else None
+        )
         if found is not None:
-            accounting[case_id] = found
+            accounting[case.case_id] = found
     return RunData(
         report=report,
         source=source,
         config=_config(source.parent),
         accounting=accounting,
-        run_accounting=_run_timing(raw.get("timing")),
+        run_accounting=_run_timing(
+            report.timing.model_dump() if report.timing is not None else None
+        ),
         comparison=_comparison(source.parent),
     )
 
@@ -143,14 +143,6 @@ def _run_timing(timing: object) -> Accounting | None:
 def _object(value: object) -> dict[str, object] | None:
     """`value` as a JSON object (its keys are strings), or None when it is something else."""
     return cast("dict[str, object]", value) if isinstance(value, dict) else None
-
-
-def _raw(source: Path) -> dict[str, object]:
-    try:
-        data: object = json.loads(source.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
-        return {}
-    return _object(data) or {}
 
 
 def _config(run_dir: Path) -> tuple[ConfigValue, ...]:
