@@ -122,7 +122,7 @@ def compare_paths(
         cur_path = (
             pick_baseline(cur, base_doc.device.device_kind) if _is_baselines_dir(cur) else cur
         )
-        cur_doc, cur_file = load_side(cur_path)
+        cur_doc, cur_file = _again_or_load(cur_path, base_doc, base_file)
     return ta.compare.compare_runs(
         base_doc,
         cur_doc,
@@ -134,6 +134,19 @@ def compare_paths(
         baseline_path=str(base_file.absolute()),
         current_path=str(cur_file.absolute()),
     )
+
+
+def _again_or_load(
+    path: Path, doc: ta.Report | ta.compare.Baseline, file: Path
+) -> tuple[ta.Report | ta.compare.Baseline, Path]:
+    """`load_side(path)`, or `doc` again where `path` names the file it was read from: a run
+    compared with itself (`tile compare A A`) is read once, not held twice."""
+    target = path / "report.json" if path.is_dir() else path
+    try:
+        same = target.samefile(file)
+    except OSError:
+        same = False
+    return (doc, target) if same else load_side(path)
 
 
 def _describe_run(run: Path, report: ta.Report) -> str:
