@@ -163,9 +163,15 @@ def _location(loc: tuple[int | str, ...]) -> str:
     return out or "(document)"
 
 
-def _validate(model: type[M], text: str, mode: Mode) -> M:
+def _validate(model: type[M], source: str | dict[str, Any], mode: Mode) -> M:
+    """`source` as `model`: a JSON text, or the objects `parse_json` built of one (a report's
+    models from them take a fraction of the memory pydantic's own JSON path takes; they hold
+    no tuple or other type that JSON input alone would allow)."""
+    context = {MODE_KEY: mode}
     try:
-        return model.model_validate_json(text, context={MODE_KEY: mode})
+        if isinstance(source, str):
+            return model.model_validate_json(source, context=context)
+        return model.model_validate(source, context=context)
     except ValidationError as e:
         messages = [f"{_location(err['loc'])}: {err['msg']}" for err in e.errors()]
         raise DecodeIssue(messages) from None
@@ -202,7 +208,10 @@ def decode_document(text: str, *, expected: str | None = None, mode: Mode = "rea
     """Decode one JSON document, dispatching on `schema_name`; raise DecodeIssue if invalid."""
     if mode == "read" and (document := _read_directly(text, expected)) is not None:
         return document
-    model = _model_for(parse_json(text, unique_keys=mode == "check"), expected, DOCUMENT_MODELS)
+    data = parse_json(text, unique_keys=mode == "check")
+    model = _model_for(data, expected, DOCUMENT_MODELS)
+    if model is Report:
+        return _validate(Report, cast(dict[str, Any], data), mode)
     return _validate(model, text, mode)
 
 
@@ -293,7 +302,7 @@ def read_report(path: str | os.PathLike[str], *, metrics: bool = True) -> Report
     with the cases alone."""
     if not metrics:
         file = Path(path)
-        lean = _lean_report(_read_text(file))
+        lean = _lean_report(file, _read_text)
         if lean is not None:
             return _with_case_log(lean, file)
     return _with_case_log(_read_as(path, Report), Path(path))
@@ -338,11 +347,10 @@ def load_document(path: str | os.PathLike[str], *, metrics: bool = True) -> Docu
     """Read any tile JSON document, choosing the model from its `schema_name`; a report's
     `metrics` as `read_report` reads them."""
     file = Path(path)
-    text = _read_text(file)
-    if not metrics and (lean := _lean_report(text)) is not None:
+    if not metrics and (lean := _lean_report(file, _read_text)) is not None:
         return _with_case_log(lean, file)
     try:
-        document = decode_document(text)
+        document = decode_document(_read_text(file))
     except DecodeIssue as issue:
         raise _raise_for(file, issue, None) from None
     return _with_case_log(document, file) if isinstance(document, Report) else document
