@@ -28,8 +28,10 @@ from tile_report._steps import MIN_POINTS, Trend
 from tile_report._svg import JUDGEMENT_COLORS, PALETTE, esc, kernel_colors
 from tile_report._trend import trend_plot
 
-__all__ = ["CSP", "render_html", "write_html"]
+__all__ = ["CSP", "DETAILED_CASES", "detailed_cases", "render_html", "write_html"]
 
+DETAILED_CASES = 200
+"""The most cases a page gives a section of their own (`detailed_cases`)."""
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 """Nothing may be fetched: no script, no font, no image from anywhere but the page itself."""
 
@@ -234,29 +236,53 @@ def render_html(
     doc = comparison if comparison is not None else run.comparison
     colors = kernel_colors(c.kernel for c in report.cases)
     part_colors = _part_colors(run)
+    detailed = detailed_cases(report.cases)
     cases = "".join(
         case_section(
             i,
-            c,
-            color=colors[c.kernel],
-            accounting=run.accounting.get(c.case_id),
+            report.cases[i],
+            color=colors[report.cases[i].kernel],
+            accounting=run.accounting.get(report.cases[i].case_id),
             part_colors=part_colors,
-            failures=[f for f in report.failures if f.case_id == c.case_id],
+            failures=[f for f in report.failures if f.case_id == report.cases[i].case_id],
         )
-        for i, c in enumerate(report.cases)
+        for i in detailed
     )
     sections = [
         context_section(run),
-        overview_section(report),
+        overview_section(report, set(detailed)),
         ops_section(report),
         failures_section(report),
         _comparison_section(doc) if doc is not None else "",
         _history_section(history) if history is not None else "",
         _roofline_section(report),
         _time_section(run),
-        f'<section id="case-details"><h2>Each case</h2>{cases}</section>' if cases else "",
+        _details_section(cases, len(detailed), len(report.cases)) if cases else "",
     ]
     return _document(run, [s for s in sections if s])
+
+
+def detailed_cases(cases: Sequence[ta.CaseRecord]) -> list[int]:
+    """The indexes of the cases that get a section of their own, in plan order: every case
+    up to DETAILED_CASES; past that, those that did not succeed first, then the first of the
+    rest. A section is about 4 KB of plots: 10,000 of them made a 40 MB page no browser
+    shows well, and every case stays in the table above and in report.json."""
+    if len(cases) <= DETAILED_CASES:
+        return list(range(len(cases)))
+    failed = [i for i, c in enumerate(cases) if c.status != "success"][:DETAILED_CASES]
+    rest = [i for i, c in enumerate(cases) if c.status == "success"]
+    return sorted(failed + rest[: DETAILED_CASES - len(failed)])
+
+
+def _details_section(cases: str, shown: int, total: int) -> str:
+    note = (
+        ""
+        if shown == total
+        else f'<p class="note">{shown} of {total} cases have a section here (those that did '
+        "not succeed first); the table above lists every case, and report.json holds each "
+        "one's samples.</p>"
+    )
+    return f'<section id="case-details"><h2>Each case</h2>{note}{cases}</section>'
 
 
 def _document(run: RunData, sections: Sequence[str]) -> str:

@@ -3,7 +3,7 @@ failures with their bounded tracebacks, and the section of each case."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 
 import tile_artifacts as ta
 from tile_protocol.format import format_config, format_seconds
@@ -160,8 +160,9 @@ def _impossible_legend(report: ta.Report) -> str:
     )
 
 
-def overview_section(report: ta.Report) -> str:
-    """One row per case: status, time with its CI, rates, reference, roofline, check."""
+def overview_section(report: ta.Report, detailed: Container[int] | None = None) -> str:
+    """One row per case: status, time with its CI, rates, reference, roofline, check; a case
+    links to its own section where it has one (`detailed`: the indexes that do; None: all)."""
     rows: list[list[str]] = []
     # A run with tunable kernels shows the values each case ran with and where they came from.
     tuned = any(c.config is not None for c in report.cases)
@@ -169,7 +170,9 @@ def overview_section(report: ta.Report) -> str:
         s, ref = c.stats, c.reference
         rows.append(
             [
-                f'<a href="#{case_anchor(i)}"><code>{esc(c.case_id)}</code></a>',
+                f'<a href="#{case_anchor(i)}"><code>{esc(c.case_id)}</code></a>'
+                if detailed is None or i in detailed
+                else f"<code>{esc(c.case_id)}</code>",
                 *([f"<code>{esc(format_config(c.config))}</code>"] if tuned else []),
                 badge(c.status),
                 esc(format_seconds(s.median) if s else "–"),
