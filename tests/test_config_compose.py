@@ -4,6 +4,7 @@ refused axes, TILE_VERBOSE, `tile --version` and the bench header."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -90,7 +91,9 @@ def test_bench_header_verbose_env_and_key_value_overrides(
     assert proc.returncode == 0, proc.stderr
     # After the start-up line (`tile bench · starting the runner`), the header names the device.
     header = next(line for line in proc.stderr.splitlines() if line.startswith("tile bench on"))
-    assert header.startswith("tile bench on cpu (cpu ×1) · timer auto → wall · warmup 2 ·")
+    # A CPU is named by its model and cores (`tile bench on cpu: AMD EPYC, 2 cores (cpu ×1)`).
+    assert re.match(r"tile bench on cpu: .+, \d+ cores? \(cpu ×1\) · timer auto → wall · warmup 2 ·",
+                    header), header  # fmt: skip
     assert "runs 5-1000 · max time 50.0 ms · precision ±1% · warm" in header
     table_header = next(line for line in proc.stdout.splitlines() if "TFLOP/s" in line)
     assert "stop" in table_header and "compile" in table_header  # what -v adds

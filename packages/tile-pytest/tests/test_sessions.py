@@ -51,7 +51,7 @@ def test_options_and_markers_are_documented(pytester: pytest.Pytester, session: 
     for option in ("--tile-compare=BASELINE", "--tile-fail-on-inconclusive", "--tile-save=DIR"):
         assert option in out
     markers = session("--markers").stdout.str()
-    assert "@pytest.mark.tile_kernel(name, suite='test')" in markers
+    assert "@pytest.mark.tile_kernel(name, suite='test', mode='fwd')" in markers
     assert "@pytest.mark.tile_bench" in markers
 
 
