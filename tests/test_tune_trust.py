@@ -28,8 +28,10 @@ def test_a_budget_spent_mid_tune_still_writes_the_decision_and_names_the_case(
 ) -> None:
     root = project(["tunable_slow.py"], FAST)
     out = tmp_path / "run"
-    # Seven configurations of 2.5 s tracing each outlast the 15 s the estimate fits in.
-    proc = tile("tune", "--kernel", "fx/slow_trace", "--budget", "15", "-o", str(out), cwd=root)
+    # Seven configurations compile together (ahead of their turns), so a rung takes about
+    # one configuration's tracing: 16 s of it outlasts the 15 s budget in rung 0.
+    proc = tile("tune", "--kernel", "fx/slow_trace", "--budget", "15", "-o", str(out), cwd=root,
+                env={"FX_TRACE_S": "16"})  # fmt: skip
     assert "--budget 15 s spent after rung 0" in proc.stderr, proc.stderr
     assert proc.returncode == 0, proc.stderr
     entry = _entries(root / "tuning" / "cpu.json")["fx/slow_trace[n=64]"]
