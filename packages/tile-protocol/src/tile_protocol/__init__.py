@@ -100,11 +100,13 @@ from tile_protocol._sets import (
 )
 from tile_protocol._tuning import (
     TUNING_SCHEMA,
+    OpChoice,
     TuneUnit,
     TuningEntry,
     TuningFile,
     decode_tuning,
     encode_tuning,
+    op_point,
 )
 from tile_protocol._validate import ForgedLine, StreamValidator, Violation, result_problem
 
@@ -202,11 +204,13 @@ __all__ = [
     "device_slug",
     # tuning files and units
     "TUNING_SCHEMA",
+    "OpChoice",
     "TuneUnit",
     "TuningEntry",
     "TuningFile",
     "decode_tuning",
     "encode_tuning",
+    "op_point",
     # errors
     "DecodeError",
     "ProtocolError",

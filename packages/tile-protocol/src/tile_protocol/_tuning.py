@@ -15,11 +15,13 @@ from tile_protocol._errors import DecodeError
 
 __all__ = [
     "TUNING_SCHEMA",
+    "OpChoice",
     "TuneUnit",
     "TuningEntry",
     "TuningFile",
     "decode_tuning",
     "encode_tuning",
+    "op_point",
 ]
 
 TUNING_SCHEMA = "tile.tuning"
@@ -52,6 +54,39 @@ class TuningEntry(msgspec.Struct, frozen=True, kw_only=True):
     run_id: str | None = None
 
 
+def op_point(params: dict[str, str]) -> str:
+    """The point of an op a case stands for: its axis values (its mode included), sorted by
+    name, as text (`dtype=float32,shape=4096x1024`). An op's implementations share the points
+    they both run, whatever order each declares its axes in."""
+    return ",".join(f"{name}={value}" for name, value in sorted(params.items()))
+
+
+class OpChoice(msgspec.Struct, frozen=True, kw_only=True):
+    """Which implementation of an op won `tile tune` at one point, on one device and JAX
+    version: the implementation is the op's tunable, chosen by the same rule as a kernel's
+    configuration (the fastest unless it cannot be told from the others; a tie goes to the
+    op's baseline implementation)."""
+
+    op: str
+    point: str
+    """`op_point` of the cases compared: the axis values every implementation ran."""
+    impl: str
+    kernel: str
+    case_id: str
+    """The winning implementation's case at this point."""
+    device_kind: str
+    device_model: str | None = None
+    jax_version: str | None = None
+    median_s: float | None = None
+    runner_up: str | None = None
+    """The runner-up implementation's label."""
+    margin: float | None = None
+    """Runner-up median / winner median."""
+    decided_by: Literal["faster", "tie_default", "tie_simplest", "only"] = "faster"
+    tuned_at: str | None = None
+    run_id: str | None = None
+
+
 class TuningFile(msgspec.Struct, frozen=True, kw_only=True):
     """`tuning/<device>.json`: every tuned case of one device kind, sorted, reviewable."""
 
@@ -59,6 +94,8 @@ class TuningFile(msgspec.Struct, frozen=True, kw_only=True):
     schema_version: Literal[1] = 1
     device_kind: str
     entries: list[TuningEntry] = []
+    ops: list[OpChoice] = []
+    """The implementation each tuned op runs at each point (older files have none)."""
 
 
 _decoder = msgspec.json.Decoder(TuningFile)
@@ -76,7 +113,9 @@ def decode_tuning(data: bytes | str) -> TuningFile:
 def encode_tuning(doc: TuningFile) -> bytes:
     """A tuning file as indented JSON with entries in a stable order (diffs stay small)."""
     ordered = msgspec.structs.replace(
-        doc, entries=sorted(doc.entries, key=lambda e: (e.kernel, e.case_id, e.device_model or ""))
+        doc,
+        entries=sorted(doc.entries, key=lambda e: (e.kernel, e.case_id, e.device_model or "")),
+        ops=sorted(doc.ops, key=lambda c: (c.op, c.point, c.device_model or "")),
     )
     return msgspec.json.format(_encoder.encode(ordered), indent=2) + b"\n"
 

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from tile_runner._cpu import cpu_model
     from tile_runner._discover import PLUGIN_GROUP, discover
     from tile_runner._errors import DefinitionError, RunnerError, Skip, Unsupported
+    from tile_runner._impl_choice import ChosenImpl, choose_impl
     from tile_runner._inputs import case_key, data, normal, randint, uniform
     from tile_runner._main import main
     from tile_runner._measure import Measurement, measure
@@ -80,8 +81,10 @@ __all__ = [
     "parse_value",
     "registry",
     # tunables
+    "ChosenImpl",
     "Configured",
     "TuningIndex",
+    "choose_impl",
     "configure",
     # measuring and checking
     "DEFAULT_TOLERANCES",
@@ -119,6 +122,8 @@ _WHERE: dict[str, str] = {
     "bind_static": "_compile",
     "Configured": "_configure",
     "configure": "_configure",
+    "ChosenImpl": "_impl_choice",
+    "choose_impl": "_impl_choice",
     "cpu_model": "_cpu",
     "PLUGIN_GROUP": "_discover",
     "discover": "_discover",

@@ -16,12 +16,14 @@ from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
 
-from tile_protocol import ConfigSource, DecodeError, TuningEntry, decode_tuning
+from tile_protocol import ConfigSource, DecodeError, OpChoice, TuningEntry, decode_tuning
 
 __all__ = ["Found", "TuningIndex", "shipped_dir"]
 
 _Layer = dict[str, tuple[TuningEntry, str]]
 """Entries by case id, each with the file it came from."""
+_OpLayer = dict[tuple[str, str], tuple[OpChoice, str]]
+"""Implementation choices by (op, point), each with the file it came from."""
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,7 @@ class TuningIndex:
         self._device_model = device_model
         self._warn = warn or _warn
         self._shipped: dict[str, tuple[_Layer, list[str]]] = {}
+        self._ops: list[tuple[ConfigSource, _OpLayer]] = [("tuned", {}), ("user_cache", {})]
 
     @classmethod
     def load(
@@ -108,17 +111,26 @@ class TuningIndex:
         index = cls(
             device_kind=device_kind, jax_version=jax_version, warn=warn, device_model=device_model
         )
+        tuned_ops: _OpLayer = {}
+        user_ops: _OpLayer = {}
         index._layers = [
-            ("tuned", index._read(paths, "")),
-            ("user_cache", index._read(user_paths, "the user cache's ")),
+            ("tuned", index._read(paths, "", ops=tuned_ops)),
+            ("user_cache", index._read(user_paths, "the user cache's ", ops=user_ops)),
         ]
+        index._ops = [("tuned", tuned_ops), ("user_cache", user_ops)]
         return index
 
     def _read(
-        self, paths: Sequence[str | PathLike[str]], whose: str, *, shipped: bool = False
+        self,
+        paths: Sequence[str | PathLike[str]],
+        whose: str,
+        *,
+        shipped: bool = False,
+        ops: _OpLayer | None = None,
     ) -> _Layer:
         """The entries of `paths` that hold here; the others are remembered for notes (a
-        package's, `shipped`, hold on any JAX version: they are only its author's guess)."""
+        package's, `shipped`, hold on any JAX version: they are only its author's guess).
+        The implementation choices that hold here go to `ops`, when given."""
         layer: _Layer = {}
         for path in paths:
             try:
@@ -137,6 +149,10 @@ class TuningIndex:
                 elif not shipped:
                     self._elsewhere.setdefault(entry.case_id, []).append(f"`{path}` {why}")
             self._drop_twice_tuned(layer, held, f"{whose}tuning file `{path}`")
+            held_ops = ops if ops is not None else {}
+            for choice in doc.ops:
+                if self._elsewhere_reason(choice) is None:
+                    held_ops[(choice.op, choice.point)] = (choice, str(path))
         return layer
 
     def _drop_twice_tuned(self, layer: _Layer, held: dict[str, int], where: str) -> None:
@@ -150,7 +166,9 @@ class TuningIndex:
             self._warn(f"{said}: none is used; keep one of them")
             self._elsewhere.setdefault(case_id, []).append(f"{said}: not used")
 
-    def _elsewhere_reason(self, entry: TuningEntry, *, any_jax: bool = False) -> str | None:
+    def _elsewhere_reason(
+        self, entry: TuningEntry | OpChoice, *, any_jax: bool = False
+    ) -> str | None:
         """Why `entry` does not hold on this device and JAX version (None: it does)."""
         if self._device_kind is not None and entry.device_kind != self._device_kind:
             return f"tuned it on {entry.device_kind}, not {self._device_kind}"
@@ -163,6 +181,15 @@ class TuningIndex:
             and entry.jax_version != self._jax_version
         ):
             return f"tuned it with jax {entry.jax_version}, not {self._jax_version}"
+        return None
+
+    def impl_for(self, op: str, point: str) -> tuple[OpChoice, ConfigSource, str] | None:
+        """The implementation `tile tune` chose for `op` at `point` (`tile_protocol.op_point`),
+        with its layer and file: the project's files first, then the user cache's."""
+        for source, layer in self._ops:
+            held = layer.get((op, point))
+            if held is not None:
+                return held[0], source, held[1]
         return None
 
     def lookup(self, case_id: str, signature: str) -> TuningEntry | None:

@@ -16,7 +16,15 @@ from tile_harness import (
     undone_lines,
     with_cases,
 )
-from tile_harness.tune import TuneEnded, Tuner, allowed_counts, budget_scale, estimate_s
+from tile_harness.tune import (
+    TuneEnded,
+    Tuner,
+    allowed_counts,
+    budget_scale,
+    estimate_s,
+    impl_lines,
+    margin_text,
+)
 from tile_protocol.format import format_seconds
 
 __all__ = ["run_tune"]
@@ -109,9 +117,10 @@ def _show(ended: TuneEnded) -> None:
 
     _tried_tables(ended)
     for case_id, d in ended.decisions.items():
-        margin = f", {d.margin:.3f}x over the runner-up" if d.margin else ""
         print(escape_controls(f"{case_id}: {d.winner.configuration} "
-              f"{format_seconds(d.winner.median)} ({d.decided_by}{margin})"))  # fmt: skip
+              f"{format_seconds(d.winner.median)} ({d.decided_by}{margin_text(d)})"))  # fmt: skip
+    for line in impl_lines(ended.impls):
+        print(escape_controls(line))
     for case_id, why in ended.unfinished.items():
         print(escape_controls(f"not tuned to the end: {case_id}: {why}"), file=sys.stderr)
     for path in ended.written:

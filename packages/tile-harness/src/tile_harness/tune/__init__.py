@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tile_harness.tune._files import tune_findings, write_tuning
+from tile_harness.tune._impls import ImplDecision, impl_lines, margin_text, pick_impls
 from tile_harness.tune._pick import Decision, Measured, keep_fastest, pick
 from tile_harness.tune._run import (
     TuneEnded,
@@ -11,10 +12,9 @@ from tile_harness.tune._run import (
     allowed_counts,
     budget_scale,
     estimate_s,
-    progress_line,
     rung_settings,
 )
-from tile_harness.tune._table import Tried, tried_markdown, tried_rows
+from tile_harness.tune._table import Tried, progress_line, tried_markdown, tried_rows
 
 __all__ = [
     "TuneEnded",
@@ -32,6 +32,10 @@ __all__ = [
     "Measured",
     "keep_fastest",
     "pick",
+    "ImplDecision",
+    "impl_lines",
+    "margin_text",
+    "pick_impls",
     "tune_findings",
     "write_tuning",
 ]

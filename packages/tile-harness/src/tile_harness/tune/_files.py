@@ -4,7 +4,7 @@ finding per case in the report."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -16,6 +16,7 @@ from tile_harness._errors import CliError, ExitCode, write_atomically
 if TYPE_CHECKING:
     import tile_artifacts as ta
     from tile_config import ResolvedConfig
+    from tile_harness.tune._impls import ImplDecision
     from tile_harness.tune._pick import Decision
 
 __all__ = ["check_tuning_files", "tune_findings", "write_tuning"]
@@ -25,9 +26,11 @@ def tune_findings(
     decisions: Mapping[str, Decision],
     dropped: Mapping[str, str],
     unfinished: Mapping[str, str] | None = None,
+    impls: Sequence[ImplDecision] = (),
 ) -> list[ta.Finding]:
     """One finding per tuned case: the winner, the runner-up and why the others dropped out;
-    then one naming the cases the tune could not finish (`unfinished`), if any."""
+    one per op and point whose implementation the tune chose (`impls`); then one naming the
+    cases the tune could not finish (`unfinished`), if any."""
     import tile_artifacts as ta
 
     out: list[ta.Finding] = []
@@ -45,6 +48,20 @@ def tune_findings(
                 title=f"{case_id}: {d.winner.configuration} ({d.decided_by})",
                 evidence=evidence,
                 interpretation=d.reason,
+            )
+        )
+    for c in impls:
+        d = c.decision
+        evidence = [f"{m.values['impl']} ({m.unit_id}): median {m.median:.6g} s"
+                    for m in (d.winner, d.runner_up) if m is not None]  # fmt: skip
+        out.append(
+            ta.Finding(
+                finding_id=f"T{len(out) + 1:03d}",
+                severity="info",
+                category="tuning",
+                title=f"op {c.op} [{c.point}]: implementation {c.impl} ({d.decided_by})",
+                evidence=evidence,
+                interpretation=d.reason.replace("finalist", "implementation"),
             )
         )
     if unfinished:
@@ -73,9 +90,12 @@ def write_tuning(
     winners: Mapping[str, tp.BenchResult],
     hello: tp.Hello | None,
     run_id: str,
+    *,
+    impls: Sequence[ImplDecision] = (),
 ) -> list[Path]:
-    """Merge the winners (each decision's winning unit's result) into `tuning/<device>.json`
-    and, with `[tune] user_cache`, the user cache's copy; the files written."""
+    """Merge the winners (each decision's winning unit's result) and the implementations
+    chosen (`impls`) into `tuning/<device>.json` and, with `[tune] user_cache`, the user
+    cache's copy; the files written."""
     if not decisions:
         return []
     device_kind = hello.devices[0].device_kind if hello and hello.devices else "unknown"
@@ -102,11 +122,33 @@ def write_tuning(
                 run_id=run_id,
             )
         )
+    where = {"device_model": device_model, "tuned_at": now, "run_id": run_id,
+             "jax_version": hello.jax_version if hello else None}  # fmt: skip
+    ops = [_op_choice(c, device_kind, where) for c in impls]
     name = f"{device_slug(device_kind)}.json"
     targets = [folder / name for folder in _targets(resolved)]
     for path in targets:
-        _merge_into(path, device_kind, entries)
+        _merge_into(path, device_kind, entries, ops)
     return targets
+
+
+def _op_choice(c: ImplDecision, device_kind: str, where: dict[str, str | None]) -> tp.OpChoice:
+    """The tuning file's record of one implementation chosen (`where`: the device model, JAX
+    version, time and run, as the file's entries have them)."""
+    d = c.decision
+    return tp.OpChoice(
+        op=c.op,
+        point=c.point,
+        impl=c.impl,
+        kernel=c.kernels[c.impl],
+        case_id=d.winner.unit_id,
+        median_s=d.winner.median,
+        runner_up=c.runner_up,
+        margin=d.margin,
+        decided_by=d.decided_by,
+        device_kind=device_kind,
+        **where,
+    )
 
 
 def _targets(resolved: ResolvedConfig) -> list[Path]:
@@ -136,16 +178,18 @@ def check_tuning_files(resolved: ResolvedConfig) -> None:
                 ) from None
 
 
-def _merge_into(path: Path, device_kind: str, entries: list[tp.TuningEntry]) -> None:
+def _merge_into(
+    path: Path, device_kind: str, entries: list[tp.TuningEntry], ops: list[tp.OpChoice]
+) -> None:
     """Replace the entries of the same cases in `path` (created if missing), atomically.
 
     On a CPU an entry is a case on one CPU model: another model's entries of the case stay
     beside it (one `cpu.json` serves several machines); an entry without a model (an older
     tile's) is replaced."""
-    old: list[tp.TuningEntry] = []
+    before = tp.TuningFile(device_kind=device_kind)
     if path.exists():
         try:
-            old = list(tp.decode_tuning(path.read_bytes()).entries)
+            before = tp.decode_tuning(path.read_bytes())
         except (OSError, tp.DecodeError) as exc:
             raise CliError(
                 f"cannot update the tuning file `{path}`: {exc}",
@@ -154,8 +198,11 @@ def _merge_into(path: Path, device_kind: str, entries: list[tp.TuningEntry]) -> 
             ) from None
     new_ids = {e.case_id for e in entries}
     model = entries[0].device_model if entries else None
-    kept = [e for e in old if e.case_id not in new_ids or e.device_model not in (None, model)]
-    merged = kept + entries
-    doc = tp.TuningFile(device_kind=device_kind, entries=merged)
+    kept = [e for e in before.entries
+            if e.case_id not in new_ids or e.device_model not in (None, model)]  # fmt: skip
+    points = {(c.op, c.point) for c in ops}
+    kept_ops = [c for c in before.ops
+                if (c.op, c.point) not in points or c.device_model not in (None, model)]  # fmt: skip
+    doc = tp.TuningFile(device_kind=device_kind, entries=kept + entries, ops=kept_ops + ops)
     hint = "check that the directory is writable (`[tune] dir` in tile.toml)"
     write_atomically(path, tp.encode_tuning(doc), hint=hint, code=ExitCode.INFRA)

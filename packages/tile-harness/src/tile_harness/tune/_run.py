@@ -16,7 +16,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -34,6 +34,7 @@ from tile_harness._runners import make_session
 from tile_harness._sinks import Relay
 from tile_harness._undone import is_undone
 from tile_harness.tune._files import check_tuning_files, tune_findings, write_tuning
+from tile_harness.tune._impls import ImplDecision, impls_markdown, pick_impls
 from tile_harness.tune._pick import (
     Decision,
     Measured,
@@ -42,8 +43,7 @@ from tile_harness.tune._pick import (
     pick,
     unfinished_cases,
 )
-from tile_harness.tune._table import TUNE_MD, Tried, tried_markdown, tried_rows
-from tile_protocol.format import format_seconds
+from tile_harness.tune._table import TUNE_MD, Tried, progress_line, tried_markdown, tried_rows
 
 if TYPE_CHECKING:
     from tile_config import ResolvedConfig
@@ -59,7 +59,6 @@ __all__ = [
     "estimate_s",
     "finish",
     "parse_units",
-    "progress_line",
     "rung_settings",
 ]
 
@@ -81,6 +80,8 @@ class TuneState:
     cut_short: int | None = None
     """The rung after which `--budget` ran out: the finalists are that rung's survivors, timed
     only as long as that rung times (None: the finalists had their full measurement)."""
+    timings_planned: int = 0
+    """Units the rungs planned so far (the live line's total; each rung times its own)."""
 
     def take_plan(self, plan: tp.Plan) -> None:
         """The first rung's plan (later rungs plan survivors of it) and its units."""
@@ -125,7 +126,13 @@ class _TuneSink(Relay):
     def on_plan(self, plan: tp.Plan) -> None:
         if self._state.plan is None:
             self._state.take_plan(plan)
+            self._state.timings_planned = len(plan.cases)
             super().on_plan(plan)
+        else:
+            # A later rung's units join the count: the live line's "done" counts timings, so
+            # its total must too, or it reads "13/8 done".
+            self._state.timings_planned += len(plan.cases)
+            self._recorder.ui.start(self._state.timings_planned, "tile tune")
 
     def on_message(self, message: tp.Message) -> None:
         if isinstance(message, tp.BenchResult):
@@ -246,30 +253,6 @@ def prune(state: TuneState, timed: set[str], eta: int, rung: int, final: bool) -
     return keep
 
 
-def progress_line(
-    state: TuneState, *, rung: int, final: bool, timed: int, survivors: Sequence[str]
-) -> str:
-    """One line per rung (`final`: the finalists' measurement): configurations timed, kept,
-    and the fastest correct one so far (in the final line, among the finalists)."""
-    pool = (
-        [state.latest[u] for u in state.finalists if u in state.latest]
-        if final
-        else list(state.latest.values())
-    )
-    best = min(
-        (r for r in pool if r.check is None or r.check.passed),
-        key=lambda r: r.stats.median,
-        default=None,
-    )
-    if final:
-        text = f"final: {len(survivors)} finalists measured with the [bench] settings"
-    else:
-        text = f"rung {rung}: {timed} configurations timed, {len(survivors)} kept"
-    if best is not None:
-        text += f"; fastest so far {best.case_id} {format_seconds(best.stats.median)}"
-    return text
-
-
 class Tuner:
     """One tune: its run directory and recorder, and the rungs that feed them.
 
@@ -343,7 +326,8 @@ class Tuner:
             state.finalists = timed
         survivors = prune(state, timed, resolved.config.tune.eta, rung, final)
         shown = sorted(state.finalists) if final else survivors
-        self.say(progress_line(state, rung=rung, final=final, timed=len(timed), survivors=shown))
+        self.say(progress_line(state.latest, state.finalists, rung=rung, final=final,
+                              timed=len(timed), survivors=shown))  # fmt: skip
         return survivors
 
 
@@ -362,6 +346,8 @@ class TuneEnded:
     when `--budget` ran out, or not decided at all."""
     tried: list[Tried] = field(default_factory=list[Tried])
     """Every configuration planned, what it measured and what became of it (`tune.md`)."""
+    impls: list[ImplDecision] = field(default_factory=list[ImplDecision])
+    """The implementation chosen at each point of each op with two or more tuned."""
 
 
 def finish(resolved: ResolvedConfig, recorder: RunRecorder, state: TuneState) -> TuneEnded:
@@ -377,15 +363,19 @@ def finish(resolved: ResolvedConfig, recorder: RunRecorder, state: TuneState) ->
         decision = pick(found, noise_floor_pct=cfg.noise_floor, alpha=cfg.alpha)
         if decision is not None:
             decisions[case_id] = cut_short(decision, state.cut_short)
+    impls = [replace(c, decision=cut_short(c.decision, state.cut_short))
+             for c in pick_impls(decisions, state.latest, noise_floor_pct=cfg.noise_floor,
+                                 alpha=cfg.alpha)]  # fmt: skip
     planned = state.plan.cases if state.plan else []
     unfinished = unfinished_cases(allowed_counts(planned, state.units), decisions, state.cut_short)
-    recorder.results.findings.extend(tune_findings(decisions, state.dropped, unfinished))
+    recorder.results.findings.extend(tune_findings(decisions, state.dropped, unfinished, impls))
     tried = tried_rows(planned, state.units, state.latest, dropped=state.dropped, decisions=decisions,
                        finalists=state.finalists, failures=recorder.results.failures)  # fmt: skip
-    recorder.writer.write_text(TUNE_MD, tried_markdown(tried), description="configurations tried")
+    recorder.writer.write_text(TUNE_MD, tried_markdown(tried) + impls_markdown(impls),
+                              description="configurations tried")  # fmt: skip
     recorder.finalize()
     hello = recorder.results.hello
-    written = write_tuning(resolved, decisions, state.latest, hello, recorder.run_id)
+    written = write_tuning(resolved, decisions, state.latest, hello, recorder.run_id, impls=impls)
     failures = list(recorder.results.failures)
     # A configuration that crashes or raises is dropped like a slow one; a unit that was never
     # run, or whose messages were invalid, is work undone.
@@ -395,4 +385,4 @@ def finish(resolved: ResolvedConfig, recorder: RunRecorder, state: TuneState) ->
         missing = set(allowed_counts(planned, state.units)) - set(decisions)
         code = int(ExitCode.FAILED) if missing else int(ExitCode.OK)
     return TuneEnded(decisions, list(written), recorder.run_dir, len(recorder.results.planned),
-                     failures, code, unfinished, tried)  # fmt: skip
+                     failures, code, unfinished, tried, impls)  # fmt: skip

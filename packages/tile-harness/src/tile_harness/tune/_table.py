@@ -12,7 +12,7 @@ import tile_protocol as tp
 from tile_harness.tune._pick import Decision
 from tile_protocol.format import format_seconds
 
-__all__ = ["TUNE_MD", "Tried", "tried_markdown", "tried_rows"]
+__all__ = ["TUNE_MD", "Tried", "progress_line", "tried_markdown", "tried_rows"]
 
 TUNE_MD = "tune.md"
 
@@ -119,3 +119,30 @@ def tried_markdown(rows: Sequence[Tried]) -> str:
             cells = [f"**{c}**" for c in cells]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def progress_line(
+    latest: Mapping[str, tp.BenchResult],
+    finalists: set[str],
+    *,
+    rung: int,
+    final: bool,
+    timed: int,
+    survivors: Sequence[str],
+) -> str:
+    """One line per rung (`final`: the finalists' measurement): configurations timed, kept,
+    and the fastest correct one so far (in the final line, among the `finalists`); `latest`
+    is each unit's latest result."""
+    pool = [latest[u] for u in finalists if u in latest] if final else list(latest.values())
+    best = min(
+        (r for r in pool if r.check is None or r.check.passed),
+        key=lambda r: r.stats.median,
+        default=None,
+    )
+    if final:
+        text = f"final: {len(survivors)} finalists measured with the [bench] settings"
+    else:
+        text = f"rung {rung}: {timed} configurations timed, {len(survivors)} kept"
+    if best is not None:
+        text += f"; fastest so far {best.case_id} {format_seconds(best.stats.median)}"
+    return text
