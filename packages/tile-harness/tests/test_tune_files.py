@@ -34,3 +34,23 @@ def test_a_tune_on_one_cpu_model_keeps_the_other_models_entries(tmp_path: Path) 
         for e in tp.decode_tuning(path.read_bytes()).entries
     }
     assert got[(CASE, "A, 2 cores")] == "4" and got[(CASE, "B, 8 cores")] == "2"
+
+
+def _choice(model: str, impl: str, point: str = "n=1") -> tp.OpChoice:
+    return tp.OpChoice(op="norm", point=point, impl=impl, kernel=f"k/{impl}", case_id=CASE,
+                       device_kind="cpu", device_model=model)  # fmt: skip
+
+
+def test_implementation_choices_merge_by_op_point_and_cpu_model(tmp_path: Path) -> None:
+    path = tmp_path / "cpu.json"
+    _merge_into(path, "cpu", [_entry("A", "1")], [_choice("A", "jnp"), _choice("A", "jnp", "n=2")])
+    _merge_into(path, "cpu", [_entry("B", "1")], [_choice("B", "pallas")])
+    _merge_into(path, "cpu", [_entry("A", "2")], [_choice("A", "pallas")])  # A again, at n=1
+    ops = tp.decode_tuning(path.read_bytes()).ops
+    got = {(c.point, c.device_model): c.impl for c in ops}
+    assert got == {("n=1", "A"): "pallas", ("n=2", "A"): "jnp", ("n=1", "B"): "pallas"}
+    # A file written before choices existed reads as having none.
+    old = (
+        b'{"schema_name": "tile.tuning", "schema_version": 1, "device_kind": "cpu", "entries": []}'
+    )
+    assert tp.decode_tuning(old).ops == []

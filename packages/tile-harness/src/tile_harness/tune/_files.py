@@ -179,7 +179,7 @@ def check_tuning_files(resolved: ResolvedConfig) -> None:
 
 
 def _merge_into(
-    path: Path, device_kind: str, entries: list[tp.TuningEntry], ops: list[tp.OpChoice]
+    path: Path, device_kind: str, entries: list[tp.TuningEntry], ops: Sequence[tp.OpChoice] = ()
 ) -> None:
     """Replace the entries of the same cases in `path` (created if missing), atomically.
 
@@ -203,6 +203,6 @@ def _merge_into(
     points = {(c.op, c.point) for c in ops}
     kept_ops = [c for c in before.ops
                 if (c.op, c.point) not in points or c.device_model not in (None, model)]  # fmt: skip
-    doc = tp.TuningFile(device_kind=device_kind, entries=kept + entries, ops=kept_ops + ops)
+    doc = tp.TuningFile(device_kind=device_kind, entries=kept + entries, ops=[*kept_ops, *ops])
     hint = "check that the directory is writable (`[tune] dir` in tile.toml)"
     write_atomically(path, tp.encode_tuning(doc), hint=hint, code=ExitCode.INFRA)
