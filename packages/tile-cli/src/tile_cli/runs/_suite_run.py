@@ -19,6 +19,7 @@ from tile_cli.terminal._escape import hide_config_secrets
 from tile_cli.terminal._render import (
     KernelTables,
     display_path,
+    outside_project_note,
     render_build,
     render_suite,
     render_timing,
@@ -245,6 +246,8 @@ class _Shown:
     def _where(self) -> None:
         where = display_path(self.setup.run_dir)
         self.err.print(f"run directory: {where}", markup=False, style="dim")
+        if (note := outside_project_note(self.setup.resolved)) is not None:
+            self.err.print(note, markup=False, style="dim")
 
 
 def claim_outputs(recorder: RunRecorder) -> list[str]:

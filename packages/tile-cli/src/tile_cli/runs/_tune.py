@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tile_cli.terminal._escape import escape_controls, hide_config_secrets
 from tile_harness import (
@@ -26,6 +27,9 @@ from tile_harness.tune import (
     margin_text,
 )
 from tile_protocol.format import format_seconds
+
+if TYPE_CHECKING:
+    from tile_config import ResolvedConfig
 
 __all__ = ["run_tune"]
 
@@ -80,7 +84,7 @@ def run_tune(
         ended = Tuner(resolved, ui, say, output_dir=output_dir).run(sel, scale=scale, budget=budget)
     finally:
         ui.stop()
-    _show(ended)
+    _show(ended, resolved)
     return ended.exit_code
 
 
@@ -110,10 +114,10 @@ def _tried_tables(ended: TuneEnded) -> None:
         out.print(table)
 
 
-def _show(ended: TuneEnded) -> None:
+def _show(ended: TuneEnded, resolved: ResolvedConfig) -> None:
     """Every configuration tried and each case's winner on stdout; the tuning files, the run
     directory, work undone on stderr."""
-    from tile_cli.terminal._render import display_path
+    from tile_cli.terminal._render import display_path, outside_project_note
 
     _tried_tables(ended)
     for case_id, d in ended.decisions.items():
@@ -126,5 +130,7 @@ def _show(ended: TuneEnded) -> None:
     for path in ended.written:
         print(f"tuning file: {display_path(path)}", file=sys.stderr)
     print(f"run directory: {display_path(ended.run_dir)}", file=sys.stderr)
+    if (note := outside_project_note(resolved)) is not None:
+        print(note.replace("runs and history", "runs, history and tuning"), file=sys.stderr)
     for line in undone_lines(ended.planned, ended.failures):
         print(line, file=sys.stderr)

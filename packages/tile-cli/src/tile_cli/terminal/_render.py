@@ -38,11 +38,13 @@ if TYPE_CHECKING:
 
     import tile_artifacts as ta
     import tile_protocol as tp
+    from tile_config import ResolvedConfig
     from tile_harness import RunResults
 
 __all__ = [
     "KernelTables",
     "display_path",
+    "outside_project_note",
     "print_failures",
     "render_build",
     "render_suite",
@@ -58,6 +60,20 @@ def display_path(path: Path) -> str:
         return str(path.relative_to(Path.cwd()))
     except ValueError:
         return str(path)
+
+
+def outside_project_note(resolved: ResolvedConfig) -> str | None:
+    """What a command that keeps files says when no tile.toml was found: where they went.
+
+    A decision (issue 40): outside a project tile still keeps its runs, history and tuning
+    where it ran, as a fresh clone's `tile bench` needs, but says so rather than leave them
+    behind unannounced."""
+    if resolved.project_root is not None:
+        return None
+    return (
+        f"no tile.toml here or above: runs and history are kept in "
+        f"{display_path(resolved.cwd / '.tile')}/ (`tile init` makes a project)"
+    )
 
 
 def _failure_line(err: Console, failure: tp.Failure) -> None:
