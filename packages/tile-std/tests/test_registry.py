@@ -80,3 +80,16 @@ def test_row_backwards_declare_their_bytes():
             formula = modes[cast("tile.Mode", mode)].bytes
             assert formula is not None, (name, mode)
             assert formula(case) == elements * case.size * case.itemsize, (name, mode)
+
+
+def test_attention_backwards_declare_their_bytes():
+    # The flash backward is two Pallas calls, so XLA cannot count its traffic: reading q, k,
+    # v, o and the cotangent and writing dq, dk, dv is 8 tensors, twice the forward's 4.
+    case = tile.cases("std/attention", "bench", backend="gpu")[0]
+    b, h, s, d = case.shape
+    one = b * h * s * d * case.itemsize
+    modes = tile.get_kernel("std/attention").modes
+    for mode, tensors in (("bwd", 8), ("fwd_bwd", 12)):
+        formula = modes[cast("tile.Mode", mode)].bytes
+        assert formula is not None, mode
+        assert formula(case) == tensors * one, mode

@@ -129,9 +129,17 @@ _MATMUL_MODES = {
     "bwd": tile.mode(flops=lambda case: 2 * matmul_flops(case)),
     "fwd_bwd": tile.mode(flops=lambda case: 3 * matmul_flops(case)),
 }
+# Attention's backward reads q, k, v, o and the cotangent and writes dq, dk and dv: 8
+# tensors of the forward's 4 (the per-row log-sum-exp is a D-th of one); the whole step 12.
 _ATTENTION_MODES = {
-    "bwd": tile.mode(flops=lambda case: 2.5 * attention_flops(case)),
-    "fwd_bwd": tile.mode(flops=lambda case: 3.5 * attention_flops(case)),
+    "bwd": tile.mode(
+        flops=lambda case: 2.5 * attention_flops(case),
+        bytes=lambda case: 2.0 * attention_bytes(case),
+    ),
+    "fwd_bwd": tile.mode(
+        flops=lambda case: 3.5 * attention_flops(case),
+        bytes=lambda case: 3.0 * attention_bytes(case),
+    ),
 }
 
 
