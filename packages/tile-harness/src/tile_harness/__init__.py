@@ -96,7 +96,7 @@ if TYPE_CHECKING:
     from tile_harness._shards import ShardedRun, check_slurm, previous_costs
     from tile_harness._sinks import NullSink, Relay, Sink
     from tile_harness._suite import Stoppable, Suite
-    from tile_harness._undone import is_undone, settle, undone_lines
+    from tile_harness._undone import declined, is_undone, settle, undone_lines
 
 __all__ = [
     "RunDone",
@@ -156,6 +156,7 @@ __all__ = [
     "escape_controls",
     "exit_codes_help",
     "failure_hints",
+    "declined",
     "is_undone",
     "launch_id",
     "load_side",
@@ -257,6 +258,7 @@ _HOME: dict[str, str] = {
     "escape_controls": "tile_harness._escape",
     "exit_codes_help": "tile_harness._errors",
     "failure_hints": "tile_harness._hints",
+    "declined": "tile_harness._undone",
     "is_undone": "tile_harness._undone",
     "launch_id": "tile_harness._record",
     "load_side": "tile_harness._compare",

@@ -10,6 +10,8 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from tile_harness._undone import declined
+
 if TYPE_CHECKING:
     import tile_protocol as tp
 
@@ -27,7 +29,9 @@ def _signal_of(failure: tp.Failure) -> str | None:
 
 
 def failure_hints(failures: Sequence[tp.Failure]) -> list[str]:
-    """One hint per kind of failure seen, saying what to do next."""
+    """One hint per kind of failure seen, saying what to do next (a case its kernel declined
+    needs none)."""
+    failures = [f for f in failures if not declined(f)]
     phases = {f.phase for f in failures}
     # A runner that died before its first case is a startup failure, not a case's crash.
     crashes = [f for f in failures if f.error_type == "RunnerCrash" and f.case_id]

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 from tile_harness._errors import ExitCode, stopped_code, usage_failure
+from tile_harness._undone import declined
 
 if TYPE_CHECKING:
     import tile_artifacts as ta
@@ -126,9 +127,11 @@ def _cases_outcome(rec: RunResults) -> Outcome:
     """A bench or test run's cases, before any gate: infrastructure, wrong output, no case.
 
     A case its kernel cannot run (`unsupported`: a `bwd` mode of a function JAX cannot
-    differentiate) is a row of the report, neither a failure nor ok.
+    differentiate) or chose not to (`tile.skip(...)`, a configuration the constraint rules
+    out) is a row of the report, neither a failure nor ok. A case no runner reached is
+    skipped too, but that is work undone (`NotRun`): it fails the run.
     """
-    failures = [f for f in rec.failures if f.status != "unsupported"]
+    failures = [f for f in rec.failures if not declined(f)]
     if failures:
         return Outcome(int(ExitCode.INFRA), _failure_reason(failures))
     if wrong := rec.failed_checks:

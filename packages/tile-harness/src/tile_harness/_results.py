@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar
 
 import tile_protocol as tp
+from tile_harness._undone import declined
 
 if TYPE_CHECKING:
     import tile_artifacts as ta
@@ -148,14 +149,15 @@ class RunResults:
         if bad:
             parts.append(f"{bad} failed check{'s' if bad != 1 else ''}")
         # Cases no runner reached are counted as not run, not as failures (_undone.py).
-        # A case its kernel cannot run (a backward JAX cannot take) is a row, not a failure.
-        unsupported = [f for f in self.failures if f.status == "unsupported"]
-        failures = [f for f in self.failures if f.error_type != "NotRun" and f not in unsupported]
+        # A case its kernel declined (skipped, or a backward JAX cannot take) is a row.
+        passed_over = [f for f in self.failures if declined(f)]
+        failures = [f for f in self.failures if f.error_type != "NotRun" and not declined(f)]
         if failures:
             parts.append(f"{len(failures)} failure{'s' if len(failures) != 1 else ''}")
-        if unsupported:
-            parts.append(f"{len(unsupported)} unsupported")
-        blamed = {f.case_id for f in (*failures, *unsupported) if f.case_id is not None}
+        for status in ("skipped", "unsupported"):
+            if count := sum(f.status == status for f in passed_over):
+                parts.append(f"{count} {status}")
+        blamed = {f.case_id for f in (*failures, *passed_over) if f.case_id is not None}
         not_run = sum(self.outcome(c.case_id) is None and c.case_id not in blamed
                       for c in self.planned)  # fmt: skip
         if not_run > 0:

@@ -20,7 +20,15 @@ if TYPE_CHECKING:
     from tile_harness._results import RunResults
     from tile_harness._sinks import Sink
 
-__all__ = ["NOT_RUN", "is_undone", "not_run", "settle", "undone_lines", "undone_reason"]
+__all__ = [
+    "NOT_RUN",
+    "declined",
+    "is_undone",
+    "not_run",
+    "settle",
+    "undone_lines",
+    "undone_reason",
+]
 
 NOT_RUN = "NotRun"
 """The error type of a planned case that no runner reported on."""
@@ -40,6 +48,13 @@ def not_run(case_id: str, why: str) -> tp.Failure:
 def is_undone(failure: tp.Failure) -> bool:
     """A failure that means work was left undone (not run, or not believable), not a kernel's."""
     return failure.error_type in (NOT_RUN, INVALID) or failure.status == "invalid"
+
+
+def declined(failure: tp.Failure) -> bool:
+    """A case its kernel declined to run: `skipped` (`tile.skip(...)`, a configuration the
+    constraint rules out) or `unsupported` (a mode it cannot take). A row of the report, neither
+    a failure nor work undone; a case no runner reached is skipped too, but undone."""
+    return failure.status in ("skipped", "unsupported") and not is_undone(failure)
 
 
 def settle(results: RunResults, sink: Sink) -> None:

@@ -29,7 +29,14 @@ from tile_cli.terminal._tables import (
 )
 from tile_cli.terminal._tables import test_tables as make_test_tables
 from tile_cli.terminal._ui import diagnostic_lines, timing_line
-from tile_harness import Outcome, failure_hints, outcome_hint, split_failures, undone_lines
+from tile_harness import (
+    Outcome,
+    declined,
+    failure_hints,
+    outcome_hint,
+    split_failures,
+    undone_lines,
+)
 from tile_protocol.format import check_failure_reason, format_seconds
 
 if TYPE_CHECKING:
@@ -78,6 +85,10 @@ def outside_project_note(resolved: ResolvedConfig) -> str | None:
 
 def _failure_line(err: Console, failure: tp.Failure) -> None:
     where = one_line(failure.case_id) if failure.case_id else "(run)"
+    if declined(failure):  # the kernel's own choice: a row, not a failure
+        err.print(f"- {where} {failure.status}: {failure.message}", markup=False, style="dim",
+                  soft_wrap=True)  # fmt: skip
+        return
     err.print(f"✗ {where} [{failure.phase}, {failure.status}] {failure.error_type}: "
               f"{failure.message}", markup=False, style="red", soft_wrap=True)  # fmt: skip
 
