@@ -10,7 +10,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from tile_harness._undone import declined
+from tile_harness._failure_kinds import declined
 
 if TYPE_CHECKING:
     import tile_protocol as tp

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 from tile_harness._errors import ExitCode, stopped_code, usage_failure
-from tile_harness._undone import declined
+from tile_harness._failure_kinds import declined
 
 if TYPE_CHECKING:
     import tile_artifacts as ta

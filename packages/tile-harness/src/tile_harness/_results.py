@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar
 
 import tile_protocol as tp
-from tile_harness._undone import declined
+from tile_harness._failure_kinds import declined
 
 if TYPE_CHECKING:
     import tile_artifacts as ta

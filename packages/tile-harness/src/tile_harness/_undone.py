@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 import tile_protocol as tp
-from tile_harness._boundary import INVALID
+from tile_harness._failure_kinds import NOT_RUN, declined, is_undone
 
 if TYPE_CHECKING:
     from tile_harness._results import RunResults
@@ -30,9 +30,6 @@ __all__ = [
     "undone_reason",
 ]
 
-NOT_RUN = "NotRun"
-"""The error type of a planned case that no runner reported on."""
-
 
 def not_run(case_id: str, why: str) -> tp.Failure:
     """The failure of a planned case that no runner ran, and why."""
@@ -43,18 +40,6 @@ def not_run(case_id: str, why: str) -> tp.Failure:
         error_type=NOT_RUN,
         message=f"not run: {why}",
     )
-
-
-def is_undone(failure: tp.Failure) -> bool:
-    """A failure that means work was left undone (not run, or not believable), not a kernel's."""
-    return failure.error_type in (NOT_RUN, INVALID) or failure.status == "invalid"
-
-
-def declined(failure: tp.Failure) -> bool:
-    """A case its kernel declined to run: `skipped` (`tile.skip(...)`, a configuration the
-    constraint rules out) or `unsupported` (a mode it cannot take). A row of the report, neither
-    a failure nor work undone; a case no runner reached is skipped too, but undone."""
-    return failure.status in ("skipped", "unsupported") and not is_undone(failure)
 
 
 def settle(results: RunResults, sink: Sink) -> None:
