@@ -224,12 +224,17 @@ def _with_configs(
     rows: list[ComparisonRow], baseline: Report | Baseline, current: Report | Baseline
 ) -> list[ComparisonRow]:
     """Each row with the tunable values its case ran with on each side, so that a row whose
-    configuration changed says so."""
+    configuration changed says so, and with the configurations a pooled baseline left out."""
 
     def values(side: Report | Baseline) -> dict[str, dict[str, str]]:
         return {c.case_id: dict(c.config.values) for c in side.cases if c.config is not None}
 
     base, cur = values(baseline), values(current)
+    left = {
+        c.case_id: c.other_configs
+        for c in (baseline.cases if isinstance(baseline, Baseline) else [])
+        if c.other_configs
+    }
     if not base and not cur:
         return rows
     return [
@@ -237,6 +242,7 @@ def _with_configs(
             update={
                 "baseline_config": base.get(row.case_id),
                 "current_config": cur.get(row.case_id),
+                "baseline_other_configs": left.get(row.case_id),
             }
         )
         for row in rows

@@ -96,6 +96,8 @@ class ComparisonRow(ArtifactModel):
     `baseline_config` and `current_config`: the tunable values each side ran with (null for a
     kernel without tunables, or a side that did not record them); when they differ the row
     compares two configurations, not only two versions of the code (`config_changed`).
+    `baseline_other_configs`: the tunable values of the runs of a pooled baseline left out of
+    its pool for this case because they ran another configuration (`config_note` says so).
     `op` and `impl`: the op the case's kernel implements and its implementation label
     (`@tile.kernel(op=...)`; null for a kernel of no op), so that implementations compared
     side by side are told apart by op as well as by case id.
@@ -112,6 +114,7 @@ class ComparisonRow(ArtifactModel):
             "current_config",
             "op",
             "impl",
+            "baseline_other_configs",
         }
     )
 
@@ -137,6 +140,7 @@ class ComparisonRow(ArtifactModel):
     current_config: dict[str, str] | None = None
     op: str | None = None
     impl: str | None = None
+    baseline_other_configs: list[dict[str, str]] | None = None
 
     def op_label(self) -> str | None:
         """`op layernorm: pallas`, beside the case id of an implementation of an op."""
@@ -152,6 +156,23 @@ class ComparisonRow(ArtifactModel):
         before = ",".join(f"{n}={base.get(n, '-')}" for n in names)
         after = ",".join(f"{n}={cur.get(n, '-')}" for n in names)
         return f"configuration changed: {before} -> {after}"
+
+    def config_note(self) -> str | None:
+        """What a row says about configurations: a change between the sides
+        (`config_changed`), and runs a pooled baseline left out because they ran other
+        values (`baseline pooled only block=4: 2 runs of block=2 left out`); else None."""
+        notes = [self.config_changed()]
+        if self.baseline_other_configs:
+            counts: dict[str, int] = {}
+            for values in self.baseline_other_configs:
+                text = ",".join(f"{k}={v}" for k, v in values.items()) or "no tunables"
+                counts[text] = counts.get(text, 0) + 1
+            kept = ",".join(f"{k}={v}" for k, v in (self.baseline_config or {}).items())
+            left = ", ".join(f"{n} run{'s' if n > 1 else ''} of {t}" for t, n in counts.items())
+            notes.append(
+                f"baseline pooled only {kept or 'its last configuration'}: {left} left out"
+            )
+        return "; ".join(n for n in notes if n) or None
 
     def relative_values(self) -> tuple[str, str] | None:
         """Baseline and current as a relative row was judged, for a table (`1.38× ref`,

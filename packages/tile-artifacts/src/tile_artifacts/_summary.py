@@ -336,7 +336,7 @@ def render_comparison_markdown(doc: ComparisonDoc) -> str:
         judgement = _JUDGEMENT_MARK[row.judgement]
         if row.reason and row.judgement in ("inconclusive", "not_comparable"):
             judgement += f" ({row.reason})"
-        if (changed := row.config_changed()) is not None:
+        if (changed := row.config_note()) is not None:
             judgement += f"; {changed}"
         shown = row.relative_values() or (value(row.baseline_value), value(row.current_value))
         label = row.op_label()

@@ -188,6 +188,21 @@ def _measured_reports(runs: list[Path], say: Callable[[str], None] | None) -> li
     return reports
 
 
+def _say_mixed(baseline: ta.compare.Baseline, say: Callable[[str], None]) -> None:
+    """Warn of each case whose runs ran different tunable values: only the runs of the last
+    one's values were pooled."""
+    for case in baseline.cases:
+        if case.other_configs:
+            kept = ",".join(
+                f"{k}={v}" for k, v in (case.config.values if case.config else {}).items()
+            )
+            left = "; ".join(",".join(f"{k}={v}" for k, v in c.items()) for c in case.other_configs)
+            say(
+                f"warning: `{case.case_id}` ran other configurations in {len(case.other_configs)} "
+                f"of the runs ({left}); only the runs of {kept or 'the last run'} are pooled"
+            )
+
+
 def save_baseline(
     runs: list[Path],
     directory: Path,
@@ -210,6 +225,8 @@ def save_baseline(
         baseline = ta.compare.baseline_from_reports(reports, label=label)
     except ta.ArtifactError as exc:
         raise CliError(exc.message, hint=exc.hint, code=ExitCode.USAGE) from None
+    if say is not None:
+        _say_mixed(baseline, say)
     target = directory / f"{device_slug(baseline.device.device_kind)}.json"
     try:
         directory.mkdir(parents=True, exist_ok=True)

@@ -53,7 +53,7 @@ def _tip(row: ta.compare.ComparisonRow) -> str:
         lines.append(f"p = {row.p_value:.2g}")
     if row.reason:
         lines.append(row.reason)
-    if (changed := row.config_changed()) is not None:
+    if (changed := row.config_note()) is not None:
         lines.append(changed)
     return "\n".join(lines)
 

@@ -163,7 +163,7 @@ def _comparison_section(doc: ta.compare.ComparisonDoc) -> str:
             "–" if r.p_value is None else f"{r.p_value:.2g}",
             esc(r.basis or "–"),
             f'<b style="color:{JUDGEMENT_COLORS[r.judgement]}">{esc(r.judgement)}</b>',
-            esc("; ".join(x for x in (r.reason, r.config_changed()) if x)),
+            esc("; ".join(x for x in (r.reason, r.config_note()) if x)),
         ]
         for r in sorted_rows(doc)
     ]

@@ -56,7 +56,7 @@ def render_comparison(doc: ta.compare.ComparisonDoc, out: Console, *, plain: boo
                 format_p(row.p_value),
                 row.basis or "-",
                 Text(row.judgement, style=_STYLE[row.judgement]),
-                Text("; ".join(r for r in (row.reason, row.config_changed()) if r)),
+                Text("; ".join(r for r in (row.reason, row.config_note()) if r)),
             ]
         )
     s = doc.summary
