@@ -150,11 +150,18 @@ def _impossible_note(report: Report) -> list[str]:
 
 
 def _config_cells(report: Report) -> tuple[str, str, Callable[[CaseRecord], list[str]]]:
-    """The config column's header, alignment and cells: present only when a case of the run
-    has tunables, so that a run without any keeps its table as it was."""
-    if not any(c.config is not None for c in report.cases):
-        return "", "", lambda _: []
-    return " config |", "---|", lambda c: [f"`{format_config(c.config)}`" if c.config else MISSING]
+    """The captured and config columns' headers, alignment and cells: `captured from` only
+    when a case of the run was captured from a program (`--from`, a cases file), `config` only
+    when a case has tunables, so that a run without either keeps its table as it was."""
+    head, align = "", ""
+    cells: list[Callable[[CaseRecord], str]] = []
+    if any(c.captured is not None for c in report.cases):
+        head, align = head + " captured from |", align + "---|"
+        cells.append(lambda c: f"`{c.captured}`" if c.captured else MISSING)
+    if any(c.config is not None for c in report.cases):
+        head, align = head + " config |", align + "---|"
+        cells.append(lambda c: f"`{format_config(c.config)}`" if c.config else MISSING)
+    return head, align, lambda c: [cell(c) for cell in cells]
 
 
 def _bench_rows(report: Report) -> list[str]:

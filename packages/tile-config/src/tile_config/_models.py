@@ -5,12 +5,13 @@ from __future__ import annotations
 import re
 import types
 from typing import Annotated, Any, ClassVar, Literal, Self, Union, get_args, get_origin
-from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
+from tile_config._downloads import ArchiveKind, DownloadEntry, check_download_names
 from tile_config._dtypes import DTYPE_KEYS, TOLERANCE_KEYS
+from tile_config._strict import STRICT
 
 __all__ = [
     "SECTIONS",
@@ -41,7 +42,6 @@ __all__ = [
 ]
 
 Timer = Literal["auto", "cupti", "wall", "batched"]
-ArchiveKind = Literal["zip", "tar", "tar.gz"]
 LauncherKind = Literal["local", "slurm"]
 CompareBasis = Literal["auto", "absolute", "relative"]
 KernelMode = Literal["fwd", "bwd", "fwd_bwd", "all"]  # `[select] modes`: as `--mode`
@@ -50,16 +50,14 @@ _Text = Annotated[str, Field(min_length=1)]
 _PositiveFloat = Annotated[float, Field(gt=0)]
 _PositiveInt = Annotated[int, Field(ge=1)]
 
-_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
-_SHA256_RE = re.compile(r"[0-9a-f]{64}")
 # SLURM --time: minutes, min:sec, h:m:s, days-h, days-h:m, days-h:m:s, or unlimited.
 _SLURM_TIME_RE = re.compile(r"(\d+-)?\d+(:\d+){0,2}|(?i:unlimited|infinite)")
 
 
 class _Model(BaseModel):
-    """Strict, closed and immutable: a TOML `"false"` is not a boolean and typos are errors."""
+    """Strict, closed and immutable (`STRICT`)."""
 
-    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, allow_inf_nan=False)
+    model_config = STRICT
 
 
 class ProjectConfig(_Model):
@@ -83,6 +81,10 @@ class BenchConfig(_Model):
     cold: bool = False
     batch: int = Field(default=10, ge=1)
     rounds: int = Field(default=1, ge=1, le=100)
+    cases: _Text | None = None
+    """A cases file (`--save-cases` writes one), relative to tile.toml: bench, test, tune and
+    list run its cases instead of the kernels' declared axes unless `--from` or `--cases`
+    says otherwise."""
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:
@@ -232,62 +234,6 @@ class LauncherConfig(_Model):
         return value
 
 
-class DownloadEntry(_Model):
-    """`[downloads.NAME]`: one pinned asset: url, sha256 and how to unpack it."""
-
-    url: str
-    sha256: str
-    archive: ArchiveKind | None = None
-    members: list[str] | None = None
-    description: str | None = None
-
-    @field_validator("url")
-    @classmethod
-    def _http_url(cls, url: str) -> str:
-        parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError("must be an http:// or https:// URL")
-        return url
-
-    @field_validator("sha256")
-    @classmethod
-    def _hex_digest(cls, sha256: str) -> str:
-        digest = sha256.strip().lower().removeprefix("sha256:")
-        if not _SHA256_RE.fullmatch(digest):
-            raise ValueError("must be 64 hexadecimal characters")
-        return digest
-
-    @field_validator("members")
-    @classmethod
-    def _relative_members(cls, members: list[str] | None) -> list[str] | None:
-        if members is None:
-            return None
-        if not members:
-            raise ValueError("must list at least one member (or be left out)")
-        for member in members:
-            parts = member.replace("\\", "/").split("/")
-            absolute = member.startswith(("/", "\\")) or re.match(r"[A-Za-z]:", member)
-            if not member.strip("/") or absolute or ".." in parts:
-                raise ValueError(f"holds `{member}`: members are relative paths without `..`")
-        return members
-
-    @model_validator(mode="after")
-    def _members_need_archive(self) -> Self:
-        if self.members is not None and self.archive is None:
-            raise ValueError("`members` needs `archive` to be set")
-        return self
-
-
-def _check_download_names(entries: dict[str, DownloadEntry]) -> dict[str, DownloadEntry]:
-    for name in entries:
-        if not _NAME_RE.fullmatch(name):
-            raise ValueError(
-                f"has an entry named `{name}`: use letters, digits, `.`, `_`, `-` "
-                "(at most 128, starting with a letter or digit)"
-            )
-    return entries
-
-
 class ProfileConfig(_Model):
     """`[profiles.NAME]`: partial sections laid over the file by `--profile NAME`."""
 
@@ -307,7 +253,7 @@ class ProfileConfig(_Model):
     @field_validator("downloads")
     @classmethod
     def _download_names(cls, entries: dict[str, DownloadEntry]) -> dict[str, DownloadEntry]:
-        return _check_download_names(entries)
+        return check_download_names(entries)
 
 
 class TileConfig(_Model):
@@ -333,7 +279,7 @@ class TileConfig(_Model):
     @field_validator("downloads")
     @classmethod
     def _download_names(cls, entries: dict[str, DownloadEntry]) -> dict[str, DownloadEntry]:
-        return _check_download_names(entries)
+        return check_download_names(entries)
 
 
 SECTIONS: tuple[str, ...] = tuple(TileConfig.model_fields)

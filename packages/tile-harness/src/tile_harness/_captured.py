@@ -82,7 +82,31 @@ def with_cases(resolved: ResolvedConfig, sel: Selection, say: Callable[[str], No
         specs = load_cases(sel.cases_file)
         say(f"{len(specs)} cases from {sel.cases_file}")
         return dataclasses.replace(sel, cases=specs)
+    if sel.cases is None and (named := resolved.config.bench.cases) is not None:
+        return dataclasses.replace(sel, cases=_project_cases(resolved, named, say))
     return sel
+
+
+def _project_cases(
+    resolved: ResolvedConfig, named: str, say: Callable[[str], None]
+) -> list[tp.CaseSpec]:
+    """The cases of `[bench] cases`, its path relative to tile.toml; CliError (exit 2) naming
+    the key and where it was set when the file cannot be read or is not a cases file."""
+    path = resolved.resolve_path(named)
+    try:
+        specs = load_cases(path)
+    except CliError as exc:
+        origin = resolved.origins.get("bench.cases")
+        where = f" (set in {origin})" if origin is not None else ""
+        fix = origin.hint if origin is not None else "fix the key in tile.toml"
+        raise CliError(
+            f"`[bench] cases`{where}: {exc.message}",
+            hint=f"{fix}: name a file written by `--save-cases`, relative to tile.toml; or "
+            "pass `--from MODULE:FUNCTION` or `--cases FILE` instead",
+            code=ExitCode.USAGE,
+        ) from None
+    say(f"{len(specs)} cases from {path} (`[bench] cases`)")
+    return specs
 
 
 def capture_cases(

@@ -45,6 +45,8 @@ __all__ = [
 ]
 
 FLAG = "⚠"
+CAPTURED = "captured from"
+"""The column of the program each case was captured from, in a table with such a case."""
 _FAILED_WORD = {"RunnerCrash": "crashed", "RunnerTimeout": "timed out"}
 
 
@@ -102,17 +104,19 @@ def missed(result: tp.BenchResult, target: float | None) -> bool:
 
 
 def _bench_columns(
-    verbose: int, *, config: bool = False, versus: str | None = None
+    verbose: int, *, config: bool = False, versus: str | None = None, captured: bool = False
 ) -> list[Column]:
     """The bench table's columns; `config`: a column for the tunable values each case ran;
-    `versus`: an op's table, with each implementation's speedup against its baseline."""
+    `versus`: an op's table, with each implementation's speedup against its baseline;
+    `captured`: a column for the program each case was captured from (`--from`)."""
     names = ["time", "±CI", "GB/s", "TFLOP/s", "ref time", "speedup",
              *([versus] if versus else []), "%peak", "bound", "ok"]  # fmt: skip
     if verbose >= 1:
         names += ["n", "stop", "timer", "compile"]
     if verbose >= 2:
         names += ["p5", "p95", "MAD", "outliers"]
-    first = [Column("case", "left"), *([Column("config", "left")] if config else [])]
+    first = [Column("case", "left"), *([Column(CAPTURED, "left")] if captured else []),
+             *([Column("config", "left")] if config else [])]  # fmt: skip
     return [*first, *(Column(n) for n in names)]
 
 
@@ -123,9 +127,11 @@ def _result_row(
     *,
     config: bool = False,
     op: tuple[str, str] | None = None,
+    captured: bool = False,
 ) -> list[str | Text]:
     """A measured case's row; `op`: in an op's table, its case cell (the implementation and
-    the point) and its speedup against the op's baseline."""
+    the point) and its speedup against the op's baseline; `captured`: with the program the
+    case was captured from (`-` for a case of the kernel's declared axes)."""
     s = r.stats
     ci = format_ci_pct(s.ci_low, s.ci_high, s.median)
     ci_cell = Text(f"{ci} {FLAG}", style="yellow") if missed(r, target) else Text(ci)
@@ -133,6 +139,7 @@ def _result_row(
     ref = r.reference
     row: list[str | Text] = [
         Text(op[0] if op is not None else _short_id(r.case_id, r.kernel)),
+        *([Text(one_line(r.captured or "-"))] if captured else []),
         *([Text(format_config(r.config))] if config else []),
         format_seconds(s.median),
         ci_cell,
@@ -163,6 +170,7 @@ def _failed_row(
         word = "skipped"
     cells: dict[str, str | Text] = {
         "case": Text(label or _short_id(info.case_id, info.kernel)),
+        CAPTURED: Text(one_line(info.captured or "-")),
         "time": Text(word, style="dim" if word == "skipped" else "bold red"),
         "ok": Text("-", style="dim") if word == "skipped" else Text("✗", style="bold red"),
     }
@@ -249,15 +257,18 @@ def bench_tables(
             continue
         # A kernel with tunables shows the values each case ran with, and where they came from.
         config = any((r := by_id.get(i.case_id)) is not None and r.config for i in infos)
+        # Cases captured from a program (`--from`, a cases file) say which program.
+        captured = any(i.captured for i in infos)
         op = _op_table(infos, by_id)
-        columns = _bench_columns(verbose, config=config, versus=op.header if op else None)
+        columns = _bench_columns(verbose, config=config, versus=op.header if op else None,
+                                 captured=captured)  # fmt: skip
         cells: list[list[str | Text]] = []
         for info in infos:
             result = by_id.get(info.case_id)
             mine = op.cells.get(info.case_id) if op is not None else None
             if result is not None:
                 cells.append(_result_row(result, verbose, rows.target_precision, config=config,
-                                         op=mine))  # fmt: skip
+                                         op=mine, captured=captured))  # fmt: skip
             elif (failure := failed.get(info.case_id)) is not None:
                 cells.append(_failed_row(info, failure, columns, mine[0] if mine else None))
         if cells:
@@ -311,7 +322,9 @@ def test_tables(
     case ran with, when any case has them)."""
     results = list(results)
     config = any(r.config for r in results)
-    columns = [Column("case", "left"), *([Column("config", "left")] if config else []),
+    captured = any(r.captured for r in results)
+    columns = [Column("case", "left"), *([Column(CAPTURED, "left")] if captured else []),
+               *([Column("config", "left")] if config else []),
                *(Column(n) for n in ("max abs err", "rel L2 err", "tol", "ok"))]  # fmt: skip
     cells: list[Sequence[str | Text]] = []
     for r in results:
@@ -319,6 +332,7 @@ def test_tables(
         cells.append(
             [
                 Text(one_line(r.case_id)),
+                *([Text(one_line(r.captured or "-"))] if captured else []),
                 *([Text(format_config(r.config))] if config else []),
                 f"{c.max_abs_err:.3g}" if c.max_abs_err is not None else "-",
                 f"{c.rel_l2_err:.3g}" if c.rel_l2_err is not None else "-",
