@@ -216,6 +216,9 @@ class Progress(_Sent, frozen=True, kw_only=True, tag="progress"):
     case_id: str
     done: int | None = None
     total: int | None = None
+    config: ConfigInfo | None = None
+    """On a case's `inputs` step: the tunable values it runs with and where they came from
+    (protocol 1.20), so that the screen names them while the case runs."""
 
 
 class BenchResult(_Sent, frozen=True, kw_only=True, tag="bench_result"):

@@ -7,7 +7,7 @@ __all__ = ["PROTOCOL_MINOR", "PROTOCOL_VERSION"]
 
 PROTOCOL_VERSION = 1
 """Major version: a reader refuses a stream whose major version is newer than its own."""
-PROTOCOL_MINOR = 19
+PROTOCOL_MINOR = 20
 """Minor version: grows when optional fields or message types are added.
 
 1: `Reference.interleaved`, `RunRequest.pin_cpu`, `Hello.pinned_cpu`.
@@ -55,4 +55,6 @@ PROTOCOL_MINOR = 19
 19: `RunRequest.compile_ahead` (default False: each case made ready in its turn, as before
    and as a runner restarted after a crash is asked, so that the case that crashed it is the
    one in flight); with it, `progress` messages for the steps of a batch, asked or not.
+20: `Progress.config` (on a case's `inputs` step: the configuration it runs with, for the
+   screen).
 """

@@ -24,9 +24,9 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-from tile_protocol import Phase, RunRequest, Step
+from tile_protocol import ConfigInfo, Phase, RunRequest, Step
 from tile_runner._api import KernelDef
 from tile_runner._clock import Part, Stopwatch
 from tile_runner._configure import Configured, configure
@@ -38,9 +38,23 @@ from tile_runner._vjp import mode_kernel
 
 __all__ = ["Ready", "Say", "batch_size", "input_budget", "prepare"]
 
-Say = Callable[[Step, str, int | None, int | None], None]
-"""Tell the CLI a batch step: (step, case id, done, total); done of total count the cases whose
-compilations ended (None: a step of one case)."""
+
+class Say(Protocol):
+    """Tell the CLI a batch step: (step, case id, done, total); done of total count the cases
+    whose compilations ended (None: a step of one case). `config`: on the `inputs` step, the
+    tunable values the case runs with, for the screen (protocol 1.20)."""
+
+    def __call__(
+        self, step: Step, rid: str, done: int | None, total: int | None, /,
+        config: ConfigInfo | None = None,
+    ) -> None: ...  # fmt: skip
+
+
+def _quiet(
+    step: Step, rid: str, done: int | None, total: int | None, /, config: ConfigInfo | None = None
+) -> None:
+    """No one listens to the steps."""
+
 
 _MAX_WORKERS = 16
 _CASES_PER_WORKER = 4  # a batch: enough cases to keep every thread busy to its end
@@ -129,7 +143,7 @@ def _inputs(ctx: CaseContext, unit: Unit, say: Say) -> Ready:
         moded = mode_kernel(kernel, configured.fn, case.mode)  # `fwd`: the kernel itself
         ready.call = (moded, configured.fn if case.mode == "fwd" else moded.fn)
         phase = "inputs"
-        say("inputs", rid, None, None)
+        say("inputs", rid, None, None, config=configured.info)
         ready.args = case_inputs(ctx, moded, case)
     except USER_ERRORS as exc:
         ready.error = (phase, exc)
@@ -143,7 +157,7 @@ def prepare(
     *,
     budget: int,
     compile_: bool = True,
-    say: Say = lambda step, rid, done, total: None,
+    say: Say = _quiet,
     on_case: Callable[[str | None], None] = lambda _: None,
     made: Callable[[str], bool] = lambda _: False,
 ) -> list[Ready]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol
 
-from tile_protocol import RunRequest, StateDiff, Step
+from tile_protocol import ConfigInfo, RunRequest, StateDiff, Step
 
 if TYPE_CHECKING:
     from tile_runner._ahead import Ready
@@ -26,7 +26,10 @@ class Session(Protocol):
     current: str | None
     restart: str | None
 
-    def batch_step(self, step: Step, case_id: str, done: int | None, total: int | None) -> None:
+    def batch_step(
+        self, step: Step, case_id: str, done: int | None, total: int | None, /,
+        config: ConfigInfo | None = None,
+    ) -> None:  # fmt: skip
         """Say a step of a batch (a `progress` message)."""
 
 

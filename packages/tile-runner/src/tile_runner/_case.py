@@ -98,9 +98,12 @@ def run_case(
 def _in_turn(ctx: CaseContext) -> Say:
     """A case made ready in its turn says its steps as the request asks, with no count."""
 
-    def say(step: Step, rid: str, done: int | None, _total: int | None) -> None:
+    def say(
+        step: Step, rid: str, done: int | None, _total: int | None, /,
+        config: ConfigInfo | None = None,
+    ) -> None:  # fmt: skip
         if not done:  # the step's start; its end is said by the next step
-            ctx.step(step, rid)
+            ctx.step(step, rid, config)
 
     return say
 

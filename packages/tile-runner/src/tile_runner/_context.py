@@ -4,9 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, cast
+from typing import Any, Literal, Protocol, cast
 
-from tile_protocol import BenchSettings, InspectKind, Message, Peaks, ProfileSettings, Step
+from tile_protocol import (
+    BenchSettings,
+    ConfigInfo,
+    InspectKind,
+    Message,
+    Peaks,
+    ProfileSettings,
+    Step,
+)
 from tile_runner._api import Case, KernelDef
 from tile_runner._inputs import case_key
 from tile_runner._timers import TimerName
@@ -17,7 +25,13 @@ __all__ = ["CaseContext", "Outcome", "case_inputs"]
 Outcome = Literal["passed", "failed", "skipped"]
 
 
-def _unseen(step: Step, case_id: str) -> None:
+class StepSay(Protocol):
+    """Say that a case enters a step (with its configuration on its `inputs` step)."""
+
+    def __call__(self, step: Step, case_id: str, config: ConfigInfo | None = None) -> None: ...
+
+
+def _unseen(step: Step, case_id: str, config: ConfigInfo | None = None) -> None:
     """No one asked which step a case is in (`RunRequest.progress` off)."""
 
 
@@ -40,8 +54,9 @@ class CaseContext:
     """Request overrides of tunable values (`--tunable NAME=VALUE`)."""
     profile: ProfileSettings | None = None
     """`tile profile`: the calls a build makes of each case once it is built."""
-    step: Callable[[Step, str], None] = _unseen
-    """Say that a case (by its id) enters a step: a `progress` message when the request asks."""
+    step: StepSay = _unseen
+    """Say that a case (by its id) enters a step: a `progress` message when the request asks
+    (with the case's configuration on its `inputs` step, else None)."""
 
 
 def _as_args(value: Any) -> tuple[Any, ...]:

@@ -12,6 +12,7 @@ import msgspec
 from tile_protocol import CaseInfo as ProtoCaseInfo
 from tile_protocol import (
     CaseSpec,
+    ConfigInfo,
     Failure,
     InputFile,
     KernelInfo,
@@ -239,14 +240,18 @@ class Session:
             profile=request.profile if request.command == "build" else None,
         )
 
-    def _step(self, step: Step, case_id: str) -> None:
+    def _step(self, step: Step, case_id: str, config: ConfigInfo | None = None) -> None:
         """A case enters a step: say so (`RunRequest.progress`), for the screen."""
-        self.writer.send(Progress(step=step, case_id=case_id))
+        self.writer.send(Progress(step=step, case_id=case_id, config=config))
 
-    def batch_step(self, step: Step, case_id: str, done: int | None, total: int | None) -> None:
+    def batch_step(
+        self, step: Step, case_id: str, done: int | None, total: int | None, /,
+        config: ConfigInfo | None = None,
+    ) -> None:  # fmt: skip
         """A step of a batch made ready ahead: said whatever `progress` asks, for no case is
         in flight there and the CLI bounds each silence by the case timeout (`_ahead`)."""
-        self.writer.send(Progress(step=step, case_id=case_id, done=done, total=total))
+        self.writer.send(Progress(step=step, case_id=case_id, done=done, total=total,
+                                  config=config))  # fmt: skip
 
     @staticmethod
     def _jax_version() -> str | None:

@@ -4,7 +4,9 @@ A run says, in order: the runner is starting; N cases are planned; case `id` is 
 inputs, compiling, checking, sampling; it is done. `Status` holds the latest of these as one
 immutable value (the live line's refresh thread reads it while the session's thread replaces
 it), and `Status.line` words it: `tile bench · 2/12 done · compiling std/copy[n=1024] · 1.4 s ·
-eta 12 s`. The ETA comes from the plan: the cases left times the mean time of a finished case.
+eta 12 s` (a case of a kernel with tunables adds what it runs with: `sampling std/softmax[...]
+with block_rows=4 (project tuning)`). The ETA comes from the plan: the cases left times the
+mean time of a finished case.
 """
 
 from __future__ import annotations
@@ -47,6 +49,8 @@ class Status:
     case: str | None = None
     count: str | None = None
     """A step's own count, `3 of 12` (compiling the plan's cases ahead)."""
+    config: str | None = None
+    """The configuration `case` runs with (`reps=8 (project tuning)`), once the runner said it."""
     total: int | None = None
     done: int = 0
     since: float = dataclasses.field(default_factory=time.monotonic)
@@ -67,7 +71,10 @@ class Status:
         if self.total is not None:
             parts.append(f"{self.done}/{self.total} done")
         doing = self.doing if self.case is None else f"{self.doing} {self.case}"
-        parts.append(doing if self.count is None else f"{doing} ({self.count})")
+        doing = doing if self.count is None else f"{doing} ({self.count})"
+        if self.config is not None and self.case is not None:
+            doing += f" with {self.config}"
+        parts.append(doing)
         if ticking:
             parts.append(clock(now - self.since))
         eta = self.eta_s(now)

@@ -17,7 +17,7 @@ from rich.text import Text
 import tile_protocol as tp
 from tile_cli.terminal._escape import escape_controls, install_escaping
 from tile_cli.terminal._screen import STEP_WORDS, Status
-from tile_protocol.format import format_seconds
+from tile_protocol.format import format_config, format_seconds
 
 __all__ = ["Ui", "diagnostic_lines", "make_consoles", "timing_line"]
 
@@ -55,6 +55,7 @@ class Ui:
         self._stopped = False
         self._said: str | None = None  # a pipe's last line, not said twice
         self._steps = False  # the runner says each case's steps (protocol 1.15)
+        self._configs: dict[str, str] = {}  # case id -> its configuration (protocol 1.20)
         self._lock = threading.RLock()
 
     # ---------------------------------------------------------------- what happens
@@ -75,13 +76,18 @@ class Ui:
     def case(self, label: str) -> None:
         first = self._status.first_case
         # A runner that says its steps says the first at once: a pipe needs no line for this.
-        self._change(doing="running", case=label, count=None, say=not self._steps,
+        self._change(doing="running", case=label, count=None, config=self._configs.get(label),
+                     say=not self._steps,
                      first_case=time.monotonic() if first is None else first)  # fmt: skip
 
     def step(self, progress: tp.Progress) -> None:
         self._steps = True
+        case_id = progress.case_id
+        if progress.config is not None:  # said on the case's first step, kept for the others
+            self._configs[case_id] = format_config(progress.config)
         count = None if progress.total is None else f"{progress.done} of {progress.total}"
-        self._change(doing=STEP_WORDS[progress.step], case=progress.case_id, count=count)
+        self._change(doing=STEP_WORDS[progress.step], case=case_id, count=count,
+                     config=self._configs.get(case_id))  # fmt: skip
 
     def advance(self) -> None:
         with self._lock:
