@@ -26,12 +26,24 @@ def _run(n: int, block: str | None, samples: list[float]) -> Report:
     config = None if block is None else ConfigRecord(values={"block": block}, source="tuned")
     return Report(
         producer=Producer(tool_name="tile", tool_version="0.1.0"),
-        run=RunInfo(run_id=f"bench-2025013{n}T120000Z-0123abcd", created_at=utc_now(),
-                    status="success", output_directory="/tmp"),  # fmt: skip
+        run=RunInfo(
+            run_id=f"bench-2025013{n}T120000Z-0123abcd",
+            created_at=utc_now(),
+            status="success",
+            output_directory="/tmp",
+        ),
         device=DeviceRecord(device_kind="cpu"),
         summary=ReportSummary(title="t", status="success", headline="h"),
-        cases=[CaseRecord(case_id="k[a=1]", kernel="k", status="success", timer="wall",
-                          samples=samples, config=config)],  # fmt: skip
+        cases=[
+            CaseRecord(
+                case_id="k[a=1]",
+                kernel="k",
+                status="success",
+                timer="wall",
+                samples=samples,
+                config=config,
+            )
+        ],
     )
 
 

@@ -7,11 +7,12 @@ it (each unit's attempts, estimated against actual time, variants compared case 
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field
 
 from tile_artifacts._base import ArtifactModel, Judgement, Producer, RunInfo, Status, UtcDatetime
+from tile_artifacts._models import ConfigRecord
 
 __all__ = [
     "AttemptRecord",
@@ -165,7 +166,11 @@ class UnitRecord(ArtifactModel):
 
 
 class VariantCell(ArtifactModel):
-    """One variant's result for one case: its median and, against the baseline, the verdict."""
+    """One variant's result for one case: its median and, against the baseline, the verdict.
+    `config`: the tunable values the case ran with in this variant, and where they came from
+    (null for a kernel without tunables, or a campaign written before tile recorded it)."""
+
+    added_keys: ClassVar[frozenset[str]] = frozenset({"config"})
 
     variant: str
     status: Status | None = None
@@ -175,6 +180,7 @@ class VariantCell(ArtifactModel):
     ratio_ci_high: float | None = None
     judgement: Judgement | None = None
     reason: str | None = None
+    config: ConfigRecord | None = None
 
 
 class VariantRow(ArtifactModel):

@@ -5,10 +5,16 @@ from __future__ import annotations
 
 from typing import Final
 
-from tile_artifacts._campaign import CampaignReport, ComparisonRef, UnitRecord, VariantCell
-from tile_protocol.format import MISSING, format_seconds
+from tile_artifacts._campaign import (
+    CampaignReport,
+    ComparisonRef,
+    UnitRecord,
+    VariantCell,
+    VariantRow,
+)
+from tile_protocol.format import MISSING, format_config, format_seconds
 
-__all__ = ["render_campaign_markdown", "verdict_text"]
+__all__ = ["render_campaign_markdown", "row_configs", "verdict_text"]
 
 # A variant is not a regression of the baseline: it is slower or faster than it, on purpose.
 _WORD: Final = {
@@ -38,6 +44,21 @@ def verdict_text(cell: VariantCell, *, marks: bool = True) -> str:
     ratio = f"{cell.ratio:.3g}x " if cell.ratio is not None else ""
     mark = _MARK.get(cell.judgement, "") if marks else ""
     return f"{ratio}{mark}{_WORD[cell.judgement]}"
+
+
+def row_configs(row: VariantRow) -> tuple[str | None, list[str]]:
+    """A case's configuration as the variant tables show it: the one its baseline variant ran
+    with (else the first variant's that recorded one; None: no tunables), and for each cell
+    what to add to it: ` · VALUES (SOURCE)` where that variant ran another configuration."""
+    configs = [c.config for c in row.cells]
+    shown = next((c for c in configs if c is not None), None)
+    if shown is None:
+        return None, ["" for _ in configs]
+    said = format_config(shown)
+    added = [
+        "" if c is None or format_config(c) == said else f" · {format_config(c)}" for c in configs
+    ]
+    return said, added
 
 
 def _counts(ref: ComparisonRef) -> str:
@@ -85,15 +106,19 @@ def _table(report: CampaignReport) -> list[str]:
         return ["No case was measured by two variants yet."]
     variants = [c.variant for c in report.table[0].cells]
     machines = {row.machine for row in report.table}
-    head = ["case", *([] if len(machines) == 1 else ["machine"]), *variants]
+    tuned = any(c.config is not None for row in report.table for c in row.cells)
+    head = ["case", *([] if len(machines) == 1 else ["machine"]), *(["config"] if tuned else []),
+            *variants]  # fmt: skip
     lines = [
         "| " + " | ".join(f"`{_cell(h)}`" if h in variants else h for h in head) + " |",
         "|" + "---|" * len(head),
     ]
     for row in report.table:
-        cells = [verdict_text(c) for c in row.cells]
+        config, added = row_configs(row)
+        cells = [_cell(verdict_text(c) + more) for c, more in zip(row.cells, added, strict=True)]
         where = [] if len(machines) == 1 else [row.machine]
-        lines.append("| " + " | ".join([f"`{_cell(row.case_id)}`", *where, *cells]) + " |")
+        shown = [f"`{_cell(config)}`" if config else MISSING] if tuned else []
+        lines.append("| " + " | ".join([f"`{_cell(row.case_id)}`", *where, *shown, *cells]) + " |")
     return lines
 
 

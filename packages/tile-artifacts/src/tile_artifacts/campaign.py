@@ -24,7 +24,7 @@ from tile_artifacts._campaign import (
     VariantRow,
 )
 from tile_artifacts._campaign_dir import not_one_run
-from tile_artifacts._campaign_summary import render_campaign_markdown, verdict_text
+from tile_artifacts._campaign_summary import render_campaign_markdown, row_configs, verdict_text
 from tile_artifacts._paths import (
     CAMPAIGN_JSON,
     CAMPAIGN_LAYOUT,
@@ -65,5 +65,6 @@ __all__ = [
     "UNITS_DIR",
     # summary.md
     "render_campaign_markdown",
+    "row_configs",
     "verdict_text",
 ]

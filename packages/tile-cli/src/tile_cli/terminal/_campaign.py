@@ -134,9 +134,15 @@ def render_report(out: Console, report: ta.campaign.CampaignReport) -> None:
         return
     variants = [c.variant for c in report.table[0].cells]
     machines = len({row.machine for row in report.table}) > 1
-    head = ["case", *(["machine"] if machines else []), *variants]
+    # A kernel with tunables: the configuration each case ran with (a variant that ran another
+    # one says so in its cell).
+    tuned = any(c.config is not None for row in report.table for c in row.cells)
+    head = ["case", *(["machine"] if machines else []), *(["config"] if tuned else []), *variants]
     table = _table(f"variants against `{report.baseline_variant}`", head, plain)
     for row in report.table:
-        cells = [ta.campaign.verdict_text(c, marks=False) for c in row.cells]
-        table.add_row(Text(row.case_id), *([row.machine] if machines else []), *cells)
+        config, added = ta.campaign.row_configs(row)
+        cells = [ta.campaign.verdict_text(c, marks=False) + more
+                 for c, more in zip(row.cells, added, strict=True)]  # fmt: skip
+        shown = [Text(config or "-")] if tuned else []
+        table.add_row(Text(row.case_id), *([row.machine] if machines else []), *shown, *cells)
     emit(out, *refit(table, out))

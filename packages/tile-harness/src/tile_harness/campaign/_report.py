@@ -210,6 +210,7 @@ def _cells(
                 ratio_ci_high=row.ratio_ci_high if row else None,
                 judgement=row.judgement if row else None,
                 reason=row.reason if row else None,
+                config=case.config if case is not None else None,
             )
         )
     return cells

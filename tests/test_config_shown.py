@@ -1,0 +1,85 @@
+"""Wherever a case is shown, so is the configuration it ran with and, for a captured case,
+the program it came from (issue 34): the live screen, the tables, summary.md; a project
+names its cases file once in tile.toml; a baseline pooled from runs of different
+configurations says so on each row instead of mixing them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from support import MakeProject, TileRun
+
+FAST = "[history]\nenabled = false\n[bench]\nmax_time = 0.1\nmin_runs = 5\nwarmup_runs = 1\n"
+CASE = "fx/reps[n=512]"
+DEFAULT = "reps=8,variant=right (default)"
+CASES = (
+    '{"schema_name": "tile.cases", "schema_version": 1, "cases": [{"kernel": "fx/reps", '
+    '"params": {"n": "512"}, "captured": "mymodel:example"}]}'
+)
+
+
+def test_the_project_cases_file_runs_marked_as_captured_and_the_screen_names_the_config(
+    tile: TileRun, project: MakeProject, tmp_path: Path
+) -> None:
+    root = project(["tunable.py"], FAST + 'cases = "cases.json"\n')
+    (root / "cases.json").write_text(CASES)
+    out = tmp_path / "run"
+    # Run from below the project: the key's path hangs off tile.toml, not the working
+    # directory.
+    (root / "sub").mkdir()
+    proc = tile("bench", "-o", str(out), cwd=root / "sub")
+    assert proc.returncode == 0, proc.stderr
+    assert "1 cases from" in proc.stderr and "(`[bench] cases`)" in proc.stderr
+    # The live screen (plain lines in a pipe) says what the case runs with as it runs.
+    assert f"sampling {CASE} with {DEFAULT}" in proc.stderr, proc.stderr
+    # The table and summary.md mark the captured case with where it came from.
+    [head] = [line for line in proc.stdout.splitlines() if line.strip().startswith("case")]
+    assert head.split()[:4] == ["case", "captured", "from", "config"], proc.stdout
+    row = next(line for line in proc.stdout.splitlines() if "[n=512]" in line)
+    assert "mymodel:example" in row and DEFAULT in row
+    summary = (out / "summary.md").read_text()
+    assert "| case | captured from | config | status |" in summary
+    assert f"| `{CASE}` | `mymodel:example` | `{DEFAULT}` |" in summary
+    [case] = json.loads((out / "report.json").read_text())["cases"]
+    assert case["captured"] == "mymodel:example"
+
+
+def test_a_bad_project_cases_file_is_refused_naming_the_key(
+    tile: TileRun, project: MakeProject
+) -> None:
+    root = project(["tunable.py"], FAST + 'cases = "cases.json"\n')
+    for text, said in (
+        (None, "cannot read the cases file"),
+        ("{not json", "is not valid"),
+        ('{"schema_name": "tile.tuning", "cases": []}', "not `tile.cases` version 1"),
+    ):
+        if text is not None:
+            (root / "cases.json").write_text(text)
+        proc = tile("bench", cwd=root)
+        assert proc.returncode == 2, proc.stderr
+        assert "`[bench] cases` (set in " in proc.stderr and said in proc.stderr, proc.stderr
+        assert "hint:" in proc.stderr and "Traceback" not in proc.stderr
+        assert not (root / ".tile" / "runs").exists()  # nothing ran
+
+
+def test_a_baseline_pooled_from_two_configurations_says_so_on_the_row(
+    tile: TileRun, project: MakeProject, tmp_path: Path
+) -> None:
+    root = project(["tunable.py"], FAST)
+    runs = [tmp_path / name for name in ("one", "eight", "eight-again")]
+    for run, reps in zip(runs, ("1", "8", "8"), strict=True):
+        proc = tile("bench", "--kernel", "fx/reps", "--tunable", f"reps={reps}", "-o", str(run),
+                    cwd=root)  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+    saved = tile("baseline", "save", *map(str, runs), "--dir", str(tmp_path / "b"), cwd=root)
+    assert saved.returncode == 0, saved.stderr
+    assert f"warning: `{CASE}` ran other configurations in 1 of the runs" in saved.stderr
+    [case] = json.loads((tmp_path / "b" / "cpu.json").read_text())["cases"]
+    assert case["other_configs"] == [{"reps": "1", "variant": "right"}]
+    assert len(case["run_sizes"]) == 2
+    note = "baseline pooled only reps=8,variant=right: 1 run of reps=1,variant=right left out"
+    compared = tile("compare", str(tmp_path / "b"), str(runs[-1]), cwd=root)
+    assert note in " ".join(compared.stdout.split()), compared.stdout
+    doc = tile("compare", str(tmp_path / "b"), str(runs[-1]), "--format", "markdown", cwd=root)
+    assert note in doc.stdout
