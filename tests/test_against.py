@@ -177,3 +177,24 @@ def test_a_revision_without_the_selected_cases_keeps_the_current_run(repo: Path)
     assert "Traceback" not in done.stderr
     kept = [r for r in _reports(repo).values() if r["cases"]]
     assert len(kept) == 1 and kept[0]["summary"]["status"] == "success"  # type: ignore[index]
+
+
+def test_a_cases_file_is_timed_on_both_sides(repo: Path) -> None:
+    # The cases file is read once, by the command, so the revision (which has no such file)
+    # times the same cases as the working tree, each marked as captured on both sides.
+    _write(repo, "cur", 1)
+    (repo / "cases.json").write_text(
+        '{"schema_name": "tile.cases", "schema_version": 1, "cases": [{"kernel": "ab/scale", '
+        '"params": {"n": "4096"}, "captured": "mymodel:example"}]}'
+    )
+    done = _against(repo, "HEAD", "--cases", "cases.json")
+    assert done.returncode in (0, 1), done.stderr  # a verdict, not a refusal
+    assert "in turns: 4 rounds each" in done.stderr and "Traceback" not in done.stderr
+    reports = _reports(repo)
+    assert len(reports) == 2
+    for report in reports.values():
+        cases = report["cases"]
+        assert [(c["case_id"], c["captured"]) for c in cases] == [  # type: ignore[union-attr]
+            ("ab/scale[n=4096]", "mymodel:example")
+        ]
+    assert "mymodel:example" in done.stdout  # the table's `captured from` column
