@@ -83,3 +83,46 @@ def test_a_baseline_pooled_from_two_configurations_says_so_on_the_row(
     assert note in " ".join(compared.stdout.split()), compared.stdout
     doc = tile("compare", str(tmp_path / "b"), str(runs[-1]), "--format", "markdown", cwd=root)
     assert note in doc.stdout
+
+
+def _tuning(path: Path, reps: str) -> None:
+    """The project's tuning file at `path`, naming `reps` for fx/reps[n=512] on this CPU."""
+    import jax
+
+    import tile_runner as tile
+    from tile_protocol import TuningEntry, TuningFile, encode_tuning
+    from tile_runner._tuning import Tunables
+
+    axes = tile.axes(reps=[1, 8, 64], variant=["right", "wrong"])
+    entry = TuningEntry(
+        kernel="fx/reps",
+        case_id=CASE,
+        signature=Tunables.declare("fx/reps", axes, None, None).signature,
+        device_kind="cpu",
+        jax_version=jax.__version__,
+        values={"reps": reps, "variant": "right"},
+    )
+    path.parent.mkdir(parents=True)
+    path.write_bytes(encode_tuning(TuningFile(device_kind="cpu", entries=[entry])))
+
+
+def test_campaign_tables_show_the_configuration_and_where_a_variant_ran_another(
+    tile: TileRun, project: MakeProject
+) -> None:
+    root = project(["tunable.py"], FAST + '[profiles.alt.tune]\ndir = "tuning-alt"\n')
+    _tuning(root / "tuning-alt" / "cpu.json", "1")
+    (root / "campaigns").mkdir()
+    (root / "campaigns" / "cfg.toml").write_text(
+        "[select]\nkernels = ['fx/reps']\n[variants.base]\n[variants.alt]\nprofile = 'alt'\n"
+    )
+    proc = tile("campaign", "run", "cfg", cwd=root)
+    assert proc.returncode == 0, proc.stderr
+    # The config column is the baseline variant's; a variant that ran another says so.
+    row = next(line for line in proc.stdout.splitlines() if line.strip().startswith(CASE))
+    assert DEFAULT in row and "· reps=1,variant=right (project tuning)" in row, proc.stdout
+    camp = root / ".tile" / "campaigns" / "cfg"
+    summary = (camp / "summary.md").read_text()
+    assert f"| `{CASE}` | `{DEFAULT}` |" in summary, summary
+    assert "· reps=1,variant=right (project tuning)" in summary
+    [table] = json.loads((camp / "campaign.json").read_text())["table"]
+    assert [c["config"]["values"]["reps"] for c in table["cells"]] == ["8", "1"]
