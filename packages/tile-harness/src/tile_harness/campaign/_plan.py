@@ -310,7 +310,9 @@ def make_plan(name: str, *, smoke: bool, output_dir: Path | None = None) -> Camp
     configured = _configure(campaign, smoke)
     baseline = _baseline(campaign, expand_variants(campaign))
     select = campaign.spec.select
-    cases_file = resolved.resolve_path(select.cases) if select.cases is not None else None
+    # `[select] cases`, else the project's `[bench] cases`, which each unit's bench reads too.
+    named = select.cases if select.cases is not None else resolved.config.bench.cases
+    cases_file = resolved.resolve_path(named) if named is not None else None
     listing = list_cases(select.plugins, dict(select.axes), select.modes, cases_file)
     where = {key: campaign.where("select", key) for key in ("kernels", "filters", "axes")}
     where["select"] = campaign.where("select")
