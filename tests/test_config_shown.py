@@ -126,3 +126,14 @@ def test_campaign_tables_show_the_configuration_and_where_a_variant_ran_another(
     assert "· reps=1,variant=right (project tuning)" in summary
     [table] = json.loads((camp / "campaign.json").read_text())["table"]
     assert [c["config"]["values"]["reps"] for c in table["cells"]] == ["8", "1"]
+
+
+def test_a_campaign_plans_the_project_cases_file(tile: TileRun, project: MakeProject) -> None:
+    root = project(["tunable.py"], FAST + 'cases = "cases.json"\n')
+    (root / "cases.json").write_text(CASES)
+    (root / "campaigns").mkdir()
+    (root / "campaigns" / "all.toml").write_text("[variants.base]\n")
+    proc = tile("campaign", "plan", "all", "--json", cwd=root)
+    assert proc.returncode == 0, proc.stderr
+    [unit] = json.loads(proc.stdout)["units"]
+    assert unit["case_ids"] == [CASE]  # not fx/crashy_config's declared case
