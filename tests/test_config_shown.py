@@ -43,6 +43,13 @@ def test_the_project_cases_file_runs_marked_as_captured_and_the_screen_names_the
     assert f"| `{CASE}` | `mymodel:example` | `{DEFAULT}` |" in summary
     [case] = json.loads((out / "report.json").read_text())["cases"]
     assert case["captured"] == "mymodel:example"
+    # `tile test` reads the key too, and its table and summary.md mark the case alike.
+    checked = tile("test", "-o", str(tmp_path / "test"), cwd=root)
+    assert checked.returncode == 0, checked.stderr
+    row = next(line for line in checked.stdout.splitlines() if CASE in line)
+    assert "mymodel:example" in row and DEFAULT in row, checked.stdout
+    summary = (tmp_path / "test" / "summary.md").read_text()
+    assert f"| `{CASE}` | `mymodel:example` | `{DEFAULT}` | success |" in summary, summary
 
 
 def test_a_bad_project_cases_file_is_refused_naming_the_key(
