@@ -83,8 +83,9 @@ class Ui:
     def step(self, progress: tp.Progress) -> None:
         self._steps = True
         case_id = progress.case_id
-        if progress.config is not None:  # said on the case's first step, kept for the others
-            self._configs[case_id] = format_config(progress.config)
+        config = progress.config  # said on the case's first step, kept for the others
+        if config is not None and config.source != "tune":  # a tune unit's id names its values
+            self._configs[case_id] = format_config(config)
         count = None if progress.total is None else f"{progress.done} of {progress.total}"
         self._change(doing=STEP_WORDS[progress.step], case=case_id, count=count,
                      config=self._configs.get(case_id))  # fmt: skip
