@@ -14,16 +14,18 @@ from tile_artifacts._check_docs import (
     check_comparison,
     check_jsonl,
     check_records,
-    check_report,
     issue_problems,
-    read_text,
+    keep_document,
+    read_bytes,
+    utf8_text,
 )
+from tile_artifacts._check_facts import scan_report
 from tile_artifacts._check_run import check_run_dir
 from tile_artifacts._consistency import baseline_problems
 from tile_artifacts._documents import Baseline, ComparisonDoc
 from tile_artifacts._errors import ArtifactError
 from tile_artifacts._lines import JsonLines
-from tile_artifacts._models import Report
+from tile_artifacts._paths import REPORT_JSON
 from tile_artifacts._read import DecodeIssue, decode_document
 
 __all__ = ["Problem", "check_path"]
@@ -41,20 +43,34 @@ def _check_file(path: Path, display: str) -> list[Problem]:
     found = Found()
     if suffix == ".jsonl":
         check_jsonl(found, display, JsonLines(path), EXPECTED_RECORD.get(path.name))
-    elif (text := read_text(found, path, display)) is not None:
-        try:
-            doc = decode_document(text, expected=EXPECTED_DOCUMENT.get(path.name), mode="check")
-        except DecodeIssue as issue:
-            issue_problems(found, display, issue, None)
-        else:
-            if isinstance(doc, ComparisonDoc):
-                check_comparison(found, display, doc)
-            elif isinstance(doc, Report):
-                check_report(found, doc, on_disk=None)
-            elif isinstance(doc, Baseline):
-                baseline_problems(doc, lambda message: found.add(display, message))
+    else:
+        _check_document(found, path, display)
     check_records(found, None, None)
     return found.problems
+
+
+def _check_document(found: Found, path: Path, display: str) -> None:
+    """One JSON document on its own: a report a piece at a time where it can be."""
+    expected = EXPECTED_DOCUMENT.get(path.name)
+    data = read_bytes(found, path, display)
+    if data is None:
+        return
+    if expected in (None, "tile.report") and (scan := scan_report(data)) is not None:
+        found.reports[display] = scan
+    elif (text := utf8_text(found, display, data)) is not None:
+        del data
+        try:
+            keep_document(found, display, decode_document(text, expected=expected, mode="check"))
+        except DecodeIssue as issue:
+            issue_problems(found, display, issue, None)
+    doc = found.documents.get(display)
+    if isinstance(doc, ComparisonDoc):
+        check_comparison(found, display, doc)
+    elif isinstance(doc, Baseline):
+        baseline_problems(doc, lambda message: found.add(display, message))
+    if (scan := found.reports.get(display)) is not None:
+        for message in scan.problems(None):
+            found.add(REPORT_JSON, message)
 
 
 def check_path(path: str | os.PathLike[str]) -> list[Problem]:

@@ -11,10 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Final, cast
 
-from tile_artifacts._base import Status
-from tile_artifacts._case_log import CaseLogRecord
-from tile_artifacts._consistency import case_problems, report_problems
-from tile_artifacts._documents import ComparisonDoc, Document, JsonlRecord
+from tile_artifacts._check_facts import CaseLine, Kept, MetricLine, kept, scan_report
+from tile_artifacts._documents import ComparisonDoc, Document
 from tile_artifacts._lines import JsonLines, NotUtf8Error
 from tile_artifacts._models import Report
 from tile_artifacts._paths import (
@@ -22,7 +20,6 @@ from tile_artifacts._paths import (
     COMMANDS_JSONL,
     EVENTS_JSONL,
     METRICS_JSONL,
-    REPORT_JSON,
     RUN_LAYOUT,
     Layout,
     open_regular,
@@ -34,7 +31,8 @@ from tile_artifacts._read import (
     decode_record,
     parse_json,
 )
-from tile_artifacts._records import CommandRecord, EventRecord, MetricRecord
+from tile_artifacts._records import EventRecord
+from tile_artifacts._report_scan import ReportScan
 
 __all__ = [
     "EXPECTED_DOCUMENT",
@@ -47,10 +45,12 @@ __all__ = [
     "check_jsonl",
     "check_records",
     "check_relative",
-    "check_report",
     "check_run_file",
     "issue_problems",
+    "keep_document",
+    "read_bytes",
     "read_text",
+    "utf8_text",
 ]
 
 EXPECTED_DOCUMENT: Final = RUN_LAYOUT.documents
@@ -61,10 +61,6 @@ EXPECTED_RECORD: Final = {
     PurePosixPath(COMMANDS_JSONL).name: "tile.command",
     CASES_JSONL: "tile.case",
 }
-# A run with any of these among its cases did not do all its required work.
-_FAILED_STATUSES: Final[frozenset[Status]] = frozenset(
-    {"failed", "timed_out", "invalid", "interrupted"}
-)
 
 
 @dataclass(frozen=True)
@@ -88,10 +84,13 @@ class Found:
     """What the run-directory check decoded, for the cross-file checks."""
 
     documents: dict[str, Document] = field(default_factory=dict[str, Document])
-    records: dict[str, list[tuple[int, JsonlRecord]]] = field(
-        default_factory=dict[str, list[tuple[int, JsonlRecord]]]
+    """Each document; a report without its cases and metrics (see `reports`)."""
+    reports: dict[str, ReportScan] = field(default_factory=dict[str, ReportScan])
+    """Each report's rules, checked a case and a metric at a time, and what they kept."""
+    records: dict[str, list[tuple[int, Kept]]] = field(
+        default_factory=dict[str, list[tuple[int, Kept]]]
     )
-    """Decoded lines the cross-file checks need (events are not kept: see `event_run_ids`)."""
+    """What the cross-file checks need of each line (events: see `event_run_ids`)."""
     event_run_ids: dict[str, dict[str, array[int]]] = field(
         default_factory=dict[str, dict[str, "array[int]"]]
     )
@@ -109,14 +108,32 @@ def issue_problems(found: Found, file: str, issue: DecodeIssue, line: int | None
         found.add(file, message, issue.line if line is None else line)
 
 
-def check_json(found: Found, file: str, text: str, expected: str | None) -> None:
+def keep_document(found: Found, file: str, document: Document) -> None:
+    """A decoded document, for the cross-file checks; a report's own rules checked now."""
+    if isinstance(document, Report):
+        scan = found.reports[file] = ReportScan.of(document)
+        document = scan.header
+    found.documents[file] = document
+
+
+def check_json(found: Found, file: str, data: bytes, expected: str | None) -> None:
+    """Decode one JSON document of a run: a report a piece at a time (`scan_report`) where
+    it can be, else whole (`expected` None: plain JSON is only parsed)."""
+    if expected in (None, "tile.report") and (scan := scan_report(data)) is not None:
+        found.reports[file] = scan
+        found.documents[file] = scan.header
+        return
+    text = utf8_text(found, file, data)
+    del data
+    if text is None:
+        return
     try:
         if expected is None:
-            data: object = parse_json(text)
-            fields = cast("dict[str, object]", data) if isinstance(data, dict) else {}
+            parsed: object = parse_json(text)
+            fields = cast("dict[str, object]", parsed) if isinstance(parsed, dict) else {}
             if not str(fields.get("schema_name", "")).startswith("tile."):
                 return  # Plain JSON (resolved config, cost analysis): parsing is all we check.
-        found.documents[file] = decode_document(text, expected=expected, mode="check")
+        keep_document(found, file, decode_document(text, expected=expected, mode="check"))
     except DecodeIssue as issue:
         issue_problems(found, file, issue, None)
 
@@ -141,7 +158,7 @@ def _check_line(
     file: str,
     numbered: tuple[int, str],
     expected: str | None,
-    records: list[tuple[int, JsonlRecord]],
+    records: list[tuple[int, Kept]],
 ) -> None:
     """One line of a JSON Lines file: decoded, then kept (an event: only its run id)."""
     number, line = numbered
@@ -161,7 +178,7 @@ def _check_line(
         by_id = found.event_run_ids.setdefault(file, {})
         by_id.setdefault(record.run_id, array("I")).append(number)
     else:
-        records.append((number, record))
+        records.append((number, kept(record)))
 
 
 def check_run_file(found: Found, file: str, path: Path, layout: Layout = RUN_LAYOUT) -> None:
@@ -169,20 +186,31 @@ def check_run_file(found: Found, file: str, path: Path, layout: Layout = RUN_LAY
     if PurePosixPath(file).suffix == ".jsonl":
         check_jsonl(found, file, JsonLines(path), EXPECTED_RECORD.get(PurePosixPath(file).name))
         return
-    text = read_text(found, path, file)
-    if text is not None:
-        check_json(found, file, text, layout.documents.get(file))
+    data = read_bytes(found, path, file)
+    if data is not None:
+        check_json(found, file, data, layout.documents.get(file))
 
 
-def read_text(found: Found, path: Path, file: str) -> str | None:
+def read_bytes(found: Found, path: Path, file: str) -> bytes | None:
     try:
         with open_regular(path) as f:  # a FIFO in a run directory must not hang the check
-            return f.read().decode("utf-8")
-    except UnicodeDecodeError as e:
-        found.add(file, f"not UTF-8 text (byte {e.start})")
+            return f.read()
     except OSError as e:
         found.add(file, f"cannot read: {e.strerror}")
     return None
+
+
+def utf8_text(found: Found, file: str, data: bytes) -> str | None:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        found.add(file, f"not UTF-8 text (byte {e.start})")
+    return None
+
+
+def read_text(found: Found, path: Path, file: str) -> str | None:
+    data = read_bytes(found, path, file)
+    return None if data is None else utf8_text(found, file, data)
 
 
 def check_relative(
@@ -203,49 +231,6 @@ def check_relative(
         found.add(file, f"{where}: `{path}` does not exist in the run directory", line)
 
 
-def check_report(found: Found, report: Report, on_disk: set[str] | None) -> None:
-    run_status = report.run.status
-    if report.summary.status != run_status:
-        found.add(
-            REPORT_JSON,
-            f"summary.status `{report.summary.status}` differs from run.status `{run_status}`",
-        )
-    if report.summary.counts.cases != len(report.cases):
-        found.add(
-            REPORT_JSON,
-            f"summary.counts.cases is {report.summary.counts.cases} but the "
-            f"report has {len(report.cases)} case(s)",
-        )
-    failed = [c.case_id for c in report.cases if c.status in _FAILED_STATUSES]
-    if run_status == "success" and (report.failures or failed):
-        what = [f"{len(report.failures)} failure(s)"] if report.failures else []
-        what += [f"{len(failed)} failed case(s)"] if failed else []
-        found.add(
-            REPORT_JSON,
-            f"run status is `success` but the run has {' and '.join(what)}; "
-            "it should be `partial` or `failed`",
-        )
-    for i, case in enumerate(report.cases):
-        if case.status == "success" and case.check is not None and not case.check.passed:
-            found.add(
-                REPORT_JSON,
-                f"cases[{i}] `{case.case_id}`: status is `success` but its check failed",
-            )
-    seen: set[str] = set()
-    for i, failure in enumerate(report.failures):
-        if failure.failure_id in seen:
-            found.add(REPORT_JSON, f"failures[{i}]: failure_id `{failure.failure_id}` is repeated")
-        seen.add(failure.failure_id)
-        check_relative(
-            found, REPORT_JSON, f"failures[{i}].stderr_log", failure.stderr_log, on_disk=on_disk
-        )
-    for i, metric in enumerate(report.metrics):
-        check_relative(
-            found, REPORT_JSON, f"metrics[{i}].source.artifact_path", metric.source.artifact_path
-        )
-    report_problems(report, lambda message: found.add(REPORT_JSON, message))
-
-
 def _other_run_ids(found: Found, run_id: str | None) -> None:
     """Each event line that names a run other than `run_id`."""
     for file, by_id in found.event_run_ids.items():
@@ -259,19 +244,14 @@ def check_records(found: Found, run_id: str | None, on_disk: set[str] | None) ->
     _other_run_ids(found, run_id)
     for file, records in found.records.items():
         for line, record in records:
-            if (
-                isinstance(record, MetricRecord | CaseLogRecord)
-                and run_id
-                and record.run_id != run_id
-            ):
+            if isinstance(record, MetricLine | CaseLine) and run_id and record.run_id != run_id:
                 found.add(file, f"run_id `{record.run_id}` differs from the run's `{run_id}`", line)
-            if isinstance(record, CaseLogRecord):
+            if isinstance(record, CaseLine):
                 _check_case_line(found, file, line, record, on_disk)
-            elif isinstance(record, MetricRecord):
-                check_relative(
-                    found, file, "source.artifact_path", record.source.artifact_path, line=line
-                )
-            elif isinstance(record, CommandRecord):
+            elif isinstance(record, MetricLine):
+                path = record.facts.artifact_path
+                check_relative(found, file, "source.artifact_path", path, line=line)
+            else:
                 check_relative(
                     found, file, "stdout_log", record.stdout_log, line=line, on_disk=on_disk
                 )
@@ -281,14 +261,14 @@ def check_records(found: Found, run_id: str | None, on_disk: set[str] | None) ->
 
 
 def _check_case_line(
-    found: Found, file: str, line: int, record: CaseLogRecord, on_disk: set[str] | None
+    found: Found, file: str, line: int, record: CaseLine, on_disk: set[str] | None
 ) -> None:
     """A case log line holds what report.json would: the same rules for its case."""
-    for message in case_problems(record.case):
+    for message in record.problems:
         found.add(file, f"case {message}", line)
-    for i, failure in enumerate(record.failures):
+    for i, stderr_log in enumerate(record.stderr_logs):
         where = f"failures[{i}].stderr_log"
-        check_relative(found, file, where, failure.stderr_log, line=line, on_disk=on_disk)
+        check_relative(found, file, where, stderr_log, line=line, on_disk=on_disk)
 
 
 def check_comparison(found: Found, file: str, doc: ComparisonDoc) -> None:

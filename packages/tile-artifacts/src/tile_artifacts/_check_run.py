@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Final
 
-from tile_artifacts._case_log import CaseLogRecord
 from tile_artifacts._check_docs import (
     TORN,
     Found,
@@ -14,25 +13,26 @@ from tile_artifacts._check_docs import (
     check_comparison,
     check_records,
     check_relative,
-    check_report,
     check_run_file,
     read_text,
 )
-from tile_artifacts._consistency import metrics_file_problems
+from tile_artifacts._check_facts import CaseLine, MetricLine
 from tile_artifacts._documents import ArtifactEntry, ComparisonDoc, Document, Manifest
 from tile_artifacts._errors import ArtifactError
-from tile_artifacts._merge import merge_case_log
 from tile_artifacts._models import Report
 from tile_artifacts._paths import (
     MANIFEST_JSON,
     METRICS_JSONL,
+    REPORT_JSON,
     RUN_LAYOUT,
     Layout,
     relative_path_problem,
     run_files,
     sha256_file,
 )
-from tile_artifacts._records import MetricRecord
+from tile_artifacts._report_scan import MetricFacts, MetricKey, ReportScan, metrics_file_problems
+
+Known = dict[MetricKey, MetricFacts]
 
 __all__ = ["check_run_dir"]
 
@@ -133,41 +133,62 @@ def _check_references(
             )
 
 
-def _check_metrics_file(found: Found, report: Report, *, final: bool) -> None:
-    """metrics.jsonl must repeat report.json's metrics (the same run, written twice)."""
-    lines = [
-        (line, record)
-        for line, record in found.records.get(METRICS_JSONL, [])
-        if isinstance(record, MetricRecord)
-    ]
-    metrics_file_problems(
-        report,
-        lines,
-        lambda message, line: found.add(METRICS_JSONL, message, line or None),
-        final=final,
-    )
+def _merged(scan: ReportScan, lines: list[tuple[int, CaseLine]]) -> tuple[Known, set[str]]:
+    """The report's metrics and case ids with the case log laid over it, as `merge_case_log`
+    lays it: each logged case of the run replaces the report's (or follows its cases), the
+    last line of a case winning, and its metrics replace the report's of that case."""
+    report = scan.header
+    mine = [record for _, record in lines if record.run_id == report.run.run_id]
+    if report.run.status != "incomplete" or not mine:
+        return scan.metrics, set(scan.case_ids)
+    position = {case_id: i for i, case_id in enumerate(scan.case_ids)}
+    count = len(scan.case_ids)
+    last: dict[str, CaseLine] = {}
+    for record in mine:
+        if position.setdefault(record.case_id, count) == count:
+            count += 1
+        last[record.case_id] = record
+    known = {key: facts for key, facts in scan.metrics.items() if key[0] not in last}
+    for index, case_id in sorted((position[case_id], case_id) for case_id in last):
+        for name, value, suffix in last[case_id].metrics:
+            known[case_id, name] = MetricFacts(value, REPORT_JSON, f"/cases/{index}{suffix}")
+    return known, set(scan.case_ids) | set(last)
 
 
 def _check_cases(
-    found: Found, report: Report, manifest: Document | None, layout: Layout, on_disk: set[str]
+    found: Found, scan: ReportScan, manifest: Document | None, layout: Layout, on_disk: set[str]
 ) -> None:
     """report.json on its own, then with the case log laid over it (a run killed since its
     last compaction), against metrics.jsonl; a finished report must hold each logged case."""
-    check_report(found, report, on_disk)
+    for message in scan.problems(on_disk):
+        found.add(REPORT_JSON, message)
     final = isinstance(manifest, Manifest) and manifest.run.status != "incomplete"
     log = layout.case_log
     lines = [
         (line, record)
         for line, record in (found.records.get(log, []) if log else [])
-        if isinstance(record, CaseLogRecord)
+        if isinstance(record, CaseLine)
     ]
-    _check_metrics_file(found, merge_case_log(report, (r for _, r in lines)), final=final)
-    if log is None or report.run.status == "incomplete":
+    known, case_ids = _merged(scan, lines)
+    metric_lines = (
+        (line, record.key, record.facts)
+        for line, record in found.records.get(METRICS_JSONL, [])
+        if isinstance(record, MetricLine)
+    )
+    metrics_file_problems(
+        known,
+        case_ids,
+        metric_lines,
+        lambda message, line: found.add(METRICS_JSONL, message, line or None),
+        final=final,
+    )
+    if log is None or scan.header.run.status == "incomplete":
         return
-    held = {case.case_id for case in report.cases}
+    held = set(scan.case_ids)
+    run_id = scan.header.run.run_id
     for line, record in lines:
-        if record.case.case_id not in held and record.run_id == report.run.run_id:
-            found.add(log, f"case `{record.case.case_id}` is not in {layout.primary}", line)
+        if record.case_id not in held and record.run_id == run_id:
+            found.add(log, f"case `{record.case_id}` is not in {layout.primary}", line)
 
 
 def _check_agree(found: Found, manifest: Manifest, report: Document, primary: str) -> None:
@@ -231,8 +252,9 @@ def check_run_dir(run_dir: Path, layout: Layout = RUN_LAYOUT) -> list[Problem]:
             # A kill after a checkpoint may tear the line it was appending: that is what a
             # kill leaves, and readers skip it (the recorded prefix is still checked).
             found.problems = [p for p in found.problems if p.message != TORN]
-    if isinstance(report, Report):
-        _check_cases(found, report, manifest, layout, on_disk)
+    scan = found.reports.get(layout.primary)
+    if isinstance(report, Report) and scan is not None:
+        _check_cases(found, scan, manifest, layout, on_disk)
     if report is not None and isinstance(manifest, Manifest):
         _check_agree(found, manifest, report, layout.primary)
     run_id = (

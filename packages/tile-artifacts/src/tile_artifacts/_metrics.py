@@ -11,7 +11,7 @@ from tile_artifacts._models import CaseRecord
 from tile_artifacts._paths import REPORT_JSON
 from tile_artifacts._records import MetricRecord, MetricSource
 
-__all__ = ["STANDARD_METRICS", "MetricSpec", "case_metrics"]
+__all__ = ["STANDARD_METRICS", "MetricSpec", "case_metric_values", "case_metrics"]
 
 
 class MetricSpec(NamedTuple):
@@ -44,12 +44,9 @@ STANDARD_METRICS: Final[Mapping[str, MetricSpec]] = MappingProxyType(
 )
 
 
-def case_metrics(
-    case: CaseRecord, *, run_id: str, index: int, artifact_path: str = REPORT_JSON
-) -> list[MetricRecord]:
-    """Long-form metrics of `case`, which is `cases[index]` of the report at `artifact_path`."""
-    pointer = f"/cases/{index}"
-    dimensions = {"kernel": case.kernel, **case.params}
+def case_metric_values(case: CaseRecord) -> list[tuple[str, float, str]]:
+    """The standard metrics `case` has a value for: (name, value, JSON pointer within the
+    case, e.g. `/stats/median`), in the order `case_metrics` lists them."""
     found: list[tuple[str, float | int | None, str]] = [
         ("time_s", case.stats.median if case.stats else None, "/stats/median"),
         ("bandwidth_gbps", case.throughput.gbps, "/throughput/gbps"),
@@ -68,17 +65,24 @@ def case_metrics(
     if case.check is not None:
         found.append(("max_abs_err", case.check.max_abs_err, "/check/max_abs_err"))
         found.append(("rel_l2_err", case.check.rel_l2_err, "/check/rel_l2_err"))
+    return [(name, float(value), suffix) for name, value, suffix in found if value is not None]
+
+
+def case_metrics(
+    case: CaseRecord, *, run_id: str, index: int, artifact_path: str = REPORT_JSON
+) -> list[MetricRecord]:
+    """Long-form metrics of `case`, which is `cases[index]` of the report at `artifact_path`."""
+    pointer = f"/cases/{index}"
+    dimensions = {"kernel": case.kernel, **case.params}
     records: list[MetricRecord] = []
-    for name, value, suffix in found:
-        if value is None:
-            continue
+    for name, value, suffix in case_metric_values(case):
         spec = STANDARD_METRICS[name]
         records.append(
             MetricRecord(
                 run_id=run_id,
                 case_id=case.case_id,
                 metric_name=name,
-                value=float(value),
+                value=value,
                 unit=spec.unit,
                 aggregation=spec.aggregation,
                 higher_is_better=spec.higher_is_better,

@@ -114,7 +114,18 @@ def impl_speedups(
     return speedups
 
 
-def op_problems(cases: Sequence[CaseRecord]) -> list[str]:
+class _OpOwner(Protocol):
+    """What `op_problems` reads of a case (a record, or the little a check keeps of one)."""
+
+    @property
+    def case_id(self) -> str: ...
+    @property
+    def kernel(self) -> str: ...
+    @property
+    def op(self) -> OpLike | None: ...
+
+
+def op_problems(cases: Sequence[_OpOwner]) -> list[str]:
     """What a report's ops claim against each other (schema-check): each kernel implements one
     op as one label, each label of an op is one kernel's, and an op has one baseline."""
     problems: list[str] = []

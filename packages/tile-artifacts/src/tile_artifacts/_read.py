@@ -81,11 +81,12 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"`{name}` is not valid JSON (write null for an unknown number)")
 
 
-def _depth_problem(text: str) -> str | None:
-    """Why `text` nests too deep to read, or None; brackets inside strings do not count."""
-    if text.count("[") + text.count("{") <= MAX_DEPTH:
+def _depth_problem(text: str, within: int = 0) -> str | None:
+    """Why `text` nests too deep to read, or None; brackets inside strings do not count.
+    `within`: how many levels deep the text sits in its document (a report's case: 2)."""
+    if within + text.count("[") + text.count("{") <= MAX_DEPTH:
         return None  # the common case, decided without scanning
-    depth = 0
+    depth = within
     for match in _TOKENS.finditer(text):
         token = match.group()
         if token in ("[", "{"):
@@ -109,11 +110,12 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return obj
 
 
-def parse_json(text: str, *, unique_keys: bool = False) -> Any:
+def parse_json(text: str, *, unique_keys: bool = False, within: int = 0) -> Any:
     """Parse strict JSON (no NaN/Infinity) nested at most MAX_DEPTH deep; raise DecodeIssue
     with the line on failure. `unique_keys` (checks only: it costs a Python call per object)
-    refuses an object with a repeated key."""
-    problem = _depth_problem(text)
+    refuses an object with a repeated key; `within`: levels the text sits deep in its
+    document (one item of a document's array: 2)."""
+    problem = _depth_problem(text, within)
     if problem is not None:
         raise DecodeIssue([f"not a tile document: {problem}"])
     hook = _unique_keys if unique_keys else None
