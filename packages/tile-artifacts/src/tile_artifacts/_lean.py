@@ -5,12 +5,11 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Final, cast
-
-from pydantic import ValidationError
+from typing import Any, Final
 
 from tile_artifacts._base import MODE_KEY
 from tile_artifacts._models import CaseRecord, Report
+from tile_artifacts._pieces import report_pieces
 
 __all__ = ["lean_report"]
 
@@ -21,38 +20,31 @@ def _refuse_constant(name: str) -> Any:
     raise ValueError(f"`{name}` is not valid JSON")
 
 
-def lean_report(file: Path, read_text: Callable[[Path], str]) -> Report | None:
+def _parse(text: str) -> object:
+    return json.loads(text, parse_constant=_refuse_constant)
+
+
+def lean_report(file: Path, read_bytes: Callable[[Path], bytes]) -> Report | None:
     """A valid `tile.report` file as a Report without its `metrics`, or None where the careful
     path must decide (not a report, not valid: its messages say why).
 
-    `json.loads` builds the plain objects in a fraction of the memory pydantic's own JSON
-    path takes on a large document; the text is dropped once parsed, and each case's objects
-    once its model is built, so the plain form and the models are never both whole."""
+    The file is held as bytes (`report_pieces` finds each case in them without building
+    anything) and each case is parsed and built into its model on its own, so neither the
+    whole document's text nor its plain objects are ever held; the metrics are not read."""
     try:
-        data: object = json.loads(read_text(file), parse_constant=_refuse_constant)
-    except (ValueError, RecursionError):
-        return None
-    if not isinstance(data, dict):
-        return None
-    fields = cast(dict[str, Any], data)
-    version = fields.get("schema_version")
-    if fields.get("schema_name") != "tile.report" or type(version) is not int or version != 1:
-        return None
-    fields.pop("metrics", None)
-    cases: object = fields.pop("cases", [])
-    if not isinstance(cases, list):
-        return None
-    try:
+        pieces = report_pieces(read_bytes(file), _parse)
+        if pieces is None:
+            return None
+        fields = pieces.envelope
+        version = fields.get("schema_version")
+        if fields.get("schema_name") != "tile.report" or type(version) is not int or version != 1:
+            return None
+        del fields["metrics"]
         report = Report.model_validate(fields, context=_READ)
-        return report.model_copy(update={"cases": _cases(cast(list[object], cases))})
-    except ValidationError:
+        cases = [
+            CaseRecord.model_validate(_parse(text), context=_READ)
+            for text in pieces.texts(pieces.cases)
+        ]
+        return report.model_copy(update={"cases": cases})
+    except (ValueError, RecursionError):  # pydantic's ValidationError is a ValueError
         return None
-
-
-def _cases(items: list[object]) -> list[CaseRecord]:
-    """Each case's model, its plain objects let go as soon as it is built."""
-    built: list[CaseRecord] = []
-    for i, item in enumerate(items):
-        items[i] = None
-        built.append(CaseRecord.model_validate(item, context=_READ))
-    return built

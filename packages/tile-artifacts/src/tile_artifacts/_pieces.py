@@ -69,17 +69,24 @@ def report_pieces(data: bytes, parse: Callable[[str], object]) -> ReportPieces |
         metrics = msgspec.json.decode(shell.metrics, type=list[msgspec.Raw])
     except msgspec.DecodeError:
         return None  # not JSON, not an object, or an array that is not one
-    envelope = _envelope(data, shell, parse)
+    # An empty array is left where it is: `[]` is found in many places of a report.
+    parts = [part for part, items in ((shell.cases, cases), (shell.metrics, metrics)) if items]
+    envelope = _envelope(data, parts, parse)
     return None if envelope is None else ReportPieces(envelope, cases, metrics)
 
 
-def _envelope(data: bytes, shell: _Shell, parse: Callable[[str], object]) -> dict[str, Any] | None:
+def _envelope(
+    data: bytes, parts: list[msgspec.Raw], parse: Callable[[str], object]
+) -> dict[str, Any] | None:
     """The report with its two arrays emptied, as objects; None where that is not sure."""
-    spans = [_where(data, shell.cases), _where(data, shell.metrics)]
+    spans = [_where(data, part) for part in parts]
     if None in spans:
         return None
-    (a, b), (c, d) = sorted(cast(list[tuple[int, int]], spans))
+    text, end = b"", 0
+    for start, stop in sorted(cast(list[tuple[int, int]], spans)):
+        text += data[end:start] + b"[]"
+        end = stop
     # Not UTF-8: the whole-document path names the byte.
-    envelope: object = parse((data[:a] + b"[]" + data[b:c] + b"[]" + data[d:]).decode("utf-8"))
+    envelope: object = parse((text + data[end:]).decode("utf-8"))
     fields = cast(dict[str, Any], envelope) if isinstance(envelope, dict) else {}
     return fields if fields.get("cases") == [] and fields.get("metrics") == [] else None

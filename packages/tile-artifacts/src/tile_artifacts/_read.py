@@ -261,9 +261,14 @@ def _reading(path: Path) -> Generator[None]:
         ) from None
 
 
-def _read_text(path: Path) -> str:
+def _read_bytes(path: Path) -> bytes:
     with _reading(path), open_regular(path) as f:
-        return f.read().decode("utf-8")
+        return f.read()
+
+
+def _read_text(path: Path) -> str:
+    with _reading(path):
+        return _read_bytes(path).decode("utf-8")
 
 
 def _raise_for(path: Path, issue: DecodeIssue, expected: str | None) -> ArtifactReadError:
@@ -302,11 +307,8 @@ def read_report(path: str | os.PathLike[str], *, metrics: bool = True) -> Report
     `metrics=False` may leave `metrics` empty (about three quarters of a large report's
     models, which compare, report and history never read): a reader's memory then grows
     with the cases alone."""
-    if not metrics:
-        file = Path(path)
-        lean = _lean_report(file, _read_text)
-        if lean is not None:
-            return _with_case_log(lean, file)
+    if not metrics and (lean := _lean_report(Path(path), _read_bytes)) is not None:
+        return _with_case_log(lean, Path(path))
     return _with_case_log(_read_as(path, Report), Path(path))
 
 
@@ -349,7 +351,7 @@ def load_document(path: str | os.PathLike[str], *, metrics: bool = True) -> Docu
     """Read any tile JSON document, choosing the model from its `schema_name`; a report's
     `metrics` as `read_report` reads them."""
     file = Path(path)
-    if not metrics and (lean := _lean_report(file, _read_text)) is not None:
+    if not metrics and (lean := _lean_report(file, _read_bytes)) is not None:
         return _with_case_log(lean, file)
     try:
         document = decode_document(_read_text(file))
