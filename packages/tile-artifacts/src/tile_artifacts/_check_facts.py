@@ -20,9 +20,9 @@ from tile_artifacts._consistency import case_problems
 from tile_artifacts._metrics import case_metric_values
 from tile_artifacts._models import CaseRecord, Report
 from tile_artifacts._pieces import ReportPieces, report_pieces
-from tile_artifacts._read import DecodeIssue, parse_json
 from tile_artifacts._records import CommandRecord, MetricRecord
 from tile_artifacts._report_scan import MetricFacts, MetricKey, ReportScan
+from tile_artifacts._strict_json import DecodeIssue, parse_json
 
 __all__ = ["CaseLine", "Kept", "MetricLine", "kept", "scan_report"]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import functools
 import hashlib
 import os
 import stat
@@ -156,8 +157,10 @@ _DIR_KINDS: Final[dict[str, ArtifactKind]] = {
 }
 
 
+@functools.lru_cache(maxsize=256)
 def relative_path_problem(path: str) -> str | None:
-    """Say why `path` is not a clean run-relative path, or None when it is."""
+    """Say why `path` is not a clean run-relative path, or None when it is (remembered: a
+    long run's metrics name `report.json` 50,000 times)."""
     if not path or path == ".":
         return "empty path"
     if PurePosixPath(path).is_absolute() or PureWindowsPath(path).is_absolute() or path[:1] == "\\":
