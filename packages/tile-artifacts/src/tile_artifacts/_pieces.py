@@ -41,9 +41,8 @@ class ReportPieces:
 
     @staticmethod
     def texts(items: list[msgspec.Raw]) -> Iterator[str]:
-        """Each item as text, its slice let go once given (UnicodeDecodeError if not UTF-8)."""
-        for i, item in enumerate(items):
-            items[i] = msgspec.Raw()
+        """Each item as text, one at a time (UnicodeDecodeError where one is not UTF-8)."""
+        for item in items:
             yield bytes(item).decode("utf-8")
 
 
