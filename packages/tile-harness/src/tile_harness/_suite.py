@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, BinaryIO, Protocol
 from tile_harness import signals
 from tile_harness._errors import CliError
 from tile_harness._nomatch import no_match
+from tile_harness._plan_cache import PlanCache
 from tile_harness._record import RunRecorder, recording
 from tile_harness._requests import build_request, derive
 from tile_harness._run_dir import Pairing, discard_run, open_run, publish_run
@@ -50,7 +51,9 @@ class Suite:
     asks the runners for the compile cache's events; `progress` for the step each case is
     in (`Display.step`); `pairing` makes it one side of `tile bench --against`; `label` names
     the run (its id, its report's title) where it is not the request's command (`tile
-    profile` is a build that also profiles).
+    profile` is a build that also profiles). `plans` keeps a whole plan's case ids in
+    `.tile/plans.json` and refuses filters that match none of them at once, without a
+    runner (`_plan_cache`): a run whose runners all start here, with this interpreter.
     """
 
     def __init__(  # noqa: PLR0913 (what a suite run is made of, each documented)
@@ -67,15 +70,21 @@ class Suite:
         progress: bool = False,
         pairing: Pairing | None = None,
         label: str | None = None,
+        plans: bool = False,
     ) -> None:
         build_request(command, resolved, selection, None)  # refused before a directory exists
         self.selection = selection
+        self._plans = PlanCache.open(command, resolved, selection) if plans else None
+        if self._plans is not None and (refused := self._plans.refusal(selection)) is not None:
+            raise refused  # the kept plan already says no case matches: no runner, no directory
+        self._whole: list[tp.CaseInfo] | None = None
         name = label or command
         self.setup = open_run(name, resolved, output_dir, list(argv), pairing, publish=False)
         self._prune = output_dir is None
         self._published = False
         self.recorder = RunRecorder(self.setup, ui=display)
         self.recorder.on_planned.append(self._publish)
+        self.recorder.on_planned.append(self._remember)
         self.sink: Sink = recording(self.recorder, json_lines=json_lines)
         """Where the sessions' events go: checked, recorded, then `--json`."""
         request = build_request(command, resolved, selection, self.setup.run_dir)
@@ -92,6 +101,19 @@ class Suite:
         if not self._published:
             self._published = True
             publish_run(self.setup, prune=self._prune)
+
+    def _remember(self) -> None:
+        """Hold the first plan of a run no filter narrowed, for `finish` to keep (`plans`)."""
+        s = self.selection
+        if self._plans is not None and self._whole is None and not (s.filters or s.kernels):
+            self._whole = list(self.recorder.results.planned)
+
+    def _keep_plan(self) -> None:
+        """Keep the whole plan for the next run's filters, unless a module failed to import
+        or a kernel to plan: its cases would be missing from it."""
+        failed = any(f.phase in ("import", "plan") for f in self.recorder.results.failures)
+        if self._plans is not None and self._whole is not None and not failed:
+            self._plans.remember(self._whole)
 
     def _matched_nothing(self, interrupted: str | None) -> bool:
         """Whether the run is no run: filters that planned no case, and nothing went wrong."""
@@ -145,6 +167,8 @@ class Suite:
         the directory; any other run is kept and made `.tile/latest` if it was not yet.
         """
         nothing = self._matched_nothing(interrupted)
+        if interrupted is None:
+            self._keep_plan()
         try:
             finished = self.recorder.finalize(
                 interrupted=interrupted,

@@ -98,7 +98,7 @@ def run_suite_with(command: tp.Command, sel: Selection, flags: SuiteFlags,
         return shown.finish(against.drive(hold), compare_with)
     suite = Suite(command, resolved, sel, output_dir=flags.output_dir, argv=sys.argv, display=ui,
                   json_lines=json_lines, cache_explain=watch is not None,
-                  progress=not flags.as_json)  # fmt: skip
+                  progress=not flags.as_json, plans=not launching.sharded)  # fmt: skip
     shown = _Shown(suite, flags, watch, out, err)
     shown.stream_tables(ui)
     interrupted = suite.drive(shown.session(launching), hold)
