@@ -9,17 +9,9 @@ from __future__ import annotations
 
 from tile_report._errors import HistoryBusyError, HistoryError, ReportError
 from tile_report._git import GitInfo, git_info
-from tile_report._history import (
-    BUSY_TIMEOUT_S,
-    DEFAULT_PATH,
-    SCHEMA_VERSION,
-    Added,
-    History,
-    Point,
-    Series,
-    matches,
-    measured_cases,
-)
+from tile_report._history import BUSY_TIMEOUT_S, DEFAULT_PATH, SCHEMA_VERSION, History
+from tile_report._history_ops import OpTrends, op_trends
+from tile_report._history_rows import Added, Point, Series, SeriesOp, matches, measured_cases
 from tile_report._inputs import Accounting, ConfigValue, RunData, load_run
 from tile_report._page import CSP, render_html, write_html
 from tile_report._steps import (
@@ -63,6 +55,7 @@ __all__ = [
     "History",
     "Point",
     "Series",
+    "SeriesOp",
     "git_info",
     "matches",
     "measured_cases",
@@ -79,6 +72,8 @@ __all__ = [
     "Trend",
     "commit_points",
     "fit_steps",
+    "OpTrends",
+    "op_trends",
     "step_carrier",
     "trends",
 ]

@@ -10,130 +10,42 @@ copy of old numbers, so nothing here ever rewrites or replaces a file it cannot 
 
 from __future__ import annotations
 
-import fnmatch
 import sqlite3
 from collections.abc import Generator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Final, Self
+from typing import Any, Final, Self
 
 import tile_artifacts as ta
 from tile_report._errors import HistoryBusyError, HistoryError
 from tile_report._git import GitInfo
-from tile_report._history_rows import checked_median
+from tile_report._history_rows import (
+    Added,
+    Point,
+    Series,
+    SeriesOp,
+    checked_median,
+    matches,
+    measured_cases,
+    result_rows,
+    run_row,
+)
+from tile_report._history_schema import SCHEMA_VERSION, lay_out, missing_additions, upgrade
 
-__all__ = [
-    "BUSY_TIMEOUT_S",
-    "DEFAULT_PATH",
-    "SCHEMA_VERSION",
-    "Added",
-    "History",
-    "Point",
-    "Series",
-    "matches",
-    "measured_cases",
-]
+__all__ = ["BUSY_TIMEOUT_S", "DEFAULT_PATH", "SCHEMA_VERSION", "History"]
 
-SCHEMA_VERSION: Final = 1
 DEFAULT_PATH: Final = ".tile/history.sqlite"
 BUSY_TIMEOUT_S: Final = 30.0
 
-_SCHEMA: Final = (
-    "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)",
-    """CREATE TABLE IF NOT EXISTS runs (
-        run_id TEXT PRIMARY KEY, created_at TEXT NOT NULL, status TEXT NOT NULL,
-        git_commit TEXT, branch TEXT, dirty INTEGER, commit_time TEXT, commit_subject TEXT,
-        device_kind TEXT, backend TEXT, hostname TEXT, tool_version TEXT, run_dir TEXT,
-        added_at TEXT NOT NULL)""",
-    """CREATE TABLE IF NOT EXISTS results (
-        run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
-        case_id TEXT NOT NULL, kernel TEXT NOT NULL, timer TEXT, cold INTEGER,
-        median_s REAL NOT NULL, ci_low_s REAL, ci_high_s REAL, n INTEGER NOT NULL,
-        ref_median_s REAL, PRIMARY KEY (run_id, case_id))""",
-    "CREATE INDEX IF NOT EXISTS results_by_case ON results (case_id)",
-    # Each run x case's device kernels (CUPTI-timed runs only), to say which one a step moved.
-    # Added to schema version 1 without a bump: an older file gains the empty table on open.
-    """CREATE TABLE IF NOT EXISTS kernels (
-        run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
-        case_id TEXT NOT NULL, name TEXT NOT NULL, label TEXT NOT NULL, median_s REAL NOT NULL,
-        PRIMARY KEY (run_id, case_id, name))""",
-    # One row per run x case, what `sqlite3 .tile/history.sqlite` users will want to query.
-    """CREATE VIEW IF NOT EXISTS history AS
-        SELECT r.run_id, r.created_at, r.git_commit, r.branch, r.dirty, r.commit_time,
-               r.device_kind, x.case_id, x.kernel, x.timer, x.cold, x.median_s, x.ci_low_s,
-               x.ci_high_s, x.n, x.ref_median_s
-        FROM results x JOIN runs r USING (run_id)""",
-)
-
 _SELECT: Final = """
-    SELECT x.case_id, x.kernel, r.device_kind, x.timer, x.cold, r.run_id, r.created_at,
-           r.git_commit, r.commit_time, r.commit_subject, r.branch, r.dirty, x.median_s,
-           x.ci_low_s, x.ci_high_s, x.n
+    SELECT x.case_id, x.kernel, r.device_kind, r.device_model, x.timer, x.cold, x.op, x.impl,
+           x.op_baseline, r.run_id, r.created_at, r.git_commit, r.commit_time,
+           r.commit_subject, r.branch, r.dirty, x.median_s, x.ci_low_s, x.ci_high_s, x.n
     FROM results x JOIN runs r USING (run_id)
     ORDER BY x.case_id, COALESCE(r.commit_time, r.created_at), r.created_at"""
 
-
-@dataclass(frozen=True, slots=True)
-class Point:
-    """One run's median of one case, with the run's CI of that median and where it came from."""
-
-    run_id: str
-    created_at: str
-    commit: str | None
-    commit_time: str | None
-    subject: str | None
-    branch: str | None
-    dirty: bool | None
-    median_s: float
-    ci_low_s: float | None
-    ci_high_s: float | None
-    n: int
-    kernels: tuple[tuple[str, str, float], ...] = ()
-    """The run's device kernels of this case: (name, label, median seconds); none when the
-    run was not CUPTI-timed."""
-
-
-@dataclass(frozen=True, slots=True)
-class Series:
-    """A case's points in commit order, on one device kind, timer and warm/cold mode."""
-
-    case_id: str
-    kernel: str
-    device_kind: str | None
-    timer: str | None
-    cold: bool | None
-    points: tuple[Point, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Added:
-    """What `History.add_run` did: how many cases went in, or that the run was there already."""
-
-    run_id: str
-    cases: int
-    already: bool = False
-
-
-def measured_cases(report: ta.Report) -> list[ta.CaseRecord]:
-    """The cases worth keeping: timed, with statistics, and not failed (a wrong kernel's
-    speed means nothing)."""
-    return [
-        c
-        for c in report.cases
-        if c.status in ("success", "partial") and c.stats is not None and c.samples
-    ]
-
-
-def matches(case_id: str, kernel: str, filters: Sequence[str], kernels: Sequence[str]) -> bool:
-    """The CLI's selection rule: `-k` substring or glob on case ids, `--kernel` name or glob."""
-    if filters and not any(
-        fnmatch.fnmatchcase(case_id, f) if any(ch in f for ch in "*?[") else f in case_id
-        for f in filters
-    ):
-        return False
-    return not kernels or any(fnmatch.fnmatchcase(kernel, k) for k in kernels)
+_SeriesKey = tuple[str, str, str | None, str | None, str | None, bool | None]
+"""case id, kernel, device kind, device model, timer, cold."""
 
 
 class History:
@@ -182,15 +94,26 @@ class History:
             try:
                 # Another process may have laid it out while this one waited for the lock.
                 if self._check_version() is None:
-                    for statement in _SCHEMA:
-                        db.execute(statement)
-                    db.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION,))
+                    lay_out(db, SCHEMA_VERSION)
                 db.execute("COMMIT")
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
+        elif missing_additions(db):
+            self._upgrade()
         if db.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
             db.execute("PRAGMA journal_mode = WAL")
+
+    def _upgrade(self) -> None:
+        """Give a file an older tile wrote the tables and columns added since (empty)."""
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            upgrade(db)
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
 
     def _check_version(self) -> int | None:
         """The schema version; None for an empty file; HistoryError for anything else."""
@@ -277,50 +200,19 @@ class History:
     def _insert(
         self, report: ta.Report, cases: list[ta.CaseRecord], git: GitInfo, run_dir: str | None
     ) -> None:
-        run, device = report.run, report.device
-        self._db.execute(
-            "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                run.run_id,
-                _iso(run.created_at),
-                run.status,
-                git.commit,
-                git.branch,
-                None if git.dirty is None else int(git.dirty),
-                git.commit_time,
-                git.subject,
-                device.device_kind,
-                device.backend,
-                report.context.hostname,
-                report.producer.tool_version,
-                run_dir,
-                _iso(ta.utc_now()),
-            ),
-        )
-        rows = [
-            (
-                run.run_id,
-                c.case_id,
-                c.kernel,
-                c.timer,
-                None if c.cold is None else int(c.cold),
-                c.stats.median,
-                c.stats.ci_low,
-                c.stats.ci_high,
-                c.stats.n,
-                c.reference.stats.median if c.reference and c.reference.stats else None,
-            )
-            for c in cases
-            if c.stats is not None
-        ]
-        self._db.executemany("INSERT INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        run_id = report.run.run_id
+        _insert_rows(self._db, "runs", [run_row(report, git, run_dir)])
+        _insert_rows(self._db, "results", result_rows(run_id, cases))
         kernels = [
-            (run.run_id, c.case_id, k.name, ta.kernels.label(k), k.stats.median)
+            (run_id, c.case_id, k.name, ta.kernels.label(k), k.stats.median)
             for c in cases
             if c.stats is not None
             for k in c.kernels or []
         ]
-        self._db.executemany("INSERT INTO kernels VALUES (?, ?, ?, ?, ?)", kernels)
+        self._db.executemany(
+            "INSERT INTO kernels (run_id, case_id, name, label, median_s) VALUES (?, ?, ?, ?, ?)",
+            kernels,
+        )
 
     def _kernels(self) -> dict[tuple[str, str], tuple[tuple[str, str, float], ...]]:
         found: dict[tuple[str, str], list[tuple[str, str, float]]] = {}
@@ -345,55 +237,50 @@ class History:
         device: str | None = None,
         branch: str | None = None,
     ) -> list[Series]:
-        """Every selected case's series, one per device kind, timer and mode, points ordered by
-        commit time (run time for runs without a commit), then run time."""
+        """Every selected case's series, one per device (kind and model), timer and mode,
+        points ordered by commit time (run time for runs without a commit), then run time.
+        `device` is a device kind (`cpu`: every CPU) or a CPU's model as recorded."""
         with self._translate():
             rows = self._db.execute(_SELECT).fetchall()
             breakdowns = self._kernels()
-        grouped: dict[tuple[str, str, str | None, str | None, bool | None], list[Point]] = {}
+        grouped: dict[_SeriesKey, list[Point]] = {}
+        ops: dict[_SeriesKey, SeriesOp | None] = {}
         for row in rows:
-            (
-                case_id,
-                kernel,
-                kind,
-                timer,
-                cold,
-                run_id,
-                created,
-                commit,
-                ctime,
-                subject,
-                br,
-                dirty,
-                median,
-                low,
-                high,
-                n,
-            ) = row
+            case_id, kernel, kind, model, timer, cold, op, impl, base = row[:9]
+            run_id, br = row[9], row[14]
             if not matches(case_id, kernel, filters, kernels):
                 continue
-            if (device is not None and kind != device) or (branch is not None and br != branch):
+            if (device is not None and device not in (kind, model)) or (
+                branch is not None and br != branch
+            ):
                 continue
-            median = checked_median(median, path=self.path, run_id=run_id, case_id=case_id)
-            key = (case_id, kernel, kind, timer, None if cold is None else bool(cold))
-            point = Point(
-                run_id,
-                created,
-                commit,
-                ctime,
-                subject,
-                br,
-                None if dirty is None else bool(dirty),
-                median,
-                low,
-                high,
-                n,
-                breakdowns.get((run_id, case_id), ()),
-            )
+            key = (case_id, kernel, kind, model, timer, None if cold is None else bool(cold))
+            point = self._point(row[9:], breakdowns.get((run_id, case_id), ()), case_id)
             grouped.setdefault(key, []).append(point)
-        return [Series(*key, points=tuple(points)) for key, points in grouped.items()]
+            ops[key] = SeriesOp(op, impl, bool(base)) if op and impl else None  # the latest's
+        return [
+            Series(case_id, kernel, kind, timer, cold, tuple(points), device_model=model,
+                   op=ops[(case_id, kernel, kind, model, timer, cold)])
+            for (case_id, kernel, kind, model, timer, cold), points in grouped.items()
+        ]  # fmt: skip
+
+    def _point(
+        self, row: Sequence[Any], kernels: tuple[tuple[str, str, float], ...], case_id: str
+    ) -> Point:
+        run_id, created, commit, ctime, subject, br, dirty, median, low, high, n = row
+        median = checked_median(median, path=self.path, run_id=run_id, case_id=case_id)
+        dirty = None if dirty is None else bool(dirty)
+        return Point(run_id, created, commit, ctime, subject, br, dirty, median, low, high, n,
+                     kernels)  # fmt: skip
 
 
-def _iso(moment: datetime) -> str:
-    """A datetime as the artifacts write it: UTC ISO-8601 with `Z`."""
-    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+def _insert_rows(db: sqlite3.Connection, table: str, rows: Sequence[dict[str, object]]) -> None:
+    """Insert rows naming their columns: a column a newer tile added later stays NULL."""
+    if not rows:
+        return
+    columns = list(rows[0])
+    marks = ", ".join("?" for _ in columns)
+    db.executemany(
+        f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})",
+        [tuple(row[c] for c in columns) for row in rows],
+    )

@@ -13,6 +13,7 @@ from tile_protocol.format import format_seconds
 from tile_report._accounting import accounting_plot, case_accounting, part_names, run_accounting
 from tile_report._comparison import comparison_plot, sorted_rows
 from tile_report._errors import ReportError
+from tile_report._history_ops import op_trends
 from tile_report._inputs import RunData
 from tile_report._ops import ops_section
 from tile_report._roofline import BEYOND, bandwidth_plot, impossible_count, roofline_plot
@@ -202,23 +203,40 @@ def _history_section(trends: Sequence[Trend]) -> str:
             "earlier run of these cases on this device.</p></section>"
         )
     parts: list[str] = []
-    for i, t in enumerate(trends):
-        s, fit = t.series, t.fit
-        steps = ", ".join(
-            f"{st.kind} {st.change * 100:+.1f}% at {fit.points[st.index].label}" for st in fit.steps
-        )
-        noise = (
-            f"noise between runs ±{fit.noise * 100:.1f}%"
-            if len(fit.points) >= MIN_POINTS
-            else f"fewer than {MIN_POINTS} commits: too few to tell steps from noise"
-        )
-        parts.append(
-            f"<h3><code>{esc(s.case_id)}</code></h3><p class=note>{len(fit.points)} commits on "
-            f"{esc(s.device_kind or '?')} ({esc(s.timer or '?')}), {noise}; "
-            f"{esc(steps or 'no step')}</p>"
-            + _box(trend_plot(fit, f"trend-{i + 1}", title=f"history of {s.case_id}"), "")
-        )
+    count = 0
+    for group in op_trends(trends):  # the cases of no op, then each op's implementations
+        if group.name is not None:
+            base = group.baseline
+            said = f"baseline <code>{esc(base)}</code>" if base else "no baseline implementation"
+            parts.append(f'<h3 class="op">op {esc(group.name)}</h3><p>{len(group.impls)} '
+                         f"implementations, {said}</p>")  # fmt: skip
+        for t in group.trends:
+            count += 1
+            parts.append(_trend_part(t, count, in_op=group.name is not None))
     return '<section id="history"><h2>History</h2>' + "".join(parts) + "</section>"
+
+
+def _trend_part(t: Trend, i: int, *, in_op: bool) -> str:
+    """One series' heading, its commits, noise and steps, and its plot."""
+    s, fit = t.series, t.fit
+    steps = ", ".join(
+        f"{st.kind} {st.change * 100:+.1f}% at {fit.points[st.index].label}" for st in fit.steps
+    )
+    noise = (
+        f"noise between runs ±{fit.noise * 100:.1f}%"
+        if len(fit.points) >= MIN_POINTS
+        else f"fewer than {MIN_POINTS} commits: too few to tell steps from noise"
+    )
+    impl = ""
+    if in_op and s.op is not None:
+        impl = f"<code>{esc(s.op.impl)}</code>{' (baseline)' if s.op.baseline else ''}: "
+    tag = "h4" if in_op else "h3"
+    return (
+        f"<{tag}>{impl}<code>{esc(s.case_id)}</code></{tag}><p class=note>{len(fit.points)} "
+        f"commits on {esc(s.device if s.device_kind else '?')} ({esc(s.timer or '?')}), "
+        f"{noise}; {esc(steps or 'no step')}</p>"
+        + _box(trend_plot(fit, f"trend-{i}", title=f"history of {s.case_id}"), "")
+    )
 
 
 def render_html(

@@ -30,7 +30,7 @@ from itertools import pairwise
 from typing import Final, Literal
 
 import tile_artifacts as ta
-from tile_report._history import Point, Series
+from tile_report._history_rows import Point, Series
 
 __all__ = [
     "MIN_CHANGE",
@@ -344,7 +344,7 @@ def trends(
             points = points[-last:] if last > 0 else []
         if points:
             out.append(Trend(s, fit_steps(points, min_change=min_change)))
-    out.sort(key=lambda t: (t.series.case_id, t.series.device_kind or "", t.series.timer or ""))
+    out.sort(key=lambda t: (t.series.case_id, t.series.device, t.series.timer or ""))
     return out
 
 

@@ -189,15 +189,25 @@ def _table(columns: Sequence[str], plain: bool, title: str | None = None) -> Tab
     return table
 
 
-def _summary_table(trends: Sequence[tr.Trend], plain: bool) -> Table:
-    table = _table(("case", "device", "timer", "commits", "trend", "first", "latest", "change",
-                    "noise", "steps"), plain)  # fmt: skip
+def _summary_table(trends: Sequence[tr.Trend], plain: bool, op: tr.OpTrends | None = None) -> Table:
+    """One line per series; for an op's series (`op`), a first column names the
+    implementation, and the title the op and its baseline."""
+    title = None
+    columns = ["case", "device", "timer", "commits", "trend", "first", "latest", "change",
+               "noise", "steps"]  # fmt: skip
+    if op is not None and op.name is not None:
+        said = f"baseline {op.baseline}" if op.baseline else "no baseline implementation"
+        title = f"op {op.name}: {len(op.impls)} implementations, {said}"
+        columns.insert(0, "impl")
+    table = _table(columns, plain, title=title)
     for t in trends:
         points = t.fit.points
         first, latest = points[0].value_s, points[-1].value_s
+        impl = [_impl(t.series.op)] if title is not None else []
         table.add_row(
+            *impl,
             Text(t.series.case_id),
-            t.series.device_kind or "-",
+            t.series.device,
             t.series.timer or "-",
             str(len(points)),
             sparkline([p.value_s for p in points]),
@@ -208,6 +218,12 @@ def _summary_table(trends: Sequence[tr.Trend], plain: bool) -> Table:
             _steps_text(t),
         )
     return table
+
+
+def _impl(op: tr.SeriesOp | None) -> Text:
+    if op is None:
+        return Text("-", style="dim")
+    return Text(op.impl + (" (baseline)" if op.baseline else ""))
 
 
 def _commit_table(trend: tr.Trend, plain: bool) -> Table:
@@ -235,7 +251,8 @@ def show_history(query: HistoryQuery, *, db: Path | None, profile: str | None, v
     out, _ = make_consoles()
     trends = _trends(query, db=db, profile=profile)
     plain = not out.is_terminal
-    emit(out, *refit(_summary_table(trends, plain), out))
+    for group in tr.op_trends(trends):  # the cases of no op, then one table per op
+        emit(out, *refit(_summary_table(group.trends, plain, group), out))
     if verbose:
         for trend in trends:
             emit(out, *refit(_commit_table(trend, plain), out))
@@ -257,7 +274,7 @@ def show_regressions(query: HistoryQuery, *, db: Path | None, profile: str | Non
                 continue
             found += 1
             before, after = t.fit.points[step.index - 1], t.fit.points[step.index]
-            table.add_row(Text(t.series.case_id), t.series.device_kind or "-", before.label,
+            table.add_row(Text(t.series.case_id), t.series.device, before.label,
                           after.label, Text(after.subject or ""), format_seconds(step.before_s),
                           format_seconds(step.after_s), Text(f"{step.change * 100:+.1f}%", style="red"),
                           f"±{t.fit.noise * 100:.1f}%",

@@ -27,7 +27,7 @@ def make_report(
     """Read the run, compare it and fetch its history as asked, write the page, print its path.
 
     The comparison is judged with `[compare]` of the configuration; the history shows the
-    run's cases on the run's device kind.
+    run's cases on the run's device (its kind, and on a CPU its model).
     """
     out, err = make_consoles()
     resolved = resolve_config(profile, {})
@@ -45,7 +45,10 @@ def make_report(
             with tr.History(history_path(resolved, db), create=False) as store:
                 series = store.series(device=data.report.device.device_kind)
             wanted = {c.case_id for c in data.report.cases}
-            trends = tr.trends([s for s in series if s.case_id in wanted])
+            model = data.report.device.model  # another CPU model's times are not this one's
+            trends = tr.trends(
+                [s for s in series if s.case_id in wanted and s.device_model == model]
+            )
         page = tr.render_html(data, comparison=comparison, history=trends)
         target = tr.write_html(output, page)
     except tr.HistoryBusyError as exc:
