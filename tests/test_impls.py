@@ -195,3 +195,51 @@ def test_list_names_the_op_of_each_kernel(proj: Path) -> None:
     docs = [json.loads(line) for line in listed.stdout.splitlines()]
     docs = [d for d in docs if d.get("suite") == "bench"]  # test cases and kernels follow
     assert [d["op"] for d in docs] == [{"name": "norm", "impl": "jnp", "baseline": True}] * 2
+
+
+def _as_another_cpu(run: Path, target: Path) -> Path:
+    """The run as if measured on another CPU model: a copy with its own run id and the
+    device's model changed, written by the real writer."""
+    import tile_artifacts as ta
+
+    report = ta.read_report(run / "report.json", metrics=False)
+    device = report.device.model_copy(update={"model": "Other CPU 9000, 64 cores"})
+    run_id = ta.new_run_id("bench")
+    info = report.run.model_copy(update={"run_id": run_id})
+    report = report.model_copy(update={"device": device, "run": info})
+    writer = ta.ArtifactWriter(target, run_id=run_id, producer=report.producer, durable=False)
+    writer.write_json("report.json", report)
+    writer.finalize(status=report.run.status, context=report.context)
+    return target
+
+
+def test_history_lists_an_ops_implementations_together_and_keeps_cpu_models_apart(
+    proj: Path, bench: tuple[Done, Path]
+) -> None:
+    _, run = bench
+    model = json.loads((run / "report.json").read_text())["device"]["model"]
+    assert model  # a CPU run names its model
+    other = _as_another_cpu(run, proj / "other-cpu-run")
+    added = _tile(proj, "history", "add", str(run), str(other), "--db", "h.sqlite")
+    assert added.returncode == 0, added.stderr
+    shown = _tile(proj, "history", "show", "--db", "h.sqlite")
+    assert shown.returncode == 0, shown.stderr
+    out = shown.stdout
+    assert "op norm: 2 implementations, baseline jnp" in out  # `wrong` failed: not measured
+    head, *rows = _table(out, "op norm: 2 implementations, baseline jnp")
+    assert head.split()[:2] == ["impl", "case"]
+    impls = [r.split()[0] for r in rows]
+    # By point, the baseline first; each on its two CPUs, never one series of both.
+    assert impls == ["jnp", "jnp", "fast", "fast"] * 2, rows
+    assert sum(f"cpu ({model})" in r for r in rows) == 4
+    assert sum("cpu (Other CPU 9000, 64 cores)" in r for r in rows) == 4
+    assert all(r.split(" wall ", 1)[1].split()[0] == "1" for r in rows)  # one run each
+    plain = [line for line in out.splitlines() if line.strip().startswith("p/plain")]
+    assert len(plain) == 4  # the kernel of no op keeps the first table
+    page = _tile(proj, "report", str(run), "--history", "--db", "h.sqlite", "-o", "h.html")
+    assert page.returncode == 0, page.stderr
+    html = (proj / "h.html").read_text()
+    section = html.split('<section id="history">', 1)[1].split("</section>", 1)[0]
+    assert '<h3 class="op">op norm</h3>' in section
+    assert "<code>jnp</code> (baseline): <code>p/norm_jnp" in section
+    assert "Other CPU" not in section  # only this run's CPU model
