@@ -69,10 +69,9 @@ class _TooMany(Exception):
 class PlanCache:
     """The kept plans of one project, looked up and written under one key."""
 
-    def __init__(self, path: Path, key: str, command: tp.Command) -> None:
+    def __init__(self, path: Path, key: str) -> None:
         self.path = path
         self.key = key
-        self.command = command
 
     @classmethod
     def open(
@@ -85,9 +84,9 @@ class PlanCache:
             return None  # another interpreter: its packages are not the ones seen here
         try:
             key = _key(command, resolved, sel)
-        except (_TooMany, OSError, ValueError, ImportError):
+        except Exception:  # a metadata or file oddity: the runner answers, as without a key
             return None
-        return None if key is None else cls(plans_path(resolved), key, command)
+        return None if key is None else cls(plans_path(resolved), key)
 
     def refusal(self, sel: Selection) -> CliError | None:
         """The usage error of `sel`'s filters matching none of the kept plan's cases; None

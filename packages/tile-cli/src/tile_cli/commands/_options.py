@@ -202,7 +202,9 @@ class Flags:
         help="With --cache-report: run the cases in two fresh runners, first on an empty "
         "cache, then on the filled one; report time to first result and compile saved.")
     # `tile history`: which runs
-    device: str | None = _flag("--device", help="Only this device kind.")
+    device: str | None = _flag(
+        "--device", help="Only this device: a kind (`cpu`: every CPU) or a CPU model as shown."
+    )
     branch: str | None = _flag("--branch", help="Only runs on this git branch.")
     last: int | None = _flag("--last", help="Only the latest N commits per case.")
     include_dirty: bool = _flag("--include-dirty", default=False,
