@@ -1,15 +1,19 @@
-"""tile-std: the standard kernel library of tile (jnp references and Pallas kernels)."""
+"""tile-std: the standard kernel library of tile (jnp references and Pallas kernels).
+
+Every kernel function here has its gradient (`jax.grad` works): see `_public.py`.
+"""
 
 from __future__ import annotations
 
-from ._attention import AttentionTiling, attention, attention_ref
-from ._bandwidth import add, add_ref, copy, copy_ref, scale, scale_ref
+from ._attention import AttentionTiling, attention_ref
+from ._bandwidth import add_ref, copy_ref, scale_ref
 from ._errors import KernelInputError
-from ._matmul import MatmulTiling, matmul, matmul_ref
-from ._norms import layernorm, layernorm_ref, rmsnorm, rmsnorm_ref
+from ._matmul import MatmulTiling, matmul_ref
+from ._norms import layernorm_ref, rmsnorm_ref
 from ._pallas import interpret_mode
+from ._public import add, attention, copy, layernorm, matmul, rmsnorm, scale, softmax
 from ._register import KERNELS
-from ._softmax import softmax, softmax_ref
+from ._softmax import softmax_ref
 
 __all__ = [  # grouped by topic, as CONTRIBUTING asks
     # bandwidth probes

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from typing import Any, cast
+from typing import Any, ParamSpec, cast
 
 import jax
 
 __all__ = ["differentiable"]
+
+P = ParamSpec("P")
 
 
 def _fill(args: Sequence[Any], where: Sequence[int], arrays: Sequence[Any]) -> list[Any]:
@@ -28,27 +30,33 @@ def _fill(args: Sequence[Any], where: Sequence[int], arrays: Sequence[Any]) -> l
 
 
 def differentiable(
-    forward: Callable[..., jax.Array],
+    forward: Callable[P, jax.Array],
     reference: Callable[..., jax.Array],
     backward: Callable[..., tuple[jax.Array, ...]] | None = None,
     *,
     saving: Callable[..., tuple[jax.Array, tuple[jax.Array, ...]]] | None = None,
-) -> Callable[..., jax.Array]:
+    grad_options: tuple[str, ...] = (),
+) -> Callable[P, jax.Array]:
     """`forward` (same name, signature and docs) with the gradient of `reference`, or
     `backward(*args, *saved, g) -> gradients` where a kernel computes them.
 
     Positional arrays are differentiated; other positional values (`causal`) go to both
-    functions as they are, and keyword options (tunables) to `forward` alone (and `saving`).
+    functions as they are, and keyword options (tunables) to `forward` alone (and `saving`),
+    except those named in `grad_options` (a norm's `eps`), which change the function and so
+    go to `backward` or `reference` too.
     `saving(*args, **options) -> (out, saved)`: the forward as the backward needs it, with
     the extra residuals it keeps (attention's log-sum-exp); without it nothing is saved.
     """
 
+    run = cast("Callable[..., jax.Array]", forward)  # called with arrays put back in place
+
     @functools.wraps(forward)
-    def op(*args: Any, **options: Any) -> jax.Array:
+    def op(*args: P.args, **options: P.kwargs) -> jax.Array:
         where = [i for i, a in enumerate(args) if isinstance(a, jax.Array)]
+        shared = {k: v for k, v in options.items() if k in grad_options}
 
         def primal(*arrays: jax.Array) -> jax.Array:
-            return forward(*_fill(args, where, arrays), **options)
+            return run(*_fill(args, where, arrays), **options)
 
         call = cast("Any", jax.custom_vjp(primal))
 
@@ -61,8 +69,8 @@ def differentiable(
         def call_bwd(res: tuple[Any, ...], g: jax.Array) -> tuple[Any, ...]:
             arrays, saved = res
             if backward is not None:
-                return tuple(backward(*_fill(args, where, arrays), *saved, g))
-            out, pull = jax.vjp(lambda *a: reference(*_fill(args, where, a)), *arrays)  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+                return tuple(backward(*_fill(args, where, arrays), *saved, g, **shared))
+            out, pull = jax.vjp(lambda *a: reference(*_fill(args, where, a), **shared), *arrays)  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
             return tuple(pull(g.astype(out.dtype)))  # pyright: ignore[reportUnknownArgumentType]
 
         call.defvjp(call_fwd, call_bwd)

@@ -7,7 +7,6 @@ from typing import Any
 import tile_runner as tile
 
 from ._attention import attention_bytes, attention_flops, attention_ref
-from ._attention_bwd import attention_backward
 from ._bandwidth import (
     add,
     add_bytes,
@@ -25,8 +24,6 @@ from ._bandwidth import (
 from ._grad import differentiable
 from ._matmul import matmul_bytes, matmul_flops, matmul_ref
 from ._norms import (
-    LAYERNORM_EPS,
-    RMSNORM_EPS,
     layernorm_bytes,
     layernorm_flops,
     layernorm_jnp,
@@ -35,7 +32,7 @@ from ._norms import (
     rmsnorm_flops,
     rmsnorm_ref,
 )
-from ._rows_bwd import layernorm_backward, rmsnorm_backward, softmax_backward
+from ._public import attention_grad, layernorm_grad, rmsnorm_grad, softmax_grad
 from ._softmax import softmax_bytes, softmax_flops, softmax_ref
 from ._tunables import (
     ATTENTION_TUNABLES,
@@ -143,26 +140,6 @@ _ATTENTION_MODES = {
 }
 
 
-# The row kernels' and attention's backwards are Pallas kernels (_rows_bwd.py,
-# _attention_bwd.py); the others' gradient is the autodiff of their references.
-def _softmax_grad(x: Any, g: Any) -> tuple[Any, ...]:
-    return (softmax_backward(x, g),)
-
-
-def _rmsnorm_grad(x: Any, w: Any, g: Any) -> tuple[Any, ...]:
-    return rmsnorm_backward(x, w, g, eps=RMSNORM_EPS)
-
-
-def _layernorm_grad(x: Any, w: Any, b: Any, g: Any) -> tuple[Any, ...]:
-    return layernorm_backward(x, w, b, g, eps=LAYERNORM_EPS)
-
-
-def _attention_grad(*args: Any) -> Any:
-    """The flash-attention backward, from the forward's output and log-sum-exp."""
-    q, k, v, causal, out, lse, g = args
-    return attention_backward(q, k, v, (out, lse), g, causal=causal)
-
-
 def _one(case: Any, key: Any) -> tuple[Any, ...]:
     return (tile.normal(key, case.shape, case.dtype),)
 
@@ -258,7 +235,7 @@ tile.kernel(
     tol={"float32": 1e-5, "bfloat16": 1e-2},
     tunables=ROW_TUNABLES,
     constraint=row_fits,
-)(differentiable(softmax_tuned, softmax_ref, _softmax_grad))
+)(differentiable(softmax_tuned, softmax_ref, softmax_grad))
 
 tile.kernel(
     "std/rmsnorm",
@@ -272,7 +249,7 @@ tile.kernel(
     tol={"float32": 1e-5, "bfloat16": 1e-2},
     tunables=ROW_TUNABLES,
     constraint=row_fits,
-)(differentiable(rmsnorm_tuned, rmsnorm_ref, _rmsnorm_grad))
+)(differentiable(rmsnorm_tuned, rmsnorm_ref, rmsnorm_grad))
 
 # What the op's two implementations share: one declaration, so their cases stay one set.
 _LAYERNORM: dict[str, Any] = {
@@ -293,7 +270,7 @@ tile.kernel(
     constraint=row_fits,
     op="layernorm",
     impl="pallas",
-)(differentiable(layernorm_tuned, layernorm_ref, _layernorm_grad))
+)(differentiable(layernorm_tuned, layernorm_ref, layernorm_grad))
 
 # The same op in plain jnp, the baseline the Pallas kernel's `vs jnp` column is against.
 tile.kernel(
@@ -331,4 +308,4 @@ tile.kernel(
     tol={"float32": 2e-3, "bfloat16": 2e-2},
     tunables=ATTENTION_TUNABLES,
     constraint=attention_fits,
-)(differentiable(attention_tuned, attention_ref, _attention_grad, saving=attention_tuned_saving))
+)(differentiable(attention_tuned, attention_ref, attention_grad, saving=attention_tuned_saving))
