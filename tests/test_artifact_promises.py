@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import MakeProject, TileRun, tile_argv, tile_env
+from support import MakeProject, TileRun, tile_argv, tile_env, wait_for
 
 import tile_artifacts as ta
 
@@ -205,6 +205,55 @@ def test_sigkill_at_any_moment_leaves_a_valid_run_with_every_finished_case(
         finished.append(_check_killed_run(out, tile, root, killed))
     assert finished[-1] == 18
     assert finished[:-1] == sorted(finished[:-1])  # a later kill never has fewer cases
+
+
+# Issue #39: a runner's stderr log was redacted only when the runner ended, so a CLI killed
+# while the runner ran left a kernel's printed token on disk.
+KILLED_SECRETS = {
+    "env": "ghp-killed-cli-secret-0012",
+    "url_password": "url-killed-password-0013",
+    "url_query": "url-killed-0014",
+}
+
+
+def test_a_cli_killed_mid_run_leaves_no_secret_in_the_runners_log(
+    tile: TileRun, project: MakeProject
+) -> None:
+    root = project(["leaky_hang.py"], FAST.replace("case_timeout = 30", "case_timeout = 600"))
+    out = root / "run"
+    proc = subprocess.Popen(
+        tile_argv("bench", "--json", "-o", str(out)),
+        cwd=root,
+        env=tile_env({"GITHUB_TOKEN": KILLED_SECRETS["env"]}),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    assert proc.stdout is not None
+    runner = None
+    try:
+        while runner is None and (line := proc.stdout.readline()):
+            message = json.loads(line)
+            runner = message["pid"] if message["type"] == "hello" else None
+        assert runner is not None, "the runner never said hello"
+        log = out / "logs" / "runner-1.stderr.log"
+        wait_for(log, "debug: all said", proc, 300)  # the secrets' lines were written before
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+        if runner is not None:  # in its own session, hung in its case: end it too
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(runner, signal.SIGKILL)
+    assert _holding_secrets(out, KILLED_SECRETS) == []
+    text = log.read_text()
+    assert f"debug: GITHUB_TOKEN={ta.REDACTED}" in text  # what was written is all there
+    assert "https://<redacted>@data.example.org/w.npy?access_token=<redacted>" in text
+    check = tile("schema-check", str(out), cwd=root)
+    assert check.returncode == 0, check.stdout + check.stderr
+    manifest = json.loads((out / "artifact_manifest.json").read_text())
+    assert manifest["run"]["status"] == "incomplete"
 
 
 # ---------------------------------------------------------------- findings

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
+from itertools import accumulate
 from pathlib import Path
 
 import pytest
@@ -205,3 +207,50 @@ def test_a_secret_or_url_across_a_block_boundary_is_still_hidden(
     assert redactor.scrub_file(log, block=block)
     assert log.read_text() == redactor.text(text)
     assert not redactor.scrub_file(log, block=block)  # nothing left to hide
+
+
+# Issue #39: the runner's stderr now reaches its log through the CLI, redacted as it comes, so
+# that a CLI killed mid-run leaves no secret on disk and every line it was given.
+def _fed(chunks: list[bytes], redactor: Redactor, **kw: int) -> list[tuple[int, bytes]]:
+    """Each piece `Redactor.stream` gave, with how many bytes of `chunks` it had read then."""
+    read = 0
+
+    def source() -> Iterator[bytes]:
+        nonlocal read
+        for chunk in chunks:
+            read += len(chunk)
+            yield chunk
+
+    return [(read, piece) for piece in redactor.stream(source(), **kw)]
+
+
+def test_a_stream_is_written_line_by_line_with_its_secrets_hidden() -> None:
+    redactor = Redactor(["token-secret-0001"])
+    chunks = [b"first line\n", b"tok", b"en-secret-0001 and https://u:pw-0002@", b"h/x\n", b"end"]
+    ends = list(accumulate(map(len, chunks)))
+    # A complete line is out before the next chunk is read; a secret or URL a chunk cut is
+    # held until it is whole; the unfinished last line comes at the end.
+    assert _fed(chunks, redactor) == [
+        (ends[0], b"first line\n"),
+        (ends[2], f"{REDACTED} and ".encode()),
+        (ends[3], f"https://{REDACTED}@h/x\n".encode()),
+        (ends[4], b"end"),
+    ]
+
+
+def test_a_stream_keeps_a_secret_with_a_line_break_whole() -> None:
+    redactor = Redactor(["BEGIN KEY\nabcd END"])
+    pieces = _fed([b"key: BEGIN KEY\n", b"abcd END\n", b"after\n"], redactor)
+    assert b"".join(p for _, p in pieces) == f"key: {REDACTED}\nafter\n".encode()
+
+
+def test_a_stream_without_line_breaks_holds_a_bounded_part_of_it() -> None:
+    redactor = Redactor(["secret-0003"])
+    chunk = b"x" * 4096
+    pieces = _fed([chunk] * 64 + [b"secret-0003"], redactor, longest_line=16384)
+    held = max(read - sum(len(p) for _, p in pieces[: i + 1]) for i, (read, _) in
+               enumerate(pieces))  # fmt: skip
+    assert held <= 16384 + len(chunk)
+    assert b"".join(p for _, p in pieces) == b"x" * 4096 * 64 + REDACTED.encode()
+    invalid = b"bad \xff\xfe bytes\n"
+    assert _fed([invalid], redactor) == [(len(invalid), invalid)]  # not UTF-8: kept as it is

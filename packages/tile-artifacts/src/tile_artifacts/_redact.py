@@ -56,6 +56,8 @@ SCRUB_BLOCK: Final = 1 << 20
 _LONGEST_LINE: Final = 8 << 20
 """A line longer than this (a progress bar redrawn with `\\r`) is cut where the block ends;
 a URL that long could lose its redaction at the cut."""
+STREAM_LINE: Final = 1 << 20
+"""The longest unfinished line `Redactor.stream` holds back (a pipe's reader must stay small)."""
 MIN_AMBIENT_LENGTH: Final = 8
 """The process environment holds many secret-named variables that are not secrets
 (`XDG_SESSION_TYPE=x11`); their values are hidden everywhere only from this length on."""
@@ -170,6 +172,7 @@ class Redactor:
         self.keys: frozenset[str] = frozenset(keys)
         """Secret-named TOML keys, hidden in config snapshots whatever their value's length."""
         self._escaped = tuple(json.dumps(s, ensure_ascii=False)[1:-1] for s in self.secrets)
+        self._multiline = any("\n" in s for s in self.secrets)
 
     @classmethod
     def for_run(
@@ -278,31 +281,54 @@ class Redactor:
             return False
         return True
 
+    def stream(
+        self, chunks: Iterable[bytes], *, longest_line: int = STREAM_LINE
+    ) -> Iterator[bytes]:
+        """The bytes of `chunks` (a pipe's reads) redacted, written out as soon as it is safe.
+
+        After each chunk comes what can be hidden without the rest: every complete line and
+        the words before the last space, so that a reader killed at any moment has written
+        all it was given but a line's unfinished end. At most `longest_line` characters are
+        held back (a line without end is cut there), so the memory does not follow the size
+        of the stream.
+        """
+        for text, _ in self._pieces(chunks, longest_line):
+            if text:
+                yield text.encode("utf-8", "surrogateescape")
+
     def _scrubbed(self, path: Path, block: int) -> Iterator[tuple[str, bool]]:
         """The file's text redacted, in pieces of about `block` bytes; each with whether
-        anything in it was hidden. What follows the last safe cut (`_safe_cut`) is carried,
-        unredacted, into the next piece, so that a secret or URL the block cut is whole."""
+        anything in it was hidden."""
+        with path.open("rb") as fh:
+            yield from self._pieces(iter(lambda: fh.read(block), b""), _LONGEST_LINE)
+
+    def _pieces(self, chunks: Iterable[bytes], longest_line: int) -> Iterator[tuple[str, bool]]:
+        """The text of `chunks` redacted, a piece for each chunk, with whether anything in it
+        was hidden. What follows the last safe cut (`_safe_cut`) is carried, unredacted, into
+        the next piece, so that a secret or URL a chunk cut is whole."""
         decoder = codecs.getincrementaldecoder("utf-8")("surrogateescape")
         carry = ""
-        with path.open("rb") as fh:
-            while chunk := fh.read(block):
-                text = carry + decoder.decode(chunk)
-                cut = self._safe_cut(text)
-                clean = self.text(text[:cut])
-                yield clean, clean != text[:cut]
-                carry = text[cut:]
+        for chunk in chunks:
+            text = carry + decoder.decode(chunk)
+            cut = self._safe_cut(text, longest_line)
+            clean = self.text(text[:cut])
+            yield clean, clean != text[:cut]
+            carry = text[cut:]
         text = carry + decoder.decode(b"", final=True)
         clean = self.text(text)
         yield clean, clean != text
 
-    def _safe_cut(self, text: str) -> int:
+    def _safe_cut(self, text: str, longest_line: int) -> int:
         """Where `text` can be cut with nothing to hide across the cut: after a space or line
-        break (no URL holds one), a longest secret before the end (a secret the block cut may
-        end there), and before any secret that holds a line break itself."""
+        break (no URL holds one), a longest secret before the end (a secret the chunk cut may
+        end there), or after the last line break when no secret holds one; and before any
+        secret that holds a space itself."""
         end = len(text) - max((len(s) for s in self.secrets), default=1) + 1
         cut = max(text.rfind(c, 0, max(end, 0)) for c in " \t\r\n") + 1
-        if cut == 0 and end > _LONGEST_LINE:
-            cut = end  # a line without end: bound what is held
+        if not self._multiline:  # a whole line is whole for every secret and URL
+            cut = max(cut, text.rfind("\n") + 1)
+        if len(text) - cut > longest_line:
+            cut = max(cut, end)  # a line without end: bound what is held
         moved = True
         while moved:  # a secret with a space in it (a PEM key) must not be cut in two
             moved = False

@@ -287,7 +287,8 @@ class Against:
             via = Via(env=self._revision_env()) if side == "revision" else Via()
             resolved = suite.setup.resolved
             sessions[side] = make_session(request, resolved, suite.sink,
-                                          log_dir=suite.run_dir / "logs", via=via)  # fmt: skip
+                                          log_dir=suite.run_dir / "logs", via=via,
+                                          redactor=suite.setup.writer.redactor)  # fmt: skip
         return TakingTurns(sessions, self._paces, self.rounds, self._say_turn)
 
     def _revision_env(self) -> dict[str, str]:

@@ -116,7 +116,7 @@ def run(  # noqa: PLR0913 (public call: its keyword options are documented)
                   display=display or QuietDisplay(), progress=display is not None)  # fmt: skip
     isolate = resolved.config.runner.isolate
     session = make_session(suite.request, resolved, suite.sink, log_dir=suite.run_dir / "logs",
-                           isolate=isolate)  # fmt: skip
+                           isolate=isolate, redactor=suite.setup.writer.redactor)  # fmt: skip
     interrupted = suite.drive(session)
     compare_with = None
     if compare is not None and interrupted is None:

@@ -123,6 +123,7 @@ class ColdWarmRun:
         self._resolved = recorder.setup.resolved
         self._sink = sink or recorder
         self._log_dir = recorder.run_dir / "logs"
+        self._redactor = recorder.writer.redactor
         self._between = between
         self._numbering = LaunchCounter()
         self._lock = threading.Lock()
@@ -151,7 +152,7 @@ class ColdWarmRun:
 
     def _start(self, sink: Sink) -> bool:
         session = make_session(self._request, self._resolved, sink, log_dir=self._log_dir,
-                               numbering=self._numbering)  # fmt: skip
+                               numbering=self._numbering, redactor=self._redactor)  # fmt: skip
         with self._lock:
             if self._stopping:
                 return False

@@ -13,13 +13,18 @@ import signal
 import subprocess
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import tile_protocol as tp
 from tile_harness import signals
 from tile_harness._errors import ExitCode, os_failure
+from tile_harness._stderr_log import StderrLog
+
+if TYPE_CHECKING:
+    import tile_artifacts as ta
 
 __all__ = [
     "STARTUP_TIMEOUT_S",
@@ -79,6 +84,8 @@ class RunnerSpec:
     exit_wait: float = REAP_WAIT_S
     """How long the runner's process may take to exit after its stream ended (a profiler in
     front of it writes its report then) before it is killed."""
+    redactor: ta.Redactor | None = None
+    """The run's secrets, hidden in each runner's stderr log before it reaches the disk."""
 
     def argv(self) -> list[str]:
         """The argument vector of one runner."""
@@ -105,6 +112,8 @@ class Launch:
     """`plan` for a runner that only lists the cases, else `runner`."""
     shard: tp.Shard | None = None
     """The part of a sharded run it served, for the record."""
+    log: StderrLog | None = field(default=None, repr=False)
+    """What writes the stderr log, secrets hidden, while the runner runs (`spawn`)."""
 
     @property
     def wall_time_s(self) -> float | None:
@@ -147,33 +156,46 @@ class LaunchCounter:
             return self._last
 
 
-def spawn(launch: Launch, env: dict[str, str], *, launcher: bool) -> subprocess.Popen[bytes]:
+def spawn(
+    launch: Launch, env: dict[str, str], *, launcher: bool, redactor: ta.Redactor | None
+) -> subprocess.Popen[bytes]:
     """Start the runner of `launch` in a new process group, stderr into its log file.
 
+    With a `redactor` (every runner of a run directory) the CLI reads the runner's stderr
+    and writes it, secrets hidden, to the log (`_stderr_log.py`); without one (a question's
+    runner, its log in a temporary directory) the runner writes its log itself.
     `launcher`: the argument vector starts with a launcher (srun), whose absence the error
     names instead of the runner's Python.
     """
     launch.stderr_log.parent.mkdir(parents=True, exist_ok=True)
-    with launch.stderr_log.open("wb") as stderr:
-        try:
-            return subprocess.Popen(
+    log = StderrLog(launch.stderr_log, redactor) if redactor is not None else None
+    launch.log = log
+    try:
+        with contextlib.nullcontext() if log is not None else launch.stderr_log.open("wb") as raw:
+            proc = subprocess.Popen(
                 launch.args,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
-                stderr=stderr,
+                stderr=subprocess.PIPE if log is not None else raw,
                 cwd=launch.cwd,
                 env=env,
                 start_new_session=True,
             )
-        except OSError as exc:
-            hint = (
-                "check that the launcher's command exists and can be run"
-                if launcher
-                else "set `[runner] python` in tile.toml (or TILE_RUNNER_PYTHON) to an "
-                "interpreter that has tile-runner installed"
-            )
-            where = f"start the runner `{launch.args[0]}`"
-            raise os_failure(where, exc, hint=hint, code=ExitCode.USAGE) from None
+    except OSError as exc:
+        if log is not None:
+            log.abandon()
+        hint = (
+            "check that the launcher's command exists and can be run"
+            if launcher
+            else "set `[runner] python` in tile.toml (or TILE_RUNNER_PYTHON) to an "
+            "interpreter that has tile-runner installed"
+        )
+        where = f"start the runner `{launch.args[0]}`"
+        raise os_failure(where, exc, hint=hint, code=ExitCode.USAGE) from None
+    if log is not None:
+        assert proc.stderr is not None
+        log.start(proc.stderr)
+    return proc
 
 
 def stream_events(proc: subprocess.Popen[bytes], request: bytes) -> queue.Queue[object]:

@@ -24,6 +24,7 @@ from tile_harness._requests import derive
 from tile_harness._runners import Via, make_session
 
 if TYPE_CHECKING:
+    import tile_artifacts as ta
     from tile_config import ResolvedConfig
 
 __all__ = [
@@ -155,9 +156,11 @@ def ncu_case(
     ncu: str,
     where: Path,
     kernels: str | None = None,
+    redactor: ta.Redactor | None = None,
 ) -> list[NcuKernel]:
     """Profile `case_id`'s calls under ncu into `where` (`ncu.ncu-rep`, `ncu.log`, `ncu.csv`);
-    the kernels it saw. Counters not permitted, or no kernel profiled, is a CliError."""
+    the kernels it saw. Counters not permitted, or no kernel profiled, is a CliError.
+    `redactor`: the run's secrets, kept out of the runner's stderr log."""
     where.mkdir(parents=True, exist_ok=True)
     report, log = where / "ncu.ncu-rep", where / "ncu.log"
     # One call: ncu replays each kernel for its passes, so more calls add rows, not precision.
@@ -170,7 +173,8 @@ def ncu_case(
     answer = Answer()
     # ncu writes the report after the runner has said `done` and exited: give it time.
     via = Via(argv_prefix=tuple(ncu_argv(ncu, report, log, kernels=kernels)), exit_wait=NCU_EXIT_S)
-    clean = make_session(asked, resolved, answer, log_dir=where / "runner", via=via).run()
+    clean = make_session(asked, resolved, answer, log_dir=where / "runner", via=via,
+                         redactor=redactor).run()  # fmt: skip
     said = log.read_text(encoding="utf-8", errors="replace") if log.is_file() else ""
     refused = ncu_refusal(said)
     if refused is not None:

@@ -257,8 +257,9 @@ class RunRecorder:
         )
 
     def _launch_end(self, launch: Launch) -> None:
-        # The runner wrote its stderr itself: hide the run's secrets in it now it is closed.
-        self.log.write(lambda: self.writer.scrub(os.path.relpath(launch.stderr_log, self.run_dir)))
+        if launch.log is None:  # a runner that wrote its stderr log itself: hide secrets now
+            path = os.path.relpath(launch.stderr_log, self.run_dir)
+            self.log.write(lambda: self.writer.scrub(path))
         self._command(launch)
         self._event(
             "info" if launch.status == "success" else "error",

@@ -17,6 +17,7 @@ from tile_harness._process import REAP_WAIT_S, STARTUP_TIMEOUT_S, RunnerSpec
 from tile_harness._session import RunnerSession
 
 if TYPE_CHECKING:
+    import tile_artifacts as ta
     import tile_protocol as tp
     from tile_config import ResolvedConfig
     from tile_harness._sinks import Sink
@@ -61,11 +62,14 @@ def make_session(
     numbering: Callable[[], int] | None = None,
     isolate: bool = False,
     via: Via = HERE,
+    redactor: ta.Redactor | None = None,
 ) -> RunnerSession:
     """A session that runs `request` to its end, telling `sink` everything.
 
     `isolate` starts one runner per case; `numbering` shares runner numbers (and log names)
-    between the sessions of one run.
+    between the sessions of one run. `redactor`: the run's secrets, which its runners' stderr
+    logs never hold (every session of a run directory passes its writer's); without one the
+    runner writes its log itself.
     """
     runner = resolved.config.runner
     spec = RunnerSpec(
@@ -80,5 +84,6 @@ def make_session(
         startup_timeout=None if via.queued else STARTUP_TIMEOUT_S,
         exit_signal=via.exit_signal,
         exit_wait=via.exit_wait,
+        redactor=redactor,
     )
     return RunnerSession(request, spec, sink, log_dir=log_dir, numbering=numbering)

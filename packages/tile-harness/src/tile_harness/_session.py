@@ -183,7 +183,7 @@ class RunnerSession:
     def _start(self, launch: Launch) -> subprocess.Popen[bytes]:
         spec = self._spec
         env = {**(os.environ if spec.environ is None else spec.environ), **spec.env_overrides}
-        proc = spawn(launch, env, launcher=bool(spec.argv_prefix))
+        proc = spawn(launch, env, launcher=bool(spec.argv_prefix), redactor=spec.redactor)
         with self._proc_lock:
             self._proc = proc
             stopping = self._stopping
@@ -357,6 +357,8 @@ class RunnerSession:
         self._family.note(proc.pid)
         rc = reap(proc, self._spec.exit_wait)  # no orphans left in its group
         self._family.end()  # nor outside it
+        if launch.log is not None:
+            launch.log.wait()  # its stderr's end in the log: the failure quotes the tail
         with self._proc_lock:
             self._proc = None
         launch.finished_at = datetime.now(UTC)

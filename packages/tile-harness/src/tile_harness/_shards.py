@@ -304,6 +304,7 @@ class ShardedRun:
             numbering=self._numbering,
             isolate=self._resolved.config.runner.isolate and shard is not None,
             via=self._via(shard, gpus),
+            redactor=self._recorder.writer.redactor,
         )
         with self._lock:
             self._sessions.append(session)

@@ -79,7 +79,8 @@ def run_profile(sel: Selection, flags: ProfileFlags) -> int:
     settings = tp.ProfileSettings(calls=flags.calls, trace=flags.trace)
     suite.request = derive(suite.request, profile=settings)
     session = make_session(suite.request, resolved, suite.sink, log_dir=suite.run_dir / "logs",
-                           isolate=resolved.config.runner.isolate)  # fmt: skip
+                           isolate=resolved.config.runner.isolate,
+                           redactor=suite.setup.writer.redactor)  # fmt: skip
     interrupted = suite.drive(session, hold)
     refused: CliError | None = None
     profiled: dict[str, list[NcuKernel]] = {}
@@ -157,11 +158,9 @@ def _under_ncu(
         writer.path(f"{rel}/ncu.log", description="what ncu said while profiling")
         writer.path(f"{rel}/ncu.csv", description="`ncu --import --csv --page raw` of the report")
         where = suite.run_dir / rel
-        try:
-            seen = ncu_case(suite.request, resolved, case_id, ncu=ncu, where=where, kernels=kernels)
-        finally:  # the runner's log under ncu is redacted like every runner log of a run
-            for log in (where / "runner").glob("*.log"):
-                writer.scrub(log.relative_to(suite.run_dir).as_posix())
+        # The runner's log under ncu is redacted like every runner log of a run.
+        seen = ncu_case(suite.request, resolved, case_id, ncu=ncu, where=where, kernels=kernels,
+                        redactor=writer.redactor)  # fmt: skip
         doc = {"case_id": case_id, "kernel_filter": kernels, "kernels": [k.as_json() for k in seen]}
         writer.write_text(f"{rel}/ncu.json", json.dumps(doc, indent=2) + "\n",
                           description=f"Nsight Compute metrics per kernel of {case_id}")  # fmt: skip

@@ -181,8 +181,9 @@ class _Shown:
             return ShardedRun(request, recorder, sink=sink, costs=launching.costs,
                               srun=launching.srun, slurm_args=self.flags.slurm_args)  # fmt: skip
         isolate = resolved.config.runner.isolate
-        log_dir = self.setup.run_dir / "logs"
-        return make_session(request, resolved, sink, log_dir=log_dir, isolate=isolate)
+        log_dir, redactor = self.setup.run_dir / "logs", self.setup.writer.redactor
+        return make_session(request, resolved, sink, log_dir=log_dir, isolate=isolate,
+                            redactor=redactor)  # fmt: skip
 
     def finish_build(self, interrupted: str | None) -> int:
         """Describe the runner's files, finalize, show the build table; the exit code."""

@@ -319,8 +319,9 @@ class Tuner:
         request = derive(base, bench=settings, case_ids=units)
         # An invalid result is a failure before a rung can pick it.
         sink = CheckedResults(_TuneSink(self.recorder, state))
-        log_dir = self.recorder.run_dir / "logs"
-        make_session(request, resolved, sink, log_dir=log_dir, numbering=self.numbering).run()
+        log_dir, redactor = self.recorder.run_dir / "logs", self.recorder.writer.redactor
+        make_session(request, resolved, sink, log_dir=log_dir, numbering=self.numbering,
+                     redactor=redactor).run()  # fmt: skip
         timed = set(units) if units is not None else set(state.latest)
         if final:
             state.finalists = timed
