@@ -21,7 +21,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Generator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 import tile_protocol as tp
 from tile_harness._report import RunSetup, build_report, config_snapshots
@@ -40,6 +40,11 @@ class Checkpoints:
     The recorder calls it under its own lock; a case costs one line of the case log, never
     a pass over the other cases.
     """
+
+    taken: ClassVar[bool] = True
+    """False: no case log and no compaction, only `finalize`'s report: the baseline of
+    benchmarks/checkpoint_sweep.py (what the checkpoints cost a real sweep), set in the
+    process that runs `tile`; a run killed then leaves no report."""
 
     def __init__(self, setup: RunSetup, results: RunResults, log: RunLog) -> None:
         self._setup = setup
@@ -119,7 +124,7 @@ class Checkpoints:
     def write(self) -> None:
         """Append the cases finished since the last call to the case log, then compact if
         it is due (`_due`)."""
-        if self._log.fault is not None:
+        if self._log.fault is not None or not self.taken:
             return
         self._append()
         if self._held:
