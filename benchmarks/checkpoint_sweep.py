@@ -13,7 +13,8 @@ Both runs are the real `tile bench` command in a process of its own, started thr
 wrapper that sets `tile_harness._checkpoint.Checkpoints.taken` first: on, the run appends each
 finished case to `cases.jsonl` and compacts report.json, summary.md and the manifest now and
 then, as every run does; off, it writes them only when it ends (a run killed then keeps
-nothing). It is the one thing that differs. `--pairs N` runs N pairs, the order alternating
+nothing). It is the one thing that differs. `--no-fsync` makes `os.fsync` a no-op in both (not
+what tile does: it tells how much of the difference is waiting for the disk). `--pairs N` runs N pairs, the order alternating
 (on then off, off then on) so that a machine whose load drifts favours neither.
 
 Printed for each run: its wall time, the CLI's own CPU time (the `tile` process without its
@@ -70,12 +71,15 @@ max_time = 0.05
 enabled = false
 """
 
-# `tile` with the checkpoints on or off (argv[1]); the CLI's own CPU seconds go to argv[2].
+# `tile` with the checkpoints on or off (argv[1], `+nofsync`: fsync a no-op); the CLI's own
+# CPU seconds go to argv[2].
 _WRAPPER = """
-import json, resource, sys
+import json, os, resource, sys
 from tile_harness._checkpoint import Checkpoints
 
-Checkpoints.taken = sys.argv[1] == "on"
+Checkpoints.taken = sys.argv[1].startswith("on")
+if sys.argv[1].endswith("+nofsync"):
+    os.fsync = lambda fd: None
 from tile_cli.__main__ import main
 
 try:
@@ -87,11 +91,13 @@ finally:
 """
 
 
-def _tile_bench(project: Path, cache: Path, out: Path, *, checkpoints: bool) -> dict[str, float]:
+def _tile_bench(
+    project: Path, cache: Path, out: Path, *, checkpoints: bool, fsync: bool = True
+) -> dict[str, float]:
     """One `tile bench` process: its wall s, its own CPU s and its and its runner's CPU s."""
     own = out.parent / f"{out.name}.cpu.json"
-    argv = [sys.executable, "-c", _WRAPPER, "on" if checkpoints else "off", str(own),
-            "bench", "-o", str(out)]  # fmt: skip
+    mode = ("on" if checkpoints else "off") + ("" if fsync else "+nofsync")
+    argv = [sys.executable, "-c", _WRAPPER, mode, str(own), "bench", "-o", str(out)]
     env = {**os.environ, "NO_COLOR": "1", "TILE_CACHE_DIR": str(cache)}
     wall = time.perf_counter()
     process = subprocess.Popen(argv, cwd=project, env=env, stdout=subprocess.DEVNULL,
@@ -124,6 +130,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--cases", type=int, default=1000)
     parser.add_argument("--pairs", type=int, default=1, help="runs with and without, in turns")
+    parser.add_argument("--no-fsync", action="store_true",
+                        help="make fsync a no-op in both (what the disk's share is)")  # fmt: skip
     args = parser.parse_args()
     ok = True
     with tempfile.TemporaryDirectory(prefix="tile-checkpoint-sweep-") as tmp:
@@ -133,7 +141,8 @@ def main() -> int:
         (project / "sweep_kernels.py").write_text(_KERNELS.format(cases=args.cases))
         (project / "tile.toml").write_text(_TOML)
         fill = _tile_bench(project, cache, root / "fill", checkpoints=True)
-        print(f"{args.cases} cases; compile cache filled by a first run ({fill['wall']:.2f} s)")
+        print(f"{args.cases} cases; compile cache filled by a first run ({fill['wall']:.2f} s)"
+              + ("; fsync a no-op in both" if args.no_fsync else ""))  # fmt: skip
         print(f"{'pair':>4}  {'checkpoints':<11} {'wall s':>8} {'CLI CPU s':>10} {'CPU s':>8}")
         walls = {True: 0.0, False: 0.0}
         for pair in range(args.pairs):
@@ -141,7 +150,7 @@ def main() -> int:
             got: dict[bool, float] = {}
             for on in order:
                 out = root / f"run-{pair}-{'on' if on else 'off'}"
-                fig = _tile_bench(project, cache, out, checkpoints=on)
+                fig = _tile_bench(project, cache, out, checkpoints=on, fsync=not args.no_fsync)
                 ok = _valid(out, args.cases) and ok
                 if (out / ta.CASES_JSONL).exists() != on:  # only checkpoints append to it
                     print(f"  {out.name}: checkpoints were not {'on' if on else 'off'}",
