@@ -388,8 +388,10 @@ def recording(recorder: RunRecorder, *, json_lines: BinaryIO | None = None) -> S
     from tile_harness._invalid import CheckedResults
     from tile_harness._sinks import JsonLines, Tee
 
-    inner: Sink = recorder if json_lines is None else Tee(recorder, JsonLines(json_lines))
-    return CheckedResults(inner)
+    if json_lines is None:
+        return CheckedResults(recorder)
+    redact = recorder.writer.redactor.json_text  # stdout hides what the directory hides
+    return CheckedResults(Tee(recorder, JsonLines(json_lines, redact)))
 
 
 def launch_id(launch: Launch) -> str:

@@ -9,6 +9,7 @@ every event to several sinks in order; `JsonLines` writes the protocol messages 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, BinaryIO, Protocol
 
 import tile_protocol as tp
@@ -123,11 +124,14 @@ class JsonLines(NullSink):
     """`--json`: every protocol message, one JSON line each, flushed as it comes.
 
     Noise and process events are not protocol messages and are not written; they are in the
-    run directory's events.jsonl.
+    run directory's events.jsonl. `redact` (a run's `Redactor.json_text`) hides the run's
+    secrets in each line, as the run directory does: a kernel's exception quoting a token
+    reached stdout as is.
     """
 
-    def __init__(self, out: BinaryIO) -> None:
+    def __init__(self, out: BinaryIO, redact: Callable[[str], str] | None = None) -> None:
         self.out = out
+        self._redact = redact
         self._lock = threading.Lock()  # the shards of a run send from their own threads
 
     def on_hello(self, hello: tp.Hello) -> None:
@@ -143,6 +147,9 @@ class JsonLines(NullSink):
         self._write(message)
 
     def _write(self, message: tp.Message) -> None:
+        line = tp.encode(message)
+        if self._redact is not None:
+            line = self._redact(line[:-1].decode("utf-8")).encode("utf-8") + b"\n"
         with self._lock:
-            self.out.write(tp.encode(message))
+            self.out.write(line)
             self.out.flush()
