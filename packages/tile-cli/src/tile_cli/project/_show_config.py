@@ -49,7 +49,11 @@ def show_config(
 
 def _shown(key: str, value: object) -> object:
     """A value as `tile config` prints it: a secret-named key's value (`runner.env.HF_TOKEN`,
-    a CI job's `GITHUB_TOKEN`) hidden, as in every file a run writes; the key stays."""
+    a CI job's `GITHUB_TOKEN`) hidden, as in every file a run writes; the key stays. A URL's
+    credentials (`[downloads]`: `user:pass@`, `?access_token=`) are hidden too: the table's
+    console hid them, `--json` (printed past it) did not."""
     import tile_artifacts as ta
 
-    return ta.REDACTED if ta.is_secret_name(key.rsplit(".", 1)[-1]) else value
+    if ta.is_secret_name(key.rsplit(".", 1)[-1]):
+        return ta.REDACTED
+    return ta.Redactor().text(value) if isinstance(value, str) else value
