@@ -101,8 +101,13 @@ def test_an_empty_profile_name_is_an_error(tmp_path: Path, profile: str | list[s
     [
         ("[machine]\npeak_tflops = { notadtype = 5 }\n", "`notadtype` is not a dtype name"),
         ("[bench]\nmax_runs = 99999999999999999999\n", "must be <= 1000000000"),
+        # The sweep of 2026-12-05: the same value in the keys beside it hung the case until
+        # its timeout (warmup_runs), and the blank `--set` refuses came in through tile.toml.
+        ("[bench]\nwarmup_runs = 99999999999999999999\n", "must be <= 1000000000"),
+        ("[bench]\nbatch = 99999999999999999999\n", "must be <= 1000000000"),
+        ('[runner.env]\n"A B" = "1"\n', "`A B`, which is not a usable environment variable"),
     ],
-    ids=["peak_tflops-key", "max_runs-huge"],
+    ids=["peak_tflops-key", "max_runs-huge", "warmup_runs-huge", "batch-huge", "env-blank"],
 )
 def test_values_that_would_be_ignored_or_fail_later_are_refused(
     tmp_path: Path, toml: str, said: str

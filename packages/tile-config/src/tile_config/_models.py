@@ -71,7 +71,7 @@ class ProjectConfig(_Model):
 class BenchConfig(_Model):
     """`[bench]`: warm-up, adaptive sampling budget and timer."""
 
-    warmup_runs: int = Field(default=3, ge=0)
+    warmup_runs: int = Field(default=3, ge=0, le=10**9)  # 1e20 hung the case until its timeout
     min_runs: int = Field(default=10, ge=1)
     max_runs: int = Field(default=1000, ge=1, le=10**9)  # 1e20 failed later, in the runner
     min_time: float = Field(default=0.0, ge=0)
@@ -79,7 +79,7 @@ class BenchConfig(_Model):
     target_precision: float = Field(default=0.01, gt=0, lt=1)
     timer: Timer = "auto"
     cold: bool = False
-    batch: int = Field(default=10, ge=1)
+    batch: int = Field(default=10, ge=1, le=10**9)
     rounds: int = Field(default=1, ge=1, le=100)
     cases: _Text | None = None
     """A cases file (`--save-cases` writes one), relative to tile.toml: bench, test, tune and
@@ -135,7 +135,9 @@ class RunnerConfig(_Model):
     @classmethod
     def _env_names(cls, env: dict[str, str]) -> dict[str, str]:
         for name, value in env.items():
-            if not name or "=" in name or "\0" in name or "\0" in value:
+            # A blank in a name (`"A B" = "1"`) is refused as `--set runner.env.A B=1` is.
+            blank = any(c.isspace() for c in name)
+            if not name or "=" in name or "\0" in name or blank or "\0" in value:
                 raise ValueError(f"holds `{name}`, which is not a usable environment variable")
         return env
 
