@@ -232,6 +232,25 @@ def test_newer_hello_of_another_shape_is_still_recognised_as_newer() -> None:
     assert isinstance(p.StreamDecoder().feed(line.encode() + b"\n")[0], p.BadLine)
 
 
+@pytest.mark.parametrize(
+    ("version", "said"), [("2.0", "protocol 2.0"), ("2", "protocol 2.0"), ("3.4", "protocol 3.4"),
+                          (2.0, "protocol 2.0")],
+)  # fmt: skip
+def test_a_newer_version_written_as_a_string_or_float_is_recognised(
+    version: object, said: str
+) -> None:
+    """Issue 39, item 11 (the sweep of 2026-12-05): `"protocol_version": "2.0"` was a bad
+    `hello`, where docs/cli.md says a newer version in any shape is refused as newer."""
+    line = json.dumps({"type": "hello", "protocol_version": version, "runner_version": "x"})
+    (event,) = p.StreamDecoder().feed(line.encode() + b"\n")
+    assert isinstance(event, p.Hello)
+    with pytest.raises(p.VersionError, match=said):
+        p.check_version(event)
+    for same in ("1", "1.0", "x.1", "\u00b2"):  # this major, or not a version: a bad line
+        line = json.dumps({"type": "hello", "protocol_version": same})
+        assert isinstance(p.StreamDecoder().feed(line.encode() + b"\n")[0], p.BadLine)
+
+
 def test_many_lines_in_one_chunk_decode_in_order() -> None:
     logs = [p.Log(message=f"line {i}") for i in range(5000)]
     blob = b"".join(p.encode(m) for m in logs)

@@ -227,17 +227,34 @@ def _not_a_message(line: bytes, error: str, line_no: int) -> Event:
 def _newer_hello(obj: dict[str, Any]) -> Hello | None:
     """A `hello` of a newer major version whose other fields changed shape, reduced to what
     `check_version` needs, so that the reader says "newer protocol", not "bad line"."""
-    version = obj.get("protocol_version")
-    if obj.get("type") != "hello" or type(version) is not int or version <= PROTOCOL_VERSION:
+    version, minor = _version(obj.get("protocol_version")), obj.get("protocol_minor")
+    if obj.get("type") != "hello" or version is None or version[0] <= PROTOCOL_VERSION:
         return None
-    minor = obj.get("protocol_minor")
+    if version[1] is not None:  # "2.3": the minor is in the string
+        minor = version[1]
     runner = obj.get("runner_version")
     return Hello(
-        protocol_version=version,
+        protocol_version=version[0],
         protocol_minor=minor if type(minor) is int else 0,
         runner_version=runner if isinstance(runner, str) else "unknown",
         python_version="unknown",
     )
+
+
+def _version(value: object) -> tuple[int, int | None] | None:
+    """(major, minor if said) of a `protocol_version` in any shape: `2`, `2.0`, `"2.0"`, `"2"`."""
+    if type(value) is int:
+        return value, None
+    text = repr(value) if type(value) is float else value
+    if isinstance(text, str):
+        major, _, minor = text.strip().partition(".")
+        if _digits(major) and (not minor or _digits(minor)):
+            return int(major), int(minor) if minor else None
+    return None
+
+
+def _digits(text: str) -> bool:
+    return text.isascii() and text.isdigit()
 
 
 def _known_types() -> frozenset[str]:
