@@ -14,6 +14,8 @@ program is traced once per command. The file (docs/tuning.md, "Real shapes"):
 from __future__ import annotations
 
 import dataclasses
+import os
+import stat
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -170,7 +172,7 @@ def load_cases(path: Path) -> list[tp.CaseSpec]:
     """The cases a cases file lists; CliError (exit 2) naming the file when it cannot be read."""
     hint = "give a file written by `--save-cases` (docs/tuning.md shows the format)"
     try:
-        data = path.read_bytes()
+        data = _read_regular(path)
     except OSError as exc:
         raise CliError(
             f"cannot read the cases file {path}: {exc.strerror or exc}", hint=hint
@@ -188,3 +190,13 @@ def load_cases(path: Path) -> list[tp.CaseSpec]:
     if not parsed.cases:
         raise CliError(f"the cases file {path} lists no case", hint=hint)
     return list(parsed.cases)
+
+
+def _read_regular(path: Path) -> bytes:
+    """A regular file's bytes. A named pipe or a device is refused: reading a FIFO nobody
+    writes blocked `tile bench --cases FIFO` forever. Opened without blocking, judged by
+    `fstat` of what was opened."""
+    with open(path, "rb", opener=lambda p, flags: os.open(p, flags | os.O_NONBLOCK)) as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            raise OSError(0, "not a regular file (a named pipe or a device)")
+        return f.read()
