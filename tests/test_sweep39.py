@@ -72,3 +72,41 @@ def test_a_hello_of_version_string_2_0_is_a_newer_protocol(tmp_path: Path) -> No
         done.stderr
     )
     assert "RunnerCrash" not in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_cases_file_that_is_a_fifo_is_refused_not_read(tmp_path: Path) -> None:
+    """`tile bench --cases FIFO` (and `tile list --cases FIFO`) blocked forever reading a
+    named pipe nobody wrote; compare, baseline save and --compare already refused one."""
+    import os
+
+    root = fake_project(tmp_path / "p", "hello(); plan(CASES); done()\n")
+    os.mkfifo(root / "cases.json")
+    for command in ("bench", "list"):
+        done = _tile(root, command, "--cases", "cases.json")
+        assert done.returncode == 2, done.stderr
+        assert "cannot read the cases file cases.json: not a regular file" in done.stderr
+        assert "Traceback" not in done.stderr
+
+
+STRAY_LINES = """
+hello(); plan(); start(CASES[0])
+raw(b"".join(b"stray print %d\\n" % i for i in range(3000)))
+for case in CASES:
+    bench(case)
+done()
+"""
+
+
+def test_lines_that_are_not_protocol_messages_are_capped(tmp_path: Path) -> None:
+    """A runner printing stray lines (400,000 in the sweep) made one fsynced `protocol_noise`
+    warning each: events.jsonl grew without bound (38 MB in five minutes, still going),
+    where `log` lines are capped. The first 1,000 are kept and the rest counted, once."""
+    root = fake_project(tmp_path / "p", STRAY_LINES)
+    done = _tile(root, "bench", "-o", "run")
+    assert done.returncode == 0, done.stderr
+    events = [json.loads(line) for line in (root / "run" / "events.jsonl").read_text().splitlines()]
+    noise = [e for e in events if e["event"] == "protocol_noise"]
+    assert len(noise) == 1000 and noise[0]["fields"]["raw"] == "stray print 0"
+    [note] = [e for e in events if e["event"] == "log_dropped"]
+    assert note["message"].startswith("2000 line(s) that are not protocol messages dropped")
+    assert _tile(root, "schema-check", "run").returncode == 0

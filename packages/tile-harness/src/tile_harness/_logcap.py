@@ -13,12 +13,16 @@ from __future__ import annotations
 import threading
 from collections import Counter
 
-__all__ = ["PER_CASE", "PER_RUN", "LogCap"]
+__all__ = ["NOISE", "PER_CASE", "PER_RUN", "LogCap"]
 
 PER_CASE = 10_000
 """Log lines kept of one case (or of the run outside any case)."""
 PER_RUN = 200_000
 """Log lines kept of the whole run."""
+NOISE = 1_000
+"""Lines that are not protocol messages (stray prints, a forked child's writes) kept as
+`protocol_noise` events: each is a warning, and a runner printing a million of them made an
+events.jsonl without bound (the sweep of 2026-12-05: 38 MB in five minutes, still going)."""
 
 
 class LogCap:
@@ -30,7 +34,26 @@ class LogCap:
         self._kept: Counter[str | None] = Counter()
         self._dropped: Counter[str | None] = Counter()
         self._total = 0
+        self._noise = 0
+        self.noise_dropped = 0
+        """Lines that were not protocol messages, beyond `NOISE`, not kept."""
         self._lock = threading.Lock()
+
+    def admit_noise(self) -> bool:
+        """Whether this line that is not a protocol message is kept as an event."""
+        with self._lock:
+            self._noise += 1
+            self.noise_dropped += self._noise > NOISE
+            return self._noise <= NOISE
+
+    def notes(self) -> list[tuple[str | None, int, str]]:
+        """(case, lines dropped, what a person is told) for each case that lost lines, and
+        once for the lines that were not protocol messages (case None)."""
+        notes = [(case_id, n, self.note(case_id, n)) for case_id, n in self.dropped().items()]
+        if self.noise_dropped:
+            notes.append((None, self.noise_dropped, f"{self.noise_dropped} line(s) that are not "
+                          f"protocol messages dropped: a run keeps the first {NOISE:,}"))  # fmt: skip
+        return notes
 
     def admit(self, case_id: str | None) -> bool:
         """Whether this line of `case_id` (None: the run's own) is kept."""

@@ -176,8 +176,7 @@ class RunRecorder:
         from tile_harness._outcome import apply_outcome
 
         self.log.write(self.clocks.stop)
-        for case_id, dropped in self.log_cap.dropped().items():
-            note = self.log_cap.note(case_id, dropped)
+        for case_id, dropped, note in self.log_cap.notes():
             self._event("warning", "runner", "log_dropped", note, case_id=case_id, dropped=dropped)
             self.results.diagnostics.append(tp.Log(level="warning", message=note, case_id=case_id))
         with signals.shielded(), self._lock:
@@ -272,6 +271,8 @@ class RunRecorder:
         )
 
     def _noise(self, event: tp.BadLine | tp.UnknownMessage) -> None:
+        if not self.log_cap.admit_noise():
+            return  # counted; said once when the run ends
         if isinstance(event, tp.UnknownMessage):
             msg = f"ignored a protocol message of unknown type `{event.type}` (newer runner?)"
         elif isinstance(event, tp.ForgedLine):
@@ -279,8 +280,9 @@ class RunRecorder:
             self._forged()
         else:
             msg = f"ignored a line that is not a protocol message: {event.error}"
-        self._event("warning", "protocol", "protocol_noise", msg, line_no=event.line_no,
-                    raw=event.raw[:200].decode("utf-8", "replace"))  # fmt: skip
+        raw = event.raw[:200].decode("utf-8", "replace")  # batched as log lines: no fsync each
+        self.log.event("warning", "protocol", "protocol_noise", msg,
+                       {"line_no": event.line_no, "raw": raw}, chatter=True)  # fmt: skip
         if self.ui.verbose:
             self.ui.notice(f"warning: {msg}")
 
