@@ -110,3 +110,23 @@ def test_lines_that_are_not_protocol_messages_are_capped(tmp_path: Path) -> None
     [note] = [e for e in events if e["event"] == "log_dropped"]
     assert note["message"].startswith("2000 line(s) that are not protocol messages dropped")
     assert _tile(root, "schema-check", "run").returncode == 0
+
+
+UNKNOWN_CASE = """
+hello()
+send({"type": "plan", "command": REQUEST.get("command", "bench"), "cases": []})
+for case_id in REQUEST.get("case_ids") or []:
+    send({"type": "failure", "case_id": case_id, "phase": "plan", "error_type": "UnknownCase",
+          "message": f"no case `{case_id}` among the selected kernels on this backend"})
+done()
+"""
+
+
+def test_profile_of_a_case_id_that_is_no_case_is_a_usage_error(tmp_path: Path) -> None:
+    """`tile profile --case nope[n=1]` exited 3 ("the runner could not list the cases") where
+    `tile bench --case nope[n=1]` exits 2, as docs/cli.md says of filters that select no case."""
+    root = fake_project(tmp_path / "p", UNKNOWN_CASE)
+    done = _tile(root, "profile", "--case", "nope[n=1]")
+    assert done.returncode == 2, done.stderr
+    assert "no case `nope[n=1]`" in done.stderr and "hint: `tile list`" in done.stderr
+    assert "could not list" not in done.stderr and "Traceback" not in done.stderr

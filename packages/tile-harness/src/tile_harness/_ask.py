@@ -57,10 +57,10 @@ class Answer(NullSink):
     def unusable(self, say: Callable[[str], None], *, clean: bool) -> bool:
         """Whether a listing cannot be used: its failures said (and True) if it cannot.
 
-        A selection the runner refused (`-a` naming an axis no kernel has) raises the usage
-        error (exit 2) instead.
+        A selection the runner refused (`-a` naming an axis no kernel has, `--case` ids none of
+        which is a case) raises the usage error (exit 2) instead.
         """
-        refused = usage_failure(self.failures)
+        refused = usage_failure(self.failures, planned=len(self.case_ids))
         if refused is not None:
             raise refused
         for failure in self.failures:
