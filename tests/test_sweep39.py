@@ -130,3 +130,23 @@ def test_profile_of_a_case_id_that_is_no_case_is_a_usage_error(tmp_path: Path) -
     assert done.returncode == 2, done.stderr
     assert "no case `nope[n=1]`" in done.stderr and "hint: `tile list`" in done.stderr
     assert "could not list" not in done.stderr and "Traceback" not in done.stderr
+
+
+def test_no_command_writes_its_output_into_a_run_directory(tmp_path: Path) -> None:
+    """`tile report -o RUN/x.html` was refused (issue 39 item 7), but `tile compare -o
+    RUN/c.json`, `tile baseline save --dir RUN/b` and `tile history add --db RUN/h.sqlite`
+    still wrote there, and the run then failed `tile schema-check` (a file not listed)."""
+    root = fake_project(
+        tmp_path / "p", "hello(); plan(CASES)\nfor c in CASES:\n    bench(c)\ndone()\n"
+    )
+    assert _tile(root, "bench", "-o", "run").returncode == 0
+    for args in (
+        ("compare", "run", "run", "-o", "run/c.json"),
+        ("baseline", "save", "run", "--dir", "run/baselines"),
+        ("history", "add", "run", "--db", "run/logs/h.sqlite"),
+    ):
+        done = _tile(root, *args)
+        assert done.returncode == 2, (args, done.stderr)
+        assert f"`{root / 'run'}` is a run directory" in done.stderr and "hint:" in done.stderr
+        check = _tile(root, "schema-check", "run")
+        assert check.returncode == 0, (args, check.stdout + check.stderr)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tile_harness._errors import CliError, ExitCode, os_error
+from tile_harness._errors import CliError, ExitCode, os_error, refuse_run_directory
 from tile_protocol import device_slug
 
 if TYPE_CHECKING:
@@ -228,6 +228,7 @@ def save_baseline(
     if say is not None:
         _say_mixed(baseline, say)
     target = directory / f"{device_slug(baseline.device.device_kind)}.json"
+    refuse_run_directory(target, hint="`--dir baselines`")
     try:
         directory.mkdir(parents=True, exist_ok=True)
         # A temp file of this process's own, renamed over the target: two saves at once each

@@ -18,6 +18,7 @@ __all__ = [
     "no_cases",
     "os_error",
     "os_failure",
+    "refuse_run_directory",
     "stopped_code",
     "usage_failure",
     "write_atomically",
@@ -103,11 +104,33 @@ def write_atomically(path: Path, data: str | bytes, *, hint: str, code: ExitCode
     """
     import tile_artifacts as ta  # not at import time: `tile --help` stays light
 
+    refuse_run_directory(path, hint=hint)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         ta.replace_file(path, data.encode() if isinstance(data, str) else data)
     except OSError as exc:
         raise os_failure(f"write `{path}`", exc, hint=hint, code=code) from None
+
+
+def refuse_run_directory(path: Path, *, hint: str) -> None:
+    """Refuse (exit 2) a file tile would write at `path` inside a run or campaign directory.
+
+    Its manifest lists every file, so a file added there (`tile compare -o RUN/c.json`,
+    `tile baseline save --dir RUN`, `tile history add --db RUN/h.sqlite`) made the run fail
+    `tile schema-check`; `tile report -o` refuses the same (tile-report's `write_html`). A
+    directory tile writes as a run holds `events.jsonl` from its start, or a manifest.
+    """
+    import tile_artifacts as ta
+
+    folder = path.absolute().parent
+    for directory in (folder, *folder.parents):
+        if (directory / ta.EVENTS_JSONL).is_file() or (directory / ta.MANIFEST_JSON).is_file():
+            raise CliError(
+                f"cannot write `{path}`: `{directory}` is a run directory, and a file added "
+                "there makes it fail `tile schema-check`",
+                hint=f"write it outside the run directory ({hint})",
+                code=ExitCode.USAGE,
+            )
 
 
 _USAGE_ERRNOS = frozenset(

@@ -19,7 +19,7 @@ from rich.text import Text
 import tile_report as tr
 from tile_cli.terminal._layout import emit, refit
 from tile_cli.terminal._ui import make_consoles
-from tile_harness import CliError, ExitCode, resolve_config
+from tile_harness import CliError, ExitCode, refuse_run_directory, resolve_config
 from tile_protocol.format import format_seconds
 
 if TYPE_CHECKING:
@@ -118,6 +118,7 @@ def add_runs(
     resolved = resolve_config(profile, {})
     reports = [_read_run(run) for run in runs]
     path = history_path(resolved, db)
+    refuse_run_directory(path, hint="`--db history.sqlite`, or leave `--db` out")
     with _translated(), tr.History(path) as history:
         for report, run_dir in reports:
             added = _add(history, report, run_dir, branch)
