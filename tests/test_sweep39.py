@@ -150,3 +150,28 @@ def test_no_command_writes_its_output_into_a_run_directory(tmp_path: Path) -> No
         assert f"`{root / 'run'}` is a run directory" in done.stderr and "hint:" in done.stderr
         check = _tile(root, "schema-check", "run")
         assert check.returncode == 0, (args, check.stdout + check.stderr)
+
+
+RAISES = """
+hello(); plan(); start(CASES[0])
+send({"type": "failure", "case_id": CASES[0], "phase": "run", "error_type": "RuntimeError",
+      "message": "kernel exploded"})
+for case in CASES[1:]:
+    bench(case)
+done(ok=False)
+"""
+
+
+def test_schema_check_finds_exit_code_0_beside_a_failed_case(tmp_path: Path) -> None:
+    """schema-check refused `summary.exit_code` 3 beside `run.status` success, but passed the
+    other contradiction: a run with a failed case whose summary says it exited 0."""
+    root = fake_project(tmp_path / "p", RAISES)
+    assert _tile(root, "bench", "-o", "run").returncode == 3
+    report = root / "run" / "report.json"
+    assert _tile(root, "schema-check", str(report)).returncode == 0
+    doc = json.loads(report.read_text())
+    doc["summary"]["exit_code"] = 0
+    report.write_text(json.dumps(doc, indent=2))
+    done = _tile(root, "schema-check", str(report))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "summary.exit_code is 0 but case `fake/k[i=0]` is `failed`" in done.stdout + done.stderr

@@ -27,6 +27,8 @@ from tile_artifacts._records import MetricRecord
 __all__ = ["MetricFacts", "MetricKey", "ReportScan", "metrics_file_problems", "same_metric"]
 
 # A run with any of these among its cases did not do all its required work.
+_NEVER_EXIT_0: Final = frozenset({"failed", "timed_out", "invalid"})
+"""Case statuses that make a judged run exit non-zero (3, or 1 for a wrong result)."""
 _FAILED_STATUSES: Final[frozenset[Status]] = frozenset(
     {"failed", "timed_out", "invalid", "interrupted"}
 )
@@ -83,6 +85,7 @@ class ReportScan:
         self._accounting = {name: array("d") for name in Accounting.model_fields}
         self._expected: dict[MetricKey, MetricFacts] = {}
         self._ops: list[_OpCase] = []
+        self._never_exit_0: tuple[str, str] | None = None  # the first failed case and status
         self._check_failed: list[str] = []
         self._case_problems: list[str] = []
         self._metric_paths: list[str] = []
@@ -115,6 +118,8 @@ class ReportScan:
             self._expected[case.case_id, name] = MetricFacts(value, REPORT_JSON, pointer + suffix)
         if case.op is not None:
             self._ops.append(_OpCase(case.case_id, case.kernel, case.op))
+        if self._never_exit_0 is None and case.status in _NEVER_EXIT_0:
+            self._never_exit_0 = (case.case_id, case.status)
 
     def metric(self, metric: MetricRecord) -> None:
         """One of report.metrics, after every case: it must be what its case says (the same
@@ -156,6 +161,10 @@ class ReportScan:
         if code not in (None, 0) and self.header.run.status == "success":
             problems.append(f"summary.exit_code is {code} but run.status is `success`: a run "
                             "that exits non-zero is never a success")  # fmt: skip
+        if code == 0 and self._never_exit_0 is not None:
+            case_id, status = self._never_exit_0
+            problems.append(f"summary.exit_code is 0 but case `{case_id}` is `{status}`: a run "
+                            "with a failed case never exits 0")  # fmt: skip
         return problems
 
     def _summary(self) -> list[str]:
