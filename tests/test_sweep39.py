@@ -134,8 +134,9 @@ def test_profile_of_a_case_id_that_is_no_case_is_a_usage_error(tmp_path: Path) -
 
 def test_no_command_writes_its_output_into_a_run_directory(tmp_path: Path) -> None:
     """`tile report -o RUN/x.html` was refused (issue 39 item 7), but `tile compare -o
-    RUN/c.json`, `tile baseline save --dir RUN/b` and `tile history add --db RUN/h.sqlite`
-    still wrote there, and the run then failed `tile schema-check` (a file not listed)."""
+    RUN/c.json`, `tile baseline save --dir RUN/b`, `tile history add --db RUN/h.sqlite` and
+    `tile bench -o RUN/inner` still wrote there, and the run then failed `tile schema-check`
+    (files not listed)."""
     root = fake_project(
         tmp_path / "p", "hello(); plan(CASES)\nfor c in CASES:\n    bench(c)\ndone()\n"
     )
@@ -144,6 +145,7 @@ def test_no_command_writes_its_output_into_a_run_directory(tmp_path: Path) -> No
         ("compare", "run", "run", "-o", "run/c.json"),
         ("baseline", "save", "run", "--dir", "run/baselines"),
         ("history", "add", "run", "--db", "run/logs/h.sqlite"),
+        ("bench", "-o", "run/inner"),  # a run inside a run
     ):
         done = _tile(root, *args)
         assert done.returncode == 2, (args, done.stderr)

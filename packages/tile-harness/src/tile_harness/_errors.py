@@ -112,18 +112,22 @@ def write_atomically(path: Path, data: str | bytes, *, hint: str, code: ExitCode
         raise os_failure(f"write `{path}`", exc, hint=hint, code=code) from None
 
 
-def refuse_run_directory(path: Path, *, hint: str) -> None:
+def refuse_run_directory(path: Path, *, hint: str, in_campaign: bool = False) -> None:
     """Refuse (exit 2) a file tile would write at `path` inside a run or campaign directory.
 
     Its manifest lists every file, so a file added there (`tile compare -o RUN/c.json`,
-    `tile baseline save --dir RUN`, `tile history add --db RUN/h.sqlite`) made the run fail
-    `tile schema-check`; `tile report -o` refuses the same (tile-report's `write_html`). A
-    directory tile writes as a run holds `events.jsonl` from its start, or a manifest.
+    `tile baseline save --dir RUN`, `tile history add --db RUN/h.sqlite`, a run `-o RUN/x`)
+    made the run fail `tile schema-check`; `tile report -o` refuses the same (tile-report's
+    `write_html`). A directory tile writes as a run holds `events.jsonl` from its start, or a
+    manifest. `in_campaign`: a campaign's directory (its plan.json is written before any unit
+    runs) may hold it, as it holds each unit's run under `units/`.
     """
     import tile_artifacts as ta
 
     folder = path.absolute().parent
     for directory in (folder, *folder.parents):
+        if in_campaign and (directory / ta.campaign.CAMPAIGN_PLAN_JSON).is_file():
+            return
         if (directory / ta.EVENTS_JSONL).is_file() or (directory / ta.MANIFEST_JSON).is_file():
             raise CliError(
                 f"cannot write `{path}`: `{directory}` is a run directory, and a file added "

@@ -13,7 +13,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tile_harness._errors import CliError, ExitCode
+from tile_harness._errors import CliError, ExitCode, refuse_run_directory
 from tile_harness._report import RunSetup
 
 if TYPE_CHECKING:
@@ -76,6 +76,8 @@ def open_run(
     )
     if output_dir is not None:
         run_dir = output_dir.absolute()
+        # A run inside another run's directory made that one fail `tile schema-check`.
+        refuse_run_directory(run_dir, hint="`-o` a directory outside it", in_campaign=True)
     else:
         run_dir = resolved.resolve_path(resolved.config.output.dir).absolute() / run_id
     producer = ta.producer_info(TOOL, tool_version(), pairing.source if pairing else Path.cwd())
