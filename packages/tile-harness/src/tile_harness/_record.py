@@ -386,14 +386,14 @@ class RunRecorder:
 
 def recording(recorder: RunRecorder, *, json_lines: BinaryIO | None = None) -> Sink:
     """The sink a run's sessions feed: each result checked against the plan, then recorded,
-    then (`--json`) written to `json_lines`, so that a message seen there is already on disk."""
+    then (`--json`) written to `json_lines` with the run's secrets hidden as in the directory,
+    so that a message seen there is already on disk."""
     from tile_harness._invalid import CheckedResults
     from tile_harness._sinks import JsonLines, Tee
 
     if json_lines is None:
         return CheckedResults(recorder)
-    redact = recorder.writer.redactor.json_text  # stdout hides what the directory hides
-    return CheckedResults(Tee(recorder, JsonLines(json_lines, redact)))
+    return CheckedResults(Tee(recorder, JsonLines(json_lines, recorder.writer.redactor.json_text)))
 
 
 def launch_id(launch: Launch) -> str:
