@@ -385,9 +385,8 @@ class RunRecorder:
 
 
 def recording(recorder: RunRecorder, *, json_lines: BinaryIO | None = None) -> Sink:
-    """The sink a run's sessions feed: each result checked against the plan, then recorded,
-    then (`--json`) written to `json_lines` with the run's secrets hidden as in the directory,
-    so that a message seen there is already on disk."""
+    """The sink a run's sessions feed: each result checked against the plan, recorded, then
+    (`--json`) written to `json_lines`, secrets hidden, so a message seen there is on disk."""
     from tile_harness._invalid import CheckedResults
     from tile_harness._sinks import JsonLines, Tee
 
