@@ -20,23 +20,28 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
-from tile_protocol import ConfigInfo, Phase, RunRequest, Step
+from tile_protocol import ConfigInfo, Phase, RunRequest, StateDiff, Step
 from tile_runner._api import KernelDef
 from tile_runner._clock import Part, Stopwatch
 from tile_runner._configure import Configured, configure
 from tile_runner._context import CaseContext, case_inputs
 from tile_runner._discover import USER_ERRORS
 from tile_runner._plan import Unit
+from tile_runner._process_state import callable_name
 from tile_runner._stage import Building, Built, build, check_program
 from tile_runner._vjp import mode_kernel
 
-__all__ = ["Ready", "Say", "batch_size", "input_budget", "prepare"]
+__all__ = ["Ready", "Say", "batch_size", "hooks_left_by", "input_budget", "prepare"]
+
+_T = TypeVar("_T")
 
 
 class Say(Protocol):
@@ -214,7 +219,8 @@ def _compile(ctx: CaseContext, rids: Sequence[str], readies: list[Ready], say: S
             assert ready.call is not None and ready.args is not None
             kernel, fn = ready.call
             try:
-                jobs.append((rid, ready, build(pool, ctx.command, kernel, fn, ready.args)))
+                watched = _HookWatch(pool, rid)
+                jobs.append((rid, ready, build(watched, ctx.command, kernel, fn, ready.args)))
             except USER_ERRORS as exc:
                 ready.error = ("compile", exc)
         for done, (rid, ready, building) in enumerate(jobs):
@@ -238,6 +244,62 @@ def _compile(ctx: CaseContext, rids: Sequence[str], readies: list[Ready], say: S
     total = sum(s for _, s in check_s)
     for ready, seconds in check_s:
         ready.credit("check", (t2 - t1) * (seconds / total if total > 0 else 1 / len(check_s)))
+
+
+def _thread_hooks() -> tuple[Any, Any]:
+    """This thread's own (trace, profile) hooks: `sys.settrace` sets them per thread."""
+    return sys.gettrace(), sys.getprofile()
+
+
+def _put_back_thread_hooks(before: tuple[Any, Any]) -> list[StateDiff]:
+    """Put this thread's hooks back as `_thread_hooks()` gave them; a diff for each changed (a
+    kernel traced on a compile thread set one there, where no guard of the main thread sees
+    it)."""
+    diffs: list[StateDiff] = []
+    for name, was, now, put in (("sys.settrace", before[0], sys.gettrace(), sys.settrace),
+                                ("sys.setprofile", before[1], sys.getprofile(), sys.setprofile)):  # fmt: skip
+        if now is not was:
+            put(was)
+            diffs.append(StateDiff(kind="trace_hooks", name=name, before=_hook_name(was),
+                                   after=_hook_name(now), restored=True))  # fmt: skip
+    return diffs
+
+
+def _hook_name(hook: object) -> str:
+    return "none" if hook is None else callable_name(hook)
+
+
+_LEFT_ON_THREADS: dict[str, list[StateDiff]] = {}
+"""Trace and profile hooks a case's compilations left set on pool threads (put back there),
+by case id, until the session reports them after the case (`hooks_left_by`)."""
+_LEFT_LOCK = threading.Lock()
+
+
+def hooks_left_by(rid: str) -> list[StateDiff]:
+    """What case `rid`'s compilations left set on their pool threads (then put back)."""
+    with _LEFT_LOCK:
+        return _LEFT_ON_THREADS.pop(rid, [])
+
+
+class _HookWatch(Executor):
+    """`pool` for one case's compilations: each job puts back a trace or profile hook its
+    work left set on its thread (hooks are per thread, where no guard of the main thread can
+    see them, and the thread compiles other cases next) and keeps it against the case."""
+
+    def __init__(self, pool: Executor, rid: str) -> None:
+        self._pool, self._rid = pool, rid
+
+    def submit(self, fn: Callable[..., _T], /, *args: Any, **kwargs: Any) -> Future[_T]:
+        return self._pool.submit(self._watched, fn, *args, **kwargs)
+
+    def _watched(self, fn: Callable[..., _T], /, *args: Any, **kwargs: Any) -> _T:
+        before = _thread_hooks()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            if diffs := _put_back_thread_hooks(before):
+                with _LEFT_LOCK:
+                    _LEFT_ON_THREADS.setdefault(self._rid, []).extend(diffs)
 
 
 def _share(wall: float, cases: list[tuple[Ready, float, float]]) -> None:

@@ -268,6 +268,7 @@ class Session:
         loses only the rounds of cases not yet finished; the CLI blames the case in flight
         and restarts the others from their first round.
         """
+        from tile_runner._ahead import hooks_left_by
         from tile_runner._case import finish_rounds, next_round, run_case
         from tile_runner._isolation import StateGuard
         from tile_runner._rounds import BenchRounds, wait_turn
@@ -297,6 +298,7 @@ class Session:
                 del ready
                 self.current = None
                 earlier = ahead.changes.pop(rid, []) if ahead is not None else []
+                earlier += hooks_left_by(rid)  # on compile threads, ahead or in its turn
                 if self._changed_state(guard, rid, earlier) and isinstance(outcome, BenchRounds):
                     # The fresh runner will not time this case again: report the rounds it had.
                     outcome = finish_rounds(ctx, outcome)
