@@ -128,6 +128,9 @@ def test_a_runner_that_never_says_hello_is_told_apart_from_a_crash(
     assert "runner exited with code 0 before finishing, without a `hello`" in done.stderr
     assert said in done.stderr, done.stderr
     assert "Traceback" not in done.stderr
+    # The hint says what is wrong with the runner, not to read its (empty) stderr log.
+    assert "is not a tile runner: it must run `-m tile_runner`" in done.stderr
+    assert "stderr is in `logs/runner-1.stderr.log`" not in done.stderr
 
 
 NEWLINE_FAILURE = """

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from tile_harness._failure_kinds import declined
+from tile_harness._process import NOT_PROTOCOL
 
 if TYPE_CHECKING:
     import tile_protocol as tp
@@ -50,7 +51,13 @@ def failure_hints(failures: Sequence[tp.Failure]) -> list[str]:
             "(modules import with the project root on sys.path; install a packaged project "
             "with `pip install -e .`), or run `tile list` to see what loads"
         )
-    if "startup" in phases:
+    if any(f.phase == "startup" and NOT_PROTOCOL in f.message for f in failures):
+        hints.append(
+            "what `[runner] python` (or TILE_RUNNER_PYTHON) started is not a tile runner: it "
+            "must run `-m tile_runner` with the arguments it is given (a wrapper script passes "
+            "them on, and prints nothing to stdout itself)"
+        )
+    elif "startup" in phases:
         hints.append(
             "the runner did not start: check that `[runner] python` (or TILE_RUNNER_PYTHON) "
             "has tile-runner installed and that `[runner] env` / XLA_FLAGS are valid; its "

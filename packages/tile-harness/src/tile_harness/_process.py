@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     import tile_artifacts as ta
 
 __all__ = [
+    "NOT_PROTOCOL",
     "STARTUP_TIMEOUT_S",
     "RunnerSpec",
     "EOF",
@@ -313,6 +314,10 @@ def describe_exit(launch: Launch) -> str:
     return f"runner exited with code {launch.return_code} before finishing"
 
 
+NOT_PROTOCOL = "line that is not tile's protocol"
+"""How `unspoken` names a runner's stdout that is no protocol at all (the hints key on it)."""
+
+
 def unspoken(noise: tp.BadLine | tp.UnknownMessage) -> str:
     """What a runner that never said `hello` wrote instead, for the reason it ended: a hello
     tile could not read (its field and why), or output that is not tile's protocol at all."""
@@ -322,7 +327,7 @@ def unspoken(noise: tp.BadLine | tp.UnknownMessage) -> str:
         return f"its stdout began with a message of unknown type `{noise.type}`: {shown}"
     if '"hello"' in text:
         return f"its `hello` could not be read ({noise.error}): {shown}"
-    return f"its stdout began with a line that is not tile's protocol: {shown}"
+    return f"its stdout began with a {NOT_PROTOCOL}: {shown}"
 
 
 def hang_reason(limit: float, *, in_case: bool, configured: bool, ahead: bool = False) -> str:
