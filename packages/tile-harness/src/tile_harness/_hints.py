@@ -29,6 +29,20 @@ def _signal_of(failure: tp.Failure) -> str | None:
     return match.group(1) if match else None
 
 
+def _startup_hint(failures: Sequence[tp.Failure]) -> str:
+    if any(f.phase == "startup" and NOT_PROTOCOL in f.message for f in failures):
+        return (
+            "what `[runner] python` (or TILE_RUNNER_PYTHON) started is not a tile runner: it "
+            "must run `-m tile_runner` with the arguments it is given (a wrapper script passes "
+            "them on, and prints nothing to stdout itself)"
+        )
+    return (
+        "the runner did not start: check that `[runner] python` (or TILE_RUNNER_PYTHON) "
+        "has tile-runner installed and that `[runner] env` / XLA_FLAGS are valid; its "
+        "stderr is in `logs/runner-1.stderr.log` of the run directory"
+    )
+
+
 def failure_hints(failures: Sequence[tp.Failure]) -> list[str]:
     """One hint per kind of failure seen, saying what to do next (a case its kernel declined
     needs none)."""
@@ -51,18 +65,8 @@ def failure_hints(failures: Sequence[tp.Failure]) -> list[str]:
             "(modules import with the project root on sys.path; install a packaged project "
             "with `pip install -e .`), or run `tile list` to see what loads"
         )
-    if any(f.phase == "startup" and NOT_PROTOCOL in f.message for f in failures):
-        hints.append(
-            "what `[runner] python` (or TILE_RUNNER_PYTHON) started is not a tile runner: it "
-            "must run `-m tile_runner` with the arguments it is given (a wrapper script passes "
-            "them on, and prints nothing to stdout itself)"
-        )
-    elif "startup" in phases:
-        hints.append(
-            "the runner did not start: check that `[runner] python` (or TILE_RUNNER_PYTHON) "
-            "has tile-runner installed and that `[runner] env` / XLA_FLAGS are valid; its "
-            "stderr is in `logs/runner-1.stderr.log` of the run directory"
-        )
+    if "startup" in phases:
+        hints.append(_startup_hint(failures))
     if native := sorted(signals & _NATIVE):
         hints.append(
             f"the runner crashed with {', '.join(native)} in native code: an out-of-bounds "
