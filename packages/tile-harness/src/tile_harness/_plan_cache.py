@@ -22,6 +22,7 @@ import importlib.machinery
 import importlib.metadata
 import json
 import os
+import stat
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -171,12 +172,13 @@ def _version(dist: str) -> str | None:
 
 
 def _fingerprint(path: Path) -> bytes:
-    """A Python file's content digest; another file's size and modification time (a compiled
-    extension: reading megabytes before every run would cost what the cache saves)."""
-    if path.suffix == ".py":
-        return hashlib.sha256(path.read_bytes()).digest()
+    """A Python file's content digest; another file's type, size and modification time (a
+    compiled extension: reading megabytes before every run would cost what the cache saves;
+    a FIFO named like a module: reading it would wait forever)."""
     st = path.stat()
-    return f"{st.st_size}:{st.st_mtime_ns}".encode()
+    if path.suffix == ".py" and stat.S_ISREG(st.st_mode):
+        return hashlib.sha256(path.read_bytes()).digest()
+    return f"{stat.S_IFMT(st.st_mode)}:{st.st_size}:{st.st_mtime_ns}".encode()
 
 
 def _sources(resolved: ResolvedConfig, request: tp.RunRequest) -> set[Path] | None:
