@@ -33,16 +33,12 @@ from pathlib import Path
 import tile_artifacts as ta
 import tile_protocol as tp
 from tile_harness import QuietDisplay, RunRecorder, open_run, resolve_config
+from tile_runner._stats import summarize
 
 
-def _stats(samples: list[float]) -> tp.Stats:
-    xs = sorted(samples)
-    n = len(xs)
-    mean = sum(xs) / n
-    sd = (sum((x - mean) ** 2 for x in xs) / (n - 1)) ** 0.5
-    return tp.Stats(n=n, min=xs[0], max=xs[-1], mean=mean, median=(xs[n // 2 - 1] + xs[n // 2]) / 2,
-                    stdev=sd, mad=sd * 0.6745, q1=xs[n // 4], q3=xs[3 * n // 4], p5=xs[1],
-                    p95=xs[-2])  # fmt: skip
+def _summary(samples: list[float]) -> tp.Stats:
+    """The runner's own summary of the samples (a short bootstrap: many cases)."""
+    return summarize(samples, None, resamples=200)
 
 
 @dataclass(frozen=True)
@@ -74,13 +70,14 @@ def record(project: Path, out: Path, n: int, *, seed: int, machine: Machine) -> 
     for i, info in enumerate(cases):
         base = 1e-4 * (1 + i % 97)  # each case its own time, the same in every run
         kernel, reference = machine.draw(rng, base), machine.draw(rng, 2 * base)
+        k_stats, r_stats = _summary(kernel), _summary(reference)
         recorder.on_case_start(tp.CaseStart(case_id=info.case_id, index=i, total=n))
         recorder.on_message(
             tp.BenchResult(
                 case_id=info.case_id, kernel="aa/k", params=dict(info.params), timer="wall",
-                samples=kernel, stats=_stats(kernel),
-                reference=tp.Reference(samples=reference, stats=_stats(reference),
-                                       speedup=_stats(reference).median / _stats(kernel).median),
+                samples=kernel, stats=k_stats,
+                reference=tp.Reference(samples=reference, stats=r_stats,
+                                       speedup=r_stats.median / k_stats.median),
                 check=tp.Check(passed=True, max_abs_err=0.0, rel_l2_err=0.0, tol=1e-5),
             )
         )  # fmt: skip
