@@ -130,7 +130,7 @@ def _show(ended: TuneEnded, resolved: ResolvedConfig) -> None:
     for path in ended.written:
         print(f"tuning file: {display_path(path)}", file=sys.stderr)
     print(f"run directory: {display_path(ended.run_dir)}", file=sys.stderr)
-    if (note := outside_project_note(resolved)) is not None:
-        print(note.replace("runs and history", "runs, history and tuning"), file=sys.stderr)
+    if (note := outside_project_note(resolved, "runs, history and tuning")) is not None:
+        print(note, file=sys.stderr)
     for line in undone_lines(ended.planned, ended.failures):
         print(line, file=sys.stderr)

@@ -69,16 +69,16 @@ def display_path(path: Path) -> str:
         return str(path)
 
 
-def outside_project_note(resolved: ResolvedConfig) -> str | None:
+def outside_project_note(resolved: ResolvedConfig, kept: str = "runs and history") -> str | None:
     """What a command that keeps files says when no tile.toml was found: where they went.
 
     A decision (issue 40): outside a project tile still keeps its runs, history and tuning
     where it ran, as a fresh clone's `tile bench` needs, but says so rather than leave them
-    behind unannounced."""
+    behind unannounced. `kept`: what the command keeps there."""
     if resolved.project_root is not None:
         return None
     return (
-        f"no tile.toml here or above: runs and history are kept in "
+        f"no tile.toml here or above: {kept} are kept in "
         f"{display_path(resolved.cwd / '.tile')}/ (`tile init` makes a project)"
     )
 
