@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from tile_harness.tune._files import tune_findings, write_tuning
-from tile_harness.tune._impls import ImplDecision, impl_lines, margin_text, pick_impls
-from tile_harness.tune._pick import Decision, Measured, keep_fastest, pick
+from tile_harness.tune._impls import ImplDecision, impl_lines, pick_impls
+from tile_harness.tune._pick import Decision, Measured, keep_fastest, margin_text, pick
 from tile_harness.tune._run import (
     TuneEnded,
     Tuner,

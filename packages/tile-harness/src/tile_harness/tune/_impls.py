@@ -15,9 +15,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import tile_protocol as tp
-from tile_harness.tune._pick import Decision, Measured, pick
+from tile_harness.tune._pick import Decision, Measured, margin_text, pick
 
-__all__ = ["ImplDecision", "impl_lines", "impls_markdown", "margin_text", "pick_impls"]
+__all__ = ["ImplDecision", "impl_lines", "impls_markdown", "pick_impls"]
 
 
 @dataclass(frozen=True)
@@ -96,16 +96,6 @@ def impls_markdown(chosen: list[ImplDecision]) -> str:
         return ""
     lines = "".join(f"- {line}\n" for line in impl_lines(chosen))
     return f"\n## Implementations chosen\n\n{lines}"
-
-
-def margin_text(d: Decision) -> str:
-    """How the winner stands against the runner-up, for a winner's line: a factor when it is
-    faster; when a tie went to the default or the simplest, how much slower it measured."""
-    if d.margin is None or d.runner_up is None:
-        return ""
-    if d.margin >= 1:
-        return f", {d.margin:.3f}x over the runner-up"
-    return f", {1 / d.margin - 1:.1%} slower than the runner-up, within the noise"
 
 
 def _median(m: Measured) -> str:

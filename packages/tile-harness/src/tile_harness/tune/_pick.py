@@ -17,7 +17,15 @@ from typing import Literal
 
 import tile_protocol as tp
 
-__all__ = ["Decision", "Measured", "cut_short", "keep_fastest", "pick", "unfinished_cases"]
+__all__ = [
+    "Decision",
+    "Measured",
+    "cut_short",
+    "keep_fastest",
+    "margin_text",
+    "pick",
+    "unfinished_cases",
+]
 
 DecidedBy = Literal["faster", "tie_default", "tie_simplest", "only"]
 
@@ -126,6 +134,16 @@ def pick(finalists: Sequence[Measured], *, noise_floor_pct: float, alpha: float)
         tied=[m.unit_id for m in tied],
         reason=reason,
     )
+
+
+def margin_text(d: Decision) -> str:
+    """How the winner stands against the runner-up, for a winner's line: a factor when it is
+    faster; when a tie went to the default or the simplest, how much slower it measured."""
+    if d.margin is None or d.runner_up is None:
+        return ""
+    if d.margin >= 1:
+        return f", {d.margin:.3f}x over the runner-up"
+    return f", {1 / d.margin - 1:.1%} slower than the runner-up, within the noise"
 
 
 def cut_short(decision: Decision, rung: int | None) -> Decision:
