@@ -31,6 +31,7 @@ __all__ = [
     "attention_bytes",
     "attention_flops",
     "attention_ref",
+    "attention_saving",
     "attention_with_lse",
     "key_blocks",
 ]
@@ -237,6 +238,19 @@ def attention_with_lse(
     scores scaled by log2(e) / sqrt(d) (float32), the residual of the backward kernels."""
     out, lse = _attention_call(q, k, v, causal, tiling, with_lse=True)
     return out, lse
+
+
+def attention_saving(
+    q: jax.Array,
+    k: jax.Array,
+    v: jax.Array,
+    causal: bool = False,
+    *,
+    tiling: AttentionTiling | None = None,
+) -> tuple[jax.Array, tuple[jax.Array, jax.Array]]:
+    """Attention as a gradient's forward: `(out, (out, lse))`, what the backward reads."""
+    out, lse = attention_with_lse(q, k, v, causal, tiling=tiling)
+    return out, (out, lse)
 
 
 def _attention_call(

@@ -13,10 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import jax
-
-from ._attention import AttentionTiling, attention_ref, attention_with_lse
 from ._attention import attention as _attention
+from ._attention import attention_ref, attention_saving
 from ._attention_bwd import attention_backward
 from ._bandwidth import add as _add
 from ._bandwidth import add_ref, copy_ref, scale_ref
@@ -71,22 +69,10 @@ def attention_grad(*args: Any) -> Any:
     return attention_backward(q, k, v, (out, lse), g, causal=causal)
 
 
-def _attention_saving(
-    q: jax.Array,
-    k: jax.Array,
-    v: jax.Array,
-    causal: bool = False,
-    *,
-    tiling: AttentionTiling | None = None,
-) -> tuple[jax.Array, tuple[jax.Array, jax.Array]]:
-    out, lse = attention_with_lse(q, k, v, causal, tiling=tiling)
-    return out, (out, lse)
-
-
 softmax = differentiable(_softmax, softmax_ref, softmax_grad)
 rmsnorm = differentiable(_rmsnorm, rmsnorm_ref, rmsnorm_grad, grad_options=("eps",))
 layernorm = differentiable(_layernorm, layernorm_ref, layernorm_grad, grad_options=("eps",))
-attention = differentiable(_attention, attention_ref, attention_grad, saving=_attention_saving)
+attention = differentiable(_attention, attention_ref, attention_grad, saving=attention_saving)
 matmul = differentiable(_matmul, matmul_ref)
 copy = differentiable(_copy, copy_ref)
 scale = differentiable(_scale, scale_ref)

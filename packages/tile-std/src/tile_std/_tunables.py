@@ -14,7 +14,7 @@ import jax
 
 import tile_runner as tile
 
-from ._attention import AttentionTiling, attention, attention_with_lse
+from ._attention import AttentionTiling, attention, attention_saving
 from ._matmul import MatmulTiling, matmul
 from ._norms import layernorm, rmsnorm
 from ._pallas import next_pow2
@@ -161,6 +161,4 @@ def attention_tuned_saving(
     num_stages: int = 3,
 ) -> tuple[jax.Array, tuple[jax.Array, jax.Array]]:
     """`attention_tuned` as a gradient's forward: `(out, (out, lse))`, what the backward reads."""
-    tiling = _attention_tiling(block, num_warps, num_stages)
-    out, lse = attention_with_lse(q, k, v, causal, tiling=tiling)
-    return out, (out, lse)
+    return attention_saving(q, k, v, causal, tiling=_attention_tiling(block, num_warps, num_stages))
