@@ -265,8 +265,12 @@ if want gradsweep; then
     # Block sizes of the Pallas backwards (issue #35): the attention backward's and the row
     # backwards' tilings, each beside XLA's autodiff of the reference, under CUPTI.
     stamp "Pallas backward tiling sweep"
-    timeout "${GRADSWEEP_LIMIT_S:-540}" python3 benchmarks/gpu/grad_sweep.py ${GRADSWEEP_ARGS:-} \
-        2>&1 | tee "$OUT/grad-sweep.txt"
+    # Attention at each bench sequence length (GRADSWEEP_SEQS), then the row kernels once.
+    timeout "${GRADSWEEP_LIMIT_S:-540}" bash -c '
+        for seq in ${GRADSWEEP_SEQS:-4096}; do
+            python3 benchmarks/gpu/grad_sweep.py attention --seq "$seq" ${GRADSWEEP_ARGS:-}
+        done
+        python3 benchmarks/gpu/grad_sweep.py rows ${GRADSWEEP_ARGS:-}' 2>&1 | tee "$OUT/grad-sweep.txt"
 fi
 
 if want tests; then

@@ -11,7 +11,12 @@ import pytest
 import tile_runner as tile
 from tile_std import AttentionTiling, KernelInputError, attention, attention_ref
 from tile_std._attention import attention_with_lse
-from tile_std._attention_bwd import AttentionBwdTiling, attention_backward
+from tile_std._attention_bwd import (
+    _GPU_BWD,  # pyright: ignore[reportPrivateUsage]
+    _GPU_BWD_WIDE,  # pyright: ignore[reportPrivateUsage]
+    AttentionBwdTiling,
+    attention_backward,
+)
 
 from .conftest import MATMUL_TOL, AssertClose, Normal, upcast
 
@@ -68,8 +73,11 @@ SMALL_BWD = AttentionBwdTiling(q_step=16, kv_held=32, q_held=32, kv_step=16, num
         ((1, 2, 100, 24), "float32", SMALL_BWD),
         ((1, 2, 100, 24), "bfloat16", SMALL_BWD),
         ((2, 1, 128, 32), "float32", None),
+        # The GPU's own blocks, interpreted: what the H200 runs, at a shape that crosses them.
+        ((1, 1, 320, 128), "bfloat16", _GPU_BWD),
+        ((1, 1, 200, 64), "float32", _GPU_BWD_WIDE),
     ],
-    ids=["ragged-seq-padded-dim", "ragged-bfloat16", "default-tiling"],
+    ids=["ragged-seq-padded-dim", "ragged-bfloat16", "default-tiling", "gpu-blocks", "gpu-wide"],
 )
 def test_attention_pallas_backward_matches_autodiff_of_the_reference(
     normal: Normal,
