@@ -276,7 +276,7 @@ fi
 if want tests; then
     # 300 s: the gpu tests include every Pallas backward's test cases (32 more compiles).
     stamp "pytest -m gpu"
-    timeout "${GPU_TESTS_LIMIT_S:-300}" python3 -m pytest -q -m gpu -p no:cacheprovider \
+    timeout "${GPU_TESTS_LIMIT_S:-300}" python3 -m pytest -q -m gpu -p no:cacheprovider ${GPU_TESTS_ARGS:-} \
         packages/tile-runner/tests packages/tile-std/tests tests/test_profile.py 2>&1 | tee "$OUT/gpu-tests.txt" | tail -25
 fi
 [ -d /tmp/ttr-out ] && tar czf "$OUT/logs.tgz" -C /tmp ttr-out
