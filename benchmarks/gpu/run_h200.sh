@@ -159,11 +159,11 @@ if want from; then
     # Real shapes (issue #34 item 2): a two-layer tile-std model traced with --from, its four
     # captured cases tuned and benched in one command, then benched again from the saved file.
     stamp "tile tune --from (two-layer model)"
-    mkdir -p /tmp/fromwd && cp benchmarks/gpu/two_layer_model.py /tmp/fromwd/ && cd /tmp/fromwd
+    mkdir -p /tmp/fromwd && cp tests/fixtures/two_layer_model.py /tmp/fromwd/ && cd /tmp/fromwd
     printf '[project]\nmodules = ["tile_std"]\n' > tile.toml
     {
-        python3 -m tile_cli list --from two_layer_model:example
-        time timeout "${FROM_LIMIT_S:-360}" python3 -m tile_cli tune --from two_layer_model:example \
+        python3 -m tile_cli list --from two_layer_model:example_gpu
+        time timeout "${FROM_LIMIT_S:-360}" python3 -m tile_cli tune --from two_layer_model:example_gpu \
             --save-cases model-cases.json --budget "${FROM_BUDGET_S:-300}" -o /tmp/from-tune
         timeout 120 python3 -m tile_cli bench --cases model-cases.json -o /tmp/from-bench -v
     } 2>&1 | tee "$OUT/from.txt"
