@@ -9,11 +9,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import tile_artifacts as ta
-from tile_report import GitInfo, History, Trend, op_trends, trends
+from tile_report import GitInfo, History, RunConfig, Trend, op_trends, trends
 
 GIT = GitInfo(commit="a" * 40, branch="main", dirty=False, commit_time="2026-01-02T03:04:05Z")
 Cases = Callable[..., ta.CaseRecord]
 Reports = Callable[..., ta.Report]
+_CONFIG = ta.ConfigRecord(values={"block": "4"}, source="tuned", signature="sig")
 
 # The layout tile wrote before the CPU's model and the op were kept (and, without the kernels
 # table and with the view as it was, before per-kernel medians were).
@@ -81,15 +82,20 @@ def test_an_older_file_reads_and_gains_the_new_columns(
             assert (old.case_id, old.device_kind, old.device_model, old.op) == (
                 "k/a[n=1]", "cpu", None, None)  # fmt: skip
             assert old.points[0].median_s == 0.001
-            report = _on_cpu(make_report([make_case("k/a[n=1]", 2e-3)]), "AMD EPYC 7763, 2 cores")
+            case = make_case("k/a[n=1]", 2e-3).model_copy(update={"config": _CONFIG})
+            report = _on_cpu(make_report([case]), "AMD EPYC 7763, 2 cores")
             assert history.add_run(report, git=GIT).cases == 1
             series = history.series()
         # The old run's CPU is unknown: its point is not put in the new run's series.
         assert sorted((s.device_model or "", len(s.points)) for s in series) == [
             ("", 1), ("AMD EPYC 7763, 2 cores", 1)]  # fmt: skip
+        # The old row shows no configuration; the new one keeps what it ran with.
+        configs = {s.device_model: s.points[0].config for s in series}
+        assert configs[None] is None
+        assert configs["AMD EPYC 7763, 2 cores"] == RunConfig({"block": "4"}, "tuned")
         assert "device_model" in _columns(path, "runs")
-        assert {"op", "impl", "op_baseline"} <= set(_columns(path, "results"))
-        assert "device_model" in _columns(path, "history")  # the view shows them too
+        assert {"op", "impl", "op_baseline", "config"} <= set(_columns(path, "results"))
+        assert {"device_model", "config"} <= set(_columns(path, "history"))  # the view too
         with History(path) as again:  # opened once more: nothing left to add
             assert len(again.series()) == 2
 

@@ -18,7 +18,26 @@ from tile_artifacts._base import (
     UtcDatetime,
 )
 
-__all__ = ["CommandRecord", "ComparisonRow", "EventRecord", "MetricRecord", "MetricSource"]
+__all__ = [
+    "CommandRecord",
+    "ComparisonRow",
+    "EventRecord",
+    "MetricRecord",
+    "MetricSource",
+    "config_change",
+]
+
+
+def config_change(before: dict[str, str] | None, after: dict[str, str] | None) -> str | None:
+    """`configuration changed: block=2 -> block=4`: the tunable values that differ between two
+    results of one case, when both recorded theirs and they differ; else None. One wording for
+    a comparison's row and a history's point."""
+    if before is None or after is None or before == after:
+        return None
+    names = [n for n in {**before, **after} if before.get(n) != after.get(n)]
+    was = ",".join(f"{n}={before.get(n, '-')}" for n in names)
+    now = ",".join(f"{n}={after.get(n, '-')}" for n in names)
+    return f"configuration changed: {was} -> {now}"
 
 
 class MetricSource(ArtifactModel):
@@ -149,13 +168,7 @@ class ComparisonRow(ArtifactModel):
     def config_changed(self) -> str | None:
         """`block=2 -> block=4`: what changed between the sides' tunable values, when both
         recorded them and they differ; else None."""
-        base, cur = self.baseline_config, self.current_config
-        if base is None or cur is None or base == cur:
-            return None
-        names = [n for n in {**base, **cur} if base.get(n) != cur.get(n)]
-        before = ",".join(f"{n}={base.get(n, '-')}" for n in names)
-        after = ",".join(f"{n}={cur.get(n, '-')}" for n in names)
-        return f"configuration changed: {before} -> {after}"
+        return config_change(self.baseline_config, self.current_config)
 
     def config_note(self) -> str | None:
         """What a row says about configurations: a change between the sides

@@ -27,7 +27,7 @@ from tile_artifacts._documents import (
 )
 from tile_artifacts._gate import ONE_SIDED, GateResult, GateVerdict, gate_comparison
 from tile_artifacts._read import read_baseline, read_comparison
-from tile_artifacts._records import ComparisonRow
+from tile_artifacts._records import ComparisonRow, config_change
 from tile_artifacts._summary import render_comparison_markdown
 from tile_artifacts._verdict import judge_samples
 
@@ -40,6 +40,7 @@ __all__ = [
     "ComparisonDoc",
     "ComparisonRow",
     "ComparisonSide",
+    "config_change",
     "ComparisonSummary",
     "FalseDiscoveryControl",
     "Thresholds",

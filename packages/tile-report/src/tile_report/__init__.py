@@ -10,8 +10,22 @@ from __future__ import annotations
 from tile_report._errors import HistoryBusyError, HistoryError, ReportError
 from tile_report._git import GitInfo, git_info
 from tile_report._history import BUSY_TIMEOUT_S, DEFAULT_PATH, SCHEMA_VERSION, History
+from tile_report._history_configs import (
+    commit_configs,
+    config_changes,
+    config_text,
+    step_config_change,
+)
 from tile_report._history_ops import OpTrends, op_trends
-from tile_report._history_rows import Added, Point, Series, SeriesOp, matches, measured_cases
+from tile_report._history_rows import (
+    Added,
+    Point,
+    RunConfig,
+    Series,
+    SeriesOp,
+    matches,
+    measured_cases,
+)
 from tile_report._inputs import Accounting, ConfigValue, RunData, load_run
 from tile_report._page import CSP, render_html, write_html
 from tile_report._steps import (
@@ -54,6 +68,7 @@ __all__ = [
     "GitInfo",
     "History",
     "Point",
+    "RunConfig",
     "Series",
     "SeriesOp",
     "git_info",
@@ -76,4 +91,9 @@ __all__ = [
     "op_trends",
     "step_carrier",
     "trends",
+    # the configuration behind each point
+    "commit_configs",
+    "config_changes",
+    "config_text",
+    "step_config_change",
 ]

@@ -27,6 +27,7 @@ from tile_report._history_rows import (
     checked_median,
     matches,
     measured_cases,
+    read_config,
     result_rows,
     run_row,
 )
@@ -40,7 +41,8 @@ BUSY_TIMEOUT_S: Final = 30.0
 _SELECT: Final = """
     SELECT x.case_id, x.kernel, r.device_kind, r.device_model, x.timer, x.cold, x.op, x.impl,
            x.op_baseline, r.run_id, r.created_at, r.git_commit, r.commit_time,
-           r.commit_subject, r.branch, r.dirty, x.median_s, x.ci_low_s, x.ci_high_s, x.n
+           r.commit_subject, r.branch, r.dirty, x.median_s, x.ci_low_s, x.ci_high_s, x.n,
+           x.config
     FROM results x JOIN runs r USING (run_id)
     ORDER BY x.case_id, COALESCE(r.commit_time, r.created_at), r.created_at"""
 
@@ -267,11 +269,12 @@ class History:
     def _point(
         self, row: Sequence[Any], kernels: tuple[tuple[str, str, float], ...], case_id: str
     ) -> Point:
-        run_id, created, commit, ctime, subject, br, dirty, median, low, high, n = row
+        run_id, created, commit, ctime, subject, br, dirty, median, low, high, n, config = row
         median = checked_median(median, path=self.path, run_id=run_id, case_id=case_id)
+        ran = read_config(config, path=self.path, run_id=run_id, case_id=case_id)
         dirty = None if dirty is None else bool(dirty)
         return Point(run_id, created, commit, ctime, subject, br, dirty, median, low, high, n,
-                     kernels)  # fmt: skip
+                     kernels, ran)  # fmt: skip
 
 
 def _insert_rows(db: sqlite3.Connection, table: str, rows: Sequence[dict[str, object]]) -> None:

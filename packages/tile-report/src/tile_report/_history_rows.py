@@ -4,11 +4,13 @@ a report becomes. A hand-edited file is refused, not drawn (`checked_median`).""
 from __future__ import annotations
 
 import fnmatch
+import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import cast
 
 import tile_artifacts as ta
 from tile_report._errors import HistoryError
@@ -17,14 +19,28 @@ from tile_report._git import GitInfo
 __all__ = [
     "Added",
     "Point",
+    "RunConfig",
     "Series",
     "SeriesOp",
     "checked_median",
+    "config_json",
+    "read_config",
     "matches",
     "measured_cases",
     "result_rows",
     "run_row",
 ]
+
+
+@dataclass(frozen=True, slots=True)
+class RunConfig:
+    """The tunable values a run's case ran with and where they came from (`default`,
+    `tuned`, `override`...: the report's `ConfigRecord.source`), and its note when it has one;
+    `tile_protocol.format.format_config` words it as every table does."""
+
+    values: dict[str, str]
+    source: str
+    note: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +61,9 @@ class Point:
     kernels: tuple[tuple[str, str, float], ...] = ()
     """The run's device kernels of this case: (name, label, median seconds); none when the
     run was not CUPTI-timed."""
+    config: RunConfig | None = None
+    """The configuration the case ran with; None for a row recorded before the history kept
+    it (or a run that recorded none)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +143,52 @@ def checked_median(value: object, *, path: Path, run_id: object, case_id: object
     )
 
 
+def config_json(config: ta.ConfigRecord | None) -> str | None:
+    """A case's configuration as the `results.config` column holds it: compact JSON of its
+    values and source, and its note when it has one (the signature is left out: it names the
+    kernel's declaration, not what ran)."""
+    if config is None:
+        return None
+    kept: dict[str, object] = {"values": config.values, "source": config.source}
+    if config.note is not None:
+        kept["note"] = config.note
+    return json.dumps(kept, separators=(",", ":"), sort_keys=False)
+
+
+def read_config(text: object, *, path: Path, run_id: object, case_id: object) -> RunConfig | None:
+    """The `results.config` column of a row (None when NULL), or HistoryError naming the row
+    when a hand edit left something that is not a configuration. A source this tile does not
+    know (a newer tile's) is kept as it is."""
+    if text is None:
+        return None
+    try:
+        found = _as_config(json.loads(text)) if isinstance(text, str) else None
+    except ValueError:
+        found = None
+    if found is not None:
+        return found
+    raise HistoryError(
+        f"`{path}`: the row of run `{run_id}`, case `{case_id}` has config {text!r}, not a "
+        'configuration (`{"values": {...}, "source": "..."}`); it was left as it is',
+        hint=f"move it aside (`mv {path} {path}.broken`) and rebuild it with "
+        "`tile history add .tile/runs/*`",
+    )
+
+
+def _as_config(found: object) -> RunConfig | None:
+    if not isinstance(found, dict):
+        return None
+    doc = cast("dict[object, object]", found)
+    values, source, note = doc.get("values"), doc.get("source"), doc.get("note")
+    if not isinstance(values, dict) or not isinstance(source, str):
+        return None
+    pairs = cast("dict[object, object]", values)
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in pairs.items()):
+        return None
+    return RunConfig({str(k): str(v) for k, v in pairs.items()}, source,
+                     note if isinstance(note, str) else None)  # fmt: skip
+
+
 def run_row(report: ta.Report, git: GitInfo, run_dir: str | None) -> dict[str, object]:
     """The `runs` row of a report, by column."""
     run, device = report.run, report.device
@@ -163,6 +228,7 @@ def result_rows(run_id: str, cases: Sequence[ta.CaseRecord]) -> list[dict[str, o
             "op": c.op.name if c.op else None,
             "impl": c.op.impl if c.op else None,
             "op_baseline": None if c.op is None else int(c.op.baseline),
+            "config": config_json(c.config),
         }
         for c in cases
         if c.stats is not None

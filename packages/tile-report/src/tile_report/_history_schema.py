@@ -2,9 +2,9 @@
 tile gains when this one opens it.
 
 Schema version 1 grows without a bump, by additions only: a table or a column an older tile
-did not write (the kernels table; the CPU's model, the op and implementation of a case) is
-added when the file is opened, empty (NULL) for the runs already there, and the `history`
-view is made again to show it. An older tile still reads a file that gained them; one that
+did not write (the kernels table; the CPU's model, the op and implementation of a case, the
+configuration it ran with) is added when the file is opened, empty (NULL) for the runs
+already there, and the `history` view is made again to show it. An older tile still reads a file that gained them; one that
 inserted without naming columns cannot add runs to it (its `tile bench` warns that the run
 was not added), which is why every insert here names its columns. Anything else (a table
 missing that every version has, a newer version) is refused by `History`.
@@ -22,7 +22,8 @@ SCHEMA_VERSION: Final = 1
 _VIEW: Final = """CREATE VIEW IF NOT EXISTS history AS
         SELECT r.run_id, r.created_at, r.git_commit, r.branch, r.dirty, r.commit_time,
                r.device_kind, r.device_model, x.case_id, x.kernel, x.op, x.impl, x.op_baseline,
-               x.timer, x.cold, x.median_s, x.ci_low_s, x.ci_high_s, x.n, x.ref_median_s
+               x.timer, x.cold, x.median_s, x.ci_low_s, x.ci_high_s, x.n, x.ref_median_s,
+               x.config
         FROM results x JOIN runs r USING (run_id)"""
 
 _KERNELS: Final = """CREATE TABLE IF NOT EXISTS kernels (
@@ -41,7 +42,7 @@ SCHEMA: Final = (
         run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
         case_id TEXT NOT NULL, kernel TEXT NOT NULL, timer TEXT, cold INTEGER,
         median_s REAL NOT NULL, ci_low_s REAL, ci_high_s REAL, n INTEGER NOT NULL,
-        ref_median_s REAL, op TEXT, impl TEXT, op_baseline INTEGER,
+        ref_median_s REAL, op TEXT, impl TEXT, op_baseline INTEGER, config TEXT,
         PRIMARY KEY (run_id, case_id))""",
     "CREATE INDEX IF NOT EXISTS results_by_case ON results (case_id)",
     # Each run x case's device kernels (CUPTI-timed runs only), to say which one a step moved.
@@ -58,6 +59,9 @@ ADDED_COLUMNS: Final = (
     ("results", "op", "TEXT"),
     ("results", "impl", "TEXT"),
     ("results", "op_baseline", "INTEGER"),
+    # The configuration the case ran with, as compact JSON (`{"values": {...}, "source":
+    # "tuned"}`, and its `note` when it has one): a step can be told from a changed tuning.
+    ("results", "config", "TEXT"),
 )
 """Columns added to schema version 1 after files were written without them, in order."""
 

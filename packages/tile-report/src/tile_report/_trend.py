@@ -6,6 +6,12 @@ from __future__ import annotations
 import math
 
 from tile_protocol.format import format_seconds
+from tile_report._history_configs import (
+    commit_configs,
+    config_changes,
+    config_text,
+    step_config_change,
+)
 from tile_report._steps import Fit, Step
 from tile_report._svg import (
     JUDGEMENT_COLORS,
@@ -28,7 +34,7 @@ _LEVEL = "#555"
 _DOT = "#4e79a7"
 
 
-def _tip(fit: Fit, i: int) -> str:
+def _tip(fit: Fit, i: int, change: str | None) -> str:
     p = fit.points[i]
     lines = [
         f"{p.label} {p.subject or ''}".rstrip(),
@@ -36,6 +42,10 @@ def _tip(fit: Fit, i: int) -> str:
         f"median {format_seconds(p.value_s)} over {len(p.runs)} run(s)",
         f"CI {format_seconds(p.low_s)} – {format_seconds(p.high_s)}",
     ]
+    if commit_configs(p):
+        lines.append(f"config {config_text(p)}")
+    if change:
+        lines.append(change)
     if p.dirty:
         lines.append("uncommitted changes (dirty)")
     return "\n".join(lines)
@@ -79,6 +89,8 @@ def _step_mark(fit: Fit, step: Step, x: float, frame: Frame) -> str:
         f"{step.kind}: {label} ({format_seconds(step.before_s)} → "
         f"{format_seconds(step.after_s)}, z={step.z:.1f})"
     )
+    if (change := step_config_change(fit, step)) is not None:
+        tip += f"; {change}"
     return mark(
         "g",
         tip,
@@ -122,8 +134,9 @@ def trend_plot(fit: Fit, key: str, *, title: str) -> str | None:
             )
         )
     marks: list[str] = []
+    changes = config_changes(fit)
     for i, p in enumerate(fit.points):
-        tip = _tip(fit, i)
+        tip = _tip(fit, i, changes.get(i))
         marks.append(
             mark("line", tip, x1=x_of[i], x2=x_of[i], y1=ys(p.low_s), y2=ys(p.high_s), stroke=_DOT)
         )

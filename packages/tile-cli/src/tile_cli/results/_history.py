@@ -173,6 +173,8 @@ def _steps_text(trend: tr.Trend) -> Text:
         if parts:
             parts.append(", ")
         parts.append(f"{step.change * 100:+.1f}% at {point.label}", style=style)
+        if tr.step_config_change(trend.fit, step) is not None:
+            parts.append(" (config changed)", style="yellow")
     for spike in trend.fit.spikes:
         if parts:
             parts.append(", ")
@@ -230,11 +232,13 @@ def _impl(op: tr.SeriesOp | None) -> Text:
 def _commit_table(trend: tr.Trend, plain: bool) -> Table:
     table = Table(title=trend.series.case_id, box=box.SIMPLE if plain else box.ROUNDED,
                   header_style="bold", title_justify="left")  # fmt: skip
-    for col in ("commit", "date", "subject", "runs", "median", "95% CI", "vs previous"):
+    for col in ("commit", "date", "subject", "runs", "median", "95% CI", "vs previous",
+                "configuration"):  # fmt: skip
         table.add_column(
             col, justify="right" if col in ("runs", "median", "vs previous") else "left"
         )
     starts = {s.index: s for s in trend.fit.steps}
+    changes = tr.config_changes(trend.fit)
     previous: float | None = None
     for i, p in enumerate(trend.fit.points):
         change = "-" if previous is None else f"{(p.value_s / previous - 1) * 100:+.1f}%"
@@ -242,9 +246,30 @@ def _commit_table(trend: tr.Trend, plain: bool) -> Table:
         style = None if step is None else ("red" if step.kind == "regression" else "green")
         table.add_row(p.label, p.time[:10], Text(p.subject or ""), str(len(p.runs)),
                       format_seconds(p.value_s), f"{format_seconds(p.low_s)} – {format_seconds(p.high_s)}",
-                      Text(change, style=style or ""))  # fmt: skip
+                      Text(change, style=style or ""), _config_cell(p, changes.get(i)))  # fmt: skip
         previous = p.value_s
     return table
+
+
+def _config_cell(point: tr.CommitPoint, change: str | None) -> Text:
+    """The configuration a commit's runs ran with; where it differs from the commit before,
+    what changed (`configuration changed: reps=1 -> reps=8`) after it."""
+    cell = Text(tr.config_text(point))
+    if change is not None:
+        cell.append(f" · {change}", style="yellow")
+    return cell
+
+
+def _config_notes(trends: Sequence[tr.Trend]) -> list[str]:
+    """A line for each point whose configuration differs from the point before it: the
+    summary table marks only the steps there, while `-v` shows every point's."""
+    notes: list[str] = []
+    for t in trends:
+        for i, change in tr.config_changes(t.fit).items():
+            notes.append(
+                f"{t.series.case_id} ({t.series.device}): {change} at {t.fit.points[i].label}"
+            )
+    return notes
 
 
 def show_history(query: HistoryQuery, *, db: Path | None, profile: str | None, verbose: int) -> int:
@@ -254,38 +279,52 @@ def show_history(query: HistoryQuery, *, db: Path | None, profile: str | None, v
     plain = not out.is_terminal
     for group in tr.op_trends(trends):  # the cases of no op, then one table per op
         emit(out, *refit(_summary_table(group.trends, plain, group), out))
+    for note in _config_notes(trends):
+        emit(out, Text(f"note: {note}", style="yellow"))
     if verbose:
         for trend in trends:
             emit(out, *refit(_commit_table(trend, plain), out))
     return int(ExitCode.OK)
 
 
+def _standing(trends: Sequence[tr.Trend]) -> list[tuple[tr.Trend, tr.Step, str | None]]:
+    """Every step up that still stands, with what changed in the configuration at it."""
+    return [
+        (t, step, tr.step_config_change(t.fit, step))
+        for t in trends
+        for step in t.fit.steps
+        if step.kind == "regression" and step.standing
+    ]
+
+
 def show_regressions(query: HistoryQuery, *, db: Path | None, profile: str | None) -> int:
     """`tile history regressions`: steps up that still stand at the latest commit; exit 1 if
-    there is one, like `tile compare`."""
+    there is one, like `tile compare`. A step at a configuration change says so in a column
+    of its own (shown only then): the new values, not the code, may be what slowed it."""
     out, err = make_consoles()
     trends = _trends(query, db=db, profile=profile)
-    columns = ("case", "device", "last fast", "first slow", "subject", "before", "after",
-               "change", "noise", "carried by")  # fmt: skip
+    found = _standing(trends)
+    at_change = sum(1 for _, _, change in found if change is not None)
+    columns = ["case", "device", "last fast", "first slow", "subject", "before", "after",
+               "change", "noise", "carried by"]  # fmt: skip
+    if at_change:
+        columns.append("configuration")
     table = _table(columns, not out.is_terminal)
-    found = 0
-    for t in trends:
-        for step in t.fit.steps:
-            if step.kind != "regression" or not step.standing:
-                continue
-            found += 1
-            before, after = t.fit.points[step.index - 1], t.fit.points[step.index]
-            table.add_row(Text(t.series.case_id), t.series.device, before.label,
-                          after.label, Text(after.subject or ""), format_seconds(step.before_s),
-                          format_seconds(step.after_s), Text(f"{step.change * 100:+.1f}%", style="red"),
-                          f"±{t.fit.noise * 100:.1f}%",
-                          Text(tr.step_carrier(t.fit, step) or "-"))  # fmt: skip
+    for t, step, change in found:
+        before, after = t.fit.points[step.index - 1], t.fit.points[step.index]
+        config = [Text(change or "-", style="yellow" if change else "dim")] if at_change else []
+        table.add_row(Text(t.series.case_id), t.series.device, before.label,
+                      after.label, Text(after.subject or ""), format_seconds(step.before_s),
+                      format_seconds(step.after_s), Text(f"{step.change * 100:+.1f}%", style="red"),
+                      f"±{t.fit.noise * 100:.1f}%",
+                      Text(tr.step_carrier(t.fit, step) or "-"), *config)  # fmt: skip
     commits = sum(len(t.fit.points) for t in trends)
     if found:
         emit(out, *refit(table, out))
+    said = f"; {at_change} at a configuration change" if at_change else ""
     err.print(
-        f"{found} regression(s) in {len(trends)} series over {commits} commit points "
-        f"(steps of at least {query.min_change * 100:g}% beyond the noise between runs)",
+        f"{len(found)} regression(s) in {len(trends)} series over {commits} commit points "
+        f"(steps of at least {query.min_change * 100:g}% beyond the noise between runs){said}",
         markup=False,
     )
     return int(ExitCode.FAILED if found else ExitCode.OK)
