@@ -144,3 +144,31 @@ def test_a_campaign_plans_the_project_cases_file(tile: TileRun, project: MakePro
     assert proc.returncode == 0, proc.stderr
     [unit] = json.loads(proc.stdout)["units"]
     assert unit["case_ids"] == [CASE]  # not fx/crashy_config's declared case
+
+
+def test_the_history_shows_each_runs_configuration_and_where_it_changed(
+    tile: TileRun, project: MakeProject
+) -> None:
+    root = project(["tunable.py"], FAST.replace("enabled = false", "enabled = true"))
+    for reps in ("1", "1", "8", "8"):  # 8 times the work: a step the history must find
+        proc = tile("bench", "--kernel", "fx/reps", "--tunable", f"reps={reps}", cwd=root)
+        assert proc.returncode == 0, proc.stderr
+    one, eight = (f"reps={n},variant=right (--tunable)" for n in ("1", "8"))
+    changed = "configuration changed: reps=1 -> reps=8"
+    shown = tile("history", "show", "-v", cwd=root)
+    assert shown.returncode == 0, shown.stderr
+    # The summary's step is marked, and a note says where the values changed.
+    [row] = [line for line in shown.stdout.splitlines() if "(config changed)" in line]
+    assert row.strip().startswith(CASE) and " wall " in row, shown.stdout
+    assert f"note: {CASE} on cpu (" in shown.stdout and changed in shown.stdout
+    assert f"\n{CASE}\n" in shown.stdout  # the commit table's title, `[n=512]` and all
+    # Each run's point names its configuration; the third, where it changed, says so.
+    points = [line for line in shown.stdout.splitlines() if "(--tunable)" in line]
+    assert [one in p for p in points] == [True, True, False, False], shown.stdout
+    assert [eight in p for p in points] == [False, False, True, True]
+    assert [changed in p for p in points] == [False, False, True, False]
+    found = tile("history", "regressions", cwd=root)
+    assert found.returncode == 1, found.stdout + found.stderr
+    [row] = [line for line in found.stdout.splitlines() if CASE in line]
+    assert changed in row, found.stdout
+    assert "1 regression(s)" in found.stderr and "1 at a configuration change" in found.stderr

@@ -267,7 +267,7 @@ def _config_notes(trends: Sequence[tr.Trend]) -> list[str]:
     for t in trends:
         for i, change in tr.config_changes(t.fit).items():
             notes.append(
-                f"{t.series.case_id} ({t.series.device}): {change} at {t.fit.points[i].label}"
+                f"{t.series.case_id} on {t.series.device}: {change} at {t.fit.points[i].label}"
             )
     return notes
 

@@ -55,8 +55,9 @@ def _natural(columns: Sequence[Column], rows: Sequence[Sequence[Cell]]) -> list[
 
 
 def _new_table(title: str | None, plain: bool) -> Table:
+    # The title as text, styled as rich styles a title: a case id's `[n=512]` is not markup.
     return Table(
-        title=title,
+        title=None if title is None else Text(title, style="table.title"),
         title_justify="left",
         box=box.SIMPLE if plain else box.ROUNDED,
         header_style="bold",
@@ -186,7 +187,8 @@ def refit(table: Table, console: Console) -> list[RenderableType]:
             cell = column[r]
             row.append(cell if isinstance(cell, str | Text) else str(cell))
         rows.append(row)
-    title = table.title if isinstance(table.title, str) else None
+    found = table.title
+    title = found.plain if isinstance(found, Text) else found if isinstance(found, str) else None
     plain = table.box is None or table.box in (box.SIMPLE, box.SIMPLE_HEAD)
     return fit_tables(title, columns, rows, width=console.width, plain=plain)
 
