@@ -97,3 +97,19 @@ def test_a_hand_edited_configuration_is_refused_naming_the_row(
         history.series()
     assert f"case `{CASE}` has config" in info.value.message
     assert "left as it is" in info.value.message and info.value.hint
+
+
+def test_runs_of_two_configurations_at_one_commit_show_both(
+    tmp_path: Path, make_case: Cases, make_report: Reports
+) -> None:
+    path = tmp_path / "h.sqlite"
+    _fill(path, make_case, make_report, [(1e-3, _config("2"))])
+    with History(path) as history:  # commit 1, run twice: once as before, once with block=4
+        for seed, block in ((1, "2"), (2, "4")):
+            case = make_case(CASE, 1e-3, seed=seed).model_copy(update={"config": _config(block)})
+            history.add_run(make_report([case], git_head=_git(1).commit), git=_git(1))
+        [trend] = trends(history.series())
+    _, second = trend.fit.points
+    assert len(second.runs) == 2
+    assert config_text(second) == "block=2 (default) · block=4 (default)"
+    assert config_changes(trend.fit) == {1: "configuration changed: block=2 -> block=2 / block=4"}

@@ -40,9 +40,14 @@ def _values(configs: Sequence[RunConfig]) -> list[dict[str, str]]:
     return found
 
 
+def _same(was: Sequence[dict[str, str]], now: Sequence[dict[str, str]]) -> bool:
+    """Whether two commits ran the same sets of values, in whatever order their runs did."""
+    return {frozenset(v.items()) for v in was} == {frozenset(v.items()) for v in now}
+
+
 def _change(before: CommitPoint, after: CommitPoint) -> str | None:
     was, now = _values(commit_configs(before)), _values(commit_configs(after))
-    if not was or not now or sorted(map(str, was)) == sorted(map(str, now)):
+    if not was or not now or _same(was, now):
         return None  # unknown on a side (recorded before the history kept it), or the same
     if len(was) == 1 and len(now) == 1:
         return ta.compare.config_change(was[0], now[0])

@@ -152,7 +152,7 @@ def config_json(config: ta.ConfigRecord | None) -> str | None:
     kept: dict[str, object] = {"values": config.values, "source": config.source}
     if config.note is not None:
         kept["note"] = config.note
-    return json.dumps(kept, separators=(",", ":"), sort_keys=False)
+    return json.dumps(kept, separators=(",", ":"))
 
 
 def read_config(text: object, *, path: Path, run_id: object, case_id: object) -> RunConfig | None:
