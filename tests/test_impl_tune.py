@@ -175,3 +175,43 @@ def test_impl_lines_say_how_a_tie_stands() -> None:
     [line] = impl_lines(chosen)
     assert line.startswith("op act [n=8]: base (k/base) ")
     assert "tie_default, 0.5% slower than the runner-up, within the noise" in line
+
+
+SHIPPED_CHOOSE = """\
+import sys
+sys.path.insert(0, "lib")
+import acts_pkg
+import tile_runner as tile
+
+for n in ("4096", "8192"):
+    chosen = tile.choose_impl("act", {"n": n}, tuning=sys.argv[1:])
+    print(n, chosen.kernel, chosen.source)
+"""
+
+
+def _choice(point: str, kernel: str, impl: str, jax_version: str | None) -> tp.OpChoice:
+    return tp.OpChoice(op="act", point=point, impl=impl, kernel=kernel, case_id=f"{kernel}[{point}]",
+                       device_kind="cpu", jax_version=jax_version)  # fmt: skip
+
+
+def test_choose_impl_reads_what_the_implementations_package_ships(tmp_path: Path) -> None:
+    # A library ships its choice (made with another jax: a package's choice is its author's
+    # guess and holds on any version); the project's own tuning file still comes first.
+    package = tmp_path / "lib" / "acts_pkg"
+    (package / "tuning").mkdir(parents=True)
+    (package / "__init__.py").write_text(KERNELS)
+    shipped = tp.TuningFile(
+        device_kind="cpu", ops=[_choice("n=4096", "it/act_slow", "slow", "0.0.1")]
+    )
+    (package / "tuning" / "cpu.json").write_bytes(tp.encode_tuning(shipped))
+    project = tp.TuningFile(device_kind="cpu", ops=[_choice("n=4096", "it/act_jnp", "jnp", None)])
+    (tmp_path / "project.json").write_bytes(tp.encode_tuning(project))
+    lines: list[list[str]] = []
+    for files in ([], ["project.json"]):
+        done = subprocess.run([sys.executable, "-c", SHIPPED_CHOOSE, *files], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=120, check=True)  # fmt: skip
+        lines.append(done.stdout.splitlines())
+    assert lines == [
+        ["4096 it/act_slow shipped", "8192 it/act_jnp default"],
+        ["4096 it/act_jnp tuned", "8192 it/act_jnp default"],
+    ]

@@ -30,8 +30,9 @@ class ChosenImpl:
     """The registered kernel to call (`tile.get_kernel(chosen.kernel).fn`)."""
     impl: str
     source: ConfigSource
-    """`tuned` (the project's tuning files), `user_cache`, or `default`: no choice holds here,
-    so the op's baseline implementation."""
+    """`tuned` (the project's tuning files), `user_cache`, `shipped` (a tuning file of the
+    package of one of the op's implementations), or `default`: no choice holds here, so the
+    op's baseline implementation."""
     path: str | None = None
     """The tuning file the choice came from."""
     note: str | None = None
@@ -50,7 +51,7 @@ def choose_impl(
         case: a case of any of the op's implementations (`tile.cases(kernel)`), or its axis
             values as case ids write them (`{"shape": "4096x1024", "dtype": "float32"}`).
         tuning: a loaded `TuningIndex`, or tuning file paths, read for JAX's default device
-            and version.
+            and version. Below them, the tuning files the implementations' packages ship.
 
     Raises:
         DefinitionError: no registered kernel implements `op`.
@@ -64,7 +65,7 @@ def choose_impl(
     if not isinstance(tuning, TuningIndex):
         tuning = TuningIndex.load([tuning] if isinstance(tuning, str | PathLike) else tuning)
     params = case.str_params if isinstance(case, Case) else dict(case)
-    found = tuning.impl_for(op, op_point(params))
+    found = tuning.impl_for(op, op_point(params), modules=sorted({k.module for k in peers}))
     note = None
     if found is not None:
         choice, source, path = found

@@ -73,7 +73,7 @@ class TuningIndex:
         self._device_kind, self._jax_version = device_kind, jax_version
         self._device_model = device_model
         self._warn = warn or _warn
-        self._shipped: dict[str, tuple[_Layer, list[str]]] = {}
+        self._shipped: dict[str, tuple[_Layer, list[str], _OpLayer]] = {}
         self._ops: list[tuple[ConfigSource, _OpLayer]] = [("tuned", {}), ("user_cache", {})]
 
     @classmethod
@@ -151,7 +151,7 @@ class TuningIndex:
             self._drop_twice_tuned(layer, held, f"{whose}tuning file `{path}`")
             held_ops = ops if ops is not None else {}
             for choice in doc.ops:
-                if self._elsewhere_reason(choice) is None:
+                if self._elsewhere_reason(choice, any_jax=shipped) is None:
                     held_ops[(choice.op, choice.point)] = (choice, str(path))
         return layer
 
@@ -183,10 +183,14 @@ class TuningIndex:
             return f"tuned it with jax {entry.jax_version}, not {self._jax_version}"
         return None
 
-    def impl_for(self, op: str, point: str) -> tuple[OpChoice, ConfigSource, str] | None:
+    def impl_for(
+        self, op: str, point: str, modules: Sequence[str] = ()
+    ) -> tuple[OpChoice, ConfigSource, str] | None:
         """The implementation `tile tune` chose for `op` at `point` (`tile_protocol.op_point`),
-        with its layer and file: the project's files first, then the user cache's."""
-        for source, layer in self._ops:
+        with its layer and file: the project's files first, then the user cache's, then what
+        the packages of `modules` (the op's implementations') ship."""
+        layers = list(self._ops) + [("shipped", self._shipped_of(m)[2]) for m in modules]
+        for source, layer in layers:
             held = layer.get((op, point))
             if held is not None:
                 return held[0], source, held[1]
@@ -200,7 +204,7 @@ class TuningIndex:
         """The first entry of `case_id` tuned over these tunables: the project's, the user
         cache's, then the one the package of `module` (the kernel's) ships."""
         layers = list(self._layers)
-        shipped, shipped_for = self._shipped_of(module) if module else ({}, [])
+        shipped, shipped_for, _ = self._shipped_of(module) if module else ({}, [], {})
         layers.append(("shipped", shipped))
         stale: list[str] = []
         for source, layer in layers:
@@ -226,9 +230,9 @@ class TuningIndex:
             return None
         return f"shipped tuning made with jax {entry.jax_version}, not {self._jax_version}"
 
-    def _shipped_of(self, module: str) -> tuple[_Layer, list[str]]:
-        """The entries `module`'s package ships for this device, and the device kinds it
-        ships tuning for (read once per package)."""
+    def _shipped_of(self, module: str) -> tuple[_Layer, list[str], _OpLayer]:
+        """The entries `module`'s package ships for this device, the device kinds it ships
+        tuning for, and its implementation choices here (read once per package)."""
         package = module.partition(".")[0]
         if package not in self._shipped:
             # Without a known device kind (an index built from entries) nothing shipped holds.
@@ -240,5 +244,7 @@ class TuningIndex:
                     kinds.append(decode_tuning(path.read_bytes()).device_kind)
                 except (OSError, DecodeError):
                     continue  # `_read` warns about it
-            self._shipped[package] = (self._read(files, f"{package}'s ", shipped=True), kinds)
+            ops: _OpLayer = {}
+            layer = self._read(files, f"{package}'s ", shipped=True, ops=ops)
+            self._shipped[package] = (layer, kinds, ops)
         return self._shipped[package]
