@@ -11,7 +11,7 @@ import pytest
 
 import tile_artifacts as ta
 import tile_protocol as tp
-from tile_harness import QuietDisplay, Selection, Suite, resolve_config
+from tile_harness import CliError, ExitCode, QuietDisplay, Selection, Suite, resolve_config
 
 CASE = "s/k[n=1]"
 
@@ -73,3 +73,29 @@ def test_an_error_in_the_session_finalizes_the_directory_then_goes_on_up(tmp_pat
     assert _status(suite.run_dir) == "failed"
     report = json.loads((suite.run_dir / ta.REPORT_JSON).read_text())
     assert "launcher broke" in json.dumps(report)
+
+
+class _Built(_Session):
+    """Plans one case of a build and reports it built."""
+
+    def run(self) -> bool:
+        plan = tp.Plan(command="build", cases=[tp.CaseInfo(case_id=CASE, kernel="s/k")])
+        self.suite.sink.on_plan(plan)
+        self.suite.sink.on_message(tp.BuildResult(case_id=CASE, kernel="s/k", ok=True))
+        return True
+
+
+def test_an_error_the_command_ends_with_is_the_outcome_its_report_states(tmp_path: Path) -> None:
+    # `tile profile --ncu` whose counters are refused after every case built: the command
+    # exits 2, and report.json must not say 0 (it did: the refusal came after the outcome).
+    resolved = resolve_config(None, {}, cwd=tmp_path)
+    suite = Suite("build", resolved, Selection(case_ids=[CASE]), output_dir=tmp_path / "run",
+                  argv=["tile", "profile"], display=QuietDisplay())  # fmt: skip
+    assert suite.drive(_Built(suite, None)) is None
+    refused = CliError("ncu may not read the GPU's performance counters", code=ExitCode.USAGE)
+    finished = suite.finish(None, refused=refused)
+    assert finished.outcome.code == 2
+    summary = json.loads((suite.run_dir / ta.REPORT_JSON).read_text())["summary"]
+    assert summary["exit_code"] == 2 and "performance counters" in summary["exit_reason"]
+    assert _status(suite.run_dir) != "success"
+    assert ta.check.check_path(suite.run_dir) == []

@@ -72,8 +72,7 @@ class RunRecorder:
         self.clocks = ClockWatch(setup.writer, self.telemetry)
         self.checkpoints = Checkpoints(setup, self.results, self.log)
         """Each finished case logged at once, the report-in-progress rewritten rarely."""
-        self._event("info", "run", "run_started", f"tile {setup.command} started",
-                    argv=setup.argv)  # fmt: skip
+        self._event("info", "run", "run_started", f"tile {setup.command} started", argv=setup.argv)
         self.log.write(lambda: write_snapshots(setup.writer, setup.resolved))
         self.checkpoints.write()
         self.clocks.start()
@@ -134,13 +133,9 @@ class RunRecorder:
 
     def on_case_start(self, start: tp.CaseStart) -> None:
         with self._lock:
-            label = (
-                start.case_id if start.round is None else f"{start.case_id}, round {start.round}"
-            )
-            self.ui.case(label)
-            fields: dict[str, Any] = {"index": start.index}
-            if start.round is not None:
-                fields["round"] = start.round
+            at = start.round
+            self.ui.case(start.case_id if at is None else f"{start.case_id}, round {at}")
+            fields: dict[str, Any] = {"index": start.index} | ({} if at is None else {"round": at})
             self._event("debug", "case", "case_start", start.case_id, **fields)
 
     def on_noise(self, event: tp.BadLine | tp.UnknownMessage) -> None:
@@ -164,13 +159,15 @@ class RunRecorder:
         error: str | None = None,
         compare_with: CompareSettings | None = None,
         judge: bool = False,
+        refused: CliError | None = None,
     ) -> Finished:
         """Decide the run's outcome, then write comparisons.json if asked, report.json,
         summary.md and the manifest last; return what was decided and written.
 
         With `judge` the outcome (exit code and why) is stated in the report and summary, so
-        that they say what the command exits with. A baseline that cannot be used is raised
-        once the directory is complete. After a failed write see `_finalize_faulted`.
+        that they say what the command exits with. A baseline that cannot be used is raised once
+        the directory is complete; `refused` (an error the command raises itself afterwards)
+        decides the outcome as one does. After a failed write see `_finalize_faulted`.
         """
         import tile_artifacts as ta
         from tile_harness._outcome import apply_outcome
@@ -189,7 +186,8 @@ class RunRecorder:
                 if self.log.fault is None:
                     comparison, problem = compare_run(self.setup, self.results, report,
                                                       compare_with)  # fmt: skip
-                    outcome = decide(self.results, interrupted, comparison, compare_with, problem)
+                    why = problem or refused
+                    outcome = decide(self.results, interrupted, comparison, compare_with, why)
                     if judge:
                         report = apply_outcome(report, outcome, comparison)
                     try:

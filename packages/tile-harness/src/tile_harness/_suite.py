@@ -159,9 +159,13 @@ class Suite:
         settle(self.recorder.results, self.sink)
 
     def finish(
-        self, interrupted: str | None, compare_with: CompareSettings | None = None
+        self,
+        interrupted: str | None,
+        compare_with: CompareSettings | None = None,
+        refused: CliError | None = None,
     ) -> Finished:
-        """Finalize the directory (compared with `compare_with` unless interrupted).
+        """Finalize the directory (compared with `compare_with` unless interrupted); `refused`:
+        the error the command ends with after this, which the outcome then states.
 
         Filters that planned no case raise the usage error with a did-you-mean, after removing
         the directory; any other run is kept and made `.tile/latest` if it was not yet.
@@ -174,6 +178,7 @@ class Suite:
                 interrupted=interrupted,
                 compare_with=None if interrupted or nothing else compare_with,
                 judge=True,
+                refused=refused,
             )
         finally:
             if not nothing:

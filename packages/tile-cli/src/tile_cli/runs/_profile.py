@@ -96,7 +96,7 @@ def run_profile(sel: Selection, flags: ProfileFlags) -> int:
         except signals.Terminated:
             interrupted = "terminated by SIGTERM"
     problems = claim_outputs(suite.recorder)
-    finished = suite.finish(interrupted)
+    finished = suite.finish(interrupted, refused=refused)
     results = suite.recorder.results
     render_build(out, err, results, problems, verbose=flags.verbose)
     render_undone(err, results)
