@@ -150,6 +150,11 @@ def test_a_hello_with_another_token_is_foreign() -> None:
             "a",
         ),
         ([HELLO, plan("a"), bench("a", kernel="other")], "kernel `other`", "a"),
+        (
+            [HELLO, plan("a"), bench("a", op=p.OpInfo(name="act", impl="jnp"))],
+            "op OpInfo(name='act', impl='jnp', baseline=False), the plan says None",
+            "a",
+        ),
         ([HELLO, plan("a", "b"), p.CaseStart(case_id="a", index=1, total=2)], "index 1 is", "a"),
         ([HELLO, plan("a"), p.Done(ok=True, elapsed_s=1.0)], "1 planned case got no result", None),
         (

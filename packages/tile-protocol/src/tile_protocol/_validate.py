@@ -37,7 +37,7 @@ from tile_protocol._messages import (
     StateChange,
     TestResult,
 )
-from tile_protocol._parts import Accounting, Phases, Reference, Stats
+from tile_protocol._parts import Accounting, CaseInfo, Phases, Reference, Stats
 
 __all__ = ["ForgedLine", "StreamValidator", "Violation", "result_problem"]
 
@@ -181,7 +181,7 @@ class StreamValidator:
         self._stamped = False
         self._last_seq = 0
         self._command: str | None = None
-        self._plan: dict[str, str] | None = None  # case id -> kernel, in plan order
+        self._plan: dict[str, CaseInfo] | None = None  # by case id, in plan order
         self._outcome: set[str] = set()
         self._views: set[tuple[str, str]] = set()
         self._done: Done | None = None
@@ -275,13 +275,13 @@ class StreamValidator:
     def _on_plan(self, plan: Plan) -> str | None:
         if self._plan is not None:
             return "a second plan; a stream has at most one"
-        ids: dict[str, str] = {}
+        ids: dict[str, CaseInfo] = {}
         for info in plan.cases:
             if info.case_id in ids:
                 return f"case `{info.case_id}` is planned twice"
             if self._requested is not None and info.case_id not in self._requested:
                 return f"case `{info.case_id}` was not requested"
-            ids[info.case_id] = info.kernel
+            ids[info.case_id] = info
         self._plan = ids
         self._command = plan.command
         return None
@@ -293,10 +293,8 @@ class StreamValidator:
                 return f"it counts {counted} cases, the plan has {len(self._plan)}"
         undone = self.undone
         if undone and done.restart is None:
-            return (
-                f"{len(undone)} planned case{'s' if len(undone) != 1 else ''} got no result "
-                f"(first `{undone[0]}`)"
-            )
+            s = "s" if len(undone) != 1 else ""
+            return f"{len(undone)} planned case{s} got no result (first `{undone[0]}`)"
         if not math.isfinite(done.elapsed_s) or done.elapsed_s < 0:
             return f"elapsed_s is {done.elapsed_s!r}"
         self._done = done
@@ -341,9 +339,11 @@ class StreamValidator:
     def _result(self, result: _Result) -> Violation | None:
         problem = self._planned(result.case_id) or self._open(result.case_id)
         if problem is None and self._plan is not None:
-            kernel = self._plan[result.case_id]
-            if result.kernel != kernel:
-                problem = f"kernel `{result.kernel}`, the plan says `{kernel}`"
+            planned = self._plan[result.case_id]
+            if result.kernel != planned.kernel:
+                problem = f"kernel `{result.kernel}`, the plan says `{planned.kernel}`"
+            elif isinstance(result, BenchResult) and result.op != planned.op:
+                problem = f"op {result.op}, the plan says {planned.op}"
         problem = problem or result_problem(result)
         violation = self._spoils(result, result.case_id, problem)
         self._closes(result.case_id)
