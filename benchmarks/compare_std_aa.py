@@ -54,29 +54,36 @@ def load_runs(root: Path) -> Runs:
 
 def print_rates(total: Counter[str], suites_with_alarm: int, pairs: int) -> None:
     cases = sum(total.values())
+    false = total["regression"] + total["improvement"]
     print(f"verdicts: {dict(sorted(total.items()))}")
     print(
-        f"false alarms: {total['regression']}/{cases} case comparisons "
-        f"({total['regression'] / max(cases, 1):.1%}), {suites_with_alarm}/{pairs} suite "
-        f"comparisons ({suites_with_alarm / max(pairs, 1):.1%})"
+        f"false verdicts (regression or improvement): {false}/{cases} case comparisons "
+        f"({false / max(cases, 1):.1%}), {suites_with_alarm}/{pairs} suite "
+        f"comparisons ({suites_with_alarm / max(pairs, 1):.1%}); inconclusive "
+        f"{total['inconclusive']}/{cases} ({total['inconclusive'] / max(cases, 1):.1%})"
     )
 
 
-def judge(runs: Runs, alpha: float = 0.05) -> None:
-    """Compare each run with the next; print verdicts per case and the false-alarm rates."""
+def judge(runs: Runs, alpha: float = 0.05, *, all_pairs: bool = False) -> None:
+    """Compare each run with the next (`all_pairs`: every run with every later one); print
+    verdicts per case and the false-alarm rates."""
     per_case: dict[str, Counter[str]] = {}
     suites_with_alarm = 0
-    for base, cur in itertools.pairwise(runs.values()):
+    reports = list(runs.values())
+    pairs = itertools.combinations(reports, 2) if all_pairs else itertools.pairwise(reports)
+    compared = 0
+    for base, cur in pairs:
+        compared += 1
         rows = ta.compare.compare_runs(base, cur, alpha=alpha).rows
         for row in rows:
             per_case.setdefault(row.case_id, Counter())[row.judgement] += 1
-        suites_with_alarm += any(row.judgement == "regression" for row in rows)
+        suites_with_alarm += any(row.judgement in ("regression", "improvement") for row in rows)
     width = max(len(c) for c in per_case)
-    print(f"{len(runs) - 1} A/A comparisons of {len(runs)} tile-std runs (alpha {alpha:g})\n")
+    print(f"{compared} A/A comparisons of {len(runs)} tile-std runs (alpha {alpha:g})\n")
     for case_id, verdicts in sorted(per_case.items()):
         print(f"  {case_id:<{width}}  {dict(sorted(verdicts.items()))}")
     print()
-    print_rates(sum(per_case.values(), Counter[str]()), suites_with_alarm, len(runs) - 1)
+    print_rates(sum(per_case.values(), Counter[str]()), suites_with_alarm, compared)
 
 
 def judge_pooled(runs: Runs, k: int, alpha: float = 0.05) -> None:
@@ -89,7 +96,7 @@ def judge_pooled(runs: Runs, k: int, alpha: float = 0.05) -> None:
     for name in names[k:]:
         rows = ta.compare.compare_runs(baseline, runs[name], alpha=alpha).rows
         total.update(row.judgement for row in rows)
-        alarms = [row for row in rows if row.judgement == "regression"]
+        alarms = [row for row in rows if row.judgement in ("regression", "improvement")]
         suites_with_alarm += bool(alarms)
         for row in alarms:
             print(f"  {name} {row.case_id}: {row.reason}")
@@ -111,11 +118,12 @@ def main() -> int:
     parser.add_argument(
         "--judge", type=Path, default=None, help="only judge DIR/runs/* (e.g. runs from a GPU)"
     )
+    parser.add_argument("--all-pairs", action="store_true", help="judge every pair of runs")
     args = parser.parse_args()
     if args.judge is not None:
         print(f"runs in {args.judge}")
         runs = load_runs(args.judge)
-        judge(runs, args.alpha)
+        judge(runs, args.alpha, all_pairs=args.all_pairs)
         if args.pooled:
             judge_pooled(runs, args.pooled, args.alpha)
         return 0
