@@ -226,3 +226,17 @@ def test_cupti_breaks_a_case_down_by_kernel_on_gpu() -> None:
     assert cold.kernels is not None and {k.name for k in cold.kernels} == {
         k.name for k in m.kernels
     }
+
+
+def test_the_wall_timer_waits_on_every_output_it_is_given() -> None:
+    # One array: its own block_until_ready (cheaper per call); several: every leaf.
+    x = jnp.arange(8.0)
+    one = WallSampler(jax.jit(lambda a: a * 2), [x], None)
+    one.warmup(1)
+    assert one._ready is type(x).block_until_ready  # pyright: ignore[reportPrivateUsage]
+    pair = WallSampler(jax.jit(lambda a: (a * 2, {"b": a + 1})), [x], None)
+    pair.warmup(1)
+    assert pair._ready is jax.block_until_ready  # pyright: ignore[reportPrivateUsage]
+    for sampler in (one, pair):
+        samples = sampler.take(5)
+        assert len(samples) == 5 and all(s > 0 for s in samples)
