@@ -228,15 +228,25 @@ def test_cupti_breaks_a_case_down_by_kernel_on_gpu() -> None:
     }
 
 
+def _double(a: jax.Array) -> jax.Array:
+    return a * 2
+
+
+def _double_and_more(a: jax.Array) -> tuple[jax.Array, dict[str, jax.Array]]:
+    return a * 2, {"b": a + 1}
+
+
 def test_the_wall_timer_waits_on_every_output_it_is_given() -> None:
     # One array: its own block_until_ready (cheaper per call); several: every leaf.
+    from tile_runner._jaxapi import block_until_ready
+
     x = jnp.arange(8.0)
-    one = WallSampler(jax.jit(lambda a: a * 2), [x], None)
+    one = WallSampler(jax.jit(_double), [x], None)  # pyright: ignore[reportUnknownMemberType]
     one.warmup(1)
     assert one._ready is type(x).block_until_ready  # pyright: ignore[reportPrivateUsage]
-    pair = WallSampler(jax.jit(lambda a: (a * 2, {"b": a + 1})), [x], None)
+    pair = WallSampler(jax.jit(_double_and_more), [x], None)  # pyright: ignore[reportUnknownMemberType]
     pair.warmup(1)
-    assert pair._ready is jax.block_until_ready  # pyright: ignore[reportPrivateUsage]
+    assert pair._ready is block_until_ready  # pyright: ignore[reportPrivateUsage]
     for sampler in (one, pair):
         samples = sampler.take(5)
         assert len(samples) == 5 and all(s > 0 for s in samples)

@@ -113,7 +113,8 @@ def _waiter(out: Any) -> Callable[[Any], Any]:
     else `jax.block_until_ready`."""
     from tile_runner._jaxapi import block_until_ready
 
-    own = getattr(type(out), "block_until_ready", None)
+    thing: object = out
+    own = getattr(type(thing), "block_until_ready", None)
     return own if callable(own) else block_until_ready
 
 
