@@ -17,6 +17,7 @@ from tile_artifacts._base import (
     Unit,
     UtcDatetime,
 )
+from tile_protocol.format import format_values
 
 __all__ = [
     "CommandRecord",
@@ -178,9 +179,9 @@ class ComparisonRow(ArtifactModel):
         if self.baseline_other_configs:
             counts: dict[str, int] = {}
             for values in self.baseline_other_configs:
-                text = ",".join(f"{k}={v}" for k, v in values.items()) or "no tunables"
+                text = format_values(values) or "no tunables"
                 counts[text] = counts.get(text, 0) + 1
-            kept = ",".join(f"{k}={v}" for k, v in (self.baseline_config or {}).items())
+            kept = format_values(self.baseline_config or {})
             left = ", ".join(f"{n} run{'s' if n > 1 else ''} of {t}" for t, n in counts.items())
             notes.append(
                 f"baseline pooled only {kept or 'its last configuration'}: {left} left out"

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from tile_harness._errors import CliError, ExitCode, os_error, refuse_run_directory
 from tile_protocol import device_slug
+from tile_protocol.format import format_values
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -193,10 +194,8 @@ def _say_mixed(baseline: ta.compare.Baseline, say: Callable[[str], None]) -> Non
     one's values were pooled."""
     for case in baseline.cases:
         if case.other_configs:
-            kept = ",".join(
-                f"{k}={v}" for k, v in (case.config.values if case.config else {}).items()
-            )
-            left = "; ".join(",".join(f"{k}={v}" for k, v in c.items()) for c in case.other_configs)
+            kept = format_values(case.config.values if case.config else {})
+            left = "; ".join(format_values(c) for c in case.other_configs)
             say(
                 f"warning: `{case.case_id}` ran other configurations in {len(case.other_configs)} "
                 f"of the runs ({left}); only the runs of {kept or 'the last run'} are pooled"

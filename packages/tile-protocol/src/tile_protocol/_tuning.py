@@ -12,6 +12,7 @@ from typing import Literal
 import msgspec
 
 from tile_protocol._errors import DecodeError
+from tile_protocol.format import format_values
 
 __all__ = [
     "TUNING_SCHEMA",
@@ -140,8 +141,7 @@ class TuneUnit(msgspec.Struct, frozen=True, kw_only=True):
     @property
     def configuration(self) -> str:
         """`{block_rows=4,num_warps=8}`: the values alone, as a table of one case shows them."""
-        inner = ",".join(f"{k}={v}" for k, v in self.values.items())
-        return f"{{{inner}}}"
+        return f"{{{format_values(self.values)}}}"
 
     @classmethod
     def parse(cls, text: str) -> TuneUnit | None:

@@ -10,7 +10,7 @@ one package both depend on. No imports beyond the standard library.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Final, Protocol
 
 __all__ = [
@@ -23,6 +23,7 @@ __all__ = [
     "config_source_label",
     "format_bytes",
     "format_config",
+    "format_values",
     "format_change",
     "format_change_ci",
     "format_ci_pct",
@@ -227,11 +228,17 @@ def config_source_label(source: str) -> str:
     return _SOURCE_LABELS.get(source, source)
 
 
+def format_values(values: Mapping[str, str]) -> str:
+    """`block_rows=4,num_warps=8`: a configuration's tunable values, as every table words them
+    (empty for a kernel without tunables)."""
+    return ",".join(f"{k}={v}" for k, v in values.items())
+
+
 def format_config(config: ConfigLike | None) -> str:
     """`block_rows=4,num_warps=8 (project tuning)`: the values a case ran with and where they
     came from, `*` after the source when a note says more (`-`: a kernel without tunables)."""
     if config is None:
         return MISSING
-    values = ",".join(f"{k}={v}" for k, v in config.values.items())
+    values = format_values(config.values)
     mark = "*" if config.note else ""
     return f"{values} ({config_source_label(config.source)}{mark})"

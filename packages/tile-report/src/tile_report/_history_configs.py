@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import tile_artifacts as ta
-from tile_protocol.format import MISSING, format_config
+from tile_protocol.format import MISSING, format_config, format_values
 from tile_report._history_rows import RunConfig
 from tile_report._steps import CommitPoint, Fit, Step
 
@@ -51,8 +51,7 @@ def _change(before: CommitPoint, after: CommitPoint) -> str | None:
         return None  # unknown on a side (recorded before the history kept it), or the same
     if len(was) == 1 and len(now) == 1:
         return ta.compare.config_change(was[0], now[0])
-    words = [" / ".join(",".join(f"{k}={v}" for k, v in d.items()) for d in side)
-             for side in (was, now)]  # fmt: skip
+    words = [" / ".join(format_values(d) for d in side) for side in (was, now)]
     return f"configuration changed: {words[0]} -> {words[1]}"
 
 
