@@ -10,8 +10,9 @@ that a case falling back to its default says so on its row.
 
 from __future__ import annotations
 
+import itertools
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
@@ -189,8 +190,11 @@ class TuningIndex:
         """The implementation `tile tune` chose for `op` at `point` (`tile_protocol.op_point`),
         with its layer and file: the project's files first, then the user cache's, then what
         the packages of `modules` (the op's implementations') ship."""
-        layers = list(self._ops) + [("shipped", self._shipped_of(m)[2]) for m in modules]
-        for source, layer in layers:
+        # The packages' files are read only when the project's and the user cache's say nothing.
+        shipped: Iterator[tuple[ConfigSource, _OpLayer]] = (
+            ("shipped", self._shipped_of(m)[2]) for m in modules
+        )
+        for source, layer in itertools.chain(self._ops, shipped):
             held = layer.get((op, point))
             if held is not None:
                 return held[0], source, held[1]
