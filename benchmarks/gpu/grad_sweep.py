@@ -45,7 +45,9 @@ ROW_TILINGS: list[dict[str, int | None]] = [
     {"block_rows": 4, "num_warps": 8},
     {"programs": 132},
     {"programs": 264},
+    {"programs": 528},
     {"programs": 1056},
+    {"block_rows": 1, "num_warps": 8, "programs": 132},
 ]
 
 

@@ -54,8 +54,12 @@ def _program(name: str, case: Any) -> tuple[Any, list[Any]]:
     return compiled, list(dynamic)
 
 
-def cupti_median(name: str, case: Any, samples: int) -> float:
-    """Median seconds of the case's program under a direct CUPTI measurement."""
+def cupti_median(name: str, case: Any, samples: int, streak: int) -> float:
+    """Median seconds of the case's program under a direct CUPTI measurement, in runs of at
+    most `streak` back-to-back calls: tile's own run took the case's samples in batches of at
+    most that many, and a long compute-bound kernel called for longer runs heats the GPU into
+    lower clocks (2026-12-05 on an H100: 100-call runs of attention's 5 ms fwd_bwd read 2%
+    slower than tile's 10)."""
     import jax
     from jax.experimental.mosaic.gpu import profiler
 
@@ -63,7 +67,7 @@ def cupti_median(name: str, case: Any, samples: int) -> float:
     out = compiled(*dynamic)
     out_bytes = sum(x.nbytes for x in jax.tree.leaves(out))
     del out
-    per_call = max(1, min(100, CUPTI_LIVE_BYTES // max(1, out_bytes)))
+    per_call = max(1, min(100, streak, CUPTI_LIVE_BYTES // max(1, out_bytes)))
     times: list[float] = []
     while len(times) < samples:
         # The stub leaves measure's result untyped: a float for one iteration, else a list.
@@ -115,7 +119,7 @@ def main() -> None:
             print(f"{case.id:<58}  not in tile's report ({row and row.get('status')})")
             continue
         mine = row["stats"]["median"]
-        truth = cupti_median(name, case, opts.samples)
+        truth = cupti_median(name, case, opts.samples, int(row["stats"]["n"]))
         xla = _reference_median(row)
         speed = f"{xla / mine:7.2f}x" if xla else "      -"
         xla_us = f"{xla * 1e6:11.1f}" if xla else "          -"
