@@ -4,6 +4,8 @@ the tuning file, and bench running what the tune chose."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 from support import MakeProject, TileRun
@@ -137,3 +139,38 @@ def test_bad_tunable_override_is_a_clear_error(tile: TileRun, project: MakeProje
     outside = tile("bench", "--kernel", "fx/reps", "--tunable", "reps=3", cwd=root)
     assert outside.returncode != 0
     assert "reps=3 is not among its values (1, 8, 64)" in outside.stderr
+
+
+def test_zero_rungs_measure_every_configuration_and_the_pruned_winner_is_checked_against_them(
+    tile: TileRun, project: MakeProject, tmp_path: Path
+) -> None:
+    """`tune.rungs=0` is the exhaustive sweep of issue #34: no rung prunes, every correct
+    configuration gets the [bench] measurement; benchmarks/tune_vs_exhaustive.py then judges
+    the pruned tune's winner by it."""
+    root = project(["tunable.py"], FAST)
+    assert tile("tune", "--kernel", "fx/reps", cwd=root).returncode == 0
+    [tuning] = (root / "tuning").glob("*.json")
+    out = tmp_path / "exhaustive"
+    proc = tile("tune", "--kernel", "fx/reps", "tune.rungs=0", "tune.dir=exhaustive",
+                "-o", str(out), cwd=root)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "pruned after rung" not in proc.stdout
+    report = json.loads((out / "report.json").read_text())
+    timed = {c["case_id"]: c["stats"]["n"] for c in report["cases"] if c["status"] == "success"}
+    assert set(timed) == {
+        "fx/reps[n=512]{reps=1,variant=right}",
+        "fx/reps[n=512]{reps=8,variant=right}",
+    }
+    assert min(timed.values()) >= 5  # [bench] min_runs: the full measurement, not a rung's
+    script = Path(__file__).parents[1] / "benchmarks" / "tune_vs_exhaustive.py"
+    judged = subprocess.run([sys.executable, str(script), str(tuning), str(out)],
+                            capture_output=True, text=True, check=False)  # fmt: skip
+    assert judged.returncode == 0, judged.stdout + judged.stderr
+    assert "winners within the exhaustive best's CI: 1/1" in judged.stdout
+    # A winner the sweep measured slower than the best's CI is called out, with exit 1.
+    doc = json.loads(tuning.read_text())
+    doc["entries"][0]["values"] = {"reps": "8", "variant": "right"}
+    tuning.write_text(json.dumps(doc))
+    slower = subprocess.run([sys.executable, str(script), str(tuning), str(out)],
+                            capture_output=True, text=True, check=False)  # fmt: skip
+    assert slower.returncode == 1 and "SLOWER" in slower.stdout

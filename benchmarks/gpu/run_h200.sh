@@ -13,7 +13,9 @@
 # "aa" repeated tile-std runs for compare's false alarms, AA_ARGS added to each, e.g.
 # "--rounds 4"; "ttr" benchmarks/gpu/time_to_result.py, with .whl/old/ as the code before;
 # "tune" tile tune of the row kernels (TUNE_ARGS narrows it, e.g. "-k 16384x8192"; TUNE_OLD=1
-# first runs the same tune with .whl/old, each with a cold compile cache, for the speed-up); "from" a
+# first runs the same tune with .whl/old, each with a cold compile cache, for the speed-up;
+# TUNE_EXHAUSTIVE=1 then measures every configuration fully, tune.rungs=0, and checks the
+# winners against it with benchmarks/tune_vs_exhaustive.py); "from" a
 # two-layer model's captured cases tuned and benched; "campaign" the std-warm-cold campaign; "cachereport"
 # cold vs warm process; "report" the HTML report of the ttr warm run; "breakdown" the
 # per-kernel breakdown against ncu and a planted one-fusion regression; "profile" tile profile
@@ -36,7 +38,8 @@ fi
 export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 TILE_CACHE_DIR=/tmp/tile-cache NO_COLOR=1
 export XLA_PYTHON_CLIENT_PREALLOCATE=false
 start=$SECONDS
-stamp() { echo "== [$((SECONDS - start)) s] $*"; }
+# Each stamp also goes to stamps.txt: the reply shows only the tail of what a call printed.
+stamp() { echo "== [$((SECONDS - start)) s] $*" | tee -a "$OUT/stamps.txt"; }
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv
 
 STEPS=" ${STEPS:-accuracy calibrate bench tests} "
@@ -138,7 +141,7 @@ if want tune; then
         t0=$SECONDS
         PYTHONPATH=/tmp/site-old TILE_CACHE_DIR=/tmp/tile-cache-tune-old \
             timeout "${TUNE_LIMIT_S:-300}" python3 -m tile_cli tune $tune_kernels \
-            --budget "${TUNE_BUDGET_S:-240}" ${TUNE_ARGS:-} -o /tmp/tune-run-old \
+            --budget "${TUNE_BUDGET_S:-120}" ${TUNE_ARGS:-} -o /tmp/tune-run-old \
             > "$OUT/tune-old.txt" 2>&1
         stamp "old code's tune: $((SECONDS - t0)) s wall (exit $?)"
         cd /tmp/tunewd
@@ -146,8 +149,18 @@ if want tune; then
     fi
     t0=$SECONDS
     timeout "${TUNE_LIMIT_S:-300}" python3 -m tile_cli tune $tune_kernels \
-        --budget "${TUNE_BUDGET_S:-240}" ${TUNE_ARGS:-} -o /tmp/tune-run 2>&1 | tee "$OUT/tune.txt"
+        --budget "${TUNE_BUDGET_S:-120}" ${TUNE_ARGS:-} -o /tmp/tune-run 2>&1 | tee "$OUT/tune.txt"
     stamp "tune: $((SECONDS - t0)) s wall"
+    if [ -n "${TUNE_EXHAUSTIVE:-}" ]; then
+        # Every configuration fully measured (no rung prunes): is the tune's winner as fast
+        # as the best of them, within its CI? (issue #34)
+        t0=$SECONDS
+        timeout "${TUNE_LIMIT_S:-300}" python3 -m tile_cli tune $tune_kernels ${TUNE_ARGS:-} \
+            tune.rungs=0 tune.dir=/tmp/tuning-exhaustive -o /tmp/tune-run-ex > /tmp/tune-ex.txt 2>&1
+        stamp "exhaustive tune: $((SECONDS - t0)) s wall"
+        python3 "$repo/benchmarks/tune_vs_exhaustive.py" tuning/*.json /tmp/tune-run-ex 2>&1 \
+            | tee "$OUT/tune-exhaustive.txt"
+    fi
     timeout 120 python3 -m tile_cli bench --kernel std/layernorm --kernel std/rmsnorm \
         --kernel std/softmax ${TUNE_ARGS:-} -o /tmp/tuned-bench -v 2>&1 | tee -a "$OUT/tune.txt"
     cp tuning/*.json "$OUT/" 2>/dev/null

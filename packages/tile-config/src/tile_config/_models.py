@@ -162,8 +162,9 @@ class TuneConfig(_Model):
     """Samples per configuration in the first rung (times eta each rung after)."""
     max_time: float = Field(default=0.05, gt=0)
     """Sampling seconds per configuration in the first rung (times eta each rung after)."""
-    rungs: int = Field(default=4, ge=1, le=10)
-    """At most this many pruning rungs before the finalists get a full `[bench]` measurement."""
+    rungs: int = Field(default=4, ge=0, le=10)
+    """At most this many pruning rungs before the finalists get a full `[bench]` measurement
+    (0: none, every configuration gets it: an exhaustive sweep, to check a pruned tune by)."""
     dir: _Text = "tuning"
     """Tuning files (`<dir>/<device>.json`, committed like baselines), relative to the project."""
     budget: _PositiveFloat | None = None
