@@ -199,3 +199,23 @@ def test_lazy_package_exports_everything() -> None:
         assert getattr(tile, name) is not None
     with pytest.raises(AttributeError):
         _ = tile.does_not_exist
+
+
+@pytest.mark.parametrize("shape", [(3, 5, 7), (10,), (), (0, 4)])
+def test_inputs_drawn_flat_are_the_values_jax_draws_for_the_shape(shape: tuple[int, ...]) -> None:
+    """tile.normal/uniform/randint draw one flat run of values and reshape it (one drawing
+    program per element count, not per shape); the values must stay those of drawing the
+    shape itself, or every seeded input of an earlier run would change."""
+    import jax
+
+    key = jax.random.key(7)
+    pairs = [
+        (tile.normal(key, shape, "bfloat16"),
+         jax.random.normal(key, shape, "float32").astype("bfloat16")),
+        (tile.uniform(key, shape, "float32", -1.0, 2.0),
+         jax.random.uniform(key, shape, "float32", -1.0, 2.0)),
+        (tile.randint(key, shape, 0, 9), jax.random.randint(key, shape, 0, 9, "int32")),
+    ]  # fmt: skip
+    for mine, theirs in pairs:
+        assert mine.shape == shape and mine.dtype == theirs.dtype
+        np.testing.assert_array_equal(np.asarray(mine), np.asarray(theirs))

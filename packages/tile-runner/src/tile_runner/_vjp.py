@@ -146,13 +146,14 @@ def _cotangent(fn: Callable[..., Any], raw: tuple[Any, ...], key: Any) -> Any:
     import numpy as np
 
     from tile_runner import _jaxapi as jaxapi
+    from tile_runner._inputs import flat_count
 
     bound, dynamic = bind_static(fn, raw)
     shapes = jaxapi.eval_shape(bound, *dynamic)
     leaves, tree = jaxapi.tree_flatten(shapes)
     keys = jax.random.split(jax.random.fold_in(key, 1), max(1, len(leaves)))
     ct = [
-        jax.random.normal(k, s.shape, jnp.float32).astype(s.dtype)
+        jax.random.normal(k, flat_count(s.shape), jnp.float32).reshape(s.shape).astype(s.dtype)
         if jnp.issubdtype(s.dtype, jnp.inexact)
         else np.zeros(s.shape, jax.dtypes.float0)
         for k, s in zip(keys, leaves, strict=False)
