@@ -20,6 +20,7 @@ import re
 import signal
 import sys
 import threading
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -114,6 +115,16 @@ class _State:
             handlers=_handlers(),
             threads=frozenset(t for t in threading.enumerate() if t.is_alive()),
         )
+
+
+_OWN_THREADS: weakref.WeakSet[threading.Thread] = weakref.WeakSet()
+"""The runner's own worker threads (the compile pool's), which no case started."""
+
+
+def mark_own_thread() -> None:
+    """Mark the calling thread as the runner's own: the guard does not count it as a case's.
+    A pool's `initializer`: its threads run while cases' inputs are made (`_ahead`)."""
+    _OWN_THREADS.add(threading.current_thread())
 
 
 class StateGuard:
@@ -240,7 +251,8 @@ class StateGuard:
         # A running thread cannot be stopped from outside: a non-daemon one keeps competing
         # with the next case's timings and keeps the process alive, so only a new runner gets
         # rid of it. A daemon thread is named once, then taken as part of the process.
-        started = sorted(now.threads - self._base.threads - self._adopted, key=lambda t: t.name)
+        new = now.threads - self._base.threads - self._adopted - set(_OWN_THREADS)
+        started = sorted(new, key=lambda t: t.name)
         running = [t for t in started if t.is_alive()]
         self._adopted.update(t for t in running if t.daemon)
         return [
