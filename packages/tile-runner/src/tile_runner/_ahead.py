@@ -34,7 +34,6 @@ from tile_runner._clock import Part, Stopwatch
 from tile_runner._configure import Configured, configure
 from tile_runner._context import CaseContext, case_inputs
 from tile_runner._discover import USER_ERRORS
-from tile_runner._isolation import mark_own_thread
 from tile_runner._plan import Unit
 from tile_runner._process_state import callable_name
 from tile_runner._stage import Building, Built, build, check_program
@@ -170,44 +169,26 @@ def prepare(
     """Make the leading units of `units` ready: inputs until `budget` bytes (at least one
     unit), then, with `compile_`, every compilation of those in one pool.
 
-    A unit's compilations are submitted as soon as its inputs are made, so they run while the
-    next units' inputs are made (on a cold H100 tile-std spent 5.8 s making inputs and 8.1 s
-    compiling, one after the other). `say` is told each step as it is taken (`Say`);
-    `on_case(rid)` which unit's inputs are being made (None after); `made(rid)` after them,
-    True to take no more units (the process state guard found a change; from the second unit
-    on, earlier units' compilations were running beside those inputs). Returns one Ready per
-    unit taken, in order; the caller goes on from the first unit not taken.
+    `say` is told each step as it is taken (`Say`); `on_case(rid)` which unit's inputs are
+    being made (None after); `made(rid)` after them, True to take no more units (the process
+    state guard found a change). Returns one Ready per unit taken, in order; the caller goes
+    on from the first unit not taken.
     """
     readies: list[Ready] = []
     held = 0
-    with contextlib.ExitStack() as stack:
-        pool = stack.enter_context(_pool()) if compile_ else None
-        jobs: list[_Job] = []
-        last = time.perf_counter()  # when the last unit's inputs were made
-        for unit in units:
-            if readies and held >= budget:
-                break
-            on_case(unit[3])
-            ready = _inputs(ctx, unit, say)
-            readies.append(ready)
-            held += _nbytes(ready.args) if ready.args is not None else 0
-            if pool is not None:
-                last = time.perf_counter()
-                _submit(ctx, pool, unit[3], ready, jobs)
-            if made(unit[3]):
-                break
-        on_case(None)
-        if pool is not None:
-            _await(pool, jobs, say, since=last)
+    for unit in units:
+        if readies and held >= budget:
+            break
+        on_case(unit[3])
+        ready = _inputs(ctx, unit, say)
+        readies.append(ready)
+        held += _nbytes(ready.args) if ready.args is not None else 0
+        if made(unit[3]):
+            break
+    on_case(None)
+    if compile_:
+        _compile(ctx, [u[3] for u in units[: len(readies)]], readies, say)
     return readies
-
-
-def _pool() -> ThreadPoolExecutor:
-    # Its threads live while later cases' inputs are made: the state guard must not count
-    # them as those inputs' doing.
-    return ThreadPoolExecutor(
-        max(3, _workers()), thread_name_prefix="tile-compile", initializer=mark_own_thread
-    )
 
 
 def _seconds(work: Callable[[], Any]) -> float:
@@ -218,50 +199,45 @@ def _seconds(work: Callable[[], Any]) -> float:
     return time.perf_counter() - t0
 
 
-_Job = tuple[str, Ready, Building]
-
-
-def _submit(ctx: CaseContext, pool: Executor, rid: str, ready: Ready, jobs: list[_Job]) -> None:
-    """Submit a unit's compilations (none where its inputs failed) and keep the job."""
-    if ready.error is not None:
-        return
-    assert ready.call is not None and ready.args is not None
-    kernel, fn = ready.call
-    try:
-        jobs.append((rid, ready, build(_HookWatch(pool, rid), ctx.command, kernel, fn, ready.args)))
-    except USER_ERRORS as exc:
-        ready.error = ("compile", exc)
-
-
-def _await(pool: Executor, jobs: list[_Job], say: Say, *, since: float) -> None:
-    """Wait for the batch's compilations, then compile its check programs; share the wall
-    time from `since` (the last unit's inputs made) to the end out to the cases.
+def _compile(ctx: CaseContext, rids: Sequence[str], readies: list[Ready], say: Say) -> None:
+    """Every compilation of the batch in one pool; the pool's wall time is shared out.
 
     `say` is told, in plan order, which case's compilations are awaited and of how many cases
     they ended (k of n; n of n at the end), so that no silence outlasts one case's compile.
 
     Each case is credited its share of the wall time in proportion to the seconds its own
     compilations took on their threads, so that the cases' accounting adds up to the time
-    the batch took (a case compiled alone gets all of it, as before). What compiled while
-    later inputs were made is inside those inputs' wall time, credited to them.
+    the batch took (a case compiled alone gets all of it, as before).
     """
-    if not jobs:
+    todo = [(rid, r) for rid, r in zip(rids, readies, strict=True) if r.error is None]
+    if not todo:
         return
-    t0 = since
-    for done, (rid, ready, building) in enumerate(jobs):
-        say("compile", rid, done, len(jobs))
-        try:
-            ready.built = building.result()
-        except USER_ERRORS as exc:  # the kernel did not compile
-            ready.error = ("compile", exc)
-    say("compile", jobs[-1][0], len(jobs), len(jobs))
-    t1 = time.perf_counter()
-    checks: list[tuple[Ready, Future[float]]] = [
-        (r, pool.submit(_seconds, lambda b=r.built: check_program(b)))
-        for _, r, _ in jobs
-        if r.built is not None
-    ]
-    check_s = [(r, job.result()) for r, job in checks]
+    t0 = time.perf_counter()
+    with ThreadPoolExecutor(max(3, _workers()), thread_name_prefix="tile-compile") as pool:
+        jobs: list[tuple[str, Ready, Building]] = []
+        for rid, ready in todo:
+            assert ready.call is not None and ready.args is not None
+            kernel, fn = ready.call
+            try:
+                watched = _HookWatch(pool, rid)
+                jobs.append((rid, ready, build(watched, ctx.command, kernel, fn, ready.args)))
+            except USER_ERRORS as exc:
+                ready.error = ("compile", exc)
+        for done, (rid, ready, building) in enumerate(jobs):
+            say("compile", rid, done, len(jobs))
+            try:
+                ready.built = building.result()
+            except USER_ERRORS as exc:  # the kernel did not compile
+                ready.error = ("compile", exc)
+        if jobs:
+            say("compile", jobs[-1][0], len(jobs), len(jobs))
+        t1 = time.perf_counter()
+        checks: list[tuple[Ready, Future[float]]] = [
+            (r, pool.submit(_seconds, lambda b=r.built: check_program(b)))
+            for _, r, _ in jobs
+            if r.built is not None
+        ]
+        check_s = [(r, job.result()) for r, job in checks]
     t2 = time.perf_counter()
     _share(t1 - t0, [(r, r.built.kernel_s, r.built.reference_s) if r.built else (r, 0.0, 0.0)
                      for _, r, _ in jobs])  # fmt: skip

@@ -58,7 +58,6 @@ class Batches:
         self.changes: dict[str, list[StateDiff]] = {}
         """What a case's inputs changed when made ahead, reported after its turn."""
         self._own_turn_until = 0  # cases before this index are made ready in their turn
-        self._unplaced = False  # a change seen while cases compiled beside the inputs
 
     def ready(self, index: int) -> Ready | None:
         """Case `index` made ready, or None to make it ready in its turn."""
@@ -90,36 +89,26 @@ class Batches:
             # fresh runner, asked to make each case ready in its turn, takes them all.
             session.restart = self._stopped
             return
-        if self._unplaced or self._state_changed():
+        if self._state_changed():
             import jax
 
             # Traced again in their turns (JAX would reuse the traces), so that the guard
             # sees which case does it.
             jax.clear_caches()
             self._own_turn_until = index + len(readies)
-            self._unplaced = False
             return
         self._ready = {index + i: r for i, r in enumerate(readies)}
 
     def _inputs_changed(self, rid: str) -> bool:
-        """After a case's inputs: keep what they changed for its turn; True ends the batch.
-
-        Only the batch's first case's inputs are made with nothing else going on: from the
-        second on, the earlier cases compile beside them (`prepare`), and a change may be a
-        kernel's, traced there. Then no case is named: the batch's cases are made ready each
-        in its turn instead (a fresh runner where the change cannot be put back), where the
-        guard sees which case does it.
-        """
+        """After a case's inputs: keep what they changed for its turn; True ends the batch."""
         try:
             diffs, restart = self._guard.check()
         except Exception:  # the guard must never cost a case its result
             return False
         if restart and rid != self._first:
             kept = ", ".join(f"{d.kind} {d.name}".strip() for d in diffs if not d.restored)
-            self._stopped = (f"making the cases from `{self._first}` to `{rid}` ready ahead of "
-                             f"their turn changed what cannot be put back ({kept})")  # fmt: skip
-        elif diffs and rid != self._first:
-            self._unplaced = True
+            self._stopped = (f"making the inputs of `{rid}` ahead of its turn changed what "
+                             f"cannot be put back ({kept})")  # fmt: skip
         elif diffs:
             self.changes[rid] = diffs
         return bool(diffs)

@@ -20,7 +20,6 @@ import re
 import signal
 import sys
 import threading
-import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -115,16 +114,6 @@ class _State:
             handlers=_handlers(),
             threads=frozenset(t for t in threading.enumerate() if t.is_alive()),
         )
-
-
-_OWN_THREADS: weakref.WeakSet[threading.Thread] = weakref.WeakSet()
-"""The runner's own worker threads (the compile pool's), which no case started."""
-
-
-def mark_own_thread() -> None:
-    """Mark the calling thread as the runner's own: the guard does not count it as a case's.
-    A pool's `initializer`: its threads run while cases' inputs are made (`_ahead`)."""
-    _OWN_THREADS.add(threading.current_thread())
 
 
 class StateGuard:
@@ -251,8 +240,7 @@ class StateGuard:
         # A running thread cannot be stopped from outside: a non-daemon one keeps competing
         # with the next case's timings and keeps the process alive, so only a new runner gets
         # rid of it. A daemon thread is named once, then taken as part of the process.
-        new = now.threads - self._base.threads - self._adopted - set(_OWN_THREADS)
-        started = sorted(new, key=lambda t: t.name)
+        started = sorted(now.threads - self._base.threads - self._adopted, key=lambda t: t.name)
         running = [t for t in started if t.is_alive()]
         self._adopted.update(t for t in running if t.daemon)
         return [
