@@ -141,7 +141,7 @@ if want tune; then
         t0=$SECONDS
         PYTHONPATH=/tmp/site-old TILE_CACHE_DIR=/tmp/tile-cache-tune-old \
             timeout "${TUNE_LIMIT_S:-300}" python3 -m tile_cli tune $tune_kernels \
-            --budget "${TUNE_BUDGET_S:-120}" ${TUNE_ARGS:-} -o /tmp/tune-run-old \
+            --budget "${TUNE_OLD_BUDGET_S:-${TUNE_BUDGET_S:-120}}" ${TUNE_ARGS:-} -o /tmp/tune-run-old \
             > "$OUT/tune-old.txt" 2>&1
         stamp "old code's tune: $((SECONDS - t0)) s wall (exit $?)"
         cd /tmp/tunewd

@@ -12,6 +12,7 @@ The winner of each case (`pick`) goes to `tuning/<device>.json` (the user cache 
 from __future__ import annotations
 
 import math
+import os
 import sys
 import time
 from collections import Counter
@@ -63,7 +64,16 @@ __all__ = [
 ]
 
 _RUNNER_START_S = 3.0  # assumed per rung when no earlier run says (JAX import and devices)
-_UNIT_OVERHEAD_S = 0.5  # assumed compile + check + bookkeeping of one configuration
+_UNIT_COMPILE_S = 0.45  # assumed compile of one configuration, on one thread
+_UNIT_SERIAL_S = 0.05  # assumed check and bookkeeping of one configuration
+_COMPILE_THREADS = 16  # the runner's compile pool at most (tile_runner._ahead)
+
+
+def _unit_overhead_s() -> float:
+    """Assumed seconds a configuration adds besides sampling: the runner compiles a rung in a
+    pool of a thread per core (16 at most); 216 configurations cost ~17 s on 16 cores."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return _UNIT_SERIAL_S + _UNIT_COMPILE_S / max(1, min(_COMPILE_THREADS, cores or 1))
 
 
 @dataclass
@@ -161,14 +171,14 @@ def rung_settings(resolved: ResolvedConfig, rung: int, scale: float) -> tp.Bench
 def estimate_s(resolved: ResolvedConfig, counts: Sequence[int], scale: float = 1.0) -> float:
     """Wall seconds a tune of cases with `counts` allowed configurations should take."""
     t, b = resolved.config.tune, resolved.config.bench
-    total, alive = 0.0, list(counts)
+    total, alive, unit_s = 0.0, list(counts), _unit_overhead_s()
     for rung in range(t.rungs):
         if all(n <= 2 for n in alive):
             break
-        per = _UNIT_OVERHEAD_S + rung_settings(resolved, rung, scale).max_time
+        per = unit_s + rung_settings(resolved, rung, scale).max_time
         total += _RUNNER_START_S + per * sum(alive)
         alive = [max(1, math.ceil(n / t.eta)) if n > 2 else n for n in alive]
-    return total + _RUNNER_START_S + (_UNIT_OVERHEAD_S + b.max_time) * sum(min(n, 2) for n in alive)
+    return total + _RUNNER_START_S + (unit_s + b.max_time) * sum(min(n, 2) for n in alive)
 
 
 def budget_scale(resolved: ResolvedConfig, counts: Sequence[int], budget: float | None) -> float:
