@@ -1,12 +1,19 @@
 """Are tile's `bwd` and `fwd_bwd` timings true? tile-std attention and LayerNorm (issue #35).
 
-First a real `tile bench --mode bwd,fwd_bwd` of the two kernels' GPU bench cases (a child
-process, as a user runs it). Then, in this process, each case's same jitted program (the
-runner's mode kernel: for `bwd` the VJP applied to residuals made outside, for `fwd_bwd` value
-and VJP in one program) timed by `jax.experimental.mosaic.gpu.profiler.measure` directly.
-Prints per case tile's median, the direct CUPTI median and their ratio (target: within 1%),
-and tile's median of XLA's autodiff of the reference beside the kernel's (the speed targets:
-every Pallas backward at least as fast as XLA's, attention's at least 2x).
+Three passes over the cases, each in its own process, one after another: a real
+`tile bench --mode bwd,fwd_bwd` of the two kernels' GPU bench cases (as a user runs it), then
+each case's same jitted program (the runner's mode kernel: for `bwd` the VJP applied to
+residuals made outside, for `fwd_bwd` value and VJP in one program) timed by
+`jax.experimental.mosaic.gpu.profiler.measure` directly, then the same `tile bench` again.
+Each case's direct median is compared with the mean of tile's two: a GPU that warms up (or
+cools down) over the passes moves both tile passes and the direct one alike on average, where
+tile-then-direct read a long causal attention 5% apart on a fresh H100 (2026-12-05). Each pass
+runs alone, so no process holds GPU memory that another's XLA reference needs.
+
+Prints per case tile's two medians, the direct CUPTI median and the ratio (target: within 1%),
+how far tile's own two passes differ (the noise of the comparison itself), and tile's median
+of XLA's autodiff of the reference beside the kernel's (the speed targets: every Pallas
+backward at least as fast as XLA's, attention's at least 2x).
 
 Usage: python benchmarks/gpu/grad_truth.py [-k FILTER] [--max-time S] [--samples N]
 """
@@ -22,19 +29,20 @@ from pathlib import Path
 from typing import Any, cast
 
 KERNELS = ("std/attention", "std/layernorm")
-RUN = Path("/tmp/grad-truth-run")
+RUNS = (Path("/tmp/grad-truth-run"), Path("/tmp/grad-truth-run2"))
+DIRECT = Path("/tmp/grad-truth-direct.json")
 CUPTI_LIVE_BYTES = 8 << 30  # outputs measure() keeps alive per call, as accuracy.py bounds them
 
 
-def tile_bench(filters: list[str], max_time: float) -> dict[str, dict[str, Any]]:
+def tile_bench(filters: list[str], max_time: float, run: Path) -> dict[str, dict[str, Any]]:
     """Run `tile bench` on the kernels in both gradient modes; its report's cases by id."""
-    argv = [sys.executable, "-m", "tile_cli", "bench", "--mode", "bwd,fwd_bwd", "-o", str(RUN)]
+    argv = [sys.executable, "-m", "tile_cli", "bench", "--mode", "bwd,fwd_bwd", "-o", str(run)]
     argv += [a for name in KERNELS for a in ("--kernel", name)]
     argv += [a for f in filters for a in ("-k", f)]
     argv += ["--max-time", str(max_time)]
     done = subprocess.run(argv, capture_output=True, text=True, check=False)
     print(done.stdout[-4000:], done.stderr[-2000:], sep="\n")
-    report = json.loads((RUN / "report.json").read_text())
+    report = json.loads((run / "report.json").read_text())
     return {c["case_id"]: c for c in report["cases"]}
 
 
@@ -103,30 +111,56 @@ def _reference_median(row: dict[str, Any]) -> float | None:
     return float(median) if median is not None else None
 
 
+def direct_pass(filters: list[str], samples: int) -> None:
+    """The direct CUPTI pass (its own process): each case of tile's first run, in streaks no
+    longer than that run's sample count, medians written to DIRECT."""
+    report = json.loads((RUNS[0] / "report.json").read_text())
+    rows = {c["case_id"]: c for c in report["cases"]}
+    medians: dict[str, float] = {}
+    for name, case in _cases(filters):
+        row = rows.get(case.id)
+        if row is not None and row.get("stats") is not None:
+            medians[case.id] = cupti_median(name, case, samples, int(row["stats"]["n"]))
+    DIRECT.write_text(json.dumps(medians))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("-k", dest="filters", action="append", default=[])
     parser.add_argument("--max-time", type=float, default=1.0)
     parser.add_argument("--samples", type=int, default=200)
+    parser.add_argument("--direct-pass", action="store_true", help=argparse.SUPPRESS)
     opts = parser.parse_args()
-    report = tile_bench(opts.filters, opts.max_time)
-    head = f"{'case':<58}{'tile µs':>10}{'cupti µs':>10}{'ratio':>8}{'XLA µs':>11}{'vs XLA':>8}"
-    print(head)
-    worst = 0.0
-    for name, case in _cases(opts.filters):
-        row = report.get(case.id)
-        if row is None or row.get("stats") is None:
-            print(f"{case.id:<58}  not in tile's report ({row and row.get('status')})")
+    if opts.direct_pass:
+        direct_pass(opts.filters, opts.samples)
+        return
+    first = tile_bench(opts.filters, opts.max_time, RUNS[0])
+    DIRECT.unlink(missing_ok=True)
+    argv = [sys.executable, __file__, "--direct-pass", "--samples", str(opts.samples)]
+    subprocess.run(argv + [a for f in opts.filters for a in ("-k", f)], check=False)
+    direct: dict[str, float] = json.loads(DIRECT.read_text()) if DIRECT.exists() else {}
+    second = tile_bench(opts.filters, opts.max_time, RUNS[1])
+    print(f"{'case':<58}{'tile µs':>10}{'again':>9}{'cupti µs':>10}{'ratio':>8}{'tile2/1':>8}"
+          f"{'XLA µs':>11}{'vs XLA':>8}")  # fmt: skip
+    worst = worst_own = 0.0
+    for _, case in _cases(opts.filters):
+        rows = [r.get(case.id) or {} for r in (first, second)]
+        if any(r.get("stats") is None for r in rows) or case.id not in direct:
+            print(f"{case.id:<58}  not measured in every pass ({[r.get('status') for r in rows]})")
             continue
-        mine = row["stats"]["median"]
-        truth = cupti_median(name, case, opts.samples, int(row["stats"]["n"]))
-        xla = _reference_median(row)
-        speed = f"{xla / mine:7.2f}x" if xla else "      -"
+        mine = [float(r["stats"]["median"]) for r in rows]
+        truth = float(direct[case.id])
+        ratio, own = (mine[0] + mine[1]) / 2 / truth, mine[1] / mine[0]
+        worst, worst_own = max(worst, abs(ratio - 1)), max(worst_own, abs(own - 1))
+        xla = _reference_median(rows[0])
+        speed = f"{xla / mine[0]:7.2f}x" if xla else "      -"
         xla_us = f"{xla * 1e6:11.1f}" if xla else "          -"
-        ratio = mine / truth
-        worst = max(worst, abs(ratio - 1))
-        print(f"{case.id:<58}{mine * 1e6:10.1f}{truth * 1e6:10.1f}{ratio:8.3f}{xla_us}{speed}")
-    print(f"worst |tile / cupti - 1| = {worst:.2%} (target: under 1%)")
+        print(f"{case.id:<58}{mine[0] * 1e6:10.1f}{mine[1] * 1e6:9.1f}{truth * 1e6:10.1f}"
+              f"{ratio:8.3f}{own:8.3f}{xla_us}{speed}")  # fmt: skip
+    print(
+        f"worst |mean of tile's two / cupti - 1| = {worst:.2%} (target: under 1%); "
+        f"tile's own two passes differ by up to {worst_own:.2%}"
+    )
 
 
 if __name__ == "__main__":
