@@ -289,8 +289,13 @@ fi
 if want tests; then
     # 300 s: the gpu tests include every Pallas backward's test cases (32 more compiles).
     stamp "pytest -m gpu"
-    timeout "${GPU_TESTS_LIMIT_S:-300}" python3 -m pytest -q -m gpu -p no:cacheprovider ${GPU_TESTS_ARGS:-} \
-        packages/tile-runner/tests packages/tile-std/tests tests/test_profile.py 2>&1 | tee "$OUT/gpu-tests.txt" | tail -25
+    # GPU_TESTS_K: a -k expression, spaces allowed ("backward or attention"); GPU_TESTS_ARGS is
+    # split on spaces.
+    k_args=()
+    [ -n "${GPU_TESTS_K:-}" ] && k_args=(-k "$GPU_TESTS_K")
+    timeout "${GPU_TESTS_LIMIT_S:-300}" python3 -m pytest -q -m gpu -p no:cacheprovider "${k_args[@]}" \
+        ${GPU_TESTS_ARGS:-} packages/tile-runner/tests packages/tile-std/tests tests/test_profile.py \
+        2>&1 | tee "$OUT/gpu-tests.txt" | tail -25
 fi
 [ -d /tmp/ttr-out ] && tar czf "$OUT/logs.tgz" -C /tmp ttr-out
 stamp "done"
