@@ -21,7 +21,8 @@
 # per-kernel breakdown against ncu and a planted one-fusion regression; "profile" tile profile
 # --ncu on one tile-std case, timed, beside ncu run by hand on the same kernel; "gradtruth"
 # benchmarks/gpu/grad_truth.py, tile's bwd/fwd_bwd medians against direct CUPTI; "gradsweep"
-# benchmarks/gpu/grad_sweep.py, the Pallas backwards' tilings against XLA's autodiff).
+# benchmarks/gpu/grad_sweep.py, the Pallas backwards' tilings against XLA's autodiff; "planted"
+# benchmarks/gpu/planted_ab.py, tile bench --against on identical code and planted slowdowns).
 set -uo pipefail
 OUT=${OUT:-/tmp/tile-gpu-out}
 mkdir -p "$OUT"
@@ -284,6 +285,14 @@ if want gradsweep; then
             python3 benchmarks/gpu/grad_sweep.py attention --seq "$seq" ${GRADSWEEP_ARGS:-}
         done
         python3 benchmarks/gpu/grad_sweep.py rows ${GRADSWEEP_ARGS:-}' 2>&1 | tee "$OUT/grad-sweep.txt"
+fi
+
+if want planted; then
+    # Issue #33 on the GPU: tile bench --against on identical code and on planted 10% and 3%
+    # slowdowns (PLANTED_ARGS, e.g. "--runs 4"; needs git on the machine).
+    stamp "planted A/B (tile bench --against)"
+    timeout "${PLANTED_LIMIT_S:-540}" python3 benchmarks/gpu/planted_ab.py ${PLANTED_ARGS:-} 2>&1 \
+        | tee "$OUT/planted-ab.txt"
 fi
 
 if want tests; then
