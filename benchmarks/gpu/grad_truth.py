@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import statistics
 import subprocess
 import sys
@@ -36,6 +37,7 @@ CUPTI_LIVE_BYTES = 8 << 30  # outputs measure() keeps alive per call, as accurac
 
 def tile_bench(filters: list[str], max_time: float, run: Path) -> dict[str, dict[str, Any]]:
     """Run `tile bench` on the kernels in both gradient modes; its report's cases by id."""
+    shutil.rmtree(run, ignore_errors=True)  # a run directory is never written twice
     argv = [sys.executable, "-m", "tile_cli", "bench", "--mode", "bwd,fwd_bwd", "-o", str(run)]
     argv += [a for name in KERNELS for a in ("--kernel", name)]
     argv += [a for f in filters for a in ("-k", f)]
