@@ -39,6 +39,12 @@ fi
 export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 TILE_CACHE_DIR=/tmp/tile-cache NO_COLOR=1
 export XLA_PYTHON_CLIENT_PREALLOCATE=false
 start=$SECONDS
+# A warm machine keeps the last call's /tmp: tile refuses to write a run directory twice.
+rm -rf /tmp/ttr-out /tmp/cold-warm /tmp/from-bench /tmp/from-tune /tmp/hand-run /tmp/modes-run \
+    /tmp/planted-base /tmp/planted-slow /tmp/profile-run /tmp/std-run /tmp/tune-run \
+    /tmp/tune-run-ex /tmp/tune-run-old /tmp/tuned-bench /tmp/cache-run /tmp/grad-truth-run* \
+    /tmp/tuning-exhaustive /tmp/tunewd /tmp/tunewd-old /tmp/tile-cache-tune-old \
+    /tmp/tile-cache-tune-new /tmp/aa "$OUT/stamps.txt"
 # Each stamp also goes to stamps.txt: the reply shows only the tail of what a call printed.
 stamp() { echo "== [$((SECONDS - start)) s] $*" | tee -a "$OUT/stamps.txt"; }
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv
