@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 import tile_config as tc
 from tile_harness import bench_settings
@@ -35,3 +38,26 @@ def test_a_rung_keeps_bench_settings_but_its_length(tmp_path: Path) -> None:
         assert settings.rounds == 1
         assert settings.min_runs == 4 * 3**rung
         assert settings.max_time == max(0.005, 0.01 * 3**rung)
+
+
+def test_the_budget_estimate_shares_compiles_over_the_runners_threads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The row kernels' 216 configurations (12 cases of 18) fit `--budget 120` on a 16-core
+    GPU host, as a real tune there did (65 s on an H100); one after another they did not."""
+    import os
+
+    from tile_harness.tune import budget_scale, estimate_s
+
+    resolved = tc.load_config(cwd=tmp_path, environ={})
+    counts = [18] * 12
+
+    def cores(n: int) -> Callable[[int], set[int]]:
+        return lambda pid: set(range(n))
+
+    monkeypatch.setattr(os, "sched_getaffinity", cores(16), raising=False)
+    sixteen = estimate_s(resolved, counts)
+    assert sixteen < 120 and budget_scale(resolved, counts, 120.0) == 1.0
+    monkeypatch.setattr(os, "sched_getaffinity", cores(1), raising=False)
+    one = estimate_s(resolved, counts)
+    assert one > 2 * sixteen  # a core alone compiles one configuration after another
