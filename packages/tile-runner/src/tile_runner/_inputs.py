@@ -23,19 +23,14 @@ def case_key(seed: int, case_id: str) -> Any:
 
 
 def flat_count(shape: Sequence[int]) -> tuple[int]:
-    """The one-dimensional shape of as many values as `shape` holds (see `_flat`)."""
-    return (math.prod(int(d) for d in shape),)
-
-
-def _flat(shape: Sequence[int]) -> tuple[tuple[int, ...], tuple[int]]:
-    """The shape as a tuple, and the one-dimensional shape of as many values.
+    """The one-dimensional shape of as many values as `shape` holds.
 
     Values are drawn flat and reshaped: JAX's threefry gives a shape's values in row-major
     order of one flat draw of the same count (the same values as drawing the shape), and the
     drawing program, which takes about 0.4 s to compile on a GPU, is then compiled once per
     count rather than once per shape (4096x4096, 16777216 and 4x32x1024x128 share one).
     """
-    return tuple(int(d) for d in shape), flat_count(shape)
+    return (math.prod(int(d) for d in shape),)
 
 
 def _float_dtype(dtype: Any, what: str) -> Any:
@@ -57,8 +52,7 @@ def normal(key: Any, shape: Sequence[int], dtype: Any = "float32") -> Any:
     dt = _float_dtype(dtype, "normal")
     # Drawing in float32 (float64 stays) makes the values independent of the target precision.
     base = dt if dt.itemsize >= 8 else "float32"
-    dims, flat = _flat(shape)
-    return jax.random.normal(key, flat, base).reshape(dims).astype(dt)
+    return jax.random.normal(key, flat_count(shape), base).reshape(tuple(shape)).astype(dt)
 
 
 def uniform(
@@ -71,8 +65,8 @@ def uniform(
     if not high > low:
         raise RunnerError(f"tile.uniform: need low < high, got low={low}, high={high}")
     base = dt if dt.itemsize >= 8 else "float32"
-    dims, flat = _flat(shape)
-    return jax.random.uniform(key, flat, base, low, high).reshape(dims).astype(dt)
+    drawn = jax.random.uniform(key, flat_count(shape), base, low, high)
+    return drawn.reshape(tuple(shape)).astype(dt)
 
 
 def randint(key: Any, shape: Sequence[int], low: int, high: int, dtype: Any = "int32") -> Any:
@@ -85,8 +79,7 @@ def randint(key: Any, shape: Sequence[int], low: int, high: int, dtype: Any = "i
         raise RunnerError(f"tile.randint: dtype {dt.name} is not an integer dtype")
     if not high > low:
         raise RunnerError(f"tile.randint: need low < high, got low={low}, high={high}")
-    dims, flat = _flat(shape)
-    return jax.random.randint(key, flat, low, high, dt).reshape(dims)
+    return jax.random.randint(key, flat_count(shape), low, high, dt).reshape(tuple(shape))
 
 
 _KEYS = ("url", "sha256", "archive", "members", "description")
