@@ -1,8 +1,8 @@
 """Is the tune's winner as fast as the best configuration of an exhaustive sweep? (issue #34)
 
 Give it the tuning file a `tile tune` wrote and the run directory of an exhaustive tune of
-the same cases (`tile tune --eta 1`: no rung prunes, so every configuration gets the final
-measurement with the [bench] settings). For each tuned case it looks up the tune's winner
+the same cases (`tile tune ... tune.rungs=0`: no rung prunes, so every configuration gets the
+final measurement with the [bench] settings). For each tuned case it looks up the tune's winner
 among the exhaustive run's configurations and prints its median beside the exhaustive best's
 median and confidence interval: the winner passes when its median is no higher than the top
 of the best's interval. Both figures come from the one exhaustive run, so the verdict does not
@@ -19,14 +19,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-
-def split_case_id(case_id: str) -> tuple[str, dict[str, str]]:
-    """`base[params]{a=1,b=auto}` -> (`base[params]`, {"a": "1", "b": "auto"})."""
-    if not case_id.endswith("}") or "{" not in case_id:
-        return case_id, {}
-    base, _, inner = case_id[:-1].rpartition("{")
-    values = dict(part.split("=", 1) for part in inner.split(",") if "=" in part)
-    return base, values
+from tile_protocol import TuneUnit
+from tile_protocol.format import format_values
 
 
 def configurations(run_dir: Path) -> dict[str, list[tuple[dict[str, str], dict[str, Any]]]]:
@@ -37,8 +31,9 @@ def configurations(run_dir: Path) -> dict[str, list[tuple[dict[str, str], dict[s
         stats = case.get("stats")
         if case.get("status") != "success" or not stats:
             continue
-        base, values = split_case_id(case["case_id"])
-        out.setdefault(base, []).append((values, stats))
+        unit = TuneUnit.parse(case["case_id"])
+        if unit is not None:
+            out.setdefault(unit.case_id, []).append((unit.values, stats))
     return out
 
 
@@ -55,8 +50,7 @@ def judge(tuning: dict[str, Any], measured: dict[str, list[tuple[dict[str, str],
         winner = {k: str(v) for k, v in entry["values"].items()}
         best_values, best = min(rows, key=lambda row: row[1]["median"])
         mine = next((stats for values, stats in rows if values == winner), None)
-        label = ",".join(f"{k}={v}" for k, v in winner.items())
-        best_label = ",".join(f"{k}={v}" for k, v in best_values.items())
+        label, best_label = format_values(winner), format_values(best_values)
         if mine is None:
             print(f"{entry['case_id']:<50}{label:>30}  not measured by the exhaustive run")
             failed += 1
