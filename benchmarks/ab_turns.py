@@ -88,14 +88,16 @@ def changing_load(switch: float, cap: float) -> Generator[None]:
             p.wait()
 
 
-def against(root: Path, name: str) -> None:
-    """One `tile bench --against HEAD` into runs/<name> (exit 1, a regression, is a result)."""
+def against(root: Path, name: str) -> ta.compare.ComparisonDoc:
+    """One `tile bench --against HEAD` into runs/<name>; its own comparison (exit 1, a
+    regression, is a result)."""
     env = {**os.environ, "NO_COLOR": "1"}
     cmd = [sys.executable, "-m", "tile_cli", "bench", "--against", "HEAD", "-o", f"runs/{name}"]
     proc = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, timeout=900,
                           check=False)  # fmt: skip
     if proc.returncode not in (0, 1):
         sys.exit(f"{name} failed with exit {proc.returncode}:\n{proc.stderr[-3000:]}")
+    return ta.compare.read_comparison(root / "runs" / name / "comparisons.json")
 
 
 def rejudge(root: Path) -> Tally:
@@ -138,8 +140,7 @@ def main() -> int:
         for name, slow in plan:
             set_slow(root, slow)
             with changing_load(args.switch, cap=900.0):
-                against(root, name)
-            doc = ta.compare.read_comparison(root / "runs" / name / "comparisons.json")
+                doc = against(root, name)
             tally.add(not slow, doc, name)
             took = time.perf_counter() - start
             print(f"  {name} done ({took:.0f} s)", file=sys.stderr, flush=True)

@@ -21,7 +21,6 @@ plumbing is checked; its figures are the GPU's.
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import subprocess
 import sys
@@ -30,7 +29,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-import tile_artifacts as ta
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: ab_turns.py
+from ab_turns import against
 
 KERNELS = '''\
 """Planted A/B fixture: PASSES passes of a memory-bound op; a plant raises PASSES."""
@@ -83,18 +83,6 @@ def write_repo(root: Path, passes: int, most: int, sizes: list[int]) -> None:
     git = ["git", "-C", str(root), "-c", "user.email=ab@tile", "-c", "user.name=ab"]
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "fixture"]):
         subprocess.run([*git, *args], check=True)
-
-
-def against(root: Path, name: str) -> ta.compare.ComparisonDoc:
-    """One `tile bench --against HEAD` into runs/<name>; its own comparison (exit 1, a
-    regression, is a result)."""
-    env = {**os.environ, "NO_COLOR": "1"}
-    cmd = [sys.executable, "-m", "tile_cli", "bench", "--against", "HEAD", "-o", f"runs/{name}"]
-    proc = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, timeout=900,
-                          check=False)  # fmt: skip
-    if proc.returncode not in (0, 1):
-        sys.exit(f"{name} failed with exit {proc.returncode}:\n{proc.stderr[-3000:]}")
-    return ta.compare.read_comparison(root / "runs" / name / "comparisons.json")
 
 
 def report(label: str, verdicts: Counter[str], *, plant: int) -> bool:
