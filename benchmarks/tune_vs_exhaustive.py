@@ -69,6 +69,12 @@ def main() -> int:
     parser.add_argument("tuning", type=Path, help="the tuning file the tune wrote")
     parser.add_argument("exhaustive", type=Path, help="run directory of `tile tune --eta 1`")
     opts = parser.parse_args()
+    for path, what in ((opts.tuning, "tuning file"), (opts.exhaustive / "report.json", "report")):
+        if not path.is_file():
+            print(f"error: no {what} at {path}", file=sys.stderr)
+            print("hint: give the tuning/<device>.json a `tile tune` wrote, then the run "
+                  "directory of `tile tune ... tune.rungs=0`", file=sys.stderr)  # fmt: skip
+            return 2
     tuning = json.loads(opts.tuning.read_text())
     failed = judge(tuning, configurations(opts.exhaustive))
     total = len(tuning["entries"])

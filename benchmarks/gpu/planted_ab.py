@@ -112,7 +112,9 @@ def main() -> int:
     parser.add_argument("--keep", type=Path, default=None, help="measure into this directory")
     args = parser.parse_args()
     if shutil.which("git") is None:
-        print("planted_ab.py needs git (tile bench --against times a git revision)")
+        print("error: planted_ab.py needs git (tile bench --against times a git revision)",
+              file=sys.stderr)  # fmt: skip
+        print("hint: run it where `git` is on PATH", file=sys.stderr)
         return 2
     most = args.passes * (100 + max(args.plants)) // 100 + 1
     with tempfile.TemporaryDirectory(prefix="tile-planted-") as tmp:
