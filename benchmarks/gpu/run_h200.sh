@@ -22,16 +22,19 @@
 # --ncu on one tile-std case, timed, beside ncu run by hand on the same kernel; "gradtruth"
 # benchmarks/gpu/grad_truth.py, tile's bwd/fwd_bwd medians against direct CUPTI; "gradsweep"
 # benchmarks/gpu/grad_sweep.py, the Pallas backwards' tilings against XLA's autodiff; "planted"
-# benchmarks/gpu/planted_ab.py, tile bench --against on identical code and planted slowdowns).
+# benchmarks/gpu/planted_ab.py, tile bench --against on identical code and planted slowdowns;
+# "runnerprofile" benchmarks/runner_profile.py, a cProfile of a warm one-case run's runner).
 set -uo pipefail
 OUT=${OUT:-/tmp/tile-gpu-out}
 mkdir -p "$OUT"
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+# Bytecode compiled at install, as pip does by default: without it every process compiled
+# tile's sources again (0.5 s of a runner's start on the H100, 2026-12-05).
+python3 -m pip install -q --no-index --no-deps --no-cache-dir --upgrade \
     --target /tmp/site .whl/*.whl || exit 1
 # .whl/old/: tile's own wheels from an earlier commit, for the time-to-result comparison.
 if [ -d .whl/old ]; then
     deps=$(ls .whl/*.whl | grep -v '/tile_')
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+    python3 -m pip install -q --no-index --no-deps --no-cache-dir --upgrade \
         --target /tmp/site-old .whl/old/*.whl $deps || exit 1
 fi
 # No TILE_* names for this script's own knobs: tile reads TILE_<SECTION>_<KEY> as config.
@@ -291,6 +294,14 @@ if want gradsweep; then
             python3 benchmarks/gpu/grad_sweep.py attention --seq "$seq" ${GRADSWEEP_ARGS:-}
         done
         python3 benchmarks/gpu/grad_sweep.py rows ${GRADSWEEP_ARGS:-}' 2>&1 | tee "$OUT/grad-sweep.txt"
+fi
+
+if want runnerprofile; then
+    # Where a warm one-case `tile bench` spends its runner's time (issue #38): a cProfile of
+    # the runner process (benchmarks/runner_profile.py).
+    stamp "runner profile of a warm one-case bench"
+    timeout 150 python3 benchmarks/runner_profile.py --top 45 > "$OUT/runner-profile.txt" 2>&1
+    head -4 "$OUT/runner-profile.txt"
 fi
 
 if want planted; then
