@@ -55,6 +55,21 @@ def test_clear_winner_ties_to_default_then_simplest() -> None:
     assert only is not None and only.decided_by == "only" and only.runner_up is None
 
 
+def test_a_measurably_faster_finalist_wins_unless_a_tie_floor_covers_its_lead() -> None:
+    # GPU-like timings: 0.1% noise, a finalist 0.5% faster than the default. `[tune] tie_floor`
+    # is 0 by default, so the statistics alone decide; the gate's 2% floor would tie them.
+    from tile_config import TuneConfig
+
+    rng = random.Random(5)
+    both = [_config(2, 1.0, rng, noise=0.001), _config(1, 1.005, rng, noise=0.001, default=True)]
+    floor = TuneConfig().tie_floor
+    assert floor == 0.0
+    fastest = pick(both, noise_floor_pct=floor, alpha=0.05)
+    assert fastest is not None and fastest.decided_by == "faster" and fastest.winner.order == 2
+    tied = pick(both, noise_floor_pct=2.0, alpha=0.05)
+    assert tied is not None and tied.decided_by == "tie_default" and tied.winner.order == 1
+
+
 def test_a_finding_lists_only_its_own_cases_dropped_units() -> None:
     # `fx/copy` is a prefix of `fx/copy2`: a prefix test filed copy2's units under copy.
     def measured(case_id: str, n: int) -> Measured:

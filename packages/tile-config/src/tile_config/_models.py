@@ -171,6 +171,10 @@ class TuneConfig(_Model):
     """Wall seconds a tune may take (`--budget`); rungs get shorter to fit."""
     user_cache: bool = False
     """Also use the machine-wide user cache's `tuning/` (`--user-cache`); off: this project only."""
+    tie_floor: float = Field(default=0.0, ge=0)
+    """Percent: a finalist slower than the fastest by less than this ties with it, as does one
+    the test cannot tell apart from it; ties go to the default, then the simplest. 0: only the
+    statistics decide, so a finalist measurably faster wins however small its lead."""
 
 
 class OutputConfig(_Model):

@@ -369,14 +369,15 @@ def finish(resolved: ResolvedConfig, recorder: RunRecorder, state: TuneState) ->
             if result is not None:
                 recorder.on_message(result)
     decisions: dict[str, Decision] = {}
-    cfg = resolved.config.compare
+    # `[tune] tie_floor`, not the gate's noise floor: the fastest it can tell apart wins.
+    floor, alpha = resolved.config.tune.tie_floor, resolved.config.compare.alpha
     for case_id, found in measured(state, state.finalists).items():
-        decision = pick(found, noise_floor_pct=cfg.noise_floor, alpha=cfg.alpha)
+        decision = pick(found, noise_floor_pct=floor, alpha=alpha)
         if decision is not None:
             decisions[case_id] = cut_short(decision, state.cut_short)
     impls = [replace(c, decision=cut_short(c.decision, state.cut_short))
-             for c in pick_impls(decisions, state.latest, noise_floor_pct=cfg.noise_floor,
-                                 alpha=cfg.alpha)]  # fmt: skip
+             for c in pick_impls(decisions, state.latest, noise_floor_pct=floor,
+                                 alpha=alpha)]  # fmt: skip
     planned = state.plan.cases if state.plan else []
     unfinished = unfinished_cases(allowed_counts(planned, state.units), decisions, state.cut_short)
     recorder.results.findings.extend(tune_findings(decisions, state.dropped, unfinished, impls))
