@@ -62,7 +62,7 @@ if want ttr; then
     [ -d /tmp/site-old ] && [ -z "${NO_OLD:-}" ] && old_arg="--old /tmp/site-old"
     # Per-step logs and reports go to logs.tgz: the device returns at most 8 files.
     timeout "${TTR_LIMIT_S:-560}" python3 benchmarks/gpu/time_to_result.py --new /tmp/site \
-        $old_arg --out /tmp/ttr-out 2>&1 | tee "$OUT/ttr.txt"
+        $old_arg --out /tmp/ttr-out ${TTR_ARGS:-} 2>&1 | tee "$OUT/ttr.txt"
 fi
 
 if want accuracy; then

@@ -151,6 +151,7 @@ def main() -> int:
     parser.add_argument("--old", help="site dir of the code before (optional)")
     parser.add_argument("--out", default=os.environ.get("OUT", "/tmp/ttr"))
     parser.add_argument("--one-case", default=ONE_CASE, help=f"default {ONE_CASE} (GPU shapes)")
+    parser.add_argument("--no-floor", action="store_true", help="skip the floor loop (40 s)")
     parser.add_argument("--floor-only", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.floor_only:
@@ -176,6 +177,7 @@ def main() -> int:
               flush=True)  # fmt: skip
     if reports["new-warm"] is not None:
         shutil.copy(work / "new-warm" / "report.json", out / "new-warm-report.json")
+    if reports["new-warm"] is not None and not args.no_floor:
         walls["floor"] = _floor(args.new, work / "new-warm" / "report.json", out / "floor.txt")
         print(f"== floor: {walls['floor']:.1f} s", flush=True)
     if args.old:
