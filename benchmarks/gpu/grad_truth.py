@@ -125,18 +125,19 @@ def paired(filters: list[str], rounds: int, streak: int) -> None:
 
     from tile_runner._cupti import CuptiSampler
 
-    print(f"{'case':<58}{'tile µs':>10}{'direct µs':>11}{'ratio':>8}  (paired, {rounds} rounds)")
+    print(f"{'case':<58}{'tile µs':>10}{'direct µs':>11}{'ratio':>8}  per-round ratios"
+          f"  (paired, {rounds} rounds)")  # fmt: skip
     worst = 0.0
     for name, case in _cases(filters):
         compiled, _, dynamic = _program(name, case)
-        mine: list[float] = []
-        theirs: list[float] = []
+        mine: list[list[float]] = []
+        theirs: list[list[float]] = []
         for r in range(rounds):
             for side in (0, 1) if r % 2 == 0 else (1, 0):
                 if side == 0:
                     sampler = CuptiSampler(compiled, dynamic, None)
                     sampler.warmup(1)
-                    mine += sampler.take(streak)
+                    mine.append(sampler.take(streak))
                     sampler.close()
                 else:
                     result = cast(
@@ -144,11 +145,18 @@ def paired(filters: list[str], rounds: int, streak: int) -> None:
                         profiler.measure(compiled, iterations=streak)(*dynamic),
                     )
                     timed = result[1]
-                    theirs += [t * 1e-3 for t in (timed if isinstance(timed, list) else [timed])]
-        ratio = statistics.median(mine) / statistics.median(theirs)
+                    del result  # the streak's outputs, before the other side's streak
+                    theirs.append(
+                        [t * 1e-3 for t in (timed if isinstance(timed, list) else [timed])]
+                    )
+        every = [statistics.median([x for xs in side for x in xs]) for side in (mine, theirs)]
+        ratio = every[0] / every[1]
+        rounds_ratio = [
+            statistics.median(a) / statistics.median(b) for a, b in zip(mine, theirs, strict=True)
+        ]
         worst = max(worst, abs(ratio - 1))
-        print(f"{case.id:<58}{statistics.median(mine) * 1e6:10.1f}"
-              f"{statistics.median(theirs) * 1e6:11.1f}{ratio:8.3f}")  # fmt: skip
+        print(f"{case.id:<58}{every[0] * 1e6:10.1f}{every[1] * 1e6:11.1f}{ratio:8.3f}"
+              f"  {min(rounds_ratio):.3f}-{max(rounds_ratio):.3f}")  # fmt: skip
         del compiled, dynamic
         gc.collect()
         jax.clear_caches()
