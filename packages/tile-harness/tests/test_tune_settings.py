@@ -63,7 +63,7 @@ def test_the_budget_estimate_shares_compiles_over_the_runners_threads(
     assert one > 2 * sixteen  # a core alone compiles one configuration after another
     # The estimate's thread cap is a copy of the runner's pool size (the harness does not
     # import the runner): held equal here.
-    from tile_harness.tune import _run
+    from tile_harness.tune import _schedule
     from tile_runner import _ahead
 
-    assert _run._COMPILE_THREADS == _ahead._MAX_WORKERS  # pyright: ignore[reportPrivateUsage]
+    assert _schedule._COMPILE_THREADS == _ahead._MAX_WORKERS  # pyright: ignore[reportPrivateUsage]

@@ -57,8 +57,10 @@ def test_the_plan_is_parsed_once_and_the_units_serve_every_later_question(
         PLAIN: [PLAIN],
     }
     assert allowed_counts(PLAN, state.units) == {A: 2, B: 1}
-    assert small_enough(state, [_unit(A, 1), _unit(A, 2), _unit(B, 1), PLAIN])
-    assert not small_enough(state, [_unit(A, 1), _unit(A, 2), _unit(A, 4)])
+    assert small_enough(state, [_unit(A, 1), _unit(A, 2), _unit(B, 1), PLAIN], eta=2)
+    # Three left of a case: with eta 3 another rung would keep two, so the three are final.
+    assert small_enough(state, [_unit(A, 1), _unit(A, 2), _unit(A, 4)], eta=3)
+    assert not small_enough(state, [_unit(A, 1), _unit(A, 2), _unit(A, 4)], eta=2)
 
     state.latest = {u: _bench(u, t) for u, t in [(_unit(A, 1), 2.0), (_unit(A, 2), 1.0)]}
     found = measured(state)[A]

@@ -3,7 +3,8 @@
 One run directory holds the whole tune. Rung 0 times every configuration the kernel's
 constraint allows briefly (`[tune] min_runs`, `max_time`); each later rung keeps the fastest
 1/eta of every case's correct configurations and times them eta times longer; the finalists
-(at most two a case, or what is left after `[tune] rungs`) get a full `[bench]` measurement.
+(once no case has more than eta left, or what is left after `[tune] rungs`) get a full
+`[bench]` measurement (`_schedule`).
 Each rung is one runner session, so a configuration that crashes its runner costs only itself.
 The winner of each case (`pick`) goes to `tuning/<device>.json` (the user cache too when asked), where
 `tile bench`, `tile test` and tile-pytest find it.
@@ -11,8 +12,6 @@ The winner of each case (`pick`) goes to `tuning/<device>.json` (the user cache 
 
 from __future__ import annotations
 
-import math
-import os
 import sys
 import time
 from collections import Counter
@@ -25,7 +24,7 @@ import msgspec
 
 import tile_protocol as tp
 from tile_harness import signals
-from tile_harness._errors import CliError, ExitCode
+from tile_harness._errors import ExitCode
 from tile_harness._invalid import CheckedResults
 from tile_harness._process import LaunchCounter
 from tile_harness._record import RunRecorder
@@ -44,6 +43,7 @@ from tile_harness.tune._pick import (
     pick,
     unfinished_cases,
 )
+from tile_harness.tune._schedule import budget_scale, estimate_s, final_now, rung_settings
 from tile_harness.tune._table import TUNE_MD, Tried, progress_line, tried_markdown, tried_rows
 
 if TYPE_CHECKING:
@@ -62,18 +62,6 @@ __all__ = [
     "parse_units",
     "rung_settings",
 ]
-
-_RUNNER_START_S = 3.0  # assumed per rung when no earlier run says (JAX import and devices)
-_UNIT_COMPILE_S = 0.45  # assumed compile of one configuration, on one thread
-_UNIT_SERIAL_S = 0.05  # assumed check and bookkeeping of one configuration
-_COMPILE_THREADS = 16  # the runner's compile pool at most (tile_runner._ahead)
-
-
-def _unit_overhead_s() -> float:
-    """Assumed seconds a configuration adds besides sampling: the runner compiles a rung in a
-    pool of a thread per core (16 at most); 216 configurations cost ~17 s on 16 cores."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return _UNIT_SERIAL_S + _UNIT_COMPILE_S / max(1, min(_COMPILE_THREADS, cores or 1))
 
 
 @dataclass
@@ -152,53 +140,6 @@ class _TuneSink(Relay):
             super().on_message(message)
 
 
-def rung_settings(resolved: ResolvedConfig, rung: int, scale: float) -> tp.BenchSettings:
-    """Rung `rung`'s sampling: eta^rung times the first rung's, scaled to fit a budget; the
-    rest (timer, cold, precision, `[machine] l2_bytes`) as `tile bench` samples."""
-    t, b = resolved.config.tune, resolved.config.bench
-    grow = t.eta**rung
-    return msgspec.structs.replace(
-        bench_settings(resolved.config),
-        warmup_runs=min(b.warmup_runs, 1),
-        min_runs=t.min_runs * grow,
-        max_runs=max(t.min_runs * grow, min(b.max_runs, t.min_runs * grow * 4)),
-        max_time=max(0.005, t.max_time * grow * scale),
-        batch=max(1, min(b.batch, t.min_runs)),
-        rounds=1,  # a rung is one pass; the finalists are timed as `tile bench` would
-    )
-
-
-def estimate_s(resolved: ResolvedConfig, counts: Sequence[int], scale: float = 1.0) -> float:
-    """Wall seconds a tune of cases with `counts` allowed configurations should take."""
-    t, b = resolved.config.tune, resolved.config.bench
-    total, alive, unit_s = 0.0, list(counts), _unit_overhead_s()
-    for rung in range(t.rungs):
-        if all(n <= 2 for n in alive):
-            break
-        per = unit_s + rung_settings(resolved, rung, scale).max_time
-        total += _RUNNER_START_S + per * sum(alive)
-        alive = [max(1, math.ceil(n / t.eta)) if n > 2 else n for n in alive]
-    return total + _RUNNER_START_S + (unit_s + b.max_time) * sum(min(n, 2) for n in alive)
-
-
-def budget_scale(resolved: ResolvedConfig, counts: Sequence[int], budget: float | None) -> float:
-    """How much shorter the rungs' sampling must be to fit `budget` (1.0: not at all)."""
-    if budget is None or estimate_s(resolved, counts) <= budget:
-        return 1.0
-    low, high = 0.0, 1.0
-    for _ in range(30):  # bisection: estimate_s grows with the scale
-        mid = (low + high) / 2
-        low, high = (mid, high) if estimate_s(resolved, counts, mid) <= budget else (low, mid)
-    if low <= 0.05:
-        raise CliError(
-            f"--budget {budget:g} s is too short: even minimal sampling needs about "
-            f"{estimate_s(resolved, counts, 0.05):.0f} s for {sum(counts)} configurations",
-            hint="raise --budget, or tune fewer cases (`-k`, `--kernel`) or fewer tunable values",
-            code=ExitCode.USAGE,
-        )
-    return low
-
-
 def allowed_counts(
     plan: Sequence[tp.CaseInfo], units: Mapping[str, tp.TuneUnit] | None = None
 ) -> dict[str, int]:
@@ -216,9 +157,9 @@ def allowed_counts(
     return counts
 
 
-def small_enough(state: TuneState, survivors: Sequence[str]) -> bool:
-    """True when no case has more than two configurations left: time to measure them fully."""
-    return all(n <= 2 for n in Counter(state.case_of(u) for u in survivors).values())
+def small_enough(state: TuneState, survivors: Sequence[str], eta: int) -> bool:
+    """`final_now` for the survivors of a rung, counted by case."""
+    return final_now(Counter(state.case_of(u) for u in survivors).values(), eta)
 
 
 def final_settings(resolved: ResolvedConfig) -> tp.BenchSettings:
@@ -296,7 +237,7 @@ class Tuner:
             survivors: list[str] | None = None
             for rung in range(tune.rungs + 1):
                 final = rung == tune.rungs or (
-                    survivors is not None and small_enough(self.state, survivors)
+                    survivors is not None and small_enough(self.state, survivors, tune.eta)
                 )
                 survivors = self._rung(base, rung, survivors, scale=scale, final=final)
                 if final or not survivors:
