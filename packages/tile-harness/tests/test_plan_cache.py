@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 import tile_protocol as tp
 from tile_harness import ExitCode, Selection, resolve_config
 from tile_harness._plan_cache import PlanCache, plans_path
@@ -60,6 +62,21 @@ def test_the_key_changes_with_what_the_plan_depends_on(tmp_path: Path) -> None:
     (root / "venv" / "pyvenv.cfg").write_text("home = /usr\n")
     (root / "venv" / "y.py").write_text("changed = True\n")
     assert _key(root) == third
+
+
+def test_the_key_changes_when_a_device_appears(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A kernel's cases can depend on the device (tile-std: GPU shapes on a GPU); a plan kept
+    # on a CPU must not refuse a filter after a GPU appeared. A stand-in device node here.
+    from tile_harness import _plan_cache
+
+    root = _project(tmp_path)
+    node = tmp_path / "nvidiactl"
+    monkeypatch.setattr(_plan_cache, "_DEVICE_NODES", (str(node),))
+    before = _key(root)
+    node.write_text("")
+    assert _key(root) != before
 
 
 def test_a_kept_plan_refuses_only_filters_that_match_none_of_it(tmp_path: Path) -> None:

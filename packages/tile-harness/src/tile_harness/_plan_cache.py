@@ -4,7 +4,7 @@ A runner takes seconds to start and import jax; a typo in `-k` or `--kernel` sho
 a suite run without filters planned its cases cleanly, the case ids and kernel names are kept
 in `.tile/plans.json` under a key made of everything the plan depends on: the command, the
 request without its filters, the runner's interpreter and environment, tile.toml's text, the
-versions of tile and jax, and the content of every kernel source (the project's Python files,
+versions of tile and jax, the accelerator device nodes present and JAX's PJRT plugins, and the content of every kernel source (the project's Python files,
 the packages of `[project] modules` and of the installed kernel plugins, the `[project] paths`
 folders). A later run with filters whose key is the same, and whose filters match none of the
 kept cases, is refused at once with the message a runner's plan would have led to.
@@ -56,6 +56,9 @@ _NOT_THE_PLAN: Final = frozenset({
 """Request fields that narrow or time the plan's cases but do not change which cases exist."""
 _PRUNED: Final = frozenset({"__pycache__", "node_modules", "site-packages"})
 _VERSIONS: Final = ("tile-runner", "tile-protocol", "tile-harness", "jax", "jaxlib")
+_DEVICE_NODES: Final = ("/dev/nvidiactl", "/dev/kfd", "/dev/accel0", "/dev/vfio")
+"""Present when an NVIDIA, AMD or TPU device is: the cases a kernel declares can depend on the
+device JAX finds, which the host cannot ask without importing it."""
 
 
 def plans_path(resolved: ResolvedConfig) -> Path:
@@ -157,6 +160,7 @@ def _key(command: tp.Command, resolved: ResolvedConfig, sel: Selection) -> str |
         [sys.executable, sys.version, str(resolved.cwd)],
         [(name, _version(name)) for name in _VERSIONS],
         _plugin_versions(),
+        _accelerators(),
     ):
         digest.update(json.dumps(part, sort_keys=True, default=str).encode())
     for path in sorted(sources):
@@ -211,6 +215,14 @@ def _plugins() -> list[importlib.metadata.EntryPoint]:
 
 def _plugin_versions() -> list[tuple[str, str, str | None]]:
     return [(ep.name, ep.value, ep.dist.version if ep.dist else None) for ep in _plugins()]
+
+
+def _accelerators() -> list[object]:
+    """What decides the device JAX will find: the device nodes present and JAX's installed
+    PJRT plugins (a GPU appearing, or its plugin, changes the plan of GPU-shaped kernels)."""
+    nodes = [node for node in _DEVICE_NODES if Path(node).exists()]
+    eps = importlib.metadata.entry_points(group="jax_plugins")
+    return [nodes, sorted((ep.name, ep.dist.version if ep.dist else None) for ep in eps)]
 
 
 def _module_files(name: str, search: Sequence[str]) -> list[Path] | None:
