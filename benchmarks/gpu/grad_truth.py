@@ -44,7 +44,6 @@ from typing import Any, cast
 KERNELS = ("std/attention", "std/layernorm")
 RUNS = (Path("/tmp/grad-truth-run"), Path("/tmp/grad-truth-run2"))
 DIRECT = Path("/tmp/grad-truth-direct.json")
-CUPTI_LIVE_BYTES = 8 << 30  # outputs measure() keeps alive per call, as accuracy.py bounds them
 
 
 def tile_bench(filters: list[str], max_time: float, run: Path) -> dict[str, dict[str, Any]]:
@@ -95,7 +94,7 @@ def cupti_medians(name: str, case: Any, samples: int, streak: int) -> tuple[floa
     out = compiled(*dynamic)
     out_bytes = sum(x.nbytes for x in jax.tree.leaves(out))
     del out
-    per_call = max(1, min(100, streak, CUPTI_LIVE_BYTES // max(1, out_bytes)))
+    per_call = max(1, min(100, streak, _live_bytes() // max(1, out_bytes)))
 
     def median(turns: bool) -> float:
         times: list[float] = []
@@ -113,6 +112,35 @@ def cupti_medians(name: str, case: Any, samples: int, streak: int) -> tuple[floa
         return statistics.median(times) * 1e-3
 
     return median(turns=False), median(turns=True)
+
+
+def _live_bytes() -> int:
+    """Output bytes one measure() call may keep alive: tile's CUPTI sampler's bound on a batch
+    (2 GiB). Attention's 4x32x4096 fwd_bwd returns 512 MiB a call, so tile takes its samples
+    four calls to a batch, and so does the direct measurement."""
+    from tile_runner._cupti import _MAX_LIVE_BYTES  # pyright: ignore[reportPrivateUsage]
+
+    return _MAX_LIVE_BYTES
+
+
+def _measured(profiler: Any, compiled: Any, dynamic: list[Any], n: int) -> list[float]:
+    """`n` seconds-per-call from `profiler.measure`, in calls of as many iterations as tile's
+    sampler puts in one batch for these outputs (`_live_bytes`)."""
+    import jax
+
+    out = compiled(*dynamic)
+    out_bytes = sum(x.nbytes for x in jax.tree.leaves(out))
+    del out
+    per_call = max(1, min(n, _live_bytes() // max(1, out_bytes)))
+    times: list[float] = []
+    while len(times) < n:
+        k = min(per_call, n - len(times))
+        result = cast("tuple[Any, list[float] | float]",
+                      profiler.measure(compiled, iterations=k)(*dynamic))  # fmt: skip
+        timed = result[1]
+        del result  # the call's outputs, before the next call or the other side's streak
+        times += [t * 1e-3 for t in (timed if isinstance(timed, list) else [timed])]
+    return times
 
 
 def paired(filters: list[str], rounds: int, streak: int) -> None:
@@ -140,15 +168,7 @@ def paired(filters: list[str], rounds: int, streak: int) -> None:
                     mine.append(sampler.take(streak))
                     sampler.close()
                 else:
-                    result = cast(
-                        "tuple[Any, list[float] | float]",
-                        profiler.measure(compiled, iterations=streak)(*dynamic),
-                    )
-                    timed = result[1]
-                    del result  # the streak's outputs, before the other side's streak
-                    theirs.append(
-                        [t * 1e-3 for t in (timed if isinstance(timed, list) else [timed])]
-                    )
+                    theirs.append(_measured(profiler, compiled, dynamic, streak))
         every = [statistics.median([x for xs in side for x in xs]) for side in (mine, theirs)]
         ratio = every[0] / every[1]
         rounds_ratio = [
