@@ -22,6 +22,7 @@ __all__ = [
     "Measured",
     "cut_short",
     "keep_fastest",
+    "kept_count",
     "margin_text",
     "pick",
     "unfinished_cases",
@@ -58,14 +59,16 @@ class Measured:
         return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
 
 
-def keep_fastest(measured: Sequence[Measured], eta: int) -> list[Measured]:
-    """The fastest ceil(n/eta) correct configurations, fastest first.
+def kept_count(n: int, eta: int) -> int:
+    """How many of `n` correct configurations a rung keeps: ceil(n/eta), but at least two where
+    two are correct (the final comparison needs a runner-up measured as long as the winner)."""
+    return min(n, max(2, math.ceil(n / eta)))
 
-    At least two where two are correct: the final comparison needs a runner-up measured as
-    long as the winner.
-    """
+
+def keep_fastest(measured: Sequence[Measured], eta: int) -> list[Measured]:
+    """The fastest `kept_count` correct configurations, fastest first."""
     correct = sorted((m for m in measured if m.passed and m.samples), key=lambda m: m.median)
-    return correct[: max(2, math.ceil(len(correct) / eta))]
+    return correct[: kept_count(len(correct), eta)]
 
 
 @dataclass(frozen=True)

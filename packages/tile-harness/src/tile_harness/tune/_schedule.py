@@ -3,7 +3,6 @@ a tune should take (so that `--budget` can shorten the rungs to fit)."""
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
@@ -13,6 +12,7 @@ import msgspec
 import tile_protocol as tp
 from tile_harness._errors import CliError, ExitCode
 from tile_harness._requests import bench_settings
+from tile_harness.tune._pick import kept_count
 
 if TYPE_CHECKING:
     from tile_config import ResolvedConfig
@@ -34,7 +34,7 @@ def _unit_overhead_s() -> float:
 
 def final_now(counts: Iterable[int], eta: int) -> bool:
     """True when no case has more than `eta` configurations left: time to measure them fully.
-    Another rung would keep two of three (`keep_fastest`) at the price of a runner start and
+    Another rung would keep two of three (`kept_count`) at the price of a runner start and
     a reload of each survivor (on an H100, rung 2 of tile-std's row kernels took 30 units to
     keep 24), where the full measurement of one more finalist costs a few ms."""
     return all(n <= eta for n in counts)
@@ -65,7 +65,7 @@ def estimate_s(resolved: ResolvedConfig, counts: Sequence[int], scale: float = 1
             break
         per = unit_s + rung_settings(resolved, rung, scale).max_time
         total += _RUNNER_START_S + per * sum(alive)
-        alive = [n if n <= 2 else max(2, math.ceil(n / t.eta)) for n in alive]
+        alive = [kept_count(n, t.eta) for n in alive]
     return total + _RUNNER_START_S + (unit_s + b.max_time) * sum(alive)
 
 
