@@ -85,60 +85,52 @@ def cupti_medians(name: str, case: Any, samples: int, streak: int) -> tuple[floa
     own run took the case's samples in batches of at most that many, and a long compute-bound
     kernel called for longer runs heats the GPU into lower clocks (2026-12-05 on an H100:
     100-call runs of attention's 5 ms fwd_bwd read 2% slower than tile's 10)."""
-    import jax
     from jax.experimental.mosaic.gpu import profiler
 
     from tile_runner._jaxapi import block_until_ready
 
     compiled, reference, dynamic = _program(name, case)
-    out = compiled(*dynamic)
-    out_bytes = sum(x.nbytes for x in jax.tree.leaves(out))
-    del out
-    per_call = max(1, min(100, streak, _live_bytes() // max(1, out_bytes)))
+    per_call = _per_call(compiled, dynamic, min(100, streak))
 
     def median(turns: bool) -> float:
         times: list[float] = []
         while len(times) < samples:
-            # The stub leaves measure's result untyped: a float for one iteration, else a list.
-            result = cast(
-                "tuple[Any, list[float] | float]",
-                profiler.measure(compiled, iterations=per_call)(*dynamic),
-            )
-            timed = result[1]
-            del result  # the streak's outputs: the reference's 24 GiB of temporaries need room
-            times.extend(timed if isinstance(timed, list) else [timed])
+            times += _measured(profiler, compiled, dynamic, per_call, per_call)
             for _ in range(per_call if turns else 0):
                 block_until_ready(reference(*dynamic))
-        return statistics.median(times) * 1e-3
+        return statistics.median(times)
 
     return median(turns=False), median(turns=True)
 
 
-def _live_bytes() -> int:
-    """Output bytes one measure() call may keep alive: tile's CUPTI sampler's bound on a batch
-    (2 GiB). Attention's 4x32x4096 fwd_bwd returns 512 MiB a call, so tile takes its samples
-    four calls to a batch, and so does the direct measurement."""
-    from tile_runner._cupti import _MAX_LIVE_BYTES  # pyright: ignore[reportPrivateUsage]
-
-    return _MAX_LIVE_BYTES
-
-
-def _measured(profiler: Any, compiled: Any, dynamic: list[Any], n: int) -> list[float]:
-    """`n` seconds-per-call from `profiler.measure`, in calls of as many iterations as tile's
-    sampler puts in one batch for these outputs (`_live_bytes`)."""
+def _per_call(compiled: Any, dynamic: list[Any], most: int) -> int:
+    """Iterations one measure() call may take, at most `most`: as many as tile's CUPTI sampler
+    puts in one batch, whose outputs it keeps alive up to 2 GiB (`_MAX_LIVE_BYTES`).
+    Attention's 4x32x4096 fwd_bwd returns 512 MiB a call, so tile takes its samples four calls
+    to a batch, and so does the direct measurement."""
     import jax
+
+    from tile_runner._cupti import _MAX_LIVE_BYTES  # pyright: ignore[reportPrivateUsage]
 
     out = compiled(*dynamic)
     out_bytes = sum(x.nbytes for x in jax.tree.leaves(out))
     del out
-    per_call = max(1, min(n, _live_bytes() // max(1, out_bytes)))
+    return max(1, min(most, _MAX_LIVE_BYTES // max(1, out_bytes)))
+
+
+def _measured(
+    profiler: Any, compiled: Any, dynamic: list[Any], n: int, per_call: int
+) -> list[float]:
+    """`n` seconds-per-call from `profiler.measure`, `per_call` iterations to a call."""
     times: list[float] = []
     while len(times) < n:
         k = min(per_call, n - len(times))
-        result = cast("tuple[Any, list[float] | float]",
-                      profiler.measure(compiled, iterations=k)(*dynamic))  # fmt: skip
+        # The stub leaves measure's result untyped: a float for one iteration, else a list.
+        result = cast(
+            "tuple[Any, list[float] | float]", profiler.measure(compiled, iterations=k)(*dynamic)
+        )
         timed = result[1]
-        del result  # the call's outputs, before the next call or the other side's streak
+        del result  # the call's outputs: the next call, or the reference's temporaries, need room
         times += [t * 1e-3 for t in (timed if isinstance(timed, list) else [timed])]
     return times
 
@@ -158,6 +150,7 @@ def paired(filters: list[str], rounds: int, streak: int) -> None:
     worst = 0.0
     for name, case in _cases(filters):
         compiled, _, dynamic = _program(name, case)
+        per_call = _per_call(compiled, dynamic, streak)
         mine: list[list[float]] = []
         theirs: list[list[float]] = []
         for r in range(rounds):
@@ -168,7 +161,7 @@ def paired(filters: list[str], rounds: int, streak: int) -> None:
                     mine.append(sampler.take(streak))
                     sampler.close()
                 else:
-                    theirs.append(_measured(profiler, compiled, dynamic, streak))
+                    theirs.append(_measured(profiler, compiled, dynamic, streak, per_call))
         every = [statistics.median([x for xs in side for x in xs]) for side in (mine, theirs)]
         ratio = every[0] / every[1]
         rounds_ratio = [
