@@ -48,13 +48,18 @@ if os.environ.get("PROBE_PROFILE") and sys.orig_argv[1:3] == ["-m", "tile_runner
 
 
 def bench(case: str, out: Path, env: dict[str, str]) -> float:
-    """Wall seconds of one `tile bench -k CASE -o OUT` process."""
+    """Wall seconds of one `tile bench -k CASE -o OUT` process; exit 2 with its output's tail
+    when it fails (a case id that matches nothing, say)."""
     t0 = time.perf_counter()
     argv = [sys.executable, "-m", "tile_cli", "bench", "-k", case, "-o", str(out)]
     done = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
     wall = time.perf_counter() - t0
-    if done.returncode != 0:
-        print(done.stdout[-2000:], done.stderr[-2000:], sep="\n")
+    if done.returncode != 0 or not (out / "report.json").exists():
+        print(done.stdout[-2000:], done.stderr[-2000:], sep="\n", file=sys.stderr)
+        print(f"error: `tile bench -k {case}` exited {done.returncode}", file=sys.stderr)
+        print("hint: pass a case id of this device (`tile list`); on a CPU the default GPU "
+              "case does not exist", file=sys.stderr)  # fmt: skip
+        sys.exit(2)
     return wall
 
 
