@@ -3,12 +3,14 @@ how often it catches a planted 2x slowdown (issue 33's CPU targets: <= 1% false,
 
     uv run --no-sync python benchmarks/aa_gate.py [--runs 5] [--keep DIR] [--rejudge DIR]
 
-It writes a fixture project (five jnp kernels x four sizes = 20 cases of 0.2-5 ms; three
+It writes a fixture project (five jnp kernels x four sizes = 20 cases of 0.1-3 ms; three
 kernels' references run the kernel's own unchanged program, two the same work written as one
 fused jnp expression) to a temporary directory, then alternates fresh
 `tile bench` processes of the unchanged code (A) and of the same code made 2x slower (B:
-`AA_SLOW=1` makes every kernel do each pass twice for the same result; the references do not
-change). Before each run it starts 0, 1 or 2 busy-loop processes (a different number from the
+`AA_SLOW=1` makes every kernel run its whole program twice, the second run waiting on the
+first, for the same result; the references do not change). `--check-plant` times both
+programs of every case in this process, in turns, and prints how much slower B really is
+(1.6-2.0x here: the dispatch and what XLA's threads do not overlap are paid once). Before each run it starts 0, 1 or 2 busy-loop processes (a different number from the
 run before; each ends by itself after `--load-cap` seconds, and is killed when the run ends),
 so the machine's load changes between every two runs, as on a shared CI runner:
 
@@ -19,8 +21,8 @@ Every pair of runs of the same code (A with A, B with B) is an A/A comparison: a
 comparison of a 2x slowdown: `regression` is a detection. Each is judged by
 `tile_artifacts.compare_runs` with its defaults (noise floor 2%, alpha 0.05, basis auto,
 false discoveries controlled over the run), exactly as `tile compare` does. It also judges the
-later runs against a baseline pooled from the first `--pooled` A runs, as `tile bench
---compare` against `tile baseline save A0 A1 A2` would.
+A runs against baselines pooled from `--pooled` others (every such pool in turn), as `tile
+bench --compare` against `tile baseline save A0 A1 A2` would.
 
 The default (5 A and 5 B runs, `[bench] max_time = 0.25`) takes about 6-9 minutes on a busy
 2-core VM and gives 400 A/A and 500 A/B case comparisons. `--keep DIR` keeps the runs;
@@ -33,6 +35,8 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import json
+import math
 import os
 import shlex
 import signal
@@ -45,37 +49,47 @@ from collections.abc import Generator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import tile_artifacts as ta
 
 KERNELS = '''\
-"""A/A gate fixture kernels: AA_SLOW=1 makes every kernel do each pass twice (same result)."""
+"""A/A gate fixture kernels: AA_SLOW=1 makes every kernel run its whole program twice, the
+second run waiting on the first (same result)."""
 
 import os
 
+import jax
 import jax.numpy as jnp
 from jax import lax
 
 import tile_runner as tile
 
 PASSES = 4
-KERNEL_PASSES = 2 * PASSES if os.environ.get("AA_SLOW", "0") == "1" else PASSES
+SLOW = os.environ.get("AA_SLOW", "0") == "1"  # SLOW_SWITCH
 
 
 def _inputs(case, key):
-    return (tile.normal(key, (case.n,), "float32"), jnp.ones((2 * PASSES,), jnp.float32))
+    return (tile.normal(key, (case.n,), "float32"), jnp.ones((PASSES,), jnp.float32))
 
 
-def _passes(op, x, s, passes):
+def _passes(op, x, s):
     # s[i] is runtime data (all ones): no pass can be hoisted out or merged with another.
     def one(i, acc):
         return acc + op(x * s[i])
 
-    return lax.fori_loop(0, passes, one, jnp.zeros_like(x)) / passes
+    return lax.fori_loop(0, PASSES, one, jnp.zeros_like(x)) / PASSES
+
+
+def _twice(op, x, s):
+    # 0 * y[0] is not folded for floats (NaN): the second run cannot start before the first ends.
+    y = _passes(op, x, s)
+    return _passes(op, x, s * (1 + 0 * y[0]))
 
 
 def _same_program(op):
-    return lambda x, s: _passes(op, x, s, PASSES)
+    return lambda x, s: _passes(op, x, s)
 
 
 def _written_apart(op):
@@ -86,7 +100,7 @@ def _written_apart(op):
 # written as one fused jnp expression, which responds to load differently.
 OPS = {
     "tanh": (jnp.tanh, _same_program),
-    "sin": (jnp.sin, _same_program),
+    "sigmoid": (jax.nn.sigmoid, _same_program),
     "log1p": (lambda y: jnp.log1p(jnp.abs(y)), _same_program),
     "gauss": (lambda y: jnp.exp(-y * y), _written_apart),
     "erf": (lambda y: lax.erf(y), _written_apart),
@@ -97,10 +111,13 @@ for _name, (_op, _reference) in OPS.items():
         f"aa/{_name}",
         inputs=_inputs,
         reference=_reference(_op),
-        bench=tile.axes(n=[1 << 13, 1 << 14, 1 << 15, 1 << 16]),
+        bench=tile.axes(n=[1 << 16, 1 << 17, 1 << 18, 1 << 19]),
         tol=1e-3,
-    )(lambda x, s, _op=_op: _passes(_op, x, s, KERNEL_PASSES))
+    )(lambda x, s, _op=_op: (_twice if SLOW else _passes)(_op, x, s))
 '''
+
+SLOW_SWITCH = 'SLOW = os.environ.get("AA_SLOW", "0") == "1"  # SLOW_SWITCH'
+"""The fixture's line that `ab_turns.py` rewrites to make the working tree the slow side."""
 
 BUSY = "import time\nend = time.monotonic() + {cap}\nwhile time.monotonic() < end:\n    pass\n"
 
@@ -208,6 +225,39 @@ class Tally:
             print(f"    not caught ({n}): {reason}")
 
 
+def _medians(run: Path) -> dict[str, tuple[float, float]]:
+    """Each case's (kernel median, interleaved reference median) of one run."""
+    cases = json.loads((run / "report.json").read_text())["cases"]
+    return {c["case_id"]: (c["stats"]["median"], c["reference"]["stats"]["median"])
+            for c in cases if c.get("stats") and (c.get("reference") or {}).get("stats")}  # fmt: skip
+
+
+def overlap(root: Path) -> None:
+    """How far identical code moved between two runs against how far the plant moved it, per
+    basis (|log| of the change of medians): where the A/A spread reaches the A/B one, no rule
+    that sees two single runs can keep false verdicts rare and catch every plant."""
+    runs = {p.name: _medians(p) for p in sorted((root / "runs").iterdir()) if p.name[0] in "AB"}
+    changes: dict[tuple[str, str], list[float]] = {}
+    for x, y in itertools.combinations(sorted(runs), 2):
+        kind = "A/A" if x[0] == y[0] else "A/B"
+        first, second = (runs[y], runs[x]) if x[0] == "B" and y[0] == "A" else (runs[x], runs[y])
+        for case_id, (kernel, reference) in first.items():
+            if case_id in second:
+                k2, r2 = second[case_id]
+                changes.setdefault((kind, "absolute"), []).append(math.log(k2 / kernel))
+                changes.setdefault((kind, "relative"), []).append(
+                    math.log((k2 / r2) / (kernel / reference))
+                )
+    print("\nhow far the medians moved, |log| of the change (two single runs)")
+    for basis in ("absolute", "relative"):
+        same = sorted(abs(v) for v in changes.get(("A/A", basis), []))
+        plant = sorted(changes.get(("A/B", basis), []))
+        if same and plant:
+            print(f"  {basis}: A/A 99th percentile {same[int(0.99 * (len(same) - 1))]:.2f}, "
+                  f"largest {same[-1]:.2f}; A/B smallest {plant[0]:.2f}, 1st percentile "
+                  f"{plant[int(0.01 * (len(plant) - 1))]:.2f} (log 2 = 0.69)")  # fmt: skip
+
+
 def judge(root: Path, pooled: int) -> int:
     names = sorted(p.name for p in (root / "runs").iterdir() if (p / "report.json").exists())
     reports = {n: ta.read_report(root / "runs" / n / "report.json") for n in names}
@@ -219,14 +269,47 @@ def judge(root: Path, pooled: int) -> int:
     for a, b in itertools.product(a_runs, b_runs):
         two.add(False, ta.compare.compare_runs(reports[a], reports[b]), f"{a}-{b}")
     two.print(f"tile compare RUN RUN ({len(a_runs)} A and {len(b_runs)} B runs, all pairs)")
+    overlap(root)
     if 2 <= pooled < len(a_runs):
-        baseline = ta.compare.baseline_from_reports([reports[n] for n in a_runs[:pooled]])
+        # Every `pooled` of the A runs in turn as the baseline, judged against the A runs outside
+        # it (A/A) and every B run (A/B): each pool as `tile baseline save` would make it.
         against = Tally()
-        for n in [*a_runs[pooled:], *b_runs]:
-            against.add(n.startswith("A"), ta.compare.compare_runs(baseline, reports[n]), n)
-        against.print(f"tile bench --compare against a baseline pooled from {a_runs[:pooled]}")
+        pools = list(itertools.combinations(a_runs, pooled))
+        for pool in pools:
+            baseline = ta.compare.baseline_from_reports([reports[n] for n in pool])
+            for n in [*(a for a in a_runs if a not in pool), *b_runs]:
+                doc = ta.compare.compare_runs(baseline, reports[n])
+                against.add(n.startswith("A"), doc, f"{'+'.join(pool)}-{n}")
+        against.print(f"tile bench --compare against a baseline pooled from {pooled} A runs "
+                      f"({len(pools)} pools in turn)")  # fmt: skip
     false_rate, caught = two.rates()
     return 0 if false_rate <= 0.01 and caught >= 0.99 else 1
+
+
+def check_plant(calls: int) -> None:
+    """Each case's B/A time, both programs timed in this process in turns: the real plant."""
+    import statistics
+
+    import jax
+
+    fixture: dict[str, Any] = {}
+    exec(compile(KERNELS, "aa_kernels.py", "exec"), fixture)
+    ratios: list[float] = []
+    for name, (op, _) in fixture["OPS"].items():
+        for n in (1 << 16, 1 << 17, 1 << 18, 1 << 19):
+            x, s = fixture["_inputs"](SimpleNamespace(n=n), jax.random.key(0))
+            a = jax.jit(lambda x, s, op=op: fixture["_passes"](op, x, s))
+            b = jax.jit(lambda x, s, op=op: fixture["_twice"](op, x, s))
+            times: dict[Any, list[float]] = {a: [], b: []}
+            for f in (a, b) * (calls + 1):
+                t0 = time.perf_counter()
+                f(x, s).block_until_ready()
+                times[f].append(time.perf_counter() - t0)
+            ta_, tb = (statistics.median(times[f][1:]) for f in (a, b))
+            ratios.append(tb / ta_)
+            print(f"  aa/{name}[n={n}]: A {ta_ * 1e3:.3f} ms, B/A {tb / ta_:.2f}")
+    print(f"B/A over {len(ratios)} cases: {min(ratios):.2f}-{max(ratios):.2f}, "
+          f"median {statistics.median(ratios):.2f}")  # fmt: skip
 
 
 def main() -> int:
@@ -238,8 +321,13 @@ def main() -> int:
     parser.add_argument("--load-cap", type=float, default=300.0, help="longest life of a load")
     parser.add_argument("--keep", type=Path, default=None, help="measure into this directory")
     parser.add_argument("--rejudge", type=Path, default=None, help="judge runs kept earlier")
+    parser.add_argument("--check-plant", type=int, default=0, metavar="CALLS",
+                        help="time A and B in turns in this process, CALLS each, and stop")  # fmt: skip
     args = parser.parse_args()
     print(f"command: {shlex.join([Path(sys.executable).name, *sys.argv])}")
+    if args.check_plant:
+        check_plant(args.check_plant)
+        return 0
     if args.rejudge is not None:
         return judge(args.rejudge, args.pooled)
     with tempfile.TemporaryDirectory(prefix="tile-aa-") as tmp:

@@ -29,11 +29,9 @@ from collections.abc import Generator
 from contextlib import contextmanager
 from pathlib import Path
 
-from aa_gate import BUSY, KERNELS, Tally
+from aa_gate import BUSY, KERNELS, SLOW_SWITCH, Tally
 
 import tile_artifacts as ta
-
-_SLOW_SWITCH = 'KERNEL_PASSES = 2 * PASSES if os.environ.get("AA_SLOW", "0") == "1" else PASSES'
 
 
 def write_repo(root: Path, max_time: float, rounds: int) -> None:
@@ -54,9 +52,9 @@ def write_repo(root: Path, max_time: float, rounds: int) -> None:
 
 
 def set_slow(root: Path, slow: bool) -> None:
-    """The working tree's kernels: as committed, or each pass done twice (same result)."""
-    assert _SLOW_SWITCH in KERNELS, "aa_gate.py's fixture changed: update _SLOW_SWITCH"
-    text = KERNELS.replace(_SLOW_SWITCH, "KERNEL_PASSES = 2 * PASSES") if slow else KERNELS
+    """The working tree's kernels: as committed, or each program run twice (same result)."""
+    assert SLOW_SWITCH in KERNELS, "aa_gate.py's fixture changed: update SLOW_SWITCH"
+    text = KERNELS.replace(SLOW_SWITCH, "SLOW = True") if slow else KERNELS
     (root / "kernels" / "aa_kernels.py").write_text(text)
 
 
