@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from support import MakeProject, TileRun
 
@@ -54,6 +55,8 @@ def test_tune_picks_the_fastest_correct_configuration_and_bench_uses_it(
     assert finding["category"] == "tuning" and "{reps=1,variant=right}" in finding["title"]
     assert "correctness" in {f["category"] for f in others}  # the wrong variant
     assert tile("schema-check", str(out), cwd=root).returncode == 0
+    # Rung 0 and the finalists' measurement in one runner, which kept its executables.
+    assert _runners_started(out) == 1
     # Every configuration tried, in a table on stdout and in tune.md (issue 40): the winner
     # marked, the wrong variant and the ruled-out ones said as such.
     rows = {line.split()[1] if line.split()[0] == "★" else line.split()[0]: line
@@ -114,21 +117,54 @@ def test_a_changed_tunable_set_invalidates_the_entry(
     assert case["config"]["values"]["reps"] == "8"
 
 
+def _tune_ok(tile: TileRun, root: Path, kernel: str, out: Path) -> tuple[str, dict[str, Any]]:
+    """`tile tune --kernel KERNEL -o OUT`, which must succeed: its stdout and report."""
+    proc = tile("tune", "--kernel", kernel, "-o", str(out), cwd=root)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout, json.loads((out / "report.json").read_text())
+
+
 def test_a_configuration_that_kills_its_runner_does_not_end_the_tune(
     tile: TileRun, project: MakeProject, tmp_path: Path
 ) -> None:
     root = project(["tunable.py"], FAST)
-    out = tmp_path / "crashy"
-    proc = tile("tune", "--kernel", "fx/crashy_config", "-o", str(out), cwd=root)
-    assert proc.returncode == 0, proc.stderr
+    stdout, report = _tune_ok(tile, root, "fx/crashy_config", tmp_path / "crashy")
     assert _tuning(root)["fx/crashy_config[n=256]"]["values"] == {"mode": "ok"}
-    report = json.loads((out / "report.json").read_text())
     crashed = [
         f for f in report["failures"] if f["case_id"] == "fx/crashy_config[n=256]{mode=crash}"
     ]
     assert crashed and crashed[0]["exception_type"] == "RunnerCrash"
-    crash_row = next(line for line in proc.stdout.splitlines() if "{mode=crash}" in line)
+    crash_row = next(line for line in stdout.splitlines() if "{mode=crash}" in line)
     assert "failed:" in crash_row
+
+
+def _runners_started(run_dir: Path) -> int:
+    events = [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines()]
+    return sum(e["event"] == "runner_started" for e in events)
+
+
+def test_a_configuration_that_kills_its_runner_in_a_later_rung_leaves_the_rest_timed(
+    tile: TileRun, project: MakeProject, tmp_path: Path
+) -> None:
+    # Rung 0 is a few calls, the finalists' measurement 400: `crash_late` kills the runner
+    # that kept its executable from rung 0 midway through the final rung, where it comes
+    # first; `plain`, which the dead runner did not reach, is timed by a fresh one.
+    config = (
+        "[bench]\nmin_runs = 400\nmax_runs = 400\nmax_time = 60\nwarmup_runs = 1\n"
+        "[tune]\nmin_runs = 3\nmax_time = 0.001\n"
+    )
+    root = project(["tunable.py"], config)
+    out = tmp_path / "late"
+    _, report = _tune_ok(tile, root, "fx/late_crash", out)
+    assert _tuning(root)["fx/late_crash[n=256]"]["values"] == {"mode": "plain"}
+    by_id = {c["case_id"]: c for c in report["cases"]}
+    # Not its rung-0 result: a configuration that crashed in the final is no finalist.
+    assert by_id["fx/late_crash[n=256]{mode=crash_late}"]["status"] == "failed"
+    [crash] = [f for f in report["failures"] if f["case_id"].endswith("{mode=crash_late}")]
+    assert crash["exception_type"] == "RunnerCrash"
+    assert by_id["fx/late_crash[n=256]{mode=plain}"]["stats"]["n"] == 400
+    assert _runners_started(out) == 2  # the one that kept its executables, then the fresh one
+    assert tile("schema-check", str(out), cwd=root).returncode == 0
 
 
 def test_bad_tunable_override_is_a_clear_error(tile: TileRun, project: MakeProject) -> None:

@@ -60,10 +60,19 @@ def test_the_budget_estimate_shares_compiles_over_the_runners_threads(
     assert sixteen < 120 and budget_scale(resolved, counts, 120.0) == 1.0
     monkeypatch.setattr(os, "sched_getaffinity", cores(1), raising=False)
     one = estimate_s(resolved, counts)
-    assert one > 2 * sixteen  # a core alone compiles one configuration after another
-    # The estimate's thread cap is a copy of the runner's pool size (the harness does not
-    # import the runner): held equal here.
     from tile_harness.tune import _schedule
     from tile_runner import _ahead
+
+    # A core alone compiles rung 0's configurations one after another; the later rungs are
+    # timed by the runner that kept them, and compile nothing on any number of cores.
+    compile_s = _schedule._UNIT_COMPILE_S  # pyright: ignore[reportPrivateUsage]
+    assert one - sixteen == pytest.approx(sum(counts) * compile_s * (1 - 1 / 16))
+    # With a runner per case (`[runner] isolate`) each rung starts runners and reloads again.
+    (tmp_path / "tile.toml").write_text("[runner]\nisolate = true\n")
+    isolated = tc.load_config(cwd=tmp_path, environ={})
+    start_s = _schedule._RUNNER_START_S  # pyright: ignore[reportPrivateUsage]
+    assert estimate_s(isolated, counts) - one >= 2 * start_s  # rung 1 and the finalists
+    # The estimate's thread cap is a copy of the runner's pool size (the harness does not
+    # import the runner): held equal here.
 
     assert _schedule._COMPILE_THREADS == _ahead._MAX_WORKERS  # pyright: ignore[reportPrivateUsage]

@@ -40,6 +40,8 @@ EXAMPLES: list[p.Message] = [
     p.CaseStart(case_id="k[n=1]", index=0, total=1),
     p.Progress(step="sample", case_id="k[n=1]"),
     p.Progress(step="compile", case_id="k[n=1]", done=3, total=12, seq=4),
+    p.RungDone(rung=0, seq=5),
+    p.Rung(rung=1, case_ids=["k[n=1]{b=2}", "k[n=1]{b=1}"]),
     p.BenchResult(
         case_id="k[n=1]",
         kernel="k",

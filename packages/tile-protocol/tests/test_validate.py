@@ -326,3 +326,54 @@ def test_a_result_before_the_plan_leaves_its_case_undone() -> None:
     early, undone = reasons(verdicts)
     assert early.endswith("case `a` came before the plan")
     assert undone.endswith("1 planned case got no result (first `a`)")
+
+
+def _tuned(*case_ids: str) -> list[p.Message]:
+    """A tune's rung 0 of `case_ids`, each timed once, and the runner's word that it is done."""
+    out: list[p.Message] = [HELLO, plan(*case_ids, command="tune")]
+    for i, case_id in enumerate(case_ids):
+        out += [p.CaseStart(case_id=case_id, index=i, total=len(case_ids)), bench(case_id)]
+    return [*out, p.RungDone(rung=0)]
+
+
+def test_a_later_rung_times_its_units_again_counting_places_in_the_rung() -> None:
+    stream = [
+        *_tuned("a", "b", "c"),
+        p.Rung(rung=1, case_ids=["c", "a"]),
+        p.CaseStart(case_id="c", index=0, total=2),
+        bench("c"),
+        p.CaseStart(case_id="a", index=1, total=2),
+        bench("a"),
+        p.RungDone(rung=1),
+        p.Done(ok=True, counts={"cases": 3}, elapsed_s=1.0),
+    ]
+    validator, verdicts = feed(stamp(stream))
+    assert reasons(verdicts) == []
+    assert validator.done is not None
+
+
+@pytest.mark.parametrize(
+    ("later", "why"),
+    [
+        ([p.Rung(rung=1, case_ids=["z"])], "`z` is not in the plan"),
+        ([p.Rung(rung=1, case_ids=["a", "a"])], "names a case twice"),
+        # b got no result in rung 1 yet: a second result for a in the same rung is one too many.
+        ([p.Rung(rung=1, case_ids=["a"]), bench("a"), bench("a")], "at most one per case"),
+        (
+            [p.Rung(rung=1, case_ids=["a", "b"]), p.CaseStart(case_id="b", index=0, total=2)],
+            "index 0 is `a` in the rung",
+        ),
+    ],
+)
+def test_a_rung_that_breaks_the_rules_is_a_violation(later: list[p.Message], why: str) -> None:
+    _, verdicts = feed(stamp(_tuned("a", "b") + later))
+    assert any(why in r for r in reasons(verdicts)), reasons(verdicts)
+
+
+def test_a_rung_reopens_only_units_with_an_outcome_and_only_in_a_tune() -> None:
+    # b has no result of rung 0: it cannot be timed "again".
+    stream = [HELLO, plan("a", "b", command="tune"), bench("a"), p.Rung(rung=1, case_ids=["b"])]
+    _, verdicts = feed(stamp(stream))
+    assert "no outcome from an earlier rung" in reasons(verdicts)[0]
+    _, verdicts = feed(stamp([HELLO, plan("a"), bench("a"), p.RungDone(rung=0)]))
+    assert "only after a tune's plan" in reasons(verdicts)[0]

@@ -49,6 +49,7 @@ class RequestChanges(TypedDict, total=False):
     token: str | None
     cache_explain: bool
     pace: str | None
+    rungs: str | None
     profile: tp.ProfileSettings | None
     progress: bool
     capture: str | None

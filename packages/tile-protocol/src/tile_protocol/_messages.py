@@ -6,35 +6,30 @@ and the closed sets they are typed with in `_sets.py`.
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import ClassVar
 
 import msgspec
 
 from tile_protocol._parts import (
     Accounting,
-    BenchSettings,
     Calibration,
     CaseInfo,
-    CaseSpec,
     Check,
     ConfigInfo,
     DeviceInfo,
-    DownloadSpec,
     KernelInfo,
     KernelTime,
     OpInfo,
     Peaks,
     Phases,
-    ProfileSettings,
     Reference,
     Roofline,
-    Shard,
     StateDiff,
     Stats,
-    TestSettings,
     Throughput,
     Work,
 )
+from tile_protocol._request import NextRung, RunRequest
 from tile_protocol._sets import (
     CacheEventKind,
     CacheMissCode,
@@ -43,7 +38,6 @@ from tile_protocol._sets import (
     InspectKind,
     LogLevel,
     MeasuredTimer,
-    ModeChoice,
     Phase,
     Step,
 )
@@ -65,8 +59,11 @@ __all__ = [
     "Inspect",
     "Log",
     "Message",
+    "NextRung",
     "Plan",
     "Progress",
+    "Rung",
+    "RungDone",
     "RunRequest",
     "StateChange",
     "TestResult",
@@ -90,76 +87,6 @@ class _Sent(_Message, frozen=True, kw_only=True):
     pid: int | None = None
     seq: int | None = None
     token: str | None = None
-
-
-# ---------------------------------------------------------------- request (CLI -> runner)
-
-
-class RunRequest(_Message, frozen=True, kw_only=True, tag="run_request"):
-    """What the CLI asks one runner process to do."""
-
-    protocol_version: int = PROTOCOL_VERSION
-    command: Command
-    modules: list[str] = []
-    paths: list[str] = []
-    plugins: list[str] | None = None
-    project_root: str | None = None
-    filters: list[str] = []
-    kernels: list[str] = []
-    case_ids: list[str] | None = None
-    axes: dict[str, list[str]] = {}
-    bench: BenchSettings = BenchSettings()
-    test: TestSettings = TestSettings()
-    peaks: Peaks | None = None
-    downloads: dict[str, DownloadSpec] = {}
-    output_dir: str | None = None
-    jax_cache_dir: str | None = None
-    inspect_kind: InspectKind | Literal["all"] | None = None
-    """The view `inspect` shows; `all` (or None) shows every kind."""
-    calibrate: bool = False
-    # Run on one CPU core with XLA's CPU backend single-threaded (`[runner] pin_cpu`).
-    pin_cpu: bool = False
-    tuning_files: list[str] = []
-    user_tuning_files: list[str] = []
-    """Tuning files of the user cache (`[tune] user_cache`), below `tuning_files` (the
-    project's): a configuration from them is recorded as `user_cache`."""
-    """Tuning files (`tile tune` writes them) whose entries choose kernels' tunable values."""
-    tunables: dict[str, str] = {}
-    """Tunable values that override default and tuned ones, for every kernel that has them."""
-    units: bool = False
-    """Plan one unit per configuration of each case's tunables (`tune` always does)."""
-    shard: Shard | None = None
-    """The part of a sharded run this runner serves; None when it serves the whole run."""
-    cache_explain: bool = False
-    """Send the persistent compile cache's hits, misses and why-missed as `cache_event`
-    messages (`tile bench --cache-report`, `--cold-process`)."""
-    token: str | None = None
-    """A fresh random string per runner process; every message of its stream repeats it."""
-    pace: str | None = None
-    """A directory through which the CLI gives this runner its turns (`tile bench --against`):
-    before bench round k the runner creates the file `ready-k` there, then waits until `go-k`
-    exists. Two runners so paced take their rounds one at a time, in the order the CLI picks."""
-    profile: ProfileSettings | None = None
-    """`tile profile`: what a `build` runner does with each case after writing its views."""
-    modes: list[ModeChoice] | None = None
-    """The modes each case runs in (`--mode`): `fwd`, `bwd`, `fwd_bwd`, or `all` (every mode
-    its kernel declares). None: `fwd` alone, as before minor 13."""
-    cases: list[CaseSpec] | None = None
-    """Plan these cases (protocol 1.18: `--from`'s captured ones, a `--cases` file's) instead of
-    the selected kernels' declared axes; filters, case ids and modes still narrow them."""
-    capture: str | None = None
-    """`MODULE:FUNCTION` (protocol 1.18, `--from`): trace that program and plan every call it
-    makes of a registered kernel, at its shapes and dtypes, as a captured case."""
-    progress: bool = False
-    """Send a `progress` message as each case enters a step (protocol 1.15), for a screen that
-    says what the runner is doing; off, an older reader never sees a message it does not know."""
-    compile_ahead: bool = False
-    """Make cases ready (inputs, compilations) in batches before their turn (protocol 1.19);
-    off, each case is made ready after its `case_start`, as before. While it makes a batch
-    ready the runner sends a `progress` message for each step, asked or not (a reader that
-    asks for batches knows them), so that the CLI can bound that silence by the case timeout.
-    A runner that died or hung in a batch, where no case is in flight, is restarted with
-    False, so that the case that kills it is blamed."""
 
 
 # ---------------------------------------------------------------- stream (runner -> CLI)
@@ -219,6 +146,22 @@ class Progress(_Sent, frozen=True, kw_only=True, tag="progress"):
     config: ConfigInfo | None = None
     """On a case's `inputs` step: the tunable values it runs with and where they came from
     (protocol 1.20), so that the screen names them while the case runs."""
+
+
+class Rung(_Sent, frozen=True, kw_only=True, tag="rung"):
+    """A tune runner starts a later rung (`RunRequest.rungs`, protocol 1.21): `case_ids`, planned
+    units that each had their outcome, get one more, in this order; a `case_start` of the rung
+    counts its place among them (`index` of `total`)."""
+
+    rung: int
+    case_ids: list[str] = []
+
+
+class RungDone(_Sent, frozen=True, kw_only=True, tag="rung_done"):
+    """A tune runner timed every unit of rung `rung` it had (0: its plan) and waits for the next
+    (`RunRequest.rungs`, protocol 1.21): every result of the rung came before this message."""
+
+    rung: int
 
 
 class BenchResult(_Sent, frozen=True, kw_only=True, tag="bench_result"):
@@ -380,6 +323,8 @@ Message = (
     | Plan
     | CaseStart
     | Progress
+    | Rung
+    | RungDone
     | BenchResult
     | TestResult
     | BuildResult

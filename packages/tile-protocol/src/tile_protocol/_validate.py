@@ -17,7 +17,7 @@ Everything else about the stream (what was valid) is kept by the reader.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tile_protocol._codec import BadLine
@@ -33,18 +33,16 @@ from tile_protocol._messages import (
     Message,
     Plan,
     Progress,
+    Rung,
+    RungDone,
     RunRequest,
     StateChange,
     TestResult,
 )
-from tile_protocol._parts import Accounting, CaseInfo, Phases, Reference, Stats
+from tile_protocol._parts import CaseInfo
+from tile_protocol._result_checks import result_problem
 
 __all__ = ["ForgedLine", "StreamValidator", "Violation", "result_problem"]
-
-_ACCOUNTING_PARTS = (
-    "inputs_s", "compile_s", "reference_compile_s", "check_s", "warmup_s", "sample_s",
-    "reference_sample_s", "other_s",
-)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,90 +75,6 @@ class ForgedLine(BadLine):
     """A well-formed message that did not come from the runner: noise, like a stray line."""
 
 
-def _times_problem(values: Sequence[float], what: str) -> str | None:
-    if not values:
-        return f"it has no {what}"
-    for i, value in enumerate(values):
-        if not math.isfinite(value) or value <= 0:
-            return f"{what} {i} is {value!r} s; a time must be finite and positive"
-    return None
-
-
-def _stats_problem(stats: Stats, n: int, what: str) -> str | None:
-    if stats.n != n:
-        return f"{what} stats count n={stats.n} but there are {n} samples"
-    for name in ("min", "max", "mean", "median", "stdev", "mad", "q1", "q3", "p5", "p95"):
-        value = getattr(stats, name)
-        if not math.isfinite(value):
-            return f"{what} stats.{name} is {value!r}"
-    return None
-
-
-def _seconds_problem(values: Iterable[tuple[str, float | None]]) -> str | None:
-    for name, value in values:
-        if value is not None and (not math.isfinite(value) or value < 0):
-            return f"{name} is {value!r}; seconds must be finite and not negative"
-    return None
-
-
-def _phases_problem(phases: Phases) -> str | None:
-    return _seconds_problem(
-        (f"phases.{n}", getattr(phases, n)) for n in ("trace_s", "lower_s", "compile_s")
-    )
-
-
-def _accounting_problem(accounting: Accounting | None) -> str | None:
-    if accounting is None:
-        return None
-    parts = [(f"accounting.{n}", float(getattr(accounting, n))) for n in _ACCOUNTING_PARTS]
-    problem = _seconds_problem([*parts, ("accounting.total_s", accounting.total_s)])
-    if problem is not None:
-        return problem
-    named = sum(value for _, value in parts)
-    # The same tolerance as the report's model, so what passes here is written there.
-    if abs(named - accounting.total_s) > 1e-6 * max(1.0, accounting.total_s):
-        return f"accounting parts add up to {named:.6g} s, not total_s {accounting.total_s:.6g}"
-    return None
-
-
-def _reference_problem(reference: Reference, n: int, rounds: list[int] | None) -> str | None:
-    problem = _times_problem(reference.samples, "reference sample")
-    if problem is None and reference.stats is not None:
-        problem = _stats_problem(reference.stats, len(reference.samples), "reference")
-    if problem is None and reference.interleaved and len(reference.samples) != n:
-        problem = (
-            f"{len(reference.samples)} interleaved reference samples for {n} samples "
-            "(they are taken in pairs)"
-        )
-    if problem is None and rounds is not None and not reference.interleaved:
-        problem = "a reference timed in rounds must be interleaved with the kernel"
-    return problem
-
-
-def _bench_problem(result: BenchResult) -> str | None:
-    n = len(result.samples)
-    problem = _times_problem(result.samples, "sample") or _stats_problem(result.stats, n, "the")
-    if problem is None and result.round_sizes is not None:
-        sizes = result.round_sizes
-        if any(size < 1 for size in sizes) or sum(sizes) != n:
-            problem = f"round_sizes {sizes} are not positive counts adding up to the {n} samples"
-    if problem is None and result.reference is not None:
-        problem = _reference_problem(result.reference, n, result.round_sizes)
-    return problem or _phases_problem(result.phases) or _accounting_problem(result.accounting)
-
-
-def result_problem(result: BenchResult | TestResult | BuildResult) -> str | None:
-    """What makes a result's content impossible (a negative time, counts that disagree), or None.
-
-    Checks only the message itself; `StreamValidator` adds what depends on the stream.
-    """
-    if isinstance(result, BenchResult):
-        return _bench_problem(result)
-    if isinstance(result, TestResult):
-        return _accounting_problem(result.accounting)
-    return _phases_problem(result.phases)
-
-
 _Result = BenchResult | TestResult | BuildResult
 
 
@@ -183,6 +97,7 @@ class StreamValidator:
         self._command: str | None = None
         self._plan: dict[str, CaseInfo] | None = None  # by case id, in plan order
         self._outcome: set[str] = set()
+        self._rung: list[str] | None = None  # a later tune rung's units, in its order
         self._views: set[tuple[str, str]] = set()
         self._done: Done | None = None
 
@@ -312,7 +227,27 @@ class StreamValidator:
             return self._inspect(message)
         if isinstance(message, (CaseStart, Artifact, StateChange, Progress)):
             return self._on_the_way(message)
+        if isinstance(message, (Rung, RungDone)):
+            return self._spoils(message, None, self._on_rung(message))
         return None  # hello, plan, done (checked above), log, device_report
+
+    def _on_rung(self, rung: Rung | RungDone) -> str | None:
+        """A later tune rung reopens units that each had their outcome; its `case_start`s
+        count places among them."""
+        if self._plan is None or self._command != "tune":
+            return "a rung comes only after a tune's plan"
+        if isinstance(rung, RungDone):
+            return None
+        for case_id in rung.case_ids:
+            if case_id not in self._plan:
+                return f"case `{case_id}` is not in the plan"
+            if case_id not in self._outcome:
+                return f"case `{case_id}` has no outcome from an earlier rung to time again"
+        if len(set(rung.case_ids)) != len(rung.case_ids):
+            return "a rung names a case twice"
+        self._outcome -= set(rung.case_ids)
+        self._rung = list(rung.case_ids)
+        return None
 
     def _on_the_way(
         self, message: CaseStart | Artifact | StateChange | Progress
@@ -323,11 +258,12 @@ class StreamValidator:
         if isinstance(message, CaseStart):
             problem = self._planned(message.case_id) or self._open(message.case_id)
             if problem is None and self._plan is not None:
-                ids = list(self._plan)
+                ids = list(self._plan) if self._rung is None else self._rung
+                where = "the plan" if self._rung is None else "the rung"
                 if message.total != len(ids) or not 0 <= message.index < len(ids):
-                    problem = f"index {message.index} of {message.total} for a plan of {len(ids)}"
+                    problem = f"index {message.index} of {message.total} for {where} of {len(ids)}"
                 elif ids[message.index] != message.case_id:
-                    problem = f"index {message.index} is `{ids[message.index]}` in the plan"
+                    problem = f"index {message.index} is `{ids[message.index]}` in {where}"
             return self._spoils(message, message.case_id, problem)
         if isinstance(message, Artifact):
             problem = None if message.case_id is None else self._planned(message.case_id)

@@ -7,7 +7,7 @@ __all__ = ["PROTOCOL_MINOR", "PROTOCOL_VERSION"]
 
 PROTOCOL_VERSION = 1
 """Major version: a reader refuses a stream whose major version is newer than its own."""
-PROTOCOL_MINOR = 20
+PROTOCOL_MINOR = 21
 """Minor version: grows when optional fields or message types are added.
 
 1: `Reference.interleaved`, `RunRequest.pin_cpu`, `Hello.pinned_cpu`.
@@ -57,4 +57,7 @@ PROTOCOL_MINOR = 20
    one in flight); with it, `progress` messages for the steps of a batch, asked or not.
 20: `Progress.config` (on a case's `inputs` step: the configuration it runs with, for the
    screen).
+21: `RunRequest.rungs`, the file `NextRung`, the messages `rung` (`Rung`) and `rung_done`
+   (`RungDone`): one tune runner times every rung, its executables kept, instead of a fresh
+   runner reloading them for each rung.
 """

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 import traceback
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from tile_protocol import (
@@ -34,7 +34,7 @@ from tile_runner._stage import Built
 from tile_runner._tuning import unit_id
 from tile_runner._vjp import grad_label
 
-__all__ = ["finish_rounds", "next_round", "run_case"]
+__all__ = ["finish_rounds", "next_round", "run_case", "time_again"]
 
 
 def run_case(
@@ -87,6 +87,8 @@ def run_case(
             kernel, case, rid, info, built.kernel, reference, checked.check, work, watch
         )
         time_round(ctx, rounds, args)
+        if ctx.kept is not None:
+            ctx.kept[rid] = rounds
         if ctx.bench.rounds > 1:
             watch.pause()
             return rounds
@@ -148,6 +150,24 @@ def next_round(ctx: CaseContext, rounds: BenchRounds, *, last: bool) -> Outcome 
             return send_bench(ctx, rounds)
         rounds.watch.pause()
         return rounds
+    except USER_ERRORS as exc:
+        return _failed(ctx, rounds.rid, phase, exc)
+
+
+def time_again(ctx: CaseContext, kept: BenchRounds) -> Outcome:
+    """A later tune rung (`RunRequest.rungs`): the unit timed once more with fresh inputs and
+    the rung's settings (`ctx.bench`), its executable, check and work those of its first
+    rung; its result holds this rung's samples and time alone."""
+    rounds = replace(kept, watch=Stopwatch(), timings=[])
+    phase: Phase = "inputs"
+    try:
+        ctx.step("inputs", rounds.rid, rounds.config)
+        args = case_inputs(ctx, rounds.kernel, rounds.case)
+        rounds.watch.lap("inputs")
+        phase = "run"
+        ctx.step("sample", rounds.rid)
+        time_round(ctx, rounds, args)
+        return send_bench(ctx, rounds)
     except USER_ERRORS as exc:
         return _failed(ctx, rounds.rid, phase, exc)
 

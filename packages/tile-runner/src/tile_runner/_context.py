@@ -57,6 +57,9 @@ class CaseContext:
     step: StepSay = _unseen
     """Say that a case (by its id) enters a step: a `progress` message when the request asks
     (with the case's configuration on its `inputs` step, else None)."""
+    kept: dict[str, Any] | None = None
+    """A tune runner that times the later rungs too (`RunRequest.rungs`): each unit timed, its
+    `BenchRounds` by id (executable, check, work), for the next rung to time again."""
 
 
 def _as_args(value: Any) -> tuple[Any, ...]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +17,7 @@ from tile_protocol import (
     Check,
     ConfigInfo,
     KernelTime,
+    NextRung,
     Reference,
     Work,
 )
@@ -29,7 +31,15 @@ from tile_runner._ops import op_info
 from tile_runner._roofline import roofline, throughput
 from tile_runner._stats import summarize, widen_to_rounds
 
-__all__ = ["BenchRounds", "case_work", "round_settings", "send_bench", "time_round", "wait_turn"]
+__all__ = [
+    "BenchRounds",
+    "case_work",
+    "round_settings",
+    "send_bench",
+    "time_round",
+    "wait_rung",
+    "wait_turn",
+]
 
 
 @dataclass
@@ -71,6 +81,18 @@ def wait_turn(pace_dir: str, round_: int) -> None:
     go = pace / f"go-{round_}"
     while not go.exists():
         time.sleep(_TURN_POLL_S)
+
+
+def wait_rung(rungs_dir: str, k: int) -> NextRung:
+    """The CLI's word for later rung `k` of a tune (`RunRequest.rungs`): `rung-k.json` in
+    `rungs_dir`, polled every 2 ms (the CLI writes it as soon as it has pruned). A runner whose
+    parent went away takes that as the end (no units) rather than wait for ever."""
+    path, parent = Path(rungs_dir) / f"rung-{k}.json", os.getppid()
+    while not path.exists():
+        if os.getppid() != parent:
+            return NextRung()
+        time.sleep(_TURN_POLL_S)
+    return msgspec.json.decode(path.read_bytes(), type=NextRung)
 
 
 def round_settings(bench: BenchSettings) -> BenchSettings:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 import traceback
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -19,6 +20,8 @@ from tile_protocol import (
     Log,
     Plan,
     Progress,
+    Rung,
+    RungDone,
     RunRequest,
     StateChange,
     StateDiff,
@@ -33,6 +36,7 @@ if TYPE_CHECKING:  # imported lazily: JAX comes with them
     from tile_runner._isolation import StateGuard
     from tile_runner._plan import Plan as RunnerPlan
     from tile_runner._plan import Unit
+    from tile_runner._rounds import BenchRounds
 
 __all__ = ["Session"]
 
@@ -77,6 +81,7 @@ class Session:
         self.current: str | None = None
         self.restart: str | None = None
         """Why this runner stopped before the rest of its plan (see `_isolation`)."""
+        self._guard: StateGuard | None = None
 
     def log(self, level: Any, message: str, case_id: str | None = None) -> None:
         self.writer.send(Log(level=level, message=message, case_id=case_id))
@@ -103,7 +108,12 @@ class Session:
             ctx.step = self._step
         self.counts["cases"] = len(plan.units)
         rounds = request.bench.rounds if request.command == "bench" else 1
+        later = request.rungs if request.command == "tune" else None
+        if later is not None:
+            ctx.kept = {}
         self._run_cases(ctx, plan.units, rounds)
+        if later is not None:
+            self._later_rungs(ctx, later)
         if self.counts["failed"]:
             ok = False
         return ok
@@ -275,7 +285,7 @@ class Session:
 
         total = len(cases)
         pending: dict[str, BenchRounds] = {}
-        guard = StateGuard()
+        guard = self._guard = StateGuard()
         for round_ in range(1, rounds + 1):
             if self.request.pace is not None and (round_ == 1 or pending):
                 wait_turn(self.request.pace, round_)
@@ -307,6 +317,36 @@ class Session:
                 else:
                     self.counts[outcome] += 1
                 if self.restart is not None:
+                    return
+
+    def _later_rungs(self, ctx: CaseContext, rungs_dir: str) -> None:
+        """A tune's later rungs in this runner (`RunRequest.rungs`): after each rung it says so
+        and waits for the CLI's next; the units named are timed again with what `ctx.kept`
+        holds of them, and the others are let go (their executables freed)."""
+        from tile_runner._ahead import hooks_left_by
+        from tile_runner._case import time_again
+        from tile_runner._rounds import wait_rung
+
+        kept: dict[str, BenchRounds] = ctx.kept if ctx.kept is not None else {}
+        guard = self._guard
+        rung = 0
+        while self.restart is None and guard is not None:
+            self.writer.send(RungDone(rung=rung))
+            rung += 1
+            order = wait_rung(rungs_dir, rung)
+            for rid in set(kept) - set(order.case_ids):
+                del kept[rid]
+            if not order.case_ids:
+                return
+            ids = [rid for rid in order.case_ids if rid in kept]  # a restarted runner's own
+            self.writer.send(Rung(rung=rung, case_ids=ids))
+            at_rung = replace(ctx, bench=order.bench)
+            for index, rid in enumerate(ids):
+                self.current = rid
+                self.writer.send(ProtoCaseStart(case_id=rid, index=index, total=len(ids)))
+                time_again(at_rung, kept[rid])
+                self.current = None
+                if self._changed_state(guard, rid, hooks_left_by(rid)):
                     return
 
     def _changed_state(

@@ -5,7 +5,8 @@ constraint allows briefly (`[tune] min_runs`, `max_time`); each later rung keeps
 1/eta of every case's correct configurations and times them eta times longer; the finalists
 (once no case has more than eta left, or what is left after `[tune] rungs`) get a full
 `[bench]` measurement (`_schedule`).
-Each rung is one runner session, so a configuration that crashes its runner costs only itself.
+One runner times every rung, keeping its executables (`_live`); a configuration that crashes
+it costs only itself, for a fresh runner takes what the rung had left.
 The winner of each case (`pick`) goes to `tuning/<device>.json` (the user cache too when asked), where
 `tile bench`, `tile test` and tile-pytest find it.
 """
@@ -35,6 +36,7 @@ from tile_harness._sinks import Relay
 from tile_harness._undone import is_undone
 from tile_harness.tune._files import check_tuning_files, tune_findings, write_tuning
 from tile_harness.tune._impls import ImplDecision, impls_markdown, pick_impls
+from tile_harness.tune._live import LiveRunner, RungWatch, keeps_runner
 from tile_harness.tune._pick import (
     Decision,
     Measured,
@@ -49,7 +51,9 @@ from tile_harness.tune._table import TUNE_MD, Tried, progress_line, tried_markdo
 if TYPE_CHECKING:
     from tile_config import ResolvedConfig
     from tile_harness._display import Display
+    from tile_harness._session import RunnerSession
     from tile_harness._settings import Selection
+    from tile_harness._sinks import Sink
 
 __all__ = [
     "TuneEnded",
@@ -136,8 +140,12 @@ class _TuneSink(Relay):
         if isinstance(message, tp.BenchResult):
             self._state.latest[message.case_id] = message
             self._recorder.ui.advance()
-        else:
-            super().on_message(message)
+            return
+        if isinstance(message, tp.Failure) and message.case_id in self._state.latest:
+            # A unit that fails in a later rung is out: its earlier timing no longer stands
+            # (and the run records its failure, not that result).
+            del self._state.latest[message.case_id]
+        super().on_message(message)
 
 
 def allowed_counts(
@@ -225,6 +233,7 @@ class Tuner:
         self.recorder = RunRecorder(open_run("tune", resolved, output_dir, sys.argv), ui=display)
         self.state = TuneState()
         self.numbering = LaunchCounter()
+        self._live: LiveRunner | None = None
 
     def run(self, sel: Selection, *, scale: float, budget: float | None) -> TuneEnded:
         """Every rung, each on the survivors of the last; then decide and write."""
@@ -251,12 +260,15 @@ class Tuner:
                         "what was measured"
                     )
                     break
+            self._let_go()
         except KeyboardInterrupt:
+            self._let_go(stop=True)
             self.recorder.finalize(interrupted="interrupted by Ctrl-C")
             raise
         except signals.Terminated:
             # SIGTERM (a cancelled CI job, a batch system's time limit) saves the run directory
             # as Ctrl-C does.
+            self._let_go(stop=True)
             self.recorder.finalize(interrupted="terminated by SIGTERM")
             raise
         return finish(self.resolved, self.recorder, self.state)
@@ -264,15 +276,10 @@ class Tuner:
     def _rung(
         self, base: tp.RunRequest, rung: int, units: list[str] | None, *, scale: float, final: bool
     ) -> list[str]:
-        """Time `units` (None: every one) in one session; the units the next rung times."""
+        """Time `units` (None: every one); the units the next rung times."""
         state, resolved = self.state, self.resolved
         settings = final_settings(resolved) if final else rung_settings(resolved, rung, scale)
-        request = derive(base, bench=settings, case_ids=units)
-        # An invalid result is a failure before a rung can pick it.
-        sink = CheckedResults(_TuneSink(self.recorder, state))
-        log_dir, redactor = self.recorder.run_dir / "logs", self.recorder.writer.redactor
-        make_session(request, resolved, sink, log_dir=log_dir, numbering=self.numbering,
-                     redactor=redactor).run()  # fmt: skip
+        self._time(derive(base, bench=settings, case_ids=units))
         timed = set(units) if units is not None else set(state.latest)
         if final:
             state.finalists = timed
@@ -281,6 +288,49 @@ class Tuner:
         self.say(progress_line(state.latest, state.finalists, rung=rung, final=final,
                               timed=len(timed), survivors=shown))  # fmt: skip
         return survivors
+
+    def _time(self, request: tp.RunRequest) -> None:
+        """One rung: by the runner that timed the last when it waits for the next (`_live`),
+        else by a new one that stays for the rungs after; what a runner that ended left of
+        the rung, by a fresh runner (as one session per rung)."""
+        live, units = self._live, request.case_ids
+        if live is not None and live.waiting and units is not None:
+            self.state.timings_planned += len(units)
+            self.recorder.ui.start(self.state.timings_planned, "tile tune")
+            live.go(units, request.bench)
+        elif keeps_runner(self.resolved):
+            self._let_go()
+            rungs_dir = LiveRunner.new_dir()
+            watch = RungWatch(self._sink())
+            session = self._session(derive(request, rungs=str(rungs_dir)), watch)
+            live = self._live = LiveRunner(session, watch, rungs_dir)
+            live.start()
+        else:
+            self._session(request, self._sink()).run()
+            return
+        if not live.wait():
+            self._let_go()
+        left = [u for u in units or [] if u not in live.seen]
+        if left:
+            self._session(derive(request, case_ids=left), self._sink()).run()
+
+    def _sink(self) -> Sink:
+        # An invalid result is a failure before a rung can pick it.
+        return CheckedResults(_TuneSink(self.recorder, self.state))
+
+    def _session(self, request: tp.RunRequest, sink: Sink) -> RunnerSession:
+        log_dir, redactor = self.recorder.run_dir / "logs", self.recorder.writer.redactor
+        return make_session(request, self.resolved, sink, log_dir=log_dir,
+                            numbering=self.numbering, redactor=redactor)  # fmt: skip
+
+    def _let_go(self, *, stop: bool = False) -> None:
+        """End the runner that stays between rungs (at once when `stop`: Ctrl-C, SIGTERM)."""
+        live, self._live = self._live, None
+        if live is not None:
+            if stop:
+                live.stop()
+            else:
+                live.close()
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ import msgspec
 import tile_protocol as tp
 from tile_harness._errors import CliError, ExitCode
 from tile_harness._requests import bench_settings
+from tile_harness.tune._live import keeps_runner
 from tile_harness.tune._pick import kept_count
 
 if TYPE_CHECKING:
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
 
 __all__ = ["budget_scale", "estimate_s", "final_now", "rung_settings"]
 
-_RUNNER_START_S = 3.0  # assumed per rung when no earlier run says (JAX import and devices)
+_RUNNER_START_S = 3.0  # assumed for a runner when no earlier run says (JAX import and devices)
 _UNIT_COMPILE_S = 0.45  # assumed compile of one configuration, on one thread
 _UNIT_SERIAL_S = 0.05  # assumed check and bookkeeping of one configuration
 _COMPILE_THREADS = 16  # the runner's compile pool at most (tile_runner._ahead)
@@ -34,9 +35,9 @@ def _unit_overhead_s() -> float:
 
 def final_now(counts: Iterable[int], eta: int) -> bool:
     """True when no case has more than `eta` configurations left: time to measure them fully.
-    Another rung would keep two of three (`kept_count`) at the price of a runner start and
-    a reload of each survivor (on an H100, rung 2 of tile-std's row kernels took 30 units to
-    keep 24), where the full measurement of one more finalist costs a few ms."""
+    Another rung would keep two of three (`kept_count`) at the price of timing every survivor
+    again (on an H100, rung 2 of tile-std's row kernels took 30 units, a runner start and their
+    reload, to keep 24), where the full measurement of one more finalist costs a few ms."""
     return all(n <= eta for n in counts)
 
 
@@ -59,14 +60,23 @@ def rung_settings(resolved: ResolvedConfig, rung: int, scale: float) -> tp.Bench
 def estimate_s(resolved: ResolvedConfig, counts: Sequence[int], scale: float = 1.0) -> float:
     """Wall seconds a tune of cases with `counts` allowed configurations should take."""
     t, b = resolved.config.tune, resolved.config.bench
-    total, alive, unit_s = 0.0, list(counts), _unit_overhead_s()
-    for rung in range(t.rungs):
-        if final_now(alive, t.eta):
-            break
-        per = unit_s + rung_settings(resolved, rung, scale).max_time
-        total += _RUNNER_START_S + per * sum(alive)
+    keeps = keeps_runner(resolved)
+    total, alive, rung = 0.0, list(counts), 0
+    while rung < t.rungs and not final_now(alive, t.eta):
+        max_time = rung_settings(resolved, rung, scale).max_time
+        total += _rung_s(rung, max_time, sum(alive), keeps=keeps)
         alive = [kept_count(n, t.eta) for n in alive]
-    return total + _RUNNER_START_S + (unit_s + b.max_time) * sum(alive)
+        rung += 1
+    return total + _rung_s(rung, b.max_time, sum(alive), keeps=keeps)
+
+
+def _rung_s(rung: int, max_time: float, units: int, *, keeps: bool) -> float:
+    """One rung: the first starts a runner and compiles each configuration; a later one, timed
+    by the runner that kept them (`_live`), only makes inputs and samples; without it, a
+    later rung starts a runner and reloads each configuration as the first did."""
+    if rung == 0 or not keeps:
+        return _RUNNER_START_S + (_unit_overhead_s() + max_time) * units
+    return (_UNIT_SERIAL_S + max_time) * units
 
 
 def budget_scale(resolved: ResolvedConfig, counts: Sequence[int], budget: float | None) -> float:
