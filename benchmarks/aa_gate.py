@@ -34,6 +34,7 @@ Exit 0 when both targets are met for two-run comparisons, else 1.
 from __future__ import annotations
 
 import argparse
+import functools
 import itertools
 import json
 import math
@@ -227,9 +228,13 @@ class Tally:
 
 def _medians(run: Path) -> dict[str, tuple[float, float]]:
     """Each case's (kernel median, interleaved reference median) of one run."""
-    cases = json.loads((run / "report.json").read_text())["cases"]
-    return {c["case_id"]: (c["stats"]["median"], c["reference"]["stats"]["median"])
-            for c in cases if c.get("stats") and (c.get("reference") or {}).get("stats")}  # fmt: skip
+    cases: list[dict[str, Any]] = json.loads((run / "report.json").read_text())["cases"]
+    out: dict[str, tuple[float, float]] = {}
+    for c in cases:
+        reference: dict[str, Any] = c.get("reference") or {}
+        if c.get("stats") and reference.get("stats"):
+            out[c["case_id"]] = (c["stats"]["median"], reference["stats"]["median"])
+    return out
 
 
 def overlap(root: Path) -> None:
@@ -294,16 +299,16 @@ def check_plant(calls: int) -> None:
 
     fixture: dict[str, Any] = {}
     exec(compile(KERNELS, "aa_kernels.py", "exec"), fixture)
+    jit: Any = jax.jit  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
     ratios: list[float] = []
     for name, (op, _) in fixture["OPS"].items():
         for n in (1 << 16, 1 << 17, 1 << 18, 1 << 19):
             x, s = fixture["_inputs"](SimpleNamespace(n=n), jax.random.key(0))
-            a = jax.jit(lambda x, s, op=op: fixture["_passes"](op, x, s))
-            b = jax.jit(lambda x, s, op=op: fixture["_twice"](op, x, s))
+            a, b = (jit(functools.partial(fixture[way], op)) for way in ("_passes", "_twice"))
             times: dict[Any, list[float]] = {a: [], b: []}
             for f in (a, b) * (calls + 1):
                 t0 = time.perf_counter()
-                f(x, s).block_until_ready()
+                jax.block_until_ready(f(x, s))  # pyright: ignore[reportUnknownMemberType]
                 times[f].append(time.perf_counter() - t0)
             ta_, tb = (statistics.median(times[f][1:]) for f in (a, b))
             ratios.append(tb / ta_)

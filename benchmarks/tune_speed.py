@@ -8,13 +8,15 @@ new... so that a machine that slows down or speeds up over the minutes weighs on
 first pair fills the compile cache (shared, as the cache key does not depend on tile), and
 only the later pairs count when `--warm` (the default) is given. For each run it prints the
 wall time and how many runners the tune started (`runner_started` events), then each side's
-median and new/old.
+median and new/old. A `tuning/` directory a tune writes into a checkout that had none is
+removed at the end.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import statistics
 import subprocess
 import tempfile
@@ -44,6 +46,7 @@ def main() -> int:
     parser.add_argument("--set", action="append", default=[], help="KEY=VALUE for both")
     args = parser.parse_args()
     walls: dict[str, list[float]] = {"old": [], "new": []}
+    written = [c / "tuning" for c in (args.old, args.new) if not (c / "tuning").exists()]
     with tempfile.TemporaryDirectory(prefix="tile-tune-speed-") as tmp:
         for pair in range(args.pairs + 1):  # pair 0 fills the compile cache
             for side in ("old", "new"):
@@ -54,6 +57,8 @@ def main() -> int:
                     walls[side].append(wall)
                 note = "" if counted else " (fills the compile cache, not counted)"
                 print(f"{side} wall {wall:.2f} s, {runners} runners{note}", flush=True)
+    for path in written:
+        shutil.rmtree(path, ignore_errors=True)
     old, new = statistics.median(walls["old"]), statistics.median(walls["new"])
     print(f"median old {old:.2f} s, new {new:.2f} s, new/old {new / old:.2f}")
     return 0
