@@ -96,6 +96,16 @@ tile.kernel("m/buggy", inputs=_inputs, reference=reference, bench=AXES, modes=AL
 tile.kernel("m/wrong", inputs=_inputs, reference=reference, bench=AXES, modes=ALL)(wrong)
 tile.kernel("m/no_grad", inputs=_inputs, reference=reference, bench=AXES, modes=ALL)(no_grad)
 tile.kernel("m/fwd_only", inputs=_inputs, reference=reference, bench=AXES)(reference)
+
+
+def tuned_fwd(x, w, *, k):
+    return good(x, w) + 0.0 * k
+
+
+# The tunable reaches the forward only: its `bwd` mode has no configuration.
+tile.kernel("m/tuned_fwd", inputs=_inputs, reference=reference, bench=AXES, modes=ALL,
+            tunables=tile.axes(k=[1, 2]), tuned_modes=("fwd", "fwd_bwd"),
+            tol={"bfloat16": 2e-2})(tuned_fwd)
 """
 TOML = (
     '[project]\npaths = ["kernels"]\n[bench]\nmax_time = 0.05\nmin_runs = 5\nwarmup_runs = 1\n'
@@ -178,6 +188,27 @@ def test_every_mode_runs_and_bad_modes_fail_per_case(proj: Path) -> None:
     assert only == ["m/fwd_only[shape=64,dtype=float32]"]
     # A kernel that raises is exit 3 in every mode, as in `fwd`; the other cases still ran.
     assert done.returncode == 3, out
+
+
+def test_tunables_reach_only_their_modes_in_bench_and_tune(proj: Path) -> None:
+    done = _tile(proj, "bench", "--kernel", "m/tuned_fwd", "--mode", "all", "-k", "float32",
+                 "-o", "runs/tuned")  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    cases = _cases(proj, "runs/tuned")
+    base = "m/tuned_fwd[shape=64,dtype=float32"
+    assert cases[f"{base}]"]["config"]["values"] == {"k": "1"}
+    assert cases[f"{base},mode=fwd_bwd]"]["config"]["values"] == {"k": "1"}
+    assert cases[f"{base},mode=bwd]"]["config"] is None  # nothing timed there depends on k
+    assert cases[f"{base},mode=bwd]"]["status"] == "success"
+    # Nothing to tune in `bwd`; in every mode, the two that have a configuration.
+    bwd = _tile(proj, "tune", "--kernel", "m/tuned_fwd", "--mode", "bwd", "--dry-run")
+    assert bwd.returncode == 2, bwd.stdout + bwd.stderr
+    assert "no selected case has a kernel with tunables" in bwd.stderr
+    every = _tile(proj, "tune", "--kernel", "m/tuned_fwd", "--mode", "all", "-k", "float32",
+                  "--dry-run")  # fmt: skip
+    assert every.returncode == 0, every.stdout + every.stderr
+    assert "tile tune: 2 cases, 4 configurations" in every.stdout
+    assert "mode=bwd" not in every.stdout
 
 
 def test_a_mode_the_kernel_does_not_declare_fails_its_case_and_the_run_goes_on(

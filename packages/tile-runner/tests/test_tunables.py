@@ -45,6 +45,31 @@ def test_declaration_errors_name_the_kernel() -> None:
         Tunables.declare("k", AXES, None, {"block": 3})
     with pytest.raises(tile.DefinitionError, match="need `tunables`"):
         tile.kernel("k/x", inputs=lambda c, k: (), default={"a": 1})
+    with pytest.raises(tile.DefinitionError, match="need `tunables`"):
+        tile.kernel("k/x", inputs=lambda c, k: (), modes=("bwd",), tuned_modes=("fwd",))
+    wrongs: list[Any] = [("bwd",), (), "fwd"]  # not declared, none, a string
+    for wrong in wrongs:
+        with pytest.raises(tile.DefinitionError, match="`tuned_modes` must list modes"):
+            tile.kernel("k/x", inputs=lambda c, k: (), tunables=AXES, tuned_modes=wrong)
+
+
+def test_a_mode_the_tunables_do_not_reach_has_no_configuration() -> None:
+    @tile.kernel("tun/fwd_only", inputs=lambda case, key: (tile.normal(key, (8,), "float32"),),
+                 bench=tile.axes(n=[1]), modes=("bwd", "fwd_bwd"), tunables=AXES,
+                 tuned_modes=("fwd", "fwd_bwd"))  # fmt: skip
+    def fwd_only(x: Any, *, block: int, warps: int) -> Any:
+        return x * 2.0 + 0.0 * (block + warps)
+
+    definition = tile.get_kernel("tun/fwd_only")
+    t = definition.tunables
+    assert t is not None
+    fwd, bwd = (tile.Case("tun/fwd_only", {"n": 1}, mode=m) for m in ("fwd", "bwd"))
+    tuning = TuningIndex()
+    assert choose(t, fwd, overrides={}, tuning=tuning)[1] is not None
+    config, info = choose(t, bwd, overrides={"block": "4"}, tuning=tuning)
+    assert info is None and config == t.default  # the function still gets its values
+    with pytest.raises(tile.RunnerError, match="do not apply to mode `bwd`"):
+        choose(t, bwd, overrides={}, tuning=tuning, unit={"block": "1", "warps": "4"})
 
 
 def test_configurations_constraint_and_signature() -> None:

@@ -6,7 +6,7 @@ import dataclasses
 import inspect
 import math
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal, NoReturn, TypeVar
@@ -20,7 +20,7 @@ from tile_runner._errors import DefinitionError, Skip
 from tile_runner._modes import Mode, ModesSpec, ModeWork, declare_modes, mode_label
 from tile_runner._ops import OpDecl, check_op, declare_op, op_info
 from tile_runner._record import recorded
-from tile_runner._tuning import Constraint, Tunables
+from tile_runner._tuning import Constraint, Tunables, declare_tunables
 
 __all__ = [
     "BACKENDS",
@@ -206,6 +206,7 @@ def kernel(  # noqa: PLR0913 (public call: the @tile.kernel options are document
     constraint: Constraint | None = None,
     default: Mapping[str, Any] | None = None,
     modes: ModesSpec = None,
+    tuned_modes: Sequence[Mode] | None = None,
     op: str | None = None,
     impl: str | None = None,
     baseline: bool = False,
@@ -224,12 +225,15 @@ def kernel(  # noqa: PLR0913 (public call: the @tile.kernel options are document
         constraint: `(case, config) -> reason or None`: rules a configuration out for a case.
         default: the configuration until one is tuned (else each tunable's first value).
         modes: what `--mode` may run besides `fwd`: `("bwd", "fwd_bwd")`, or `{mode: tile.mode(...)}`.
+        tuned_modes: the modes whose timed program the tunables change (default: every mode);
+            in the others a case has no configuration and runs the default outside the timing.
         op, impl, baseline: the op it implements, its label there (default: its name after the
             last `/`), and whether the op's others are timed against it (else the first one).
     """
     _check_arguments(name, inputs, {"reference": reference, "bytes": bytes, "flops": flops})
     check_specs(name, bench, test, tol)
     caller = _caller()
+    declared = declare_modes(name, modes, ModeWork(bytes, flops), (bench, test))
     template = KernelDef(
         name=name,
         fn=inputs,  # the decorated function replaces it (`_complete`)
@@ -241,8 +245,10 @@ def kernel(  # noqa: PLR0913 (public call: the @tile.kernel options are document
         flops=flops,
         tol=tol,
         description=description,
-        tunables=_declare_tunables(name, tunables, constraint, default),
-        modes=declare_modes(name, modes, ModeWork(bytes, flops), (bench, test)),
+        tunables=declare_tunables(
+            name, tunables, (constraint, default, tuned_modes), tuple(declared)
+        ),
+        modes=declared,
         op=declare_op(name, op, impl, baseline),
     )
 
@@ -277,19 +283,6 @@ def _check_arguments(name: str, inputs: object, optional: Mapping[str, object]) 
     for label, fn in optional.items():
         if fn is not None and not callable(fn):
             raise DefinitionError(f"kernel `{name}`: `{label}` must be callable")
-
-
-def _declare_tunables(
-    name: str,
-    tunables: Axes | None,
-    constraint: Constraint | None,
-    default: Mapping[str, Any] | None,
-) -> Tunables | None:
-    if tunables is None:
-        if constraint is not None or default is not None:
-            raise DefinitionError(f"kernel `{name}`: `constraint` and `default` need `tunables`")
-        return None
-    return Tunables.declare(name, tunables, constraint, default)
 
 
 def _caller() -> tuple[str | None, str | None]:

@@ -31,7 +31,8 @@ class Configured:
     config: Mapping[str, AxisValue]
     """The values, typed as declared (empty for a kernel without tunables)."""
     info: ConfigInfo | None
-    """The values as text and where they came from; None for a kernel without tunables."""
+    """The values as text and where they came from; None for a kernel without tunables, and
+    in a mode they do not apply to (`tuned_modes`: the default runs, outside what is timed)."""
 
 
 def configure(

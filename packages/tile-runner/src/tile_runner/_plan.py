@@ -224,10 +224,11 @@ def _unknown_tunables(
 
 
 def _units(cases: Sequence[tuple[KernelDef, Case]]) -> list[Unit]:
-    """Each case once per configuration of its kernel's tunables (once without tunables)."""
+    """Each case once per configuration of its kernel's tunables (once without tunables, or in
+    a mode they do not apply to)."""
     out: list[Unit] = []
     for definition, case in cases:
-        if definition.tunables is None:
+        if definition.tunables is None or not definition.tunables.apply_to(case):
             out.append((definition, case, None, case.id))
             continue
         for config, _ in definition.tunables.configs(case):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +26,7 @@ __all__ = [
     "bind_config",
     "choose",
     "config_text",
+    "declare_tunables",
     "unit_id",
 ]
 
@@ -40,6 +41,8 @@ class Tunables:
     axes: Axes
     constraint: Constraint | None
     default: Config
+    modes: tuple[str, ...] | None = None
+    """The modes whose timed program the values change (`tuned_modes`); None: every mode."""
 
     @classmethod
     def declare(
@@ -48,8 +51,10 @@ class Tunables:
         axes: object,
         constraint: Constraint | None,
         default: Mapping[str, Any] | None,
+        modes: tuple[str, ...] | None = None,
     ) -> Tunables:
-        """Check a kernel's declaration; the default is each tunable's first value if not given."""
+        """Check a kernel's declaration; the default is each tunable's first value if not given.
+        `modes`: the kernel's `tuned_modes`, already checked against its modes."""
         if not isinstance(axes, Axes) or len(axes) == 0:
             raise DefinitionError(f"kernel `{kernel}`: `tunables` must be `tile.axes(...)`")
         if constraint is not None and not callable(constraint):
@@ -67,7 +72,13 @@ class Tunables:
                     f"({', '.join(format_value(v) for v in axes.values(name))})"
                 )
             chosen[name] = value
-        return cls(axes, constraint, chosen)
+        return cls(axes, constraint, chosen, modes)
+
+    def apply_to(self, case: Any) -> bool:
+        """Whether the values change what `case` times: its mode is among `modes` (a direct
+        call, `case` None, runs the forward)."""
+        mode = "fwd" if case is None else getattr(case, "mode", "fwd")
+        return self.modes is None or mode in self.modes
 
     @functools.cached_property
     def signature(self) -> str:
@@ -180,6 +191,32 @@ def bind_config(fn: Callable[..., Any], config: Mapping[str, AxisValue]) -> Call
     return configured
 
 
+def declare_tunables(
+    name: str,
+    tunables: object,
+    options: tuple[Constraint | None, Mapping[str, Any] | None, Sequence[str] | None],
+    declared: Sequence[str],
+) -> Tunables | None:
+    """The kernel's `Tunables`, from `tunables` and its `(constraint, default, tuned_modes)`;
+    `tuned_modes` must name modes among those `declared`."""
+    constraint, default, tuned_modes = options
+    if tunables is None:
+        if any(option is not None for option in options):
+            raise DefinitionError(
+                f"kernel `{name}`: `constraint`, `default` and `tuned_modes` need `tunables`"
+            )
+        return None
+    modes = None
+    if tuned_modes is not None:
+        modes = () if isinstance(tuned_modes, str) else tuple(tuned_modes)
+        if not modes or any(m not in declared for m in modes):
+            raise DefinitionError(
+                f"kernel `{name}`: `tuned_modes` must list modes the kernel has "
+                f"({', '.join(declared)}), got {tuned_modes!r}"
+            )
+    return Tunables.declare(name, tunables, constraint, default, modes)
+
+
 def choose(
     tunables: Tunables | None,
     case: Any,
@@ -201,6 +238,12 @@ def choose(
         if unit:
             raise RunnerError("this kernel declares no tunables")
         return {}, None
+    if not tunables.apply_to(case):
+        # A mode the values do not reach (a backward that keeps its own tiling): the function
+        # still takes them, for the residuals made outside the timed region; the case has none.
+        if unit:
+            raise RunnerError(f"this kernel's tunables do not apply to mode `{case.mode}`")
+        return tunables.default_for(case), None
     note: str | None = None
     if unit is not None:
         config: Config = {**tunables.default, **tunables.parse(unit, strict=True)}

@@ -118,6 +118,9 @@ _MATMUL_TOL = {"float32": 2e-3, "bfloat16": 2e-2}
 # cotangent and write dx (the parameters are a row each), whose bytes XLA cannot see inside a
 # Pallas call; the forward adds its read and write. Elsewhere XLA's cost analysis says.
 _GRAD = ("fwd", "bwd", "fwd_bwd")
+# The tunables reach the forward alone (`differentiable` hands them to it; each backward keeps
+# its own tiling), so in `bwd` they change nothing timed: no configuration there, none to tune.
+_TUNED = ("fwd", "fwd_bwd")
 _ROW_MODES = {
     "bwd": tile.mode(bytes=lambda case: 3.0 * case.size * case.itemsize),
     "fwd_bwd": tile.mode(bytes=lambda case: 5.0 * case.size * case.itemsize),
@@ -234,6 +237,7 @@ tile.kernel(
     modes=_ROW_MODES,
     tol={"float32": 1e-5, "bfloat16": 1e-2},
     tunables=ROW_TUNABLES,
+    tuned_modes=_TUNED,
     constraint=row_fits,
 )(differentiable(softmax_tuned, softmax_ref, softmax_grad))
 
@@ -248,6 +252,7 @@ tile.kernel(
     modes=_ROW_MODES,
     tol={"float32": 1e-5, "bfloat16": 1e-2},
     tunables=ROW_TUNABLES,
+    tuned_modes=_TUNED,
     constraint=row_fits,
 )(differentiable(rmsnorm_tuned, rmsnorm_ref, rmsnorm_grad))
 
@@ -267,6 +272,7 @@ tile.kernel(
     **_LAYERNORM,
     modes=_ROW_MODES,
     tunables=ROW_TUNABLES,
+    tuned_modes=_TUNED,
     constraint=row_fits,
     op="layernorm",
     impl="pallas",
@@ -293,6 +299,7 @@ tile.kernel(
     modes=_MATMUL_MODES,
     tol=_MATMUL_TOL,
     tunables=MATMUL_TUNABLES,
+    tuned_modes=_TUNED,
     constraint=matmul_fits,
 )(differentiable(matmul_tuned, matmul_ref))
 
@@ -307,5 +314,6 @@ tile.kernel(
     modes=_ATTENTION_MODES,
     tol={"float32": 2e-3, "bfloat16": 2e-2},
     tunables=ATTENTION_TUNABLES,
+    tuned_modes=_TUNED,
     constraint=attention_fits,
 )(differentiable(attention_tuned, attention_ref, attention_grad, saving=attention_tuned_saving))
