@@ -234,23 +234,12 @@ def kernel(  # noqa: PLR0913 (public call: the @tile.kernel options are document
     check_specs(name, bench, test, tol)
     caller = _caller()
     declared = declare_modes(name, modes, ModeWork(bytes, flops), (bench, test))
-    template = KernelDef(
-        name=name,
-        fn=inputs,  # the decorated function replaces it (`_complete`)
-        inputs=inputs,
-        reference=reference,
-        bench=bench,
-        test=test,
-        bytes=bytes,
-        flops=flops,
-        tol=tol,
-        description=description,
-        tunables=declare_tunables(
-            name, tunables, (constraint, default, tuned_modes), tuple(declared)
-        ),
-        modes=declared,
-        op=declare_op(name, op, impl, baseline),
-    )
+    tuned = declare_tunables(name, tunables, (constraint, default, tuned_modes), tuple(declared))
+    # `fn` is `inputs` until the decorated function replaces it (`_complete`).
+    template = KernelDef(name=name, fn=inputs, inputs=inputs, reference=reference, bench=bench,
+                         test=test, bytes=bytes, flops=flops, tol=tol, description=description,
+                         tunables=tuned, modes=declared,
+                         op=declare_op(name, op, impl, baseline))  # fmt: skip
 
     def register(fn: F) -> F:
         _add(_complete(template, fn, caller))
