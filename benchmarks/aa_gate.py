@@ -10,7 +10,8 @@ fused jnp expression) to a temporary directory, then alternates fresh
 `AA_SLOW=1` makes every kernel run its whole program twice, the second run waiting on the
 first, for the same result; the references do not change). `--check-plant` times both
 programs of every case in this process, in turns, and prints how much slower B really is
-(1.6-2.0x here: the dispatch and what XLA's threads do not overlap are paid once). Before each run it starts 0, 1 or 2 busy-loop processes (a different number from the
+(1.5-2.3x on our 2-core VM: the dispatch and what XLA's threads do not overlap are paid
+once). Before each run it starts 0, 1 or 2 busy-loop processes (a different number from the
 run before; each ends by itself after `--load-cap` seconds, and is killed when the run ends),
 so the machine's load changes between every two runs, as on a shared CI runner:
 
@@ -36,7 +37,6 @@ from __future__ import annotations
 import argparse
 import functools
 import itertools
-import json
 import math
 import os
 import shlex
@@ -226,22 +226,18 @@ class Tally:
             print(f"    not caught ({n}): {reason}")
 
 
-def _medians(run: Path) -> dict[str, tuple[float, float]]:
-    """Each case's (kernel median, interleaved reference median) of one run."""
-    cases: list[dict[str, Any]] = json.loads((run / "report.json").read_text())["cases"]
-    out: dict[str, tuple[float, float]] = {}
-    for c in cases:
-        reference: dict[str, Any] = c.get("reference") or {}
-        if c.get("stats") and reference.get("stats"):
-            out[c["case_id"]] = (c["stats"]["median"], reference["stats"]["median"])
-    return out
+def _medians(report: Any) -> dict[str, tuple[float, float]]:
+    """Each case's (kernel median, interleaved reference median) of one run's report."""
+    return {c.case_id: (c.stats.median, c.reference.stats.median) for c in report.cases
+            if c.stats is not None and c.reference is not None
+            and c.reference.stats is not None}  # fmt: skip
 
 
-def overlap(root: Path) -> None:
+def overlap(reports: dict[str, Any]) -> None:
     """How far identical code moved between two runs against how far the plant moved it, per
     basis (|log| of the change of medians): where the A/A spread reaches the A/B one, no rule
     that sees two single runs can keep false verdicts rare and catch every plant."""
-    runs = {p.name: _medians(p) for p in sorted((root / "runs").iterdir()) if p.name[0] in "AB"}
+    runs = {name: _medians(report) for name, report in reports.items() if name[0] in "AB"}
     changes: dict[tuple[str, str], list[float]] = {}
     for x, y in itertools.combinations(sorted(runs), 2):
         kind = "A/A" if x[0] == y[0] else "A/B"
@@ -274,7 +270,7 @@ def judge(root: Path, pooled: int) -> int:
     for a, b in itertools.product(a_runs, b_runs):
         two.add(False, ta.compare.compare_runs(reports[a], reports[b]), f"{a}-{b}")
     two.print(f"tile compare RUN RUN ({len(a_runs)} A and {len(b_runs)} B runs, all pairs)")
-    overlap(root)
+    overlap(reports)
     if 2 <= pooled < len(a_runs):
         # Every `pooled` of the A runs in turn as the baseline, judged against the A runs outside
         # it (A/A) and every B run (A/B): each pool as `tile baseline save` would make it.

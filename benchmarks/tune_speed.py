@@ -5,8 +5,8 @@
 
 Each checkout needs its own environment (`uv sync` in it). The runs alternate old, new, old,
 new... so that a machine that slows down or speeds up over the minutes weighs on both; the
-first pair fills the compile cache (shared, as the cache key does not depend on tile), and
-only the later pairs count when `--warm` (the default) is given. For each run it prints the
+first pair fills the compile cache (shared, as the cache key does not depend on tile) and
+does not count. For each run it prints the
 wall time and how many runners the tune started (`runner_started` events), then each side's
 median and new/old. A `tuning/` directory a tune writes into a checkout that had none is
 removed at the end.

@@ -4,10 +4,11 @@ A runner takes seconds to start and import jax; a typo in `-k` or `--kernel` sho
 a suite run without filters planned its cases cleanly, the case ids and kernel names are kept
 in `.tile/plans.json` under a key made of everything the plan depends on: the command, the
 request without its filters, the runner's interpreter and environment, tile.toml's text, the
-versions of tile and jax, the accelerator device nodes present and JAX's PJRT plugins, and the
-content of every kernel source (the project's Python files, the packages of `[project] modules`
-and of the installed kernel plugins, the `[project] paths` folders). A later run with filters whose key is the same, and whose filters match none of the
-kept cases, is refused at once with the message a runner's plan would have led to.
+versions of tile and jax, the accelerator device nodes present and JAX's PJRT plugins, and
+the content of every kernel source (the project's Python files, the packages of `[project]
+modules` and of the installed kernel plugins, the `[project] paths` folders). A later run with
+filters whose key is the same, and whose filters match none of the kept cases, is refused at
+once with the message a runner's plan would have led to.
 
 The key errs towards missing: anything it cannot account for (another interpreter for the
 runner, a module it cannot find without importing, a project too large to read quickly,

@@ -157,19 +157,11 @@ def next_round(ctx: CaseContext, rounds: BenchRounds, *, last: bool) -> Outcome 
 def time_again(ctx: CaseContext, kept: BenchRounds) -> Outcome:
     """A later tune rung (`RunRequest.rungs`): the unit timed once more with fresh inputs and
     the rung's settings (`ctx.bench`), its executable, check and work those of its first
-    rung; its result holds this rung's samples and time alone."""
-    rounds = replace(kept, watch=Stopwatch(), timings=[])
-    phase: Phase = "inputs"
-    try:
-        ctx.step("inputs", rounds.rid, rounds.config)
-        args = case_inputs(ctx, rounds.kernel, rounds.case)
-        rounds.watch.lap("inputs")
-        phase = "run"
-        ctx.step("sample", rounds.rid)
-        time_round(ctx, rounds, args)
-        return send_bench(ctx, rounds)
-    except USER_ERRORS as exc:
-        return _failed(ctx, rounds.rid, phase, exc)
+    rung; its result holds this rung's samples and time alone (`next_round`'s last round)."""
+    ctx.step("inputs", kept.rid, kept.config)
+    outcome = next_round(ctx, replace(kept, watch=Stopwatch(), timings=[]), last=True)
+    assert not isinstance(outcome, BenchRounds)  # the last round sends its result
+    return outcome
 
 
 def finish_rounds(ctx: CaseContext, rounds: BenchRounds) -> Outcome:

@@ -81,7 +81,6 @@ class Session:
         self.current: str | None = None
         self.restart: str | None = None
         """Why this runner stopped before the rest of its plan (see `_isolation`)."""
-        self._guard: StateGuard | None = None
 
     def log(self, level: Any, message: str, case_id: str | None = None) -> None:
         self.writer.send(Log(level=level, message=message, case_id=case_id))
@@ -108,12 +107,15 @@ class Session:
             ctx.step = self._step
         self.counts["cases"] = len(plan.units)
         rounds = request.bench.rounds if request.command == "bench" else 1
+        from tile_runner._isolation import StateGuard
+
         later = request.rungs if request.command == "tune" else None
         if later is not None:
             ctx.kept = {}
-        self._run_cases(ctx, plan.units, rounds)
+        guard = StateGuard()  # the process as the first case finds it
+        self._run_cases(ctx, plan.units, rounds, guard)
         if later is not None:
-            self._later_rungs(ctx, later)
+            self._later_rungs(ctx, later, guard)
         if self.counts["failed"]:
             ok = False
         return ok
@@ -269,7 +271,9 @@ class Session:
 
         return jax.__version__
 
-    def _run_cases(self, ctx: CaseContext, cases: list[Unit], rounds: int) -> None:
+    def _run_cases(
+        self, ctx: CaseContext, cases: list[Unit], rounds: int, guard: StateGuard
+    ) -> None:
         """Every case once; a bench in rounds goes over all cases `rounds` times, in order.
 
         In the first round, cases are made ready in batches ahead of their turn (`_ahead`):
@@ -280,12 +284,10 @@ class Session:
         """
         from tile_runner._ahead import hooks_left_by
         from tile_runner._case import finish_rounds, next_round, run_case
-        from tile_runner._isolation import StateGuard
         from tile_runner._rounds import BenchRounds, wait_turn
 
         total = len(cases)
         pending: dict[str, BenchRounds] = {}
-        guard = self._guard = StateGuard()
         for round_ in range(1, rounds + 1):
             if self.request.pace is not None and (round_ == 1 or pending):
                 wait_turn(self.request.pace, round_)
@@ -319,7 +321,7 @@ class Session:
                 if self.restart is not None:
                     return
 
-    def _later_rungs(self, ctx: CaseContext, rungs_dir: str) -> None:
+    def _later_rungs(self, ctx: CaseContext, rungs_dir: str, guard: StateGuard) -> None:
         """A tune's later rungs in this runner (`RunRequest.rungs`): after each rung it says so
         and waits for the CLI's next; the units named are timed again with what `ctx.kept`
         holds of them, and the others are let go (their executables freed)."""
@@ -328,9 +330,8 @@ class Session:
         from tile_runner._rounds import wait_rung
 
         kept: dict[str, BenchRounds] = ctx.kept if ctx.kept is not None else {}
-        guard = self._guard
         rung = 0
-        while self.restart is None and guard is not None:
+        while self.restart is None:
             self.writer.send(RungDone(rung=rung))
             rung += 1
             order = wait_rung(rungs_dir, rung)
