@@ -143,6 +143,24 @@ def _runners_started(run_dir: Path) -> int:
     return sum(e["event"] == "runner_started" for e in events)
 
 
+def test_isolate_gives_every_timed_configuration_a_runner_of_its_own(
+    tile: TileRun, project: MakeProject, tmp_path: Path
+) -> None:
+    # `[runner] isolate` is how a user keeps a configuration that corrupts its process away
+    # from the others; tune's sessions used to ignore it and time a rung in one runner.
+    root = project(["tunable.py"], FAST)
+    out = tmp_path / "isolated"
+    proc = tile("tune", "--kernel", "fx/reps", "-o", str(out), "runner.isolate=true", cwd=root)
+    assert proc.returncode == 0, proc.stderr
+    events = [json.loads(line) for line in (out / "events.jsonl").read_text().splitlines()]
+    timed = [e["message"] for e in events if e["event"] == "case_start"]
+    assert len(timed) >= 4  # the 4 allowed configurations in rung 0, then the finalists
+    # Each unit timed in a runner of its own, and each rung's session plans in one first
+    # (without isolate the whole tune is one runner: the test above).
+    assert _runners_started(out) >= len(timed) + 2
+    assert _tuning(root)["fx/reps[n=512]"]["values"] == {"reps": "1", "variant": "right"}
+
+
 def test_a_configuration_that_kills_its_runner_in_a_later_rung_leaves_the_rest_timed(
     tile: TileRun, project: MakeProject, tmp_path: Path
 ) -> None:

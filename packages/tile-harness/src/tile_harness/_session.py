@@ -119,8 +119,9 @@ class RunnerSession:
     # ---------------------------------------------------------------- internals
 
     def _run_isolated(self) -> bool:
-        """A plan runner, then one fresh runner per case."""
-        clean = self._launch(derive(self._request, command="list"))
+        """A plan runner, then one fresh runner per case (per configuration in a tune)."""
+        units = self._request.units or self._request.command == "tune"
+        clean = self._launch(derive(self._request, command="list", units=units))
         for case_id in list(self._state.plan or []):
             if self._stopping:
                 return False

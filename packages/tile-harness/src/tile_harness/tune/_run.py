@@ -320,7 +320,8 @@ class Tuner:
 
     def _session(self, request: tp.RunRequest, sink: Sink) -> RunnerSession:
         log_dir, redactor = self.recorder.run_dir / "logs", self.recorder.writer.redactor
-        return make_session(request, self.resolved, sink, log_dir=log_dir,
+        isolate = self.resolved.config.runner.isolate  # a runner per unit, as bench gives a case
+        return make_session(request, self.resolved, sink, log_dir=log_dir, isolate=isolate,
                             numbering=self.numbering, redactor=redactor)  # fmt: skip
 
     def _let_go(self, *, stop: bool = False) -> None:
