@@ -22,6 +22,8 @@ def test_list_shows_test_cases_modes_and_tunables(tile: TileRun, project: MakePr
     rows = {line.split()[0]: line for line in table.splitlines() if "/" in line}
     assert "fwd, bwd, fwd_bwd" in rows["std/softmax"]
     assert "block_rows: auto*, 1, 2, 4, 8" in rows["std/softmax"]
+    # Its backward keeps its own tiling: the tunables are said to change the other two only.
+    assert "(fwd, fwd_bwd only)" in table and "only)" not in rows["fx/reps"]
     assert "reps: 1, 8*, 64" in rows["fx/reps"]  # the declared default, marked
     assert "variant: right*, wrong" in out
     assert "3 bench cases, 7 test cases" in proc.stderr
@@ -39,4 +41,6 @@ def test_list_shows_test_cases_modes_and_tunables(tile: TileRun, project: MakePr
         {"name": "variant", "values": ["right", "wrong"], "default": "right"},
     ]
     assert kernels["std/softmax"]["modes"] == ["fwd", "bwd", "fwd_bwd"]
+    assert kernels["std/softmax"]["tuned_modes"] == ["fwd", "fwd_bwd"]
+    assert kernels["fx/reps"]["tuned_modes"] == ["fwd"]  # every mode it has
     assert (kernels["std/softmax"]["bench_cases"], kernels["std/softmax"]["test_cases"]) == (2, 6)

@@ -163,6 +163,9 @@ class KernelInfo(_Base, frozen=True, kw_only=True):
     description: str | None = None
     modes: list[str] = msgspec.field(default_factory=lambda: ["fwd"])
     tunables: list[TunableInfo] = []
+    tuned_modes: list[str] | None = None
+    """The modes whose timed program the tunables change (protocol 1.22); None: every mode
+    (and what a runner before 1.22 meant)."""
     test_cases: list[str] = []
 
 

@@ -27,6 +27,14 @@ def _tunables(definition: KernelDef) -> list[TunableInfo]:
     ]
 
 
+def _tuned_modes(definition: KernelDef) -> list[str] | None:
+    """The modes the tunables change, where that is not every mode the kernel has."""
+    declared = definition.tunables
+    if declared is None or declared.modes is None:
+        return None
+    return [m for m in definition.modes if m in declared.modes]
+
+
 def kernel_infos(bench: Sequence[KernelDef], backend: str, request: RunRequest) -> list[KernelInfo]:
     """One entry per kernel with a selected bench or test case, in registry order; the test
     cases are planned with the request's selection (their failures are the bench plan's to
@@ -47,6 +55,7 @@ def kernel_infos(bench: Sequence[KernelDef], backend: str, request: RunRequest) 
             description=definition.description,
             modes=list(definition.modes),
             tunables=_tunables(definition),
+            tuned_modes=_tuned_modes(definition),
             test_cases=test_ids.get(name, []),
         )
         for name, definition in order.items()

@@ -55,6 +55,19 @@ def _kernels(plan: tp.Plan | None) -> list[tp.KernelInfo]:
     return [tp.KernelInfo(name=name, modes=[]) for name in _by_kernel(plan.cases)]
 
 
+def tuned_modes(kernel: tp.KernelInfo) -> list[str]:
+    """The modes the kernel's tunables change: those it names, else every mode it has."""
+    if not kernel.tunables:
+        return []
+    return kernel.modes if kernel.tuned_modes is None else kernel.tuned_modes
+
+
+def _only_in(kernel: tp.KernelInfo) -> str:
+    """` (fwd, fwd_bwd only)` after the tunables of a kernel whose other modes ignore them."""
+    tuned = tuned_modes(kernel)
+    return f" ({', '.join(tuned)} only)" if tuned and tuned != kernel.modes else ""
+
+
 def print_listing(out: Console, plan: tp.Plan | None) -> tuple[int, int]:
     """Each kernel's cases (bench, then test where they differ), then one table of every
     kernel's modes, tunables and case counts; the numbers of bench and test cases."""
@@ -79,7 +92,7 @@ def print_listing(out: Console, plan: tp.Plan | None) -> tuple[int, int]:
                 out.print(f"    {case_id}", markup=False)
         tests += len(kernel.test_cases)
         table.add_row(Text(kernel.name), Text(", ".join(kernel.modes) or "?"),
-                      Text(tunables_cell(kernel.tunables)), str(len(ids)),
+                      Text(tunables_cell(kernel.tunables) + _only_in(kernel)), str(len(ids)),
                       str(len(kernel.test_cases)) if plan and plan.kernels else "?")  # fmt: skip
     if kernels:
         out.print()
@@ -114,7 +127,7 @@ def list_json_lines(plan: tp.Plan | None) -> list[str]:
     for kernel in kernels:
         docs.append({
             "type": "kernel", "kernel": kernel.name, "description": kernel.description,
-            "modes": kernel.modes,
+            "modes": kernel.modes, "tuned_modes": tuned_modes(kernel),
             "tunables": [{"name": t.name, "values": t.values, "default": t.default}
                          for t in kernel.tunables],
             "bench_cases": len(bench.get(kernel.name, [])), "test_cases": len(kernel.test_cases),
