@@ -359,7 +359,11 @@ impl GroupedComparison {
 /// median(current) / median(baseline) with a t-interval and a t test on each side's group
 /// medians (rounds, the runs of a pooled baseline, or blocks of one run).
 #[pyfunction]
-#[pyo3(signature = (baseline, current, *, baseline_sizes, current_sizes, spread, confidence=0.95))]
+#[pyo3(signature = (
+    baseline, current, *, baseline_sizes, current_sizes, spread, confidence=0.95,
+    prior_variance=None, prior_df=0.0,
+))]
+#[allow(clippy::too_many_arguments)] // the Python keyword arguments, each documented
 fn grouped_compare(
     baseline: &Bound<'_, PyAny>,
     current: &Bound<'_, PyAny>,
@@ -367,17 +371,19 @@ fn grouped_compare(
     current_sizes: Vec<i64>,
     spread: &str,
     confidence: f64,
+    prior_variance: Option<f64>,
+    prior_df: f64,
 ) -> PyResult<GroupedComparison> {
     let spread: tile_stats::Spread = spread.parse().map_err(to_py)?;
-    let c = tile_stats::grouped_compare(
-        &sample(baseline)?,
-        &sizes("baseline_sizes", baseline_sizes)?,
-        &sample(current)?,
-        &sizes("current_sizes", current_sizes)?,
-        spread,
-        confidence,
-    )
-    .map_err(to_py)?;
+    let (base, cur) = (sample(baseline)?, sample(current)?);
+    let base_sizes = sizes("baseline_sizes", baseline_sizes)?;
+    let cur_sizes = sizes("current_sizes", current_sizes)?;
+    let prior = prior_variance.map(|variance| tile_stats::Prior {
+        variance,
+        df: prior_df,
+    });
+    let sides = [(&base[..], &base_sizes[..]), (&cur[..], &cur_sizes[..])];
+    let c = tile_stats::moderated_compare(sides, spread, prior, confidence).map_err(to_py)?;
     Ok(GroupedComparison {
         ratio: c.ratio,
         ci_low: c.ci.low,
@@ -386,6 +392,15 @@ fn grouped_compare(
         se: c.se,
         df: c.df,
     })
+}
+
+/// The variance of the log medians of `samples` cut into groups of `sizes` (the runs of a
+/// pooled baseline); None for fewer than two groups.
+#[pyfunction]
+#[pyo3(signature = (samples, *, sizes))]
+fn group_log_variance(samples: &Bound<'_, PyAny>, sizes: Vec<i64>) -> PyResult<Option<f64>> {
+    let groups = self::sizes("sizes", sizes)?;
+    tile_stats::group_log_variance(&sample(samples)?, &groups).map_err(to_py)
 }
 
 /// (samples left out at the start, block sizes) that cut a run of `n` samples with no groups
@@ -480,6 +495,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(block_ratio_ci, m)?)?;
     m.add_function(wrap_pyfunction!(grouped_ratio_ci, m)?)?;
     m.add_function(wrap_pyfunction!(grouped_compare, m)?)?;
+    m.add_function(wrap_pyfunction!(group_log_variance, m)?)?;
     m.add_function(wrap_pyfunction!(run_blocks, m)?)?;
     m.add_function(wrap_pyfunction!(benjamini_hochberg, m)?)?;
     Ok(())

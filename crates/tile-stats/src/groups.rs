@@ -86,6 +86,50 @@ fn pooled_se(sides: [&[f64]; 2]) -> Result<(f64, f64)> {
     Ok(((squares / df as f64 * weight).sqrt(), df as f64))
 }
 
+/// What the other cases of a comparison say about one case's run-to-run variance: the mean of
+/// their variances of log run medians, worth `df` degrees of freedom (a prior, as in a
+/// moderated t test).
+///
+/// Three runs give a case's own variance two degrees of freedom: by chance it comes out far too
+/// small (identical code then looks changed) or far too large (a real change is missed), and
+/// Student's t with two degrees of freedom needs a change 4.3 standard errors wide. Every case
+/// of a run shares the processes whose speeds differ, so their variances are evidence for
+/// each other's.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Prior {
+    /// The variance of one run's log median that the other cases suggest.
+    pub variance: f64,
+    /// How many degrees of freedom it is worth beside the case's own.
+    pub df: f64,
+}
+
+/// [`pooled_se`] with the case's own variance shrunk toward `prior`:
+/// (df * s^2 + prior.df * prior.variance) / (df + prior.df), on df + prior.df degrees of
+/// freedom (Smyth's moderated t, with the prior given rather than fitted).
+fn moderated_se(sides: [&[f64]; 2], prior: Prior) -> Result<(f64, f64)> {
+    if !(prior.variance.is_finite() && prior.variance >= 0.0 && prior.df.is_finite())
+        || prior.df < 0.0
+    {
+        return Err(StatsError::InvalidArgument(format!(
+            "a prior needs a finite variance and degrees of freedom >= 0, got {prior:?}"
+        )));
+    }
+    let (se, df) = pooled_se(sides)?;
+    let weight: f64 = sides.iter().map(|v| 1.0 / v.len() as f64).sum();
+    let own = se * se / weight;
+    let shrunk = (df * own + prior.df * prior.variance) / (df + prior.df);
+    Ok(((shrunk * weight).sqrt(), df + prior.df))
+}
+
+/// The variance (ddof = 1) of the log medians of `xs` cut into consecutive groups of `sizes`:
+/// for a baseline pooled from runs, how far one run's log median moves; `None` for fewer than
+/// two groups. Errors as [`grouped_compare`] does on its sides.
+pub fn group_log_variance(xs: &[f64], sizes: &[usize]) -> Result<Option<f64>> {
+    check_sample(xs)?;
+    let medians = log_medians("sample", xs, sizes)?;
+    Ok((medians.len() >= 2).then(|| variance(&medians)))
+}
+
 /// Standard error of the mean of the pairs' differences (current minus baseline) and its
 /// degrees of freedom: for rounds that took turns, pair k measured under one machine state.
 fn paired_se(sides: [&[f64]; 2]) -> Result<(f64, f64)> {
@@ -197,13 +241,29 @@ pub fn grouped_compare(
     spread: Spread,
     confidence: f64,
 ) -> Result<GroupedComparison> {
+    let sides = [(baseline, baseline_sizes), (current, current_sizes)];
+    moderated_compare(sides, spread, None, confidence)
+}
+
+/// [`grouped_compare`] with, for [`Spread::Pooled`], the case's variance shrunk toward a
+/// [`Prior`] from the comparison's other cases; the other spreads ignore `prior`.
+pub fn moderated_compare(
+    sides: [(&[f64], &[usize]); 2],
+    spread: Spread,
+    prior: Option<Prior>,
+    confidence: f64,
+) -> Result<GroupedComparison> {
+    let [(baseline, baseline_sizes), (current, current_sizes)] = sides;
     check_sample(baseline)?;
     check_sample(current)?;
     check_confidence(confidence)?;
     let base = log_medians("baseline", baseline, baseline_sizes)?;
     let cur = log_medians("current", current, current_sizes)?;
     let (se, df) = match spread {
-        Spread::Pooled => pooled_se([&base, &cur])?,
+        Spread::Pooled => match prior {
+            Some(prior) => moderated_se([&base, &cur], prior)?,
+            None => pooled_se([&base, &cur])?,
+        },
         Spread::Welch => welch_se([&base, &cur])?,
         Spread::Paired => paired_se([&base, &cur])?,
     };
@@ -358,6 +418,85 @@ mod tests {
         assert!((se - (s2 * 1.25).sqrt()).abs() < 1e-15);
         assert!(pooled_se([&[0.0], &[1.0]]).is_err());
         assert!(welch_se([&base, &[0.3]]).is_err());
+    }
+
+    #[test]
+    fn a_prior_pulls_the_variance_toward_it_and_adds_its_degrees_of_freedom() {
+        let base = [0.1_f64, -0.1, 0.0];
+        let (se, df) = pooled_se([&base, &[0.3]]).unwrap();
+        // A prior equal to the case's own variance changes only the degrees of freedom.
+        let same = Prior {
+            variance: variance(&base),
+            df: 4.0,
+        };
+        let (se_same, df_same) = moderated_se([&base, &[0.3]], same).unwrap();
+        assert!((se_same - se).abs() < 1e-15 && df_same == df + 4.0);
+        // A prior four times the variance, worth as much as the case's own two degrees of
+        // freedom: the variance is their mean, 2.5 times the case's.
+        let wide = Prior {
+            variance: 4.0 * variance(&base),
+            df: 2.0,
+        };
+        let (se_wide, _) = moderated_se([&base, &[0.3]], wide).unwrap();
+        assert!((se_wide / se - 2.5_f64.sqrt()).abs() < 1e-12);
+        // No degrees of freedom: the prior is ignored.
+        let none = Prior {
+            variance: 1.0,
+            df: 0.0,
+        };
+        assert_eq!(moderated_se([&base, &[0.3]], none).unwrap(), (se, df));
+        assert!(moderated_se(
+            [&base, &[0.3]],
+            Prior {
+                variance: -1.0,
+                df: 1.0
+            }
+        )
+        .is_err());
+        assert!(moderated_se(
+            [&base, &[0.3]],
+            Prior {
+                variance: 1.0,
+                df: f64::NAN
+            }
+        )
+        .is_err());
+    }
+
+    #[test]
+    fn moderated_compare_applies_the_prior_to_pooled_runs_only() {
+        let (a, sa) = grouped(1.0, &[1.0, 1.001, 0.999], 20, 1);
+        let (b, sb) = grouped(1.1, &[1.0], 20, 2);
+        let prior = Some(Prior {
+            variance: 0.01,
+            df: 4.0,
+        });
+        let plain = grouped_compare(&a, &sa, &b, &sb, Spread::Pooled, 0.95).unwrap();
+        let shrunk =
+            moderated_compare([(&a, &sa), (&b, &sb)], Spread::Pooled, prior, 0.95).unwrap();
+        // Three runs that happened to agree: alone, a 10% change is certain; beside cases that
+        // move 10% between runs, it is not.
+        assert!(
+            plain.p_value < 0.01 && shrunk.p_value > 0.05,
+            "{plain:?} {shrunk:?}"
+        );
+        assert_eq!(shrunk.df, plain.df + 4.0);
+        let (c, sc) = grouped(1.0, &[1.0, 1.01, 0.99], 20, 3);
+        let welch = grouped_compare(&a, &sa, &c, &sc, Spread::Welch, 0.95).unwrap();
+        let sides = [(&a[..], &sa[..]), (&c[..], &sc[..])];
+        assert_eq!(
+            moderated_compare(sides, Spread::Welch, prior, 0.95).unwrap(),
+            welch
+        );
+    }
+
+    #[test]
+    fn group_log_variance_is_the_variance_of_the_groups_log_medians() {
+        let xs = [1.0, 1.0, 1.0, 2.0, 2.0, 2.0];
+        let v = group_log_variance(&xs, &[3, 3]).unwrap().unwrap();
+        assert!((v - variance(&[0.0, 2.0_f64.ln()])).abs() < 1e-15);
+        assert_eq!(group_log_variance(&xs, &[6]).unwrap(), None);
+        assert!(group_log_variance(&xs, &[2, 3]).is_err());
     }
 
     #[test]

@@ -39,7 +39,8 @@ pub use drift::{within_run_drift, DRIFT_BLOCKS, MIN_BLOCK};
 pub use error::{Result, StatsError};
 pub use fdr::benjamini_hochberg;
 pub use groups::{
-    grouped_compare, grouped_ratio_ci, run_blocks, GroupedComparison, Spread, RUN_BLOCKS,
+    group_log_variance, grouped_compare, grouped_ratio_ci, moderated_compare, run_blocks,
+    GroupedComparison, Prior, Spread, RUN_BLOCKS,
 };
 pub use special::student_t_quantile;
 pub use stopping::{should_stop, StopDecision, StopReason, StopRule};

@@ -160,6 +160,46 @@ def test_a_pooled_baseline_does_not_hide_a_drifted_reference(sample_factory: Sam
     assert "noise floor ±109.7% because the reference moved +44.8%" in row.reason
 
 
+def _pooled_runs(sample_factory: Samples, levels: dict[str, list[float]]) -> list[Report]:
+    """One report per run: each case's samples around its level in that run."""
+    runs = len(next(iter(levels.values())))
+    return [
+        _report({k: sample_factory(1e-3 * lv[r], n=40, spread=0.02, seed=100 * r + i)
+                 for i, (k, lv) in enumerate(levels.items())},
+                run_id=f"bench-20250131T120000Z-0000000{r}")
+        for r in range(runs)
+    ]  # fmt: skip
+
+
+def test_a_pooled_baseline_lends_each_case_the_spread_of_the_others(
+    sample_factory: Samples,
+) -> None:
+    # Three runs on a machine whose speed differs by 10-15% between them; every case follows
+    # it with a little of its own. `calm` came out alike in all three by chance, `wild` spread
+    # wide. Then a run 12% slower, with `wild` made 3x slower.
+    machine = [1.0, 1.15, 0.9]
+    levels = {f"k[i={i}]": [m * (1 + 0.01 * ((i + r) % 3 - 1)) for r, m in enumerate(machine)]
+              for i in range(8)}  # fmt: skip
+    levels |= {"k[calm]": [1.0, 1.0, 1.0], "k[wild]": [0.75, 1.0, 1.35]}
+    base = baseline_from_reports(_pooled_runs(sample_factory, levels))
+    now = {k: [1.12 * (3.0 if k == "k[wild]" else 1.0)] for k in levels}
+    [cur] = _pooled_runs(sample_factory, now)
+    rows = {r.case_id: r for r in compare_runs(base, cur).rows}
+    # Alone, `calm`'s three runs would call the machine's 12% a regression, and `wild`'s spread
+    # would hide a 3x slowdown; beside the other cases' runs, neither happens.
+    assert rows["k[calm]"].judgement == "inconclusive", rows["k[calm]"].reason
+    assert rows["k[wild]"].judgement == "regression", rows["k[wild]"].reason
+    assert "spread of 3 and 1 runs, moderated by 10 cases' runs" in (rows["k[calm]"].reason or "")
+    # Below 8 cases with runs there is nothing to lend: each case stands on its own three.
+    few = {k: levels[k] for k in ("k[i=0]", "k[calm]", "k[wild]")}
+    base = baseline_from_reports(_pooled_runs(sample_factory, few))
+    [cur] = _pooled_runs(sample_factory, {k: now[k] for k in few})
+    rows = {r.case_id: r for r in compare_runs(base, cur).rows}
+    assert rows["k[calm]"].judgement == "regression", rows["k[calm]"].reason
+    assert rows["k[wild]"].judgement != "regression", rows["k[wild]"].reason
+    assert "moderated" not in (rows["k[calm]"].reason or "")
+
+
 def _same_code_cases(sample_factory: Samples, m: int, seed: int) -> dict[str, list[float]]:
     return {f"k[i={i}]": sample_factory(1e-3, n=90, spread=0.2, seed=seed * 10_000 + i)
             for i in range(m)}  # fmt: skip

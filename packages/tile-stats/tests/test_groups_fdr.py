@@ -81,3 +81,38 @@ def test_benjamini_hochberg_family_and_errors() -> None:
         benjamini_hochberg([0.1, 0.2], family=1)
     with pytest.raises(StatsError, match=r"\[0, 1\]"):
         benjamini_hochberg([1.5])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.floats(0.5, 2.0), min_size=2, max_size=6),
+    st.floats(0.5, 2.0),
+    st.floats(0.0, 0.5),
+    st.floats(0.0, 10.0),
+)
+def test_a_prior_gives_the_moderated_t_test(
+    a: list[float], b: float, prior_variance: float, prior_df: float
+) -> None:
+    # Pooled runs against one run, the variance shrunk toward the prior (Smyth's moderated t):
+    # s2 = (d * s^2 + d0 * s0^2) / (d + d0) on d + d0 degrees of freedom.
+    c = grouped_compare(a, [b], baseline_sizes=[1] * len(a), current_sizes=[1], spread="pooled",
+                        prior_variance=prior_variance, prior_df=prior_df)  # fmt: skip
+    la = np.log(a)
+    d = la.size - 1
+    assert tile_stats.group_log_variance(a, sizes=[1] * len(a)) == pytest.approx(la.var(ddof=1))
+    s2 = (d * la.var(ddof=1) + prior_df * prior_variance) / (d + prior_df)
+    se = math.sqrt(s2 * (1 / la.size + 1))
+    assert c.df == d + prior_df and c.se == pytest.approx(se, rel=1e-9, abs=1e-15)
+    if se > 0:
+        t = (math.log(b) - la.mean()) / se
+        want = 2 * float(scipy_t.sf(abs(t), d + prior_df))  # pyright: ignore[reportUnknownMemberType]
+        assert c.p_value == pytest.approx(want, rel=1e-6, abs=1e-12)
+
+
+def test_group_log_variance_needs_two_groups_and_sizes_that_add_up() -> None:
+    assert tile_stats.group_log_variance([1.0, 2.0], sizes=[2]) is None
+    with pytest.raises(StatsError, match="add up"):
+        tile_stats.group_log_variance([1.0, 2.0], sizes=[1, 2])
+    with pytest.raises(StatsError, match="prior"):
+        grouped_compare([1.0, 2.0], [1.5], baseline_sizes=[1, 1], current_sizes=[1],
+                        spread="pooled", prior_variance=-1.0, prior_df=2.0)  # fmt: skip

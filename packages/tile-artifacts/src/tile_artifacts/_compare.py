@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from dataclasses import replace
 from datetime import datetime
 from typing import Final, get_args
 
@@ -29,7 +30,14 @@ from tile_artifacts._compare_noise import (
     MIN_SAMPLES,
     judge,
 )
-from tile_artifacts._compare_rows import Pending, Settings, compare_row, finish_row, one_sided
+from tile_artifacts._compare_rows import (
+    Pending,
+    Settings,
+    compare_row,
+    finish_row,
+    one_sided,
+    run_priors,
+)
 from tile_artifacts._compare_series import (
     MIN_ROUNDS,
     MIN_RUNS,
@@ -139,6 +147,8 @@ def _rows(
     """
     base_cases, cur_cases = case_series(baseline, s.metric), case_series(current, s.metric)
     base_refs, cur_refs = case_series(baseline, "ref_time_s"), case_series(current, "ref_time_s")
+    s = replace(s, priors=run_priors(base_cases),
+                reference_prior=run_priors(base_refs).get("absolute"))  # fmt: skip
     kinds = compared_kinds(baseline.device, current.device)
     rows: list[ComparisonRow | Pending] = [
         compare_row(base_cases[k], cur, kinds, s, (base_refs.get(k), cur_refs.get(k)))

@@ -9,6 +9,7 @@ practical noise floor widened by the drift that the groups cannot see (`run_drif
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import dataclass
 from typing import Final, Literal
 
@@ -22,12 +23,21 @@ __all__ = [
     "PINNED_NOTE",
     "Drift",
     "Evidence",
+    "Prior",
     "case_evidence",
     "judge",
     "run_drift",
+    "run_prior",
 ]
 
 MIN_SAMPLES: Final = 5
+# A pooled baseline's cases lend each other their run-to-run spread (`run_prior`) when at
+# least this many have one, worth this many degrees of freedom beside each case's own. On
+# benchmarks/aa_gate.py's kept runs (baselines of 3 runs, 20 cases, the load changing between
+# runs) 2x slowdowns caught went from 932 to 980 of 1000, false verdicts from 2 to 0 of 400
+# (benchmarks/results/gate-moderated-cpu-2026-12-06.txt).
+PRIOR_MIN_CASES: Final = 8
+PRIOR_DF: Final = 4.0
 # How many times the reference's move (in log space) widens the floor of a case judged on
 # absolute times because its reference drifted: kernels moved up to twice as far as their
 # references between runs under a changed load (benchmarks/aa_gate.py).
@@ -42,6 +52,40 @@ class Drift:
 
     pct: float
     source: str  # e.g. "the reference moved +4.1% between the runs"; "" when there is none
+
+
+@dataclass(frozen=True)
+class Prior:
+    """The run-to-run variance of a log median that a pooled baseline's cases show together
+    (their mean), worth `df` degrees of freedom beside each case's own; `cases` counted."""
+
+    variance: float
+    df: float
+    cases: int
+
+
+def run_prior(sides: list[tuple[list[float], list[int]]]) -> Prior | None:
+    """What a pooled baseline's cases (each side's samples cut into its runs) say together
+    about how far one run moves, or None with fewer than PRIOR_MIN_CASES of two runs or more.
+
+    Three runs give a case's own spread two degrees of freedom: by chance it comes out far too
+    small (identical code then looks changed) or too large (a real change is missed). The
+    runs' processes are shared by every case, so the cases' spreads are evidence for each
+    other's; the mean keeps the cases that move most in the prior (a median lets a few calm
+    cases set it, which gave 14 false verdicts of 400 where the mean gave 1)."""
+    variances: list[float] = []
+    for samples, sizes in sides:
+        if len(sizes) < MIN_RUNS:
+            continue
+        try:
+            variance = tile_stats.group_log_variance(samples, sizes=sizes)
+        except tile_stats.StatsError:
+            continue
+        if variance is not None:
+            variances.append(variance)
+    if len(variances) < PRIOR_MIN_CASES:
+        return None
+    return Prior(statistics.fmean(variances), PRIOR_DF, len(variances))
 
 
 @dataclass(frozen=True)
@@ -103,6 +147,7 @@ def case_evidence(  # noqa: PLR0913 (the evidence needs each of these)
     reference_weight: float = 1.0,
     relative_and_pinned: bool,
     paired: bool = False,
+    prior: Prior | None = None,
     confidence: float,
     resamples: int,
     seed: int,
@@ -110,12 +155,12 @@ def case_evidence(  # noqa: PLR0913 (the evidence needs each of these)
     """The ratio of medians of `series` with its CI and p-value, and the floor's drift.
 
     The p-value comes from a t test on group medians (`tile_stats.grouped_compare`; the groups
-    as `_groups` picks them): samples taken together share the machine's state, so the groups,
-    not the samples, are the independent measurements (a Mann-Whitney test on the pooled
-    samples of two runs of identical code gave p = 1e-15 under a changed load). The CI is the
-    test's, never narrower than the per-sample bootstrap CI. Pinned relative runs without
-    rounds or pooled runs keep the block bootstrap CI and the samples' own test. With too few
-    samples for two blocks a side, the per-sample test stands in, and the note says so.
+    as `_groups` picks them): samples taken together share the machine's state, so the groups
+    are the independent measurements. The CI is the test's, never narrower than the
+    per-sample bootstrap CI. Pinned relative runs without rounds or pooled runs keep the block
+    bootstrap CI and the samples' own test. With too few samples for two blocks a side, the
+    per-sample test stands in, and the note says so. `prior` (`run_prior`): the cases' spread
+    between a baseline's runs, which a test on runs shrinks this case's toward (moderated t).
 
     The floor: a pooled baseline's runs measured how far a process moves, so no drift is
     added. Otherwise it is widened by the move of `references` between the runs (given for
@@ -146,10 +191,12 @@ def case_evidence(  # noqa: PLR0913 (the evidence needs each of these)
         note = "; p from the samples (too few for blocks: the weakest evidence)"
         drift = run_drift(*series, *(references or ()), reference_weight=reference_weight)
         return Evidence(sample.ratio, (low, high), sample.p_value, drift, note)
-    test = _group_test(series, groups, confidence)
+    prior = prior if groups.kind == "runs" else None  # rounds and blocks: the case's own
+    test = _group_test(series, groups, confidence, prior)
     ci = (min(low, test.ci_low), max(high, test.ci_high))
     drift = _group_drift(groups, series, references, reference_weight)
-    return Evidence(sample.ratio, ci, test.p_value, drift, groups.note)
+    note = groups.note + (f", moderated by {prior.cases} cases' runs" if prior else "")
+    return Evidence(sample.ratio, ci, test.p_value, drift, note)
 
 
 def _group_drift(
@@ -168,7 +215,10 @@ def _group_drift(
 
 
 def _group_test(
-    series: tuple[list[float], list[float]], groups: _Groups, confidence: float
+    series: tuple[list[float], list[float]],
+    groups: _Groups,
+    confidence: float,
+    prior: Prior | None = None,
 ) -> tile_stats.GroupedComparison:
     return tile_stats.grouped_compare(
         series[0][groups.skip[0] :],
@@ -177,6 +227,8 @@ def _group_test(
         current_sizes=groups.sizes[1],
         spread=groups.spread,
         confidence=confidence,
+        prior_variance=prior.variance if prior else None,
+        prior_df=prior.df if prior else 0.0,
     )
 
 

@@ -62,7 +62,8 @@ since the variant moves the reference as much as the kernel.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Final
 
 import tile_stats
@@ -76,8 +77,10 @@ from tile_artifacts._compare_noise import (
     DRIFTED_REFERENCE_WEIGHT,
     MIN_SAMPLES,
     Evidence,
+    Prior,
     case_evidence,
     judge,
+    run_prior,
 )
 from tile_artifacts._compare_series import (
     CaseSeries,
@@ -86,7 +89,15 @@ from tile_artifacts._compare_series import (
 from tile_artifacts._consistency import first_impossible_sample
 from tile_artifacts._records import ComparisonRow
 
-__all__ = ["Pending", "Settings", "compare_row", "finish_row", "one_sided", "reference_drift"]
+__all__ = [
+    "Pending",
+    "Settings",
+    "compare_row",
+    "finish_row",
+    "one_sided",
+    "reference_drift",
+    "run_priors",
+]
 
 _RELATIVE: Final = "relative to its reference, timed interleaved"
 _MODE: Final = {True: "cold", False: "warm", None: "unknown"}
@@ -105,6 +116,20 @@ class Settings:
     resamples: int
     seed: int
     variants: bool
+    priors: Mapping[Basis, Prior] = field(default_factory=dict[Basis, Prior])
+    """Per basis, the baseline's cases' run-to-run spread together (`run_priors`)."""
+    reference_prior: Prior | None = None
+    """The same of the references' own times, for `reference_drift`."""
+
+
+def run_priors(cases: Mapping[str, CaseSeries]) -> dict[Basis, Prior]:
+    """A pooled baseline's `run_prior` on each basis its cases can be judged on."""
+    sides: dict[Basis, list[tuple[list[float], list[int]]]] = {
+        "relative": [(c.relative, c.run_sizes) for c in cases.values() if c.relative],
+        "absolute": [(c.samples, c.run_sizes) for c in cases.values() if c.samples],
+    }
+    found: dict[Basis, Prior | None] = {basis: run_prior(side) for basis, side in sides.items()}
+    return {basis: prior for basis, prior in found.items() if prior is not None}
 
 
 def _not_comparable(
@@ -230,6 +255,7 @@ def _evidence(
         reference_weight=DRIFTED_REFERENCE_WEIGHT if drifted else 1.0,
         relative_and_pinned=used == "relative" and s.pinned,
         paired=s.paired,
+        prior=s.priors.get(used),
         confidence=1 - s.alpha,
         resamples=s.resamples,
         seed=s.seed,
@@ -252,7 +278,8 @@ def reference_drift(base_ref: CaseSeries | None, cur_ref: CaseSeries | None, s: 
     series = (base_ref.samples, cur_ref.samples)
     try:
         e = case_evidence(base_ref, cur_ref, series, references=None, relative_and_pinned=False,
-                          confidence=1 - s.alpha, resamples=s.resamples, seed=s.seed)  # fmt: skip
+                          prior=s.reference_prior, confidence=1 - s.alpha,
+                          resamples=s.resamples, seed=s.seed)  # fmt: skip
     except tile_stats.StatsError:
         return ""
     verdict, _ = judge(e.ratio, *e.ci, e.p_value, noise_floor_pct=s.noise_floor_pct,

@@ -20,6 +20,7 @@ from tile_stats._native import (
     block_ratio_ci,
     bootstrap_ci,
     compare,
+    group_log_variance,
     grouped_compare,
     grouped_ratio_ci,
     mann_whitney_u,
@@ -46,6 +47,7 @@ __all__ = [
     # run-to-run noise
     "GroupedComparison",
     "block_ratio_ci",
+    "group_log_variance",
     "grouped_compare",
     "grouped_ratio_ci",
     "run_blocks",

@@ -13,6 +13,7 @@ __all__ = [
     "block_ratio_ci",
     "bootstrap_ci",
     "compare",
+    "group_log_variance",
     "grouped_compare",
     "grouped_ratio_ci",
     "mann_whitney_u",
@@ -228,6 +229,8 @@ def grouped_compare(
     current_sizes: Sequence[int],
     spread: Literal["pooled", "welch", "paired"],
     confidence: float = 0.95,
+    prior_variance: float | None = None,
+    prior_df: float = 0.0,
 ) -> GroupedComparison:
     """median(current) / median(baseline) with a t-interval and a t test on group medians.
 
@@ -236,7 +239,15 @@ def grouped_compare(
     difference of the sides' mean log group medians, and the interval is `grouped_ratio_ci`'s.
     `paired`: group k of each side was measured in turn with the other's (`tile bench
     --against`); the test is on the k differences (as many groups on each side, two or more).
+    `prior_variance`, `prior_df` (`pooled` only): the run-to-run variance of a log median that
+    the comparison's other cases suggest, worth `prior_df` degrees of freedom; the case's own
+    is shrunk toward it and the test gains those degrees of freedom (a moderated t test).
     """
+
+def group_log_variance(samples: Iterable[float], *, sizes: Sequence[int]) -> float | None:
+    """The variance (ddof 1) of the log medians of `samples` cut into consecutive groups of
+    `sizes` (the runs of a pooled baseline): how far one run's log median moves. None for
+    fewer than two groups."""
 
 def run_blocks(n: int) -> tuple[int, list[int]] | None:
     """(skip, sizes): a run of `n` samples with no groups of its own cut into up to 9 blocks of
