@@ -24,7 +24,12 @@ of XLA's autodiff of the reference beside the kernel's (the speed targets: every
 backward at least as fast as XLA's, attention's at least 2x).
 
 `--paired ROUNDS` runs only a third check, in one process: tile's CUPTI sampler and
-`profiler.measure` on the same compiled program, streak about streak.
+`profiler.measure` on the same compiled program, streak about streak, and a third arm: tile's
+sampler with the GPU left idle for IDLE_S after each batch, as `measure` leaves it while it
+attaches and detaches CUPTI for each call (about 26 ms). Each arm's median SM clock is printed
+(nvidia-smi every 50 ms, `breakdown.SmClock`): where tile reads a long compute-bound kernel
+slower than `measure`, the idle arm and the clocks say whether the timer or the GPU's clock
+under a busier duty cycle made the difference.
 
 Usage: python benchmarks/gpu/grad_truth.py [-k FILTER] [--max-time S] [--samples N] [--paired R]
 """
@@ -38,12 +43,14 @@ import shutil
 import statistics
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any, cast
 
 KERNELS = ("std/attention", "std/layernorm")
 RUNS = (Path("/tmp/grad-truth-run"), Path("/tmp/grad-truth-run2"))
 DIRECT = Path("/tmp/grad-truth-direct.json")
+IDLE_S = 0.026  # what one profiler.measure call leaves the GPU idle (CUPTI attach, detach)
 
 
 def tile_bench(filters: list[str], max_time: float, run: Path) -> dict[str, dict[str, Any]]:
@@ -135,41 +142,61 @@ def _measured(
     return times
 
 
-def paired(filters: list[str], rounds: int, streak: int) -> None:
-    """tile's CUPTI sampler and `profiler.measure` on one compiled program in one process,
-    streak about streak (the order alternating), so both see the same clock state: where the
-    GPU's speed moves between processes by more than the target (the 4096 attention cases),
-    this is what separates the timer from the device."""
-    import jax
-    from jax.experimental.mosaic.gpu import profiler
-
+def _tile_arm(compiled: Any, dynamic: list[Any], streak: int, idle_s: float) -> list[float]:
+    """One streak by tile's CUPTI sampler: its batches back to back, or each followed by
+    `idle_s` of an idle GPU."""
     from tile_runner._cupti import CuptiSampler
 
-    print(f"{'case':<58}{'tile µs':>10}{'direct µs':>11}{'ratio':>8}  per-round ratios"
-          f"  (paired, {rounds} rounds)")  # fmt: skip
+    sampler = CuptiSampler(compiled, dynamic, None)
+    sampler.warmup(1)
+    per_call, samples = _per_call(compiled, dynamic, streak), list[float]()
+    if not idle_s:
+        samples = sampler.take(streak)
+    else:
+        while len(samples) < streak:
+            samples += sampler.take(min(per_call, streak - len(samples)))
+            time.sleep(idle_s)
+    sampler.close()
+    return samples
+
+
+def paired(filters: list[str], rounds: int, streak: int) -> None:
+    """tile's CUPTI sampler (back to back, and with idle gaps) and `profiler.measure` on one
+    compiled program in one process, streak about streak (the order turning), so that all
+    three see the same clock state: where the GPU's speed moves between processes by more
+    than the target (the 4096 attention cases), this separates the timer from the device."""
+    import jax
+    from breakdown import SmClock
+    from jax.experimental.mosaic.gpu import profiler
+
+    arms = ("tile", "tile+idle", "direct")
+    print(f"{'case':<58}" + "".join(f"{a + ' µs':>12}" for a in arms)
+          + f"{'ratio':>8}{'idle/dir':>9}  per-round ratios  SM MHz (tile/idle/direct)"
+          f"  ({rounds} rounds)")  # fmt: skip
     worst = 0.0
     for name, case in _cases(filters):
         compiled, _, dynamic = _program(name, case)
         per_call = _per_call(compiled, dynamic, streak)
-        mine: list[list[float]] = []
-        theirs: list[list[float]] = []
+        times: list[list[list[float]]] = [[], [], []]
+        clocks: list[list[float]] = [[], [], []]
         for r in range(rounds):
-            for side in (0, 1) if r % 2 == 0 else (1, 0):
-                if side == 0:
-                    sampler = CuptiSampler(compiled, dynamic, None)
-                    sampler.warmup(1)
-                    mine.append(sampler.take(streak))
-                    sampler.close()
-                else:
-                    theirs.append(_measured(profiler, compiled, dynamic, streak, per_call))
-        every = [statistics.median([x for xs in side for x in xs]) for side in (mine, theirs)]
-        ratio = every[0] / every[1]
-        rounds_ratio = [
-            statistics.median(a) / statistics.median(b) for a, b in zip(mine, theirs, strict=True)
-        ]
+            for arm in (0, 1, 2)[r % 3 :] + (0, 1, 2)[: r % 3]:
+                with SmClock() as clock:
+                    if arm == 2:
+                        times[2].append(_measured(profiler, compiled, dynamic, streak, per_call))
+                    else:
+                        times[arm].append(_tile_arm(compiled, dynamic, streak, IDLE_S * arm))
+                if clock.mhz is not None:
+                    clocks[arm].append(clock.mhz)
+        every = [statistics.median([x for xs in arm for x in xs]) for arm in times]
+        ratio, idle_ratio = every[0] / every[2], every[1] / every[2]
+        rounds_ratio = [statistics.median(a) / statistics.median(b)
+                        for a, b in zip(times[0], times[2], strict=True)]  # fmt: skip
+        mhz = "/".join(f"{statistics.median(c):.0f}" if c else "-" for c in clocks)
         worst = max(worst, abs(ratio - 1))
-        print(f"{case.id:<58}{every[0] * 1e6:10.1f}{every[1] * 1e6:11.1f}{ratio:8.3f}"
-              f"  {min(rounds_ratio):.3f}-{max(rounds_ratio):.3f}")  # fmt: skip
+        print(f"{case.id:<58}" + "".join(f"{m * 1e6:12.1f}" for m in every)
+              + f"{ratio:8.3f}{idle_ratio:9.3f}  {min(rounds_ratio):.3f}-{max(rounds_ratio):.3f}"
+              f"  {mhz}")  # fmt: skip
         del compiled, dynamic
         gc.collect()
         jax.clear_caches()
