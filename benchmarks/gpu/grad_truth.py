@@ -142,20 +142,20 @@ def _measured(
     return times
 
 
-def _tile_arm(compiled: Any, dynamic: list[Any], streak: int, idle_s: float) -> list[float]:
-    """One streak by tile's CUPTI sampler: its batches back to back, or each followed by
-    `idle_s` of an idle GPU."""
+def _tile_arm(
+    compiled: Any, dynamic: list[Any], streak: int, per_call: int, idle_s: float
+) -> list[float]:
+    """One streak by tile's CUPTI sampler: its batches (`per_call` calls) back to back, or
+    each followed by `idle_s` of an idle GPU."""
     from tile_runner._cupti import CuptiSampler
 
     sampler = CuptiSampler(compiled, dynamic, None)
     sampler.warmup(1)
-    per_call, samples = _per_call(compiled, dynamic, streak), list[float]()
-    if not idle_s:
-        samples = sampler.take(streak)
-    else:
-        while len(samples) < streak:
-            samples += sampler.take(min(per_call, streak - len(samples)))
-            time.sleep(idle_s)
+    samples: list[float] = []
+    while len(samples) < streak:
+        left = streak - len(samples)  # the sampler batches it by itself when not idling
+        samples += sampler.take(min(per_call, left) if idle_s else left)
+        time.sleep(idle_s)
     sampler.close()
     return samples
 
@@ -185,7 +185,9 @@ def paired(filters: list[str], rounds: int, streak: int) -> None:
                     if arm == 2:
                         times[2].append(_measured(profiler, compiled, dynamic, streak, per_call))
                     else:
-                        times[arm].append(_tile_arm(compiled, dynamic, streak, IDLE_S * arm))
+                        times[arm].append(
+                            _tile_arm(compiled, dynamic, streak, per_call, IDLE_S * arm)
+                        )
                 if clock.mhz is not None:
                     clocks[arm].append(clock.mhz)
         every = [statistics.median([x for xs in arm for x in xs]) for arm in times]

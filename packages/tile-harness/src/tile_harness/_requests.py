@@ -89,6 +89,7 @@ def build_request(
         tunables=parse_tunables(sel.tunables),
         modes=parse_modes(sel.modes),
         cases=list(sel.cases) if sel.cases is not None else None,
+        units=command == "tune",  # a tune times each configuration: also a plan made for it
         compile_ahead=True,  # a restarted or isolated runner is asked not to (`_session`)
     )
 

@@ -120,8 +120,7 @@ class RunnerSession:
 
     def _run_isolated(self) -> bool:
         """A plan runner, then one fresh runner per case (per configuration in a tune)."""
-        units = self._request.units or self._request.command == "tune"
-        clean = self._launch(derive(self._request, command="list", units=units))
+        clean = self._launch(derive(self._request, command="list"))
         for case_id in list(self._state.plan or []):
             if self._stopping:
                 return False

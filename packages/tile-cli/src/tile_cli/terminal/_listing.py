@@ -55,7 +55,7 @@ def _kernels(plan: tp.Plan | None) -> list[tp.KernelInfo]:
     return [tp.KernelInfo(name=name, modes=[]) for name in _by_kernel(plan.cases)]
 
 
-def tuned_modes(kernel: tp.KernelInfo) -> list[str]:
+def _tuned_modes(kernel: tp.KernelInfo) -> list[str]:
     """The modes the kernel's tunables change: those it names, else every mode it has."""
     if not kernel.tunables:
         return []
@@ -64,7 +64,7 @@ def tuned_modes(kernel: tp.KernelInfo) -> list[str]:
 
 def _only_in(kernel: tp.KernelInfo) -> str:
     """` (fwd, fwd_bwd only)` after the tunables of a kernel whose other modes ignore them."""
-    tuned = tuned_modes(kernel)
+    tuned = _tuned_modes(kernel)
     return f" ({', '.join(tuned)} only)" if tuned and tuned != kernel.modes else ""
 
 
@@ -127,7 +127,7 @@ def list_json_lines(plan: tp.Plan | None) -> list[str]:
     for kernel in kernels:
         docs.append({
             "type": "kernel", "kernel": kernel.name, "description": kernel.description,
-            "modes": kernel.modes, "tuned_modes": tuned_modes(kernel),
+            "modes": kernel.modes, "tuned_modes": _tuned_modes(kernel),
             "tunables": [{"name": t.name, "values": t.values, "default": t.default}
                          for t in kernel.tunables],
             "bench_cases": len(bench.get(kernel.name, [])), "test_cases": len(kernel.test_cases),

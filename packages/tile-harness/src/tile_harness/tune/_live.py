@@ -37,7 +37,7 @@ _WAIT_S = 0.1  # how often a wait looks up from the event: Ctrl-C is taken betwe
 
 def keeps_runner(resolved: ResolvedConfig) -> bool:
     """Whether a tune's rungs can share one runner: not when the user asked for fresh runners
-    (`[runner] isolate`: then each rung gets its own, as before), nor when the runner runs
+    (`[runner] isolate`: then each configuration gets its own), nor when the runner runs
     elsewhere through a launcher (the file that tells it its next rung is written here)."""
     config = resolved.config
     return not config.runner.isolate and config.launcher.kind == "local"
