@@ -1,0 +1,118 @@
+"""How long a compute-bound case reads slow after a power-hungry one (the GPU's clock).
+
+Times tile-std attention 4x32x1024 (non-causal) in batches of 10 calls with tile's CUPTI
+sampler, once after the GPU sat idle and once right after std/matmul 8192^3 ran for a while,
+with nvidia-smi's SM clock sampled every 20 ms beside it. Prints each batch's median and the
+clock over time. Usage: python3 benchmarks/gpu/clock_recovery.py [--heat-s 1.0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import shutil
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+from grad_truth import _program  # pyright: ignore[reportPrivateUsage]
+
+
+class ClockLog:
+    """(seconds since start, SM MHz) from nvidia-smi every 20 ms, in a reader thread."""
+
+    def __init__(self, start: float) -> None:
+        smi = shutil.which("nvidia-smi") or "nvidia-smi"
+        cmd = [
+            smi,
+            "--query-gpu=clocks.sm,power.draw",
+            "--format=csv,noheader,nounits",
+            "-lms",
+            "20",
+        ]
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+        self.rows: list[tuple[float, float, float]] = []
+        self.start = start
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            parts = [p.strip() for p in line.split(",")]
+            try:
+                self.rows.append(
+                    (time.perf_counter() - self.start, float(parts[0]), float(parts[1]))
+                )
+            except (ValueError, IndexError):
+                continue
+
+    def between(self, a: float, b: float) -> tuple[float, float]:
+        got = [(m, w) for t, m, w in self.rows if a <= t < b]
+        if not got:
+            return float("nan"), float("nan")
+        return statistics.median(m for m, _ in got), statistics.median(w for _, w in got)
+
+    def stop(self) -> None:
+        self.proc.terminate()
+
+
+def case(name: str, needle: str) -> Any:
+    import tile_runner as tile
+
+    for c in tile.cases(name, "bench"):
+        if needle in c.id:
+            return c
+    raise SystemExit(f"no {name} case matches {needle}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--heat-s", type=float, default=1.0)
+    ap.add_argument("--watch-s", type=float, default=2.0)
+    args = ap.parse_args()
+    import tile_std  # noqa: F401  # pyright: ignore[reportUnusedImport]  # registers std/*
+    from tile_runner._cupti import CuptiSampler
+    from tile_runner._jaxapi import block_until_ready
+
+    needle = "1024x128,dtype=bfloat16,causal=false"
+    att, _, att_args = _program("std/attention", case("std/attention", needle))
+    mm, _, mm_args = _program("std/matmul", case("std/matmul", "8192"))
+    start = time.perf_counter()
+    clock = ClockLog(start)
+    plans = [("idle", 0.0, 0.0), ("after matmul", args.heat_s, 0.0),
+             ("after matmul, 0.2 s idle", args.heat_s, 0.2),
+             ("after matmul, 1 s idle", args.heat_s, 1.0), ("idle again", 0.0, 0.0)]  # fmt: skip
+    for label, heat, gap in plans:
+        time.sleep(2.0)
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < heat:
+            block_until_ready(mm(*mm_args))
+        time.sleep(gap)
+        sampler = CuptiSampler(att, att_args, None)
+        sampler.warmup(1)
+        begin = time.perf_counter()
+        rows: list[tuple[float, float]] = []
+        while time.perf_counter() - begin < args.watch_s:
+            rows.append((time.perf_counter() - begin, statistics.median(sampler.take(10))))
+        sampler.close()
+        print(f"\n{label} (heat {heat:.1f} s, gap {gap:.1f} s): attention 1024, batches of 10")
+        edges = [0.0, 0.025, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, args.watch_s]
+        for a, b in itertools.pairwise(edges):
+            meds = [m for t, m in rows if a <= t < b]
+            if not meds:
+                continue
+            mhz, watt = clock.between(begin - start + a, begin - start + b)
+            print(
+                f"  {a:5.3f}-{b:5.3f} s  {len(meds):4d} batches  median {statistics.median(meds) * 1e6:8.2f} us"
+                f"  SM {mhz:6.0f} MHz  {watt:5.0f} W"
+            )
+    clock.stop()
+
+
+if __name__ == "__main__":
+    main()
