@@ -3,7 +3,9 @@
 Times tile-std attention 4x32x1024 (non-causal) in batches of 10 calls with tile's CUPTI
 sampler, once after the GPU sat idle and once right after std/matmul 8192^3 ran for a while,
 with nvidia-smi's SM clock sampled every 20 ms beside it. Prints each batch's median and the
-clock over time. Usage: python3 benchmarks/gpu/clock_recovery.py [--heat-s 1.0]
+clock over time. `--grid` instead times the first calls of attention after each of several heats (matmul for
+0.05-0.3 s) and rests (an idle GPU for 0-0.2 s): the rest a runner needs between a heavy case
+and the next. Usage: python3 benchmarks/gpu/clock_recovery.py [--heat-s 1.0] [--grid]
 """
 
 from __future__ import annotations
@@ -74,6 +76,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--heat-s", type=float, default=1.0)
     ap.add_argument("--watch-s", type=float, default=2.0)
+    ap.add_argument("--grid", action="store_true")
     args = ap.parse_args()
     import tile_std  # noqa: F401  # pyright: ignore[reportUnusedImport]  # registers std/*
     from tile_runner._cupti import CuptiSampler
@@ -82,6 +85,9 @@ def main() -> None:
     needle = "1024x128,dtype=bfloat16,causal=false"
     att, _, att_args = _program("std/attention", case("std/attention", needle))
     mm, _, mm_args = _program("std/matmul", case("std/matmul", "8192"))
+    if args.grid:
+        grid(att, att_args, mm, mm_args)
+        return
     start = time.perf_counter()
     clock = ClockLog(start)
     plans = [("idle", 0.0, 0.0), ("after matmul", args.heat_s, 0.0),
@@ -112,6 +118,65 @@ def main() -> None:
                 f"  SM {mhz:6.0f} MHz  {watt:5.0f} W"
             )
     clock.stop()
+
+
+class Nvml:
+    """NVML through ctypes: the SM clock and the clock event reasons of GPU 0 (None: no NVML)."""
+
+    def __init__(self) -> None:
+        import ctypes
+
+        self.c = ctypes
+        try:
+            self.lib: Any = ctypes.CDLL("libnvidia-ml.so.1")
+        except OSError:
+            self.lib = None
+            return
+        self.lib.nvmlInit_v2()
+        self.handle = ctypes.c_void_p()
+        self.lib.nvmlDeviceGetHandleByIndex_v2(0, ctypes.byref(self.handle))
+
+    def read(self) -> str:
+        if self.lib is None:
+            return "-"
+        mhz, reasons, mw = self.c.c_uint(), self.c.c_ulonglong(), self.c.c_uint()
+        self.lib.nvmlDeviceGetClockInfo(self.handle, 1, self.c.byref(mhz))  # NVML_CLOCK_SM
+        self.lib.nvmlDeviceGetCurrentClocksEventReasons(self.handle, self.c.byref(reasons))
+        self.lib.nvmlDeviceGetPowerUsage(self.handle, self.c.byref(mw))
+        return f"{mhz.value}MHz/{reasons.value:#x}/{mw.value // 1000}W"
+
+
+def grid(att: Any, att_args: Any, mm: Any, mm_args: Any) -> None:
+    """Attention's first 10 calls, and calls 10-40, after each heat and rest; the steady median
+    (after 2 s idle, calls 40-240 of a run) first."""
+    from tile_runner._cupti import CuptiSampler
+    from tile_runner._jaxapi import block_until_ready
+
+    nvml = Nvml()
+    seen: list[str] = []
+
+    def run(heat: float, rest: float, calls: int) -> list[float]:
+        time.sleep(2.0)
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < heat:
+            block_until_ready(mm(*mm_args))
+        seen[:] = [nvml.read()]  # at the heat's end
+        time.sleep(rest)
+        seen.append(nvml.read())  # after the rest
+        sampler = CuptiSampler(att, att_args, None)
+        got = sampler.take(calls)
+        sampler.close()
+        return got
+
+    steady = statistics.median(run(0.0, 0.0, 240)[40:])
+    print(f"steady (calls 40-240 after 2 s idle): {steady * 1e6:.2f} us")
+    print(f"{'heat s':>7}{'rest s':>7}{'calls 0-10':>12}{'10-40':>9}  (ratios to steady)"
+          "  NVML SM clock/event reasons/power at the heat's end, after the rest")  # fmt: skip
+    for heat in (0.05, 0.1, 0.2, 0.3):
+        for rest in (0.0, 0.025, 0.05, 0.1, 0.2):
+            got = run(heat, rest, 40)
+            a, b = statistics.median(got[:10]), statistics.median(got[10:])
+            print(f"{heat:7.2f}{rest:7.3f}{a / steady:12.3f}{b / steady:9.3f}  {'  '.join(seen)}")
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ from tile_runner._breakdown import KernelLog, kernel_times
 from tile_runner._compile import aot_compile, bind_static
 from tile_runner._errors import RunnerError
 from tile_runner._peaks import cache_bytes
+from tile_runner._rest import GPU_REST, DeviceRest
 from tile_runner._stats import StopReason, should_stop, summarize
 from tile_runner._timers import (
     TIMERS,
@@ -134,15 +135,20 @@ def sample(
     *,
     time_scale: float = 1.0,
     spent: SamplingTime | None = None,
+    rest: DeviceRest | None = None,
 ) -> tuple[list[float], StopReason]:
     """Warm up, then take samples in batches until tile-stats' stopping rule says stop.
 
     `time_scale` multiplies min_time and max_time (an interleaved pair shares the budget that
     its two functions would have had one after the other). `spent`, when given, adds up where
-    the wall time went.
+    the wall time went. `rest` (a GPU's): first wait what the last sampling on the device
+    left due (`tile_runner._rest`), counted as warm-up, and record this one when it ends.
     """
     spent = spent if spent is not None else SamplingTime()
     t_warm = time.perf_counter()
+    if rest is not None:
+        rest.wait()
+    busy_from = time.perf_counter()
     sampler.warmup(settings.warmup_runs)
     spent.warmup_s += time.perf_counter() - t_warm
     samples: list[float] = []
@@ -180,11 +186,19 @@ def sample(
         if reason is None and elapsed >= max(max_time, min_time):
             reason = "max_time"
         if reason is not None:
+            if rest is not None:
+                rest.busy(busy_from, time.perf_counter())
             return samples, reason
         if took < _GROW_BELOW_S or sum(new) < 0.5 * took:
             # Tiny kernels, or a timer with a fixed cost per batch (cupti): fewer, larger
             # batches keep that cost and the stopping rule's own out of the way.
             size = min(size * 2, _MAX_BATCH)
+
+
+def _on_gpu(timer: TimerName) -> bool:
+    from tile_runner._jaxapi import devices
+
+    return timer == "cupti" or devices()[0].platform == "gpu"
 
 
 def _make_sampler(
@@ -251,9 +265,10 @@ def _timing(
 ) -> Timing:
     spent = SamplingTime()
     sampler = _make_sampler(timer, fn, args, settings)
+    rest = GPU_REST if _on_gpu(timer) else None
     if reference is None:
         try:
-            samples, reason = sample(sampler, settings, spent=spent)
+            samples, reason = sample(sampler, settings, spent=spent, rest=rest)
         finally:
             sampler.close()
         return Timing(
@@ -268,7 +283,7 @@ def _timing(
     ref_fn, ref_args = reference
     pair = InterleavedSampler(sampler, _make_sampler(timer, ref_fn, ref_args, settings))
     try:
-        samples, reason = sample(pair, settings, time_scale=2.0, spent=spent)
+        samples, reason = sample(pair, settings, time_scale=2.0, spent=spent, rest=rest)
     finally:
         pair.close()
     ref = pair.reference_samples
