@@ -228,6 +228,8 @@ def test_checkout_form_points_uv_at_the_checkout(tmp_path: Path) -> None:
     }
     assert pyproject["dependency-groups"]["dev"] == ["pytest>=8.0", "tile-pytest>=0.1,<0.2"]
     assert pyproject["tool"]["uv"]["build-backend"]["module-name"] == "my_kernels"
+    # Bytecode at install: runners on a PYTHONDONTWRITEBYTECODE machine import jax compiled.
+    assert pyproject["tool"]["uv"]["compile-bytecode"] is True
     assert "pip does not" in (tmp_path / "p" / "README.md").read_text()
 
 
@@ -236,6 +238,7 @@ def test_wheelhouse_form_uses_find_links(tmp_path: Path) -> None:
     source = TileSource("wheelhouse", "test", wheelhouse=house)
     pyproject = _pyproject(source, tmp_path)
     assert pyproject["tool"]["uv"]["find-links"] == [str(house)]
+    assert pyproject["tool"]["uv"]["compile-bytecode"] is True
     assert "sources" not in pyproject["tool"]["uv"]
     assert source.sync_note() == f"or: pip install --find-links '{house}' -e ."
     assert f"--find-links '{house}'" in (tmp_path / "p" / "README.md").read_text()

@@ -70,7 +70,8 @@ class TileSource:
         return f"Using tile from the package index: {self.reason}"
 
     def pyproject_block(self) -> str:
-        """TOML appended to the scaffold's pyproject.toml; empty for the index form."""
+        """TOML appended to the scaffold's pyproject.toml, which ends in its `[tool.uv]` table;
+        empty for the index form."""
         if self.kind == "checkout":
             lines = [
                 "",
@@ -86,7 +87,6 @@ class TileSource:
                 "\n# tile is not on a package index yet: this project takes it from the folder of\n"
                 "# wheels that tile itself was installed from. `tile init --from-index` writes\n"
                 "# the file without this.\n"
-                "[tool.uv]\n"
                 f"find-links = [{_toml_str(self.wheelhouse)}]\n"
             )
         return ""
