@@ -151,6 +151,16 @@ def sample(
     busy_from = time.perf_counter()
     sampler.warmup(settings.warmup_runs)
     spent.warmup_s += time.perf_counter() - t_warm
+    taken = _take_until_stop(sampler, settings, time_scale, spent)
+    if rest is not None:
+        rest.busy(busy_from, time.perf_counter())
+    return taken
+
+
+def _take_until_stop(
+    sampler: Sampler, settings: BenchSettings, time_scale: float, spent: SamplingTime
+) -> tuple[list[float], StopReason]:
+    """`sample`'s batches, after the warm-up."""
     samples: list[float] = []
     size = max(1, settings.batch)
     max_runs = max(1, settings.max_runs)
@@ -186,8 +196,6 @@ def sample(
         if reason is None and elapsed >= max(max_time, min_time):
             reason = "max_time"
         if reason is not None:
-            if rest is not None:
-                rest.busy(busy_from, time.perf_counter())
             return samples, reason
         if took < _GROW_BELOW_S or sum(new) < 0.5 * took:
             # Tiny kernels, or a timer with a fixed cost per batch (cupti): fewer, larger
