@@ -1,5 +1,5 @@
 """Numbers that cannot be, end to end: a real `tile bench` on the CPU of a kernel that declares
-ten times the bytes it moves, against a peak set by hand, and the CPU's empty roofline."""
+a hundred times the bytes it moves, against a peak set by hand, and the CPU's empty roofline."""
 
 from __future__ import annotations
 
@@ -45,10 +45,12 @@ def test_inflated_bytes_against_a_hand_set_peak_is_an_impossible_finding(
     assert case["roofline"]["pct_peak_bw"] is None and case["roofline"]["peak_source"] is None
     honest_gbps = case["throughput"]["gbps"]
 
-    # A peak three times what the honest copy reached: the honest case sits near a third of
-    # it, the one declaring ten times its bytes near 330%.
+    # A peak ten times what the honest copy reached: the honest case sits near a tenth of it,
+    # the one declaring a hundred times its bytes near 1,000%. Either stays on its side of
+    # 100% while the loaded CPU moves a copy's speed up to 10x between the two runs (3x was
+    # crossed once: 12 GB/s in the first run, 39 in the second, 2026-12-06).
     (root / "tile.toml").write_text('[project]\npaths = ["kernels"]\n\n'
-                                    f"[machine]\npeak_bandwidth_gbps = {3 * honest_gbps:.6g}\n")  # fmt: skip
+                                    f"[machine]\npeak_bandwidth_gbps = {10 * honest_gbps:.6g}\n")  # fmt: skip
     second = tile("bench", "--max-time", "0.1", "-o", "run2", cwd=root, env=env)
     assert second.returncode == 0, second.stderr  # a finding alone does not fail the run
     assert "%peak and bound are `-`" not in second.stdout
