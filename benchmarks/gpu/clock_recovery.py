@@ -72,42 +72,44 @@ def case(name: str, needle: str) -> Any:
     raise SystemExit(f"no {name} case matches {needle}")
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--heat-s", type=float, default=1.0)
-    ap.add_argument("--watch-s", type=float, default=2.0)
-    ap.add_argument("--grid", action="store_true")
-    args = ap.parse_args()
-    import tile_std  # noqa: F401  # pyright: ignore[reportUnusedImport]  # registers std/*
-    from tile_runner._cupti import CuptiSampler
+def _load_then_rest(
+    mm: Any, mm_args: Any, heat: float, rest: float, probe: Any = None
+) -> list[str]:
+    """2 s idle, `heat` s of the matmul back to back, `rest` s idle; `probe()`'s readings at
+    the heat's end and after the rest (none without a probe)."""
     from tile_runner._jaxapi import block_until_ready
 
-    needle = "1024x128,dtype=bfloat16,causal=false"
-    att, _, att_args = _program("std/attention", case("std/attention", needle))
-    mm, _, mm_args = _program("std/matmul", case("std/matmul", "8192"))
-    if args.grid:
-        grid(att, att_args, mm, mm_args)
-        return
+    time.sleep(2.0)
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < heat:
+        block_until_ready(mm(*mm_args))
+    seen = [probe()] if probe else []
+    time.sleep(rest)
+    return [*seen, probe()] if probe else seen
+
+
+def series(
+    att: Any, att_args: Any, mm: Any, mm_args: Any, *, heat_s: float, watch_s: float
+) -> None:
+    """Attention's batch medians over `watch_s` after each plan, with nvidia-smi's clock."""
+    from tile_runner._cupti import CuptiSampler
+
     start = time.perf_counter()
     clock = ClockLog(start)
-    plans = [("idle", 0.0, 0.0), ("after matmul", args.heat_s, 0.0),
-             ("after matmul, 0.2 s idle", args.heat_s, 0.2),
-             ("after matmul, 1 s idle", args.heat_s, 1.0), ("idle again", 0.0, 0.0)]  # fmt: skip
+    plans = [("idle", 0.0, 0.0), ("after matmul", heat_s, 0.0),
+             ("after matmul, 0.2 s idle", heat_s, 0.2),
+             ("after matmul, 1 s idle", heat_s, 1.0), ("idle again", 0.0, 0.0)]  # fmt: skip
     for label, heat, gap in plans:
-        time.sleep(2.0)
-        t0 = time.perf_counter()
-        while time.perf_counter() - t0 < heat:
-            block_until_ready(mm(*mm_args))
-        time.sleep(gap)
+        _load_then_rest(mm, mm_args, heat, gap)
         sampler = CuptiSampler(att, att_args, None)
         sampler.warmup(1)
         begin = time.perf_counter()
         rows: list[tuple[float, float]] = []
-        while time.perf_counter() - begin < args.watch_s:
+        while time.perf_counter() - begin < watch_s:
             rows.append((time.perf_counter() - begin, statistics.median(sampler.take(10))))
         sampler.close()
         print(f"\n{label} (heat {heat:.1f} s, gap {gap:.1f} s): attention 1024, batches of 10")
-        edges = [0.0, 0.025, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, args.watch_s]
+        edges = [0.0, 0.025, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, watch_s]
         for a, b in itertools.pairwise(edges):
             meds = [m for t, m in rows if a <= t < b]
             if not meds:
@@ -118,6 +120,23 @@ def main() -> None:
                 f"  SM {mhz:6.0f} MHz  {watt:5.0f} W"
             )
     clock.stop()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--heat-s", type=float, default=1.0)
+    ap.add_argument("--watch-s", type=float, default=2.0)
+    ap.add_argument("--grid", action="store_true")
+    args = ap.parse_args()
+    import tile_std  # noqa: F401  # pyright: ignore[reportUnusedImport]  # registers std/*
+
+    needle = "1024x128,dtype=bfloat16,causal=false"
+    att, _, att_args = _program("std/attention", case("std/attention", needle))
+    mm, _, mm_args = _program("std/matmul", case("std/matmul", "8192"))
+    if args.grid:
+        grid(att, att_args, mm, mm_args)
+    else:
+        series(att, att_args, mm, mm_args, heat_s=args.heat_s, watch_s=args.watch_s)
 
 
 class Nvml:
@@ -150,19 +169,12 @@ def grid(att: Any, att_args: Any, mm: Any, mm_args: Any) -> None:
     """Attention's first 10 calls, and calls 10-40, after each heat and rest; the steady median
     (after 2 s idle, calls 40-240 of a run) first."""
     from tile_runner._cupti import CuptiSampler
-    from tile_runner._jaxapi import block_until_ready
 
     nvml = Nvml()
     seen: list[str] = []
 
     def run(heat: float, rest: float, calls: int) -> list[float]:
-        time.sleep(2.0)
-        t0 = time.perf_counter()
-        while time.perf_counter() - t0 < heat:
-            block_until_ready(mm(*mm_args))
-        seen[:] = [nvml.read()]  # at the heat's end
-        time.sleep(rest)
-        seen.append(nvml.read())  # after the rest
+        seen[:] = _load_then_rest(mm, mm_args, heat, rest, nvml.read)
         sampler = CuptiSampler(att, att_args, None)
         got = sampler.take(calls)
         sampler.close()

@@ -203,12 +203,6 @@ def _take_until_stop(
             size = min(size * 2, _MAX_BATCH)
 
 
-def _on_gpu(timer: TimerName) -> bool:
-    from tile_runner._jaxapi import devices
-
-    return timer == "cupti" or devices()[0].platform == "gpu"
-
-
 def _make_sampler(
     timer: TimerName, fn: Callable[..., Any], args: Sequence[Any], settings: BenchSettings
 ) -> Sampler:
@@ -271,9 +265,11 @@ def _timing(
     timer: TimerName,
     reference: tuple[Callable[..., Any], Sequence[Any]] | None,
 ) -> Timing:
+    import jax
+
     spent = SamplingTime()
     sampler = _make_sampler(timer, fn, args, settings)
-    rest = GPU_REST if _on_gpu(timer) else None
+    rest = GPU_REST if jax.default_backend() == "gpu" else None
     if reference is None:
         try:
             samples, reason = sample(sampler, settings, spent=spent, rest=rest)

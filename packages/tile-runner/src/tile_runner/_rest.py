@@ -40,12 +40,11 @@ class DeviceRest:
         wanted = min(REST_MAX_S, REST_FACTOR * self.busy_s)
         return max(0.0, wanted - (now - self.ended))
 
-    def wait(self) -> float:
-        """Sleep what is due; the seconds it slept."""
+    def wait(self) -> None:
+        """Sleep what is due."""
         due = self.due(time.perf_counter())
         if due > 0:
             time.sleep(due)
-        return due
 
     def busy(self, start: float, end: float) -> None:
         """A sampling kept the device busy from `start` to `end` (perf_counter seconds)."""
