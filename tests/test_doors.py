@@ -26,7 +26,14 @@ import tile_runner as tile
 from tile_runner._tuning import Tunables
 
 SMALL, BIG = "doors/scale[shape=4x64]", "doors/scale[shape=16x64]"
-FAST = "[bench]\nmax_time = 0.1\nmin_runs = 10\nwarmup_runs = 1\n[runner]\ncase_timeout = 120\n"
+# `[compare] basis = "absolute"`, read by every door: on a CPU the planted slowdown slows its
+# interleaved reference too (a call after a 4-16 ms one waits for the host to wake up: 12 µs
+# became 80-240 µs), and the default basis, seeing the reference move, widens its noise floor
+# by that move squared, which under a loaded CI machine reached the 350x slowdown itself.
+FAST = (
+    "[bench]\nmax_time = 0.1\nmin_runs = 10\nwarmup_runs = 1\n[runner]\ncase_timeout = 120\n"
+    '[compare]\nbasis = "absolute"\n'
+)
 _TEST_MODULE = """
 import doors  # registers doors/scale
 import pytest
@@ -139,6 +146,7 @@ def test_three_doors_give_one_answer(
     for rows in (cli_rows, [r.model_dump() for r in slow_api.comparison.rows]):
         verdicts = {r["case_id"]: r["judgement"] for r in rows if r["metric_name"] == "time_s"}
         assert verdicts == {SMALL: "regression", BIG: "regression"}, [r["reason"] for r in rows]
+        assert {r["basis"] for r in rows} == {"absolute"}  # the project's key reached the door
 
 
 def test_a_misspelt_tunable_is_a_usage_error_at_the_command_line(

@@ -1,6 +1,7 @@
 """`tile init`: the scaffolded project, name checks, overwrite rules, where the project takes
 tile from, and the real thing end to end: the printed next steps, run as printed, once with
-tile from this checkout and once with tile from a folder of wheels."""
+tile from this checkout (made from outside it, as a new user does) and once with tile from a
+folder of wheels."""
 
 from __future__ import annotations
 
@@ -417,24 +418,9 @@ def _need_uv() -> None:
 
 
 @pytest.mark.slow
-def test_next_steps_work_with_tile_from_this_checkout(tmp_path: Path) -> None:
-    """What a user with only a clone of this repo does: `uv run tile init`, then the steps."""
-    _need_uv()
-    made = _run([sys.executable, "-m", "tile_cli", "init", "my-kernels"], cwd=tmp_path)
-    assert made.returncode == 0, made.stderr
-    assert f"the checkout at `{ROOT}`" in made.stderr
-    done = _follow(_next_steps(made.stderr), tmp_path)
-    project = tmp_path / "my-kernels"
-    # The project's own environment, with tile's packages editable from this checkout.
-    venv_cli = direct_url_in(project / ".venv", "tile_cli")
-    assert venv_cli == (ROOT / "packages" / "tile-cli").as_uri()
-    _check_runs(project, done["test"].stdout, done["bench"].stdout)
-    _check_pytest(done["pytest"].stdout)
-
-
-@pytest.mark.slow
 def test_a_project_outside_the_clone_made_with_uv_run_project(tmp_path: Path) -> None:
-    """The new user's path (issue 40): from a directory outside the clone, `uv run --project
+    """The new user's path (issue 40), and the one end-to-end run of the checkout form (tile
+    taken editable from this clone): from a directory outside the clone, `uv run --project
     <clone> tile init ../x`, then every printed step, as printed, from that same directory."""
     _need_uv()
     home = tmp_path / "home"
@@ -445,6 +431,7 @@ def test_a_project_outside_the_clone_made_with_uv_run_project(tmp_path: Path) ->
         cwd=home,
     )
     assert made.returncode == 0, made.stderr
+    assert f"the checkout at `{ROOT}`" in made.stderr
     project = tmp_path / "code" / "my-kernels"
     done = _follow(
         _next_steps(made.stderr), home, into=str(project), bench_args=("bench.max_time=0.05",)
@@ -493,7 +480,7 @@ def test_next_steps_work_with_tile_from_wheels(tmp_path: Path, wheels: Path) -> 
     made = _run([str(venv / "bin" / "tile"), "init", "my-kernels"], cwd=tmp_path)
     assert made.returncode == 0, made.stderr
     assert f"Using tile from the wheels in `{wheels}`" in made.stderr
-    done = _follow(_next_steps(made.stderr), tmp_path)
+    done = _follow(_next_steps(made.stderr), tmp_path, bench_args=("bench.max_time=0.05",))
     project = tmp_path / "my-kernels"
     # uv resolved every tile package from that folder (a flat index in its lockfile).
     lock = tomllib.loads((project / "uv.lock").read_text())
