@@ -63,5 +63,8 @@ report-screens OUT="docs/report":
 release-check:
     uv run python tests/release_check.py dist/release
 
-# Everything CI checks.
-check: lint typecheck test-rs test build release-check
+# Everything CI checks. The wheels are built before the tests, and the test of `tile init`
+# from a folder of wheels takes them from dist/ instead of building its own (25 s less).
+check: lint typecheck test-rs build
+    TILE_WHEELHOUSE="{{justfile_directory()}}/dist" {{just_executable()}} test
+    {{just_executable()}} release-check

@@ -451,8 +451,10 @@ def direct_url_in(venv: Path, module: str) -> str:
 
 @pytest.fixture(scope="session")
 def wheels(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Every workspace wheel, built once per session (TILE_TEST_WHEELS reuses a built folder)."""
-    given = os.environ.get("TILE_TEST_WHEELS")
+    """Every workspace wheel, built once per session; TILE_WHEELHOUSE names a folder already
+    built (`just check` builds dist/ first). Not TILE_TEST_...: tile would read that as a key
+    of its `[test]` table."""
+    given = os.environ.get("TILE_WHEELHOUSE")
     if given:
         return Path(given)
     _need_uv()
