@@ -201,21 +201,38 @@ def test_lazy_package_exports_everything() -> None:
         _ = tile.does_not_exist
 
 
-@pytest.mark.parametrize("shape", [(3, 5, 7), (10,), (), (0, 4)])
-def test_inputs_drawn_flat_are_the_values_jax_draws_for_the_shape(shape: tuple[int, ...]) -> None:
-    """tile.normal/uniform/randint draw one flat run of values and reshape it (one drawing
-    program per element count, not per shape); the values must stay those of drawing the
-    shape itself, or every seeded input of an earlier run would change."""
+# 105 and 48000 values are drawn as 112 and 49152 (drawn_count), then cut.
+@pytest.mark.parametrize("partitionable", [True, False])  # False: drawn exactly, not cut
+@pytest.mark.parametrize("shape", [(3, 5, 7), (10,), (), (0, 4), (48, 1000), (2, 2049)])
+def test_inputs_drawn_flat_are_the_values_jax_draws_for_the_shape(
+    shape: tuple[int, ...], partitionable: bool
+) -> None:
+    """tile.normal/uniform/randint draw one flat run of values, a little longer than the shape
+    needs, then cut and reshape it (a few drawing programs for many shapes); the values must
+    stay those of drawing the shape itself, or every seeded input of an earlier run would
+    change."""
     import jax
 
-    key = jax.random.key(7)
-    pairs = [
-        (tile.normal(key, shape, "bfloat16"),
-         jax.random.normal(key, shape, "float32").astype("bfloat16")),
-        (tile.uniform(key, shape, "float32", -1.0, 2.0),
-         jax.random.uniform(key, shape, "float32", -1.0, 2.0)),
-        (tile.randint(key, shape, 0, 9), jax.random.randint(key, shape, 0, 9, "int32")),
-    ]  # fmt: skip
-    for mine, theirs in pairs:
-        assert mine.shape == shape and mine.dtype == theirs.dtype
-        np.testing.assert_array_equal(np.asarray(mine), np.asarray(theirs))
+    with jax.threefry_partitionable(partitionable):
+        key = jax.random.key(7)
+        pairs = [
+            (tile.normal(key, shape, "bfloat16"),
+             jax.random.normal(key, shape, "float32").astype("bfloat16")),
+            (tile.uniform(key, shape, "float32", -1.0, 2.0),
+             jax.random.uniform(key, shape, "float32", -1.0, 2.0)),
+            (tile.randint(key, shape, 0, 9), jax.random.randint(key, shape, 0, 9, "int32")),
+        ]  # fmt: skip
+        for mine, theirs in pairs:
+            assert mine.shape == shape and mine.dtype == theirs.dtype
+            np.testing.assert_array_equal(np.asarray(mine), np.asarray(theirs))
+
+
+def test_a_sweep_of_sizes_draws_a_few_sizes_each_a_little_longer() -> None:
+    from tile_runner._inputs import drawn_count
+
+    drawn = {n: drawn_count(n) for n in range(1, 70_000)}
+    assert all(n <= m < n + max(1, n / 8) for n, m in drawn.items())
+    assert all(drawn_count(m) == m for m in set(drawn.values()))  # a drawn size draws itself
+    # 100 neighbouring sizes share 12 drawing programs; powers of two (4096x4096) stay.
+    assert len({drawn[n] for n in range(64, 164)}) == 12
+    assert drawn_count(4096 * 4096) == 4096 * 4096 and drawn_count(48_000) == 49_152

@@ -16,6 +16,7 @@ kernel's parameter names.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 from collections.abc import Callable
 from typing import Any, cast
@@ -139,6 +140,12 @@ def _value_and_grad(
     return run
 
 
+def _normal32(key: Any, count: int) -> Any:
+    import jax
+
+    return jax.random.normal(key, (count,), "float32")
+
+
 def _cotangent(fn: Callable[..., Any], raw: tuple[Any, ...], key: Any) -> Any:
     """A seeded normal cotangent shaped as `fn`'s output, in its dtypes (float0 for integers)."""
     import jax
@@ -146,14 +153,14 @@ def _cotangent(fn: Callable[..., Any], raw: tuple[Any, ...], key: Any) -> Any:
     import numpy as np
 
     from tile_runner import _jaxapi as jaxapi
-    from tile_runner._inputs import flat_count
+    from tile_runner._inputs import draw
 
     bound, dynamic = bind_static(fn, raw)
     shapes = jaxapi.eval_shape(bound, *dynamic)
     leaves, tree = jaxapi.tree_flatten(shapes)
     keys = jax.random.split(jax.random.fold_in(key, 1), max(1, len(leaves)))
     ct = [
-        jax.random.normal(k, flat_count(s.shape), jnp.float32).reshape(s.shape).astype(s.dtype)
+        draw(functools.partial(_normal32, k), s.shape, s.dtype)
         if jnp.issubdtype(s.dtype, jnp.inexact)
         else np.zeros(s.shape, jax.dtypes.float0)
         for k, s in zip(keys, leaves, strict=False)
