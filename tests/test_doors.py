@@ -26,11 +26,10 @@ import tile_runner as tile
 from tile_runner._tuning import Tunables
 
 SMALL, BIG = "doors/scale[shape=4x64]", "doors/scale[shape=16x64]"
-# `[compare] basis = "absolute"`, read by every door: the planted slowdown once slowed its
-# interleaved reference too (12 µs became 80-240 µs beside a 4-16 ms call, before the sampler
-# settled a side after a long wait), and the default basis, seeing the reference move, widened
-# its floor by that move squared, past the 350x slowdown on a loaded CI machine. Judged on
-# absolute times, the doors' verdicts do not hang on how well the reference holds still.
+# `[compare] basis = "absolute"`, read by every door: on a CPU the planted slowdown slows its
+# interleaved reference too (a call after a 4-16 ms one waits for the host to wake up: 12 µs
+# became 80-240 µs), and the default basis, seeing the reference move, widens its noise floor
+# by that move squared, which under a loaded CI machine reached the 350x slowdown itself.
 FAST = (
     "[bench]\nmax_time = 0.1\nmin_runs = 10\nwarmup_runs = 1\n[runner]\ncase_timeout = 120\n"
     '[compare]\nbasis = "absolute"\n'
