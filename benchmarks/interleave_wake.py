@@ -5,10 +5,9 @@ turns of about 2 ms each, so a kernel of a millisecond or more gets turns of one
 and so does its reference. This script benches one tiny reference (x * 2 on 16x64 floats)
 beside kernels that busy-loop for 0 to 1600 steps, through `tile bench` in a fresh project,
 and prints each case's kernel and reference medians: the reference's own work never changes,
-so whatever its median gains comes from following the kernel (before the sampler's settle
-rule, `InterleavedSampler._settle`, it gained 5-10x beside kernels of a few ms). Then, in a
-fresh process, the reference's 1st to 8th calls after one kernel call (medians over 200
-repeats): how many calls the effect lasts, which is what the rule's untimed calls cover.
+so whatever its median gains comes from following the kernel. Then, in this process, the
+reference's 1st to 8th calls after one kernel call (medians over 200 repeats), which says how
+many calls the effect lasts.
 
     python benchmarks/interleave_wake.py [--runs 2]
 """

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
@@ -251,48 +250,3 @@ def test_the_wall_timer_waits_on_every_output_it_is_given() -> None:
     for sampler in (one, pair):
         samples = sampler.take(5)
         assert len(samples) == 5 and all(s > 0 for s in samples)
-
-
-class _Counting:
-    """A sampler whose samples are its call numbers (1, 2, ...), each call `sleep_s` long."""
-
-    def __init__(self, name: _timers.TimerName, sleep_s: float) -> None:
-        self.name: _timers.TimerName = name
-        self.sleep_s = sleep_s
-        self.calls = 0
-
-    def warmup(self, runs: int) -> None:
-        self.calls += runs
-
-    def take(self, n: int) -> list[float]:
-        out: list[float] = []
-        for _ in range(n):
-            self.calls += 1
-            time.sleep(self.sleep_s)
-            out.append(float(self.calls))
-        return out
-
-    def close(self) -> None:
-        pass
-
-    def kernels(self) -> None:
-        return None
-
-
-def test_a_side_that_waited_out_a_long_turn_settles_before_it_is_timed() -> None:
-    # A 20 ms kernel gets turns of one call, and so does its reference, whose first call after
-    # such a wait is slow on a CPU (benchmarks/interleave_wake.py): from its second turn on, it
-    # makes three untimed calls first, and the samples kept are calls 1, 5, 9, ...
-    kernel, reference = _Counting("wall", 0.02), _Counting("wall", 0.0)
-    pair = _timers.InterleavedSampler(kernel, reference)
-    assert pair.take(5) == [1.0, 2.0, 3.0, 4.0, 5.0]  # the kernel never waited long
-    assert pair.reference_samples == [1.0, 5.0, 9.0, 13.0, 17.0]
-    # The other way round: a cheap kernel settles after the slow reference's turn.
-    kernel, reference = _Counting("wall", 0.0), _Counting("wall", 0.02)
-    pair = _timers.InterleavedSampler(kernel, reference)
-    assert pair.take(5) == [1.0, 5.0, 6.0, 7.0, 8.0]
-    # Only `wall` settles: a `batched` sample is many calls, a `cupti` one is device time.
-    kernel, reference = _Counting("batched", 0.02), _Counting("batched", 0.0)
-    pair = _timers.InterleavedSampler(kernel, reference)
-    pair.take(5)
-    assert pair.reference_samples == [1.0, 2.0, 3.0, 4.0, 5.0]

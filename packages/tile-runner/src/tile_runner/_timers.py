@@ -39,14 +39,6 @@ _BATCHED_MAX_BYTES = 256 * 1024 * 1024  # ...nor more live output bytes than thi
 # for a few hundred milliseconds at best; long enough that switching costs little.
 _TURN_S = 2e-3
 _MAX_TURN = 1000
-# A `wall` side whose calls are much shorter than the other side's turn has just waited that
-# turn out, and its first calls pay for the host waking up: on a 2-core VM a 14 µs reference
-# took 88, 23, 17.5 and 16 µs for its first four calls after a 1.6 ms kernel, and so read
-# 5-9x slow beside kernels of a few ms, whose turns are one call (benchmarks/interleave_wake.py).
-# Such a side first makes this many calls untimed, when the other's turn lasted this many
-# times one of its calls.
-_SETTLE_CALLS = 3
-_SETTLE_RATIO = 20
 
 
 class Sampler(Protocol):
@@ -228,8 +220,7 @@ class InterleavedSampler:
     `take(n)` returns the kernel's samples (those the stopping rule judges) and appends as
     many of the reference's to `reference_samples`, in the same order: sample i of each was
     taken within one turn of the other, so their ratio cancels whatever speed the machine had.
-    A turn is sized from the kernel's last one to last about _TURN_S of wall time; a side
-    that waited out a turn many times its own calls settles first (`_settle`).
+    A turn is sized from the kernel's last one to last about _TURN_S of wall time.
     """
 
     def __init__(self, kernel: Sampler, reference: Sampler) -> None:
@@ -237,8 +228,6 @@ class InterleavedSampler:
         self._kernel = kernel
         self._reference = reference
         self._turn = 1
-        self._call_s = {"kernel": 0.0, "reference": 0.0}  # each side's last wall s a call
-        self._reference_turn_s = 0.0
         self.reference_samples: list[float] = []
         self.reference_take_s = 0.0
         """Wall seconds spent in the reference's `take` calls."""
@@ -259,31 +248,18 @@ class InterleavedSampler:
             # follow host load: there a turn is the whole batch.
             turn = n if self.name == "cupti" else self._turn
             k = min(turn, n - len(samples))
-            self._settle(self._kernel, "kernel", self._reference_turn_s)
             t0 = time.perf_counter()
             samples += self._kernel.take(k)
             t1 = time.perf_counter()
-            per_sample = self._call_s["kernel"] = max((t1 - t0) / k, 1e-9)
+            per_sample = max((t1 - t0) / k, 1e-9)
             try:
-                self._settle(self._reference, "reference", t1 - t0)
-                t2 = time.perf_counter()
                 self.reference_samples += self._reference.take(k)
-                self._reference_turn_s = time.perf_counter() - t2
-                self._call_s["reference"] = self._reference_turn_s / k
             except Exception as exc:
                 raise ReferenceTimingError(str(exc)) from exc
             finally:
                 self.reference_take_s += time.perf_counter() - t1
             self._turn = max(1, min(_MAX_TURN, int(_TURN_S / per_sample)))
         return samples
-
-    def _settle(self, side: Sampler, which: str, waited_s: float) -> None:
-        """Untimed calls of a `wall` side that just waited out a turn of the other's lasting
-        _SETTLE_RATIO of its own calls or more (its samples are taken by `take` and dropped:
-        a sampler's `warmup` may also size it, as `batched`'s does)."""
-        call_s = self._call_s[which]
-        if side.name == "wall" and call_s > 0 and waited_s >= _SETTLE_RATIO * call_s:
-            side.take(_SETTLE_CALLS)
 
     def kernels(self) -> KernelLog | None:
         """The kernel's (the reference's are not part of the case's breakdown)."""
