@@ -27,9 +27,10 @@ typecheck:
 
 # Python tests (GPU tests skip without a GPU). Extra args go to pytest; `-n 0` runs them in
 # one process. Most tests wait on runner subprocesses, so they run in workers (one per core,
-# at most 4): on the 2-core machine about 15 minutes for ~1,800 tests (15 min 4 s on
-# 2026-12-06, from 20 min 34 s once the workspace lock held ml-dtypes below 0.7, which made
-# every runner's `import jax` 1.2 s cheaper; a third worker gained nothing: 15 min 9 s),
+# at most 4): on the 2-core machine about 13-15 minutes for ~1,800 tests (12 min 59 s on
+# 2026-12-06 once runners skipped JAX's exit teardown and two slow tests were cut, from
+# 20 min 34 s before the workspace lock held ml-dtypes below 0.7, which made every runner's
+# `import jax` 1.2 s cheaper; a third worker gained nothing),
 # longer under load from other jobs; the tests that judge measured times wait on sleeps
 # calibrated for a loaded machine, so they hold beside other workers. The 30 slowest tests
 # are listed at the end: the places to move work in process.

@@ -33,22 +33,11 @@ def case_key(seed: int, case_id: str) -> Any:
     return jax.random.fold_in(jax.random.key(seed), int.from_bytes(digest[:4], "little") >> 1)
 
 
-def flat_count(shape: Sequence[int]) -> tuple[int]:
-    """The one-dimensional shape of as many values as `shape` holds.
-
-    Values are drawn flat and reshaped: JAX's threefry gives a shape's values in row-major
-    order of one flat draw of the same count (the same values as drawing the shape), and the
-    drawing program, which takes about 0.4 s to compile on a GPU, is then compiled once per
-    count rather than once per shape (4096x4096, 16777216 and 4x32x1024x128 share one).
-    """
-    return (math.prod(int(d) for d in shape),)
-
-
 def drawn_count(count: int) -> int:
     """How many values to draw for `count`: `count` rounded up to one of 16 sizes per power of
     two (less than 1/8 more values), so that a sweep over many sizes compiles a few drawing
-    programs, not one per size: on a 2-core CPU with a warm compile cache, each new 2-D
-    bfloat16 shape cost 17 ms instead of 76."""
+    programs, not one per size (`benchmarks/sweep_overhead.py`: 125 ms a case of the runner's
+    time before, 103 ms after, on a 2-core CPU)."""
     if count <= 16:
         return count
     step = (1 << (count - 1).bit_length()) // 16
@@ -58,14 +47,17 @@ def drawn_count(count: int) -> int:
 def draw(drawn: Callable[[int], Any], shape: Sequence[int], dtype: Any) -> Any:
     """`shape`'s values in `dtype`: the first of `drawn(n)`'s flat values, n = drawn_count.
 
-    With JAX's partitionable threefry (the default since JAX 0.5) every value depends only on
-    the key and its index, so the first `count` values of a longer draw are the values a draw
-    of `count` gives; without it, `count` values are drawn exactly as before.
+    Values are drawn flat, cut and reshaped: JAX's threefry gives a shape's values in row-major
+    order of one flat draw of the same count, and the drawing program (about 0.4 s to compile
+    on a GPU) is compiled per drawn count, not per shape (4096x4096, 16777216 and
+    4x32x1024x128 share one). With JAX's partitionable threefry (the default since JAX 0.5)
+    every value depends only on the key and its index, so the first `count` values of a longer
+    draw are those a draw of `count` gives; without it, `count` values are drawn exactly.
     """
     from tile_runner._jaxapi import config
 
-    (count,) = flat_count(shape)
-    exact = not config.values["jax_threefry_partitionable"]
+    count = math.prod(int(d) for d in shape)
+    exact = not getattr(config, "jax_threefry_partitionable", False)
     return _finish()(drawn(count if exact else drawn_count(count)), tuple(shape), dtype)
 
 
