@@ -297,15 +297,29 @@ def impossible_notice(rows: BenchRows) -> str | None:
         return None
     return (
         f"{IMPOSSIBLE} {len(wrong)} of {len(rows.results)} cases above 100% of a roof of this "
-        "machine: the rates are wrong, not fast (the kernel's `bytes=`/`flops=`, a `[machine]` "
-        "peak, or a calibration of another device); the run's findings (summary.md) say which"
+        "machine: not rates that roof allows (data a warm cache held, the kernel's "
+        "`bytes=`/`flops=`, a `[machine]` peak, or a calibration of another device); the run's "
+        "findings (summary.md) say which"
     )
 
 
 def config_notes(results: Iterable[tp.BenchResult | tp.TestResult]) -> list[str]:
     """One line for stderr per case whose config cell has a `*`: which values ran and why (a
-    default the constraint ruled out, a tuning entry not used)."""
-    return [f"* {r.case_id}: {r.config.note}" for r in results if r.config and r.config.note]
+    default the constraint ruled out, a tuning entry not used). Cases with the same note share
+    one line naming their kernels: on a device a package ships no tuning for, every tunable
+    case of it says the same."""
+    by_note: dict[str, list[str]] = {}
+    for r in results:
+        if r.config and r.config.note:
+            by_note.setdefault(r.config.note, []).append(r.case_id)
+    lines: list[str] = []
+    for note, ids in by_note.items():
+        if len(ids) == 1:
+            lines.append(f"* {ids[0]}: {note}")
+        else:
+            kernels = ", ".join(dict.fromkeys(i.partition("[")[0] for i in ids))
+            lines.append(f"* {len(ids)} cases of {kernels}: {note}")
+    return lines
 
 
 def roofline_legend(rows: BenchRows) -> str | None:
