@@ -72,7 +72,7 @@ def test_summary_marks_the_rate_above_its_roof_and_says_what_the_mark_means(
     assert mm[tflops] == "2.00 ‼" and "‼" not in mm[gbps]
     [legend] = [line for line in text.splitlines() if line.startswith("‼ ")]
     assert legend.startswith("‼ 2 of 3 cases above a roof of this machine by more than their")
-    assert "impossible" in legend and "plausibility" in legend
+    assert "not rates that roof allows" in legend and "plausibility" in legend
     assert text.index("## Cases") < text.index(legend) < text.index("## Artifacts")
 
 

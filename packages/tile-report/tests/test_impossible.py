@@ -80,7 +80,7 @@ def test_impossible_cases_are_marked_in_the_plots_the_table_and_summary_md(
     assert marked == [
         "| `k/mm[n=2]`",
         "| `k/copy[n=2]`",
-        "‼ 2 of 4 cases above a roof of this machine by more than their 95% CI: impossible rates (the work counted or the peak is wrong), not fast kernels; see the run's plausibility check.",
+        "‼ 2 of 4 cases above a roof of this machine by more than their 95% CI: not rates that roof allows (the work counted or the peak is wrong, or a warm cache held the data); see the run's plausibility check.",
     ]
 
 

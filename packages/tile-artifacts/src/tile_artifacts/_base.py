@@ -214,7 +214,7 @@ class Peaks(ArtifactModel):
 class DeviceRecord(ArtifactModel):
     """The device the cases ran on."""
 
-    added_keys: ClassVar[frozenset[str]] = frozenset({"model"})
+    added_keys: ClassVar[frozenset[str]] = frozenset({"model", "l2_bytes"})
 
     backend: str | None = None
     device_kind: str | None = None
@@ -223,5 +223,8 @@ class DeviceRecord(ArtifactModel):
     accelerator and in runs made before tile recorded it."""
     count: int | None = None
     memory_bytes: int | None = None
+    l2_bytes: int | None = None
+    """The last-level cache a warm sample may find its data in: `[machine] l2_bytes`, else
+    the runner's table of known GPUs; None on a CPU, an unknown device, and in older runs."""
     driver: str | None = None
     peaks: Peaks = Field(default_factory=Peaks)

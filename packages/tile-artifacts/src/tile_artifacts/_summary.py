@@ -144,8 +144,8 @@ def _impossible_note(report: Report) -> list[str]:
     return [
         "",
         f"{IMPOSSIBLE} {marked} of {len(report.cases)} cases above a roof of this machine by "
-        f"more than their 95% CI: impossible rates (the work counted or the peak is wrong), "
-        f"not fast kernels; see {see}.",
+        f"more than their 95% CI: not rates that roof allows (the work counted or the peak "
+        f"is wrong, or a warm cache held the data); see {see}.",
     ]
 
 

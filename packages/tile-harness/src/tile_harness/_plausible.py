@@ -121,11 +121,50 @@ def _causes(roof: _Roof, source: str | None, over: Sequence[_Over], x: RunFacts)
     return f"{work}; {peak}; {other}", action
 
 
+def _cached(over: _Over, roof: _Roof, l2_bytes: int | None) -> bool:
+    """Whether a warm sample of the case could read all its data from the last-level cache:
+    the bandwidth roof is DRAM's, and a call whose bytes fit in the L2 beats it from there."""
+    moved = over.case.work.bytes
+    return (roof.name == "bandwidth" and l2_bytes is not None and not over.case.cold
+            and moved is not None and moved <= l2_bytes)  # fmt: skip
+
+
+def _from_cache(over: Sequence[_Over], l2_bytes: int) -> Noticed:
+    """The finding for warm cases above the DRAM roof whose data fits in the L2: not a wrong
+    number but a rate of another memory, which %peak of DRAM misreads."""
+    n = len(over)
+    evidence = [
+        f"{o.case.case_id}: {o.rate:.4g} GB/s, {o.pct:.0f}% of the {o.peak:.4g} GB/s roof; "
+        f"one call moves {(o.case.work.bytes or 0) / 1e6:.3g} MB"
+        for o in over
+    ]
+    return Noticed(
+        "medium",
+        "plausibility",
+        f"{n} case{'s' * (n != 1)} above 100% of the bandwidth roof with data that fits in the "
+        f"{l2_bytes / 2**20:.0f} MiB L2",
+        evidence,
+        "the bandwidth roof is DRAM's; these calls move less than the device's L2 holds and "
+        "were timed warm (each sample after the last), so their data came from the cache. "
+        "The rates say how fast the kernel runs with its data cached, not how near DRAM's roof "
+        "it is",
+        "time these cases with `--cold` (the cache flushed before each sample) for rates "
+        "against DRAM, or bench a shape larger than the L2",
+        "medium",
+    )
+
+
 def impossible_rates(x: RunFacts) -> Iterable[Noticed]:
     """One finding per roof that some case went past by more than its CI: which cases, how
-    far, the likely causes in order and the key or file to fix."""
+    far, the likely causes in order and the key or file to fix. Warm cases past the bandwidth
+    roof whose data fits in the L2 get a finding of their own: the cache explains them."""
+    l2 = x.report.device.l2_bytes
     for roof in _ROOFS:
         over = [o for c in x.report.cases if (o := _over(c, roof)) is not None]
+        cached = [o for o in over if _cached(o, roof, l2)]
+        if cached and l2 is not None:
+            yield _from_cache(cached, l2)
+            over = [o for o in over if not _cached(o, roof, l2)]
         if not over:
             continue
         source = over[0].case.roofline.peak_source

@@ -178,6 +178,7 @@ def _device(setup: RunSetup, results: RunResults) -> ta.DeviceRecord:
         model=first.model if first else None,
         count=len(hello.devices) if hello else None,
         memory_bytes=first.memory_bytes if first else None,
+        l2_bytes=m.l2_bytes or (first.l2_bytes if first else None),
         peaks=peaks,
     )
 
