@@ -23,7 +23,8 @@
 # benchmarks/gpu/grad_truth.py, tile's bwd/fwd_bwd medians against direct CUPTI; "gradsweep"
 # benchmarks/gpu/grad_sweep.py, the Pallas backwards' tilings against XLA's autodiff; "planted"
 # benchmarks/gpu/planted_ab.py, tile bench --against on identical code and planted slowdowns;
-# "runnerprofile" benchmarks/runner_profile.py, a cProfile of a warm one-case run's runner).
+# "runnerprofile" benchmarks/runner_profile.py, a cProfile of a warm one-case run's runner;
+# "pyc" benchmarks/gpu/pyc_probe.py, the sources a runner compiles at every import).
 set -uo pipefail
 OUT=${OUT:-/tmp/tile-gpu-out}
 mkdir -p "$OUT"
@@ -41,6 +42,14 @@ fi
 # JAX must not grab 75% of the GPU up front: ncu and torch run beside it in this script.
 export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 TILE_CACHE_DIR=/tmp/tile-cache NO_COLOR=1
 export XLA_PYTHON_CLIENT_PREALLOCATE=false
+# PYC_PREFIX=DIR: bytecode for every import goes to DIR (PYTHONPYCACHEPREFIX), primed by one
+# import of the stack first, as an install that compiles bytecode leaves it: for an image
+# whose packages have no bytecode and cannot be written to (see the "pyc" step).
+if [ -n "${PYC_PREFIX:-}" ]; then
+    export PYTHONPYCACHEPREFIX=$PYC_PREFIX
+    python3 -c 'import jax, jax.numpy, tile_runner, tile_std, tile_cli; jax.devices()' \
+        >/dev/null 2>&1
+fi
 start=$SECONDS
 # A warm machine keeps the last call's /tmp: tile refuses to write a run directory twice.
 rm -rf /tmp/ttr-out /tmp/cold-warm /tmp/from-bench /tmp/from-tune /tmp/hand-run /tmp/modes-run \
@@ -54,6 +63,12 @@ nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --fo
 
 STEPS=" ${STEPS:-accuracy calibrate bench tests} "
 want() { [[ $STEPS == *" $1 "* ]]; }
+
+if want pyc; then
+    # Sources a runner compiles at every import, for want of bytecode it can read or write.
+    stamp "sources compiled at import"
+    timeout 120 python3 benchmarks/gpu/pyc_probe.py 2>&1 | tee "$OUT/pyc.txt"
+fi
 
 if want ttr; then
     # Time to result (issue #16): new code cold and warm, one case, the floor loop, old code.
