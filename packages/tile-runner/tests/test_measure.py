@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -250,3 +251,73 @@ def test_the_wall_timer_waits_on_every_output_it_is_given() -> None:
     for sampler in (one, pair):
         samples = sampler.take(5)
         assert len(samples) == 5 and all(s > 0 for s in samples)
+
+
+class _Counting:
+    """A sampler whose samples are its call numbers (1, 2, ...), each call `sleep_s` long."""
+
+    def __init__(self, name: _timers.TimerName, sleep_s: float) -> None:
+        self.name: _timers.TimerName = name
+        self.sleep_s = sleep_s
+        self.calls = 0
+
+    def warmup(self, runs: int) -> None:
+        self.calls += runs
+
+    def take(self, n: int) -> list[float]:
+        out: list[float] = []
+        for _ in range(n):
+            self.calls += 1
+            time.sleep(self.sleep_s)
+            out.append(float(self.calls))
+        return out
+
+    def close(self) -> None:
+        pass
+
+    def kernels(self) -> None:
+        return None
+
+
+def test_a_side_that_waited_out_a_long_turn_settles_before_it_is_timed() -> None:
+    # A 20 ms kernel gets turns of one call, and so does its reference, whose first call after
+    # such a wait is slow on a CPU (benchmarks/interleave_wake.py). Once each side's fastest
+    # call is known (a few turns in, whatever the machine's load), the reference makes three
+    # untimed calls before each turn: the samples kept are every fourth call.
+    kernel, reference = _Counting("wall", 0.02), _Counting("wall", 0.0)
+    pair = _timers.InterleavedSampler(kernel, reference)
+    pair.take(3)
+    k0, r0 = kernel.calls, reference.calls
+    assert pair.take(3) == [k0 + 1.0, k0 + 2.0, k0 + 3.0]  # the kernel never settles
+    assert reference.calls - r0 == 12
+    assert pair.reference_samples[-3:] == [r0 + 4.0, r0 + 8.0, r0 + 12.0]
+    # The other way round: a cheap kernel settles before each turn after the slow reference's.
+    kernel, reference = _Counting("wall", 0.0), _Counting("wall", 0.02)
+    pair = _timers.InterleavedSampler(kernel, reference)
+    pair.take(3)
+    k0, r0 = kernel.calls, reference.calls
+    pair.take(4)
+    assert reference.calls - r0 == 4
+    settled = kernel.calls - k0 - 4
+    assert settled > 0 and settled % 3 == 0
+    # Only `wall` settles: a `batched` sample is many calls, a `cupti` one is device time.
+    kernel, reference = _Counting("batched", 0.02), _Counting("batched", 0.0)
+    pair = _timers.InterleavedSampler(kernel, reference)
+    pair.take(5)
+    assert pair.reference_samples == [1.0, 2.0, 3.0, 4.0, 5.0]
+
+
+def test_sides_of_equal_cost_never_settle_however_long_their_turns() -> None:
+    # The first settle rule decided from turn-averaged times, so a turn of many calls slowed by
+    # load made equal sides settle (CI caught it in test_reference_is_timed_in_turns_with_the_
+    # kernel). Deciding from each side's fastest call, 1 ms each way never settles once both
+    # are known, nor after a turn that one stall made 30x slower.
+    kernel, reference = _Counting("wall", 0.001), _Counting("wall", 0.001)
+    pair = _timers.InterleavedSampler(kernel, reference)
+    pair.take(12)
+    apart = reference.calls - kernel.calls
+    pair.take(12)
+    assert reference.calls - kernel.calls == apart
+    kernel.sleep_s = 0.03  # a loaded stretch on the kernel's side
+    pair.take(2)
+    assert reference.calls - kernel.calls == apart

@@ -39,6 +39,16 @@ _BATCHED_MAX_BYTES = 256 * 1024 * 1024  # ...nor more live output bytes than thi
 # for a few hundred milliseconds at best; long enough that switching costs little.
 _TURN_S = 2e-3
 _MAX_TURN = 1000
+# A `wall` side much cheaper than the other waits out the other's long calls, and its first
+# calls after each wait pay for the host waking up: on a 2-core VM a 14 µs reference took 88,
+# 23, 17.5 and 16 µs for its first four calls after a 1.6 ms kernel, and read 5-9x slow beside
+# kernels of a few ms (benchmarks/interleave_wake.py). Such a side makes this many untimed
+# calls before each turn, when the other's fastest call so far was at least _SETTLE_RATIO of
+# its own fastest and at least _SETTLE_MIN_S. Fastest, not last: a turn slowed by load must
+# not make two sides of equal cost settle.
+_SETTLE_CALLS = 3
+_SETTLE_RATIO = 10
+_SETTLE_MIN_S = 250e-6
 
 
 class Sampler(Protocol):
@@ -220,7 +230,8 @@ class InterleavedSampler:
     `take(n)` returns the kernel's samples (those the stopping rule judges) and appends as
     many of the reference's to `reference_samples`, in the same order: sample i of each was
     taken within one turn of the other, so their ratio cancels whatever speed the machine had.
-    A turn is sized from the kernel's last one to last about _TURN_S of wall time.
+    A turn is sized from the kernel's last one to last about _TURN_S of wall time. A `wall`
+    side far cheaper than the other settles before its turns (`_settle`).
     """
 
     def __init__(self, kernel: Sampler, reference: Sampler) -> None:
@@ -228,6 +239,7 @@ class InterleavedSampler:
         self._kernel = kernel
         self._reference = reference
         self._turn = 1
+        self._fastest = {"kernel": math.inf, "reference": math.inf}  # s a call, per turn
         self.reference_samples: list[float] = []
         self.reference_take_s = 0.0
         """Wall seconds spent in the reference's `take` calls."""
@@ -248,18 +260,33 @@ class InterleavedSampler:
             # follow host load: there a turn is the whole batch.
             turn = n if self.name == "cupti" else self._turn
             k = min(turn, n - len(samples))
+            self._settle(self._kernel, "kernel", "reference")
             t0 = time.perf_counter()
             samples += self._kernel.take(k)
             t1 = time.perf_counter()
             per_sample = max((t1 - t0) / k, 1e-9)
+            self._fastest["kernel"] = min(self._fastest["kernel"], per_sample)
             try:
+                self._settle(self._reference, "reference", "kernel")
+                t2 = time.perf_counter()
                 self.reference_samples += self._reference.take(k)
+                seconds = (time.perf_counter() - t2) / k
+                self._fastest["reference"] = min(self._fastest["reference"], seconds)
             except Exception as exc:
                 raise ReferenceTimingError(str(exc)) from exc
             finally:
                 self.reference_take_s += time.perf_counter() - t1
             self._turn = max(1, min(_MAX_TURN, int(_TURN_S / per_sample)))
         return samples
+
+    def _settle(self, side: Sampler, which: str, other: str) -> None:
+        """Untimed calls of a `wall` side before its turn, when the other side's calls are
+        long and many times its own (by their fastest): it has just waited one out."""
+        own, theirs = self._fastest[which], self._fastest[other]
+        if not (math.isfinite(own) and math.isfinite(theirs)):
+            return  # the first turns: nothing to compare yet
+        if side.name == "wall" and theirs >= max(_SETTLE_MIN_S, _SETTLE_RATIO * own):
+            side.take(_SETTLE_CALLS)
 
     def kernels(self) -> KernelLog | None:
         """The kernel's (the reference's are not part of the case's breakdown)."""
