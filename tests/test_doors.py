@@ -32,7 +32,7 @@ SMALL, BIG = "doors/scale[shape=4x64]", "doors/scale[shape=16x64]"
 # by that move squared, which under a loaded CI machine reached the 350x slowdown itself.
 FAST = (
     "[bench]\nmax_time = 0.1\nmin_runs = 10\nwarmup_runs = 1\n[runner]\ncase_timeout = 120\n"
-    '[compare]\nbasis = "absolute"\n'
+    '[compare]\nbasis = "absolute"\n[machine]\nl2_bytes = 4194304\n'
 )
 _TEST_MODULE = """
 import doors  # registers doors/scale
@@ -126,6 +126,12 @@ def test_three_doors_give_one_answer(
             assert isinstance(err, float) and err > 0, (door, case_id)  # bfloat16 rounding
     # The same inputs: the bfloat16 rounding error is identical to the last bit.
     assert seen["cli"] == seen["pytest"] == seen["api"]
+    # One device record, `[machine] l2_bytes` included (tile-pytest once built its own).
+    devices = [
+        ta.read_report(tmp_path / d / "report.json").device for d in ("cli", "pytest", "api")
+    ]
+    assert devices[0].l2_bytes == 4194304 and devices[0].model, devices[0]
+    assert devices[0] == devices[1] == devices[2]
     big = api.cases[BIG].config
     assert big is not None and big.source == "tuned"
 

@@ -73,7 +73,7 @@ if TYPE_CHECKING:
         parse_ncu_csv,
     )
     from tile_harness._record import RunRecorder, launch_id, open_run, recording
-    from tile_harness._report import RunSetup, case_counts, cases_status
+    from tile_harness._report import RunSetup, case_counts, cases_status, device_record
     from tile_harness._requests import (
         bench_settings,
         build_request,
@@ -128,6 +128,7 @@ __all__ = [
     "RunSetup",
     "case_counts",
     "cases_status",
+    "device_record",
     "Selection",
     "ShardedRun",
     "load_cases",
@@ -234,6 +235,7 @@ _HOME: dict[str, str] = {
     "RunSetup": "tile_harness._report",
     "case_counts": "tile_harness._report",
     "cases_status": "tile_harness._report",
+    "device_record": "tile_harness._report",
     "Selection": "tile_harness._settings",
     "ShardedRun": "tile_harness._shards",
     "Sink": "tile_harness._sinks",

@@ -21,7 +21,7 @@ from tile_harness._undone import undone_reason
 if TYPE_CHECKING:
     import tile_artifacts as ta
     import tile_protocol as tp
-    from tile_config import ResolvedConfig
+    from tile_config import MachineConfig, ResolvedConfig
     from tile_harness._compare import CompareSettings
     from tile_harness._errors import CliError
     from tile_harness._results import RunResults
@@ -35,6 +35,7 @@ __all__ = [
     "compare_run",
     "cases_status",
     "config_snapshots",
+    "device_record",
     "write_final",
 ]
 
@@ -163,20 +164,34 @@ def _context(setup: RunSetup, results: RunResults) -> ta.Context:
 
 
 def _device(setup: RunSetup, results: RunResults) -> ta.DeviceRecord:
-    import tile_artifacts as ta
-
     hello = results.hello
-    first = hello.devices[0] if hello and hello.devices else None
-    m = setup.resolved.config.machine
+    return device_record(
+        hello.backend if hello else None,
+        hello.devices if hello else [],
+        setup.resolved.config.machine,
+    )
+
+
+def device_record(
+    backend: str | None, devices: Sequence[tp.DeviceInfo], machine: MachineConfig | None
+) -> ta.DeviceRecord:
+    """The report's device, from the devices a runner (or tile-pytest's process) described
+    and the `[machine]` settings (None: none set): its peaks when set there, its L2 over the
+    table's."""
+    import tile_artifacts as ta
+    from tile_config import MachineConfig
+
+    first = devices[0] if devices else None
+    m = machine if machine is not None else MachineConfig()
     peaks = ta.Peaks()
     if m.peak_bandwidth_gbps is not None or m.peak_tflops:
         peaks = ta.Peaks(bandwidth_gbps=m.peak_bandwidth_gbps, tflops=dict(m.peak_tflops),
                          source="config")  # fmt: skip
     return ta.DeviceRecord(
-        backend=hello.backend if hello else None,
+        backend=backend,
         device_kind=first.device_kind if first else None,
         model=first.model if first else None,
-        count=len(hello.devices) if hello else None,
+        count=len(devices) if backend is not None else None,
         memory_bytes=first.memory_bytes if first else None,
         l2_bytes=m.l2_bytes or (first.l2_bytes if first else None),
         peaks=peaks,

@@ -15,22 +15,13 @@ import time
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, cast
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import tile_artifacts as ta
     from tile_protocol import Check, ConfigInfo, OpInfo
     from tile_pytest._settings import Settings
     from tile_runner import Measurement
-
-    class _Device(Protocol):
-        """What the record reads of a `jax.Device` (jaxlib's native type, without stubs)."""
-
-        @property
-        def device_kind(self) -> str: ...
-
-        @property
-        def platform(self) -> str: ...
 
 
 __all__ = ["TOOL", "CaseName", "SessionRecord", "tool_version"]
@@ -113,14 +104,11 @@ class SessionRecord:
         import jax
 
         import tile_artifacts as ta
-        from tile_runner import cpu_model
+        import tile_harness as th
+        import tile_runner
 
-        devices = cast("list[_Device]", jax.devices())  # pyright: ignore[reportUnknownMemberType]
-        self._device = ta.DeviceRecord(
-            backend=jax.default_backend(),
-            device_kind=devices[0].device_kind if devices else None,
-            model=cpu_model() if devices and devices[0].platform == "cpu" else None,
-            count=len(devices),
+        self._device = th.device_record(
+            jax.default_backend(), tile_runner.device_infos(), self.settings.machine
         )
         import jaxlib
 

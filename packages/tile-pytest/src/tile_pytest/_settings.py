@@ -17,6 +17,8 @@ from tile_pytest._errors import TilePytestError
 if TYPE_CHECKING:
     import pytest
 
+    from tile_config import MachineConfig
+
 __all__ = [
     "Options",
     "Settings",
@@ -147,6 +149,8 @@ class Settings:
     """The project's tuning files, which a runner of `tile bench` here would read first."""
     user_tuning_files: tuple[str, ...] = ()
     """The user cache's tuning files, below the project's (only with `[tune] user_cache`)."""
+    machine: MachineConfig | None = None
+    """`[machine]`: the peaks and L2 the report's device records, as `tile bench`'s does."""
 
 
 def load_settings(rootpath: Path) -> Settings:
@@ -172,6 +176,7 @@ def load_settings(rootpath: Path) -> Settings:
             "target_precision": bench.target_precision,
             "cold": bench.cold,
             "batch": bench.batch,
+            "cache_bytes": bench.cache_bytes,
         },
         seed=config.test.seed,
         tolerances=dict(config.test.tolerances),
@@ -184,4 +189,5 @@ def load_settings(rootpath: Path) -> Settings:
         profile=resolved.profile,
         tuning_files=tuple(th.tuning_files(resolved)),
         user_tuning_files=tuple(th.user_tuning_files(resolved)),
+        machine=config.machine,
     )

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from tile_runner._compile import bind_static
     from tile_runner._configure import Configured, configure
     from tile_runner._cpu import cpu_model
+    from tile_runner._device import device_infos
     from tile_runner._discover import PLUGIN_GROUP, discover
     from tile_runner._errors import DefinitionError, RunnerError, Skip, Unsupported
     from tile_runner._impl_choice import ChosenImpl, choose_impl
@@ -93,6 +94,7 @@ __all__ = [
     "builtin_peaks",
     "check",
     "cpu_model",
+    "device_infos",
     "measure",
     # runner
     "main",
@@ -125,6 +127,7 @@ _WHERE: dict[str, str] = {
     "ChosenImpl": "_impl_choice",
     "choose_impl": "_impl_choice",
     "cpu_model": "_cpu",
+    "device_infos": "_device",
     "PLUGIN_GROUP": "_discover",
     "discover": "_discover",
     "DefinitionError": "_errors",

@@ -12,7 +12,7 @@ import msgspec
 
 from tile_protocol import Calibration, DeviceInfo, DeviceReport, Peaks, device_slug
 
-__all__ = ["calibrate", "calibrated_peaks", "calibration_path", "device_report"]
+__all__ = ["calibrate", "calibrated_peaks", "calibration_path", "device_infos", "device_report"]
 
 GiB = 1 << 30
 
@@ -79,6 +79,37 @@ def calibrated_peaks(device_kind: str, builtin: Peaks | None) -> Peaks | None:
     tflops = dict(builtin.tflops) if builtin is not None else {}
     tflops[cal.matmul_dtype] = cal.matmul_tflops
     return Peaks(bandwidth_gbps=cal.copy_gbps, tflops=tflops, source="calibrated")
+
+
+def device_infos(local: list[Any] | None = None) -> list[DeviceInfo]:
+    """What tile records of each local device (of `local`, else JAX's): kind, memory, the L2
+    of a GPU in the built-in table, a CPU's model. The runner's hello and tile-pytest's
+    in-process report both take it from here."""
+    from tile_runner._cpu import cpu_model
+    from tile_runner._jaxapi import local_devices
+    from tile_runner._peaks import known_device
+
+    infos: list[DeviceInfo] = []
+    for device in local_devices() if local is None else local:
+        memory = None
+        try:
+            stats = device.memory_stats()
+            if stats:
+                memory = int(stats.get("bytes_limit") or 0) or None
+        except Exception:
+            memory = None
+        spec = known_device(device.device_kind) if device.platform != "cpu" else None
+        infos.append(
+            DeviceInfo(
+                id=int(device.id),
+                platform=device.platform,
+                device_kind=device.device_kind,
+                memory_bytes=memory,
+                l2_bytes=spec.l2_bytes if spec else None,
+                model=cpu_model() if device.platform == "cpu" else None,
+            )
+        )
+    return infos
 
 
 def device_report(

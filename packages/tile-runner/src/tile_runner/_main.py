@@ -14,7 +14,6 @@ from tile_protocol import (
     PROTOCOL_MINOR,
     PROTOCOL_VERSION,
     DecodeError,
-    DeviceInfo,
     Done,
     Failure,
     Hello,
@@ -101,33 +100,13 @@ def _hello(pinned_cpu: int | None = None) -> tuple[Hello, str, list[Device]]:
     import jax
     import jaxlib
 
-    from tile_runner._cpu import cpu_model
+    from tile_runner._device import device_infos
     from tile_runner._jaxapi import local_devices
     from tile_runner._measure import available_timers
-    from tile_runner._peaks import known_device
 
     backend = jax.default_backend()
-    devices: list[DeviceInfo] = []
     local = local_devices()
-    for device in local:
-        memory = None
-        try:
-            stats = device.memory_stats()
-            if stats:
-                memory = int(stats.get("bytes_limit") or 0) or None
-        except Exception:
-            memory = None
-        spec = known_device(device.device_kind) if device.platform != "cpu" else None
-        devices.append(
-            DeviceInfo(
-                id=int(device.id),
-                platform=device.platform,
-                device_kind=device.device_kind,
-                memory_bytes=memory,
-                l2_bytes=spec.l2_bytes if spec else None,
-                model=cpu_model() if device.platform == "cpu" else None,
-            )
-        )
+    devices = device_infos(local)
     hello = Hello(
         protocol_version=PROTOCOL_VERSION,
         protocol_minor=PROTOCOL_MINOR,

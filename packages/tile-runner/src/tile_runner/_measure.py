@@ -316,11 +316,14 @@ def measure(  # noqa: PLR0913 (public call: its keyword options are documented)
     cold: bool = False,
     min_time: float = 0.0,
     batch: int = 10,
+    cache_bytes: int | None = None,
 ) -> Measurement:
     """Compile `fn` ahead of time for `args`, then time it adaptively.
 
     Array arguments are traced; others (ints, bools, strings) are static. `timer` is
-    `auto` (cupti on CUDA, else wall), `cupti`, `wall` or `batched`. A `@tile.kernel`
+    `auto` (cupti on CUDA, else wall), `cupti`, `wall` or `batched`. `cache_bytes` is what
+    a `cold` sample flushes first (`[machine] l2_bytes`; None: the device's L2 as tile knows
+    it). A `@tile.kernel`
     function with tunables runs its declared default configuration, with the values a
     `functools.partial` binds instead (`with_default_config`).
     """
@@ -337,6 +340,7 @@ def measure(  # noqa: PLR0913 (public call: its keyword options are documented)
         target_precision=target_precision,
         cold=cold,
         batch=batch,
+        cache_bytes=cache_bytes,
     )
     chosen = resolve_timer(timer, jax.default_backend(), None)
     if isinstance(fn, jax.stages.Compiled):
