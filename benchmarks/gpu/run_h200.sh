@@ -101,7 +101,7 @@ if want bench; then
     python3 -m tile_cli schema-check /tmp/std-run 2>&1 | tail -3
     cp /tmp/std-run/report.json "$OUT/std-report.json" 2>/dev/null
     # What the per-kernel breakdown added to this run's host work (issue #36: under 1%).
-    python3 benchmarks/breakdown_cost.py /tmp/std-run 2>&1 | tee "$OUT/breakdown-cost.txt"
+    python3 benchmarks/breakdown_cost.py --hlo /tmp/std-run 2>&1 | tee "$OUT/breakdown-cost.txt"
 fi
 
 if want breakdown; then
