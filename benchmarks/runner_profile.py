@@ -47,11 +47,12 @@ if os.environ.get("PROBE_PROFILE") and sys.orig_argv[1:3] == ["-m", "tile_runner
 """
 
 
-def bench(case: str, out: Path, env: dict[str, str]) -> float:
-    """Wall seconds of one `tile bench -k CASE -o OUT` process; exit 2 with its output's tail
-    when it fails (a case id that matches nothing, say)."""
+def bench(case: str | None, out: Path, env: dict[str, str]) -> float:
+    """Wall seconds of one `tile bench -k CASE -o OUT` process (every default case when `case`
+    is None); exit 2 with its output's tail when it fails (a case id that matches nothing)."""
     t0 = time.perf_counter()
-    argv = [sys.executable, "-m", "tile_cli", "bench", "-k", case, "-o", str(out)]
+    argv = [sys.executable, "-m", "tile_cli", "bench", *(["-k", case] if case else []),
+            "-o", str(out)]  # fmt: skip
     done = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
     wall = time.perf_counter() - t0
     if done.returncode != 0 or not (out / "report.json").exists():
@@ -67,6 +68,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("case", nargs="?", default=GPU_CASE)
     parser.add_argument("--top", type=int, default=30)
+    parser.add_argument(
+        "--after-full",
+        action="store_true",
+        help="first a default run of every case in the same cache, as time_to_result.py's "
+        "one-case run follows its warm run",
+    )
     opts = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -75,6 +82,8 @@ def main() -> None:
         path = os.pathsep.join(p for p in (str(root / "site"), os.environ.get("PYTHONPATH")) if p)
         env = {**os.environ, "PYTHONPATH": path, "TILE_CACHE_DIR": str(root / "cache")}
         env["NO_COLOR"] = "1"
+        if opts.after_full:
+            print(f"full default run first: {bench(None, root / 'full', env):.2f} s")
         first = bench(opts.case, root / "run1", env)
         prof = root / "runner.prof"
         second = bench(opts.case, root / "run2", {**env, "PROBE_PROFILE": str(prof)})
@@ -90,6 +99,8 @@ def main() -> None:
         stats = pstats.Stats(str(prof))
         stats.sort_stats("cumulative").print_stats(opts.top)
         stats.sort_stats("tottime").print_stats(opts.top // 2)
+        # Where making the inputs goes (the GPU's one-case runs spent ~1 s there).
+        stats.sort_stats("cumulative").print_callees(r"_inputs\.py.*\((make|draw|_make)")
 
 
 if __name__ == "__main__":
