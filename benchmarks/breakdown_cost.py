@@ -43,20 +43,17 @@ def replay(samples: int, kernels: int) -> float:
 
 def hlo_text(kernel_name: str, case_id: str) -> float:
     """Seconds to read one case's compiled HLO text and find its kernels' origins."""
-    import jax
-
     import tile_runner as tile
     from tile_runner._breakdown import hlo_origins
-    from tile_runner._compile import bind_static
-    from tile_runner._tuning import bind_config
+    from tile_runner._compile import aot_compile, bind_static
+    from tile_runner._configure import with_default_config
 
     kernel = tile.get_kernel(kernel_name)
     case = next(c for c in tile.cases(kernel_name, "bench") if c.id == case_id)
     made: object = kernel.inputs(case, tile.case_key(0, case.id))
     args = cast("tuple[object, ...]", made) if isinstance(made, tuple) else (made,)
-    defaults = kernel.tunables.default if kernel.tunables is not None else {}
-    bound, dynamic = bind_static(bind_config(kernel.fn, defaults), args)
-    compiled = jax.jit(bound).lower(*dynamic).compile()  # pyright: ignore[reportUnknownMemberType]
+    bound, dynamic = bind_static(with_default_config(kernel.fn), args)
+    compiled = aot_compile(bound, dynamic).compiled
     t0 = time.perf_counter()
     hlo_origins(str(compiled.as_text()))
     return time.perf_counter() - t0

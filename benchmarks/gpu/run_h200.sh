@@ -42,17 +42,6 @@ fi
 # JAX must not grab 75% of the GPU up front: ncu and torch run beside it in this script.
 export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 TILE_CACHE_DIR=/tmp/tile-cache NO_COLOR=1
 export XLA_PYTHON_CLIENT_PREALLOCATE=false
-# PYC_PREFIX=DIR: bytecode for every import goes to DIR (PYTHONPYCACHEPREFIX), primed by one
-# import of the stack first, as an install that compiles bytecode leaves it: for an image
-# whose packages have no bytecode and cannot be written to (see the "pyc" step).
-if [ -n "${PYC_PREFIX:-}" ]; then
-    # The image sets PYTHONDONTWRITEBYTECODE (the first try primed nothing): unset for this one
-    # import, as pip's compile step at install does not ask it either.
-    export PYTHONPYCACHEPREFIX=$PYC_PREFIX
-    env -u PYTHONDONTWRITEBYTECODE python3 -c \
-        'import jax, jax.numpy, tile_runner, tile_std, tile_cli; jax.devices()' >/dev/null 2>&1
-    echo "PYTHONDONTWRITEBYTECODE=${PYTHONDONTWRITEBYTECODE:-unset}; primed $(find "$PYC_PREFIX" -name '*.pyc' | wc -l) files"
-fi
 start=$SECONDS
 # A warm machine keeps the last call's /tmp: tile refuses to write a run directory twice.
 rm -rf /tmp/ttr-out /tmp/cold-warm /tmp/from-bench /tmp/from-tune /tmp/hand-run /tmp/modes-run \

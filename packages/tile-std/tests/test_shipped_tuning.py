@@ -11,7 +11,6 @@ import pytest
 import tile_protocol as tp
 import tile_runner as tile
 import tile_std
-from tile_runner._axes import format_value
 
 SHIPPED = sorted((Path(tile_std.__file__).parent / "tuning").glob("*.json"))
 
@@ -35,5 +34,5 @@ def test_every_shipped_entry_holds_for_its_kernel_as_declared_now(path: Path) ->
             "tune it again and copy the file here"
         )
         for name, value in entry.values.items():
-            allowed = [format_value(v) for v in tunables.axes.values(name)]
+            allowed = [tile.format_value(v) for v in tunables.axes.values(name)]
             assert value in allowed, (entry.case_id, name, value, allowed)

@@ -121,12 +121,11 @@ def _causes(roof: _Roof, source: str | None, over: Sequence[_Over], x: RunFacts)
     return f"{work}; {peak}; {other}", action
 
 
-def _cached(over: _Over, roof: _Roof, l2_bytes: int | None) -> bool:
+def _cached(case: ta.CaseRecord, l2_bytes: int) -> bool:
     """Whether a warm sample of the case could read all its data from the last-level cache:
     the bandwidth roof is DRAM's, and a call whose bytes fit in the L2 beats it from there."""
-    moved = over.case.work.bytes
-    return (roof.name == "bandwidth" and l2_bytes is not None and not over.case.cold
-            and moved is not None and moved <= l2_bytes)  # fmt: skip
+    moved = case.work.bytes
+    return not case.cold and moved is not None and moved <= l2_bytes
 
 
 def _from_cache(over: Sequence[_Over], l2_bytes: int) -> Noticed:
@@ -161,10 +160,14 @@ def impossible_rates(x: RunFacts) -> Iterable[Noticed]:
     l2 = x.report.device.l2_bytes
     for roof in _ROOFS:
         over = [o for c in x.report.cases if (o := _over(c, roof)) is not None]
-        cached = [o for o in over if _cached(o, roof, l2)]
-        if cached and l2 is not None:
-            yield _from_cache(cached, l2)
-            over = [o for o in over if not _cached(o, roof, l2)]
+        if roof.name == "bandwidth" and l2 is not None:
+            cached: list[_Over] = []
+            rest: list[_Over] = []
+            for o in over:
+                (cached if _cached(o.case, l2) else rest).append(o)
+            if cached:
+                yield _from_cache(cached, l2)
+            over = rest
         if not over:
             continue
         source = over[0].case.roofline.peak_source

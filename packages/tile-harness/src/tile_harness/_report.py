@@ -179,12 +179,10 @@ def device_record(
     and the `[machine]` settings (None: none set): its peaks when set there, its L2 over the
     table's."""
     import tile_artifacts as ta
-    from tile_config import MachineConfig
 
-    first = devices[0] if devices else None
-    m = machine if machine is not None else MachineConfig()
+    first, m = (devices[0] if devices else None), machine
     peaks = ta.Peaks()
-    if m.peak_bandwidth_gbps is not None or m.peak_tflops:
+    if m is not None and (m.peak_bandwidth_gbps is not None or m.peak_tflops):
         peaks = ta.Peaks(bandwidth_gbps=m.peak_bandwidth_gbps, tflops=dict(m.peak_tflops),
                          source="config")  # fmt: skip
     return ta.DeviceRecord(
@@ -193,7 +191,7 @@ def device_record(
         model=first.model if first else None,
         count=len(devices) if backend is not None else None,
         memory_bytes=first.memory_bytes if first else None,
-        l2_bytes=m.l2_bytes or (first.l2_bytes if first else None),
+        l2_bytes=(m.l2_bytes if m else None) or (first.l2_bytes if first else None),
         peaks=peaks,
     )
 
