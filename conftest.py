@@ -21,10 +21,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Keep every test's caches (JAX's compilation cache among them) out of the user's home."""
+    """Keep every test's caches (JAX's compilation cache among them) out of the user's home,
+    and time benches in one runner process (`[bench] processes`: two on a CPU otherwise),
+    which tests/test_processes.py undoes where the processes are the point."""
     import os
     import tempfile
 
+    os.environ.setdefault("TILE_BENCH_PROCESSES", "1")
     if "TILE_CACHE_DIR" not in os.environ:
         os.environ["TILE_CACHE_DIR"] = tempfile.mkdtemp(prefix="tile-test-cache-")
         config.stash[_OWN_CACHE] = os.environ["TILE_CACHE_DIR"]

@@ -28,7 +28,9 @@ bench --compare` against `tile baseline save A0 A1 A2` would.
 The default (5 A and 5 B runs, `[bench] max_time = 0.25`) takes about 6-9 minutes on a busy
 2-core VM and gives 400 A/A and 500 A/B case comparisons. `--keep DIR` keeps the runs;
 `--rejudge DIR` judges kept runs again without measuring (to try the judge on the same data);
-`--rounds N` measures each run in N rounds (`[bench] rounds`), which the judge then tests on.
+`--rounds N` measures each run in N rounds (`[bench] rounds`), which the judge then tests on;
+`--processes N` in N runner processes (`[bench] processes`; left out, tile's default: two on
+a CPU), whose spread the judge then tests on.
 Exit 0 when both targets are met for two-run comparisons, else 1.
 """
 
@@ -123,12 +125,12 @@ SLOW_SWITCH = 'SLOW = os.environ.get("AA_SLOW", "0") == "1"  # SLOW_SWITCH'
 BUSY = "import time\nend = time.monotonic() + {cap}\nwhile time.monotonic() < end:\n    pass\n"
 
 
-def write_project(root: Path, max_time: float, rounds: int) -> None:
+def write_project(root: Path, max_time: float, rounds: int, processes: int | None) -> None:
     (root / "kernels").mkdir(parents=True, exist_ok=True)
     (root / "kernels" / "aa_kernels.py").write_text(KERNELS)
-    (root / "tile.toml").write_text(
-        f'[project]\npaths = ["kernels"]\n\n[bench]\nmax_time = {max_time}\nrounds = {rounds}\n'
-    )
+    bench = f"max_time = {max_time}\nrounds = {rounds}\n"
+    bench += "" if processes is None else f"processes = {processes}\n"
+    (root / "tile.toml").write_text(f'[project]\npaths = ["kernels"]\n\n[bench]\n{bench}')
 
 
 @contextmanager
@@ -318,6 +320,8 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5, help="A runs and B runs, each")
     parser.add_argument("--max-time", type=float, default=0.25, help="[bench] max_time, s")
     parser.add_argument("--rounds", type=int, default=1, help="[bench] rounds (1: tile's default)")
+    parser.add_argument("--processes", type=int, default=None,
+                        help="[bench] processes (default: tile's, 2 on a CPU)")  # fmt: skip
     parser.add_argument("--pooled", type=int, default=3, help="A runs pooled into a baseline")
     parser.add_argument("--load-cap", type=float, default=300.0, help="longest life of a load")
     parser.add_argument("--keep", type=Path, default=None, help="measure into this directory")
@@ -333,7 +337,7 @@ def main() -> int:
         return judge(args.rejudge, args.pooled)
     with tempfile.TemporaryDirectory(prefix="tile-aa-") as tmp:
         root = args.keep or Path(tmp)
-        write_project(root, args.max_time, args.rounds)
+        write_project(root, args.max_time, args.rounds, args.processes)
         print(f"measuring {2 * args.runs} runs in {root}", file=sys.stderr)
         start = time.perf_counter()
         measure(root, args.runs, args.load_cap)

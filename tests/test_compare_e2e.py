@@ -336,7 +336,7 @@ def test_a_baseline_pooled_from_several_runs_judges_against_their_spread(proj: P
     assert proc.returncode == 1, proc.stdout + proc.stderr
     row = _rows(proj.root / "pooled-ab.json")[CASE]
     assert row["judgement"] == "regression"
-    assert row["reason"].endswith("CI from the spread of 2 and 1 runs")
+    assert row["reason"].endswith("CI from the spread of 2 and 1 runner processes")
     # Runs of another device cannot be pooled: exit 2, naming both kinds.
     other = proj.root / "runs" / "other"
     other.mkdir(exist_ok=True)

@@ -156,7 +156,7 @@ def test_a_pooled_baseline_does_not_hide_a_drifted_reference(sample_factory: Sam
                   {"k[a=1]": [1.45 * x for x in sample_factory(1e-3, n=60, spread=0.02, seed=8)]})  # fmt: skip
     [row] = compare_runs(baseline_from_reports(runs), cur).rows
     assert row.basis == "absolute" and row.judgement == "inconclusive", row.reason
-    assert row.reason is not None and "spread of 3 and 1 runs" in row.reason
+    assert row.reason is not None and "spread of 3 and 1 runner processes" in row.reason
     assert "noise floor ±109.7% because the reference moved +44.8%" in row.reason
 
 
@@ -189,7 +189,9 @@ def test_a_pooled_baseline_lends_each_case_the_spread_of_the_others(
     # would hide a 3x slowdown; beside the other cases' runs, neither happens.
     assert rows["k[calm]"].judgement == "inconclusive", rows["k[calm]"].reason
     assert rows["k[wild]"].judgement == "regression", rows["k[wild]"].reason
-    assert "spread of 3 and 1 runs, moderated by 10 cases' runs" in (rows["k[calm]"].reason or "")
+    assert "spread of 3 and 1 runner processes, moderated by 10 cases' runs" in (
+        rows["k[calm]"].reason or ""
+    )
     # Below 8 cases with runs there is nothing to lend: each case stands on its own three.
     few = {k: levels[k] for k in ("k[i=0]", "k[calm]", "k[wild]")}
     base = baseline_from_reports(_pooled_runs(sample_factory, few))

@@ -391,7 +391,9 @@ def test_a_pooled_baseline_judges_against_the_spread_between_its_runs(
     current = _at_level(sample_factory, 1.1, 9)
     row = _row(compare_runs(pooled, current))
     assert row.judgement != "regression"
-    assert row.reason is not None and row.reason.endswith("CI from the spread of 4 and 1 runs")
+    assert row.reason is not None and row.reason.endswith(
+        "CI from the spread of 4 and 1 runner processes"
+    )
     # Against one of those runs alone, the per-sample CI calls the same move a regression.
     assert _row(compare_runs(runs[0], current)).judgement == "regression"
     # Steady processes: a 15% slowdown stands out from their spread.

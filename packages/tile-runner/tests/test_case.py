@@ -150,3 +150,48 @@ def test_the_ci_of_a_case_in_rounds_covers_how_far_its_rounds_landed_apart() -> 
     assert wide.ci_low < 0.85e-3 and wide.ci_high > 1.15e-3  # t with 2 df: about ±25%
     assert wide.median == stats.median and wide.n == stats.n
     assert widen_to_rounds(stats, [0.9e-3, 1.1e-3]) == stats  # two rounds: left as it was
+
+
+def test_a_later_process_puts_the_earlier_ones_samples_first_and_sums_over_all() -> None:
+    """`RunRequest.prior`: the last runner process of `[bench] processes` sends each case's
+    samples of every process, earlier ones first, its statistics over all of them."""
+    case = tile.cases("fx/softmax", "bench", backend="cpu")[0]
+    earlier = [
+        proto.PriorSamples(samples=[5e-3] * 6, reference=[1e-3] * 6, round_sizes=[3, 3]),
+        proto.PriorSamples(samples=[6e-3] * 4, reference=[2e-3] * 4),
+    ]
+    sent: list[Message] = []
+    ctx = CaseContext(
+        command="bench",
+        seed=0,
+        bench=BenchSettings(max_runs=8, max_time=0.2, warmup_runs=0),
+        tolerances={},
+        timer="wall",
+        peaks=None,
+        send=sent.append,
+        warn=lambda message, case_id: None,
+        prior={case.id: earlier},
+    )
+    assert run_case(ctx, tile.get_kernel("fx/softmax"), case) == "passed"
+    [result] = sent
+    assert isinstance(result, proto.BenchResult) and result.process_sizes is not None
+    own = result.process_sizes[-1]
+    assert result.process_sizes == [6, 4, own] and result.stats.n == 10 + own
+    assert result.samples[:10] == [5e-3] * 6 + [6e-3] * 4
+    assert result.round_sizes == [3, 3, 4, own]  # a process without rounds is one group
+    assert result.reference is not None and result.reference.samples[:10] == [1e-3] * 6 + [2e-3] * 4
+    assert result.stats.max == 6e-3  # summarized again, over every process's samples
+    assert proto.result_problem(result) is None
+
+
+def test_one_process_s_share_of_the_budget() -> None:
+    auto = BenchSettings(
+        min_runs=10, max_runs=1000, max_time=2.0, target_precision=0.01, processes=0
+    )
+    assert auto.processes_on("cpu") == proto.AUTO_PROCESSES == 2 and auto.processes_on("gpu") == 1
+    assert auto.share("gpu") is auto
+    cpu = auto.share("cpu")
+    assert (cpu.min_runs, cpu.max_runs, cpu.max_time) == (5, 500, 1.0)
+    assert abs(cpu.target_precision - 0.01 * 2**0.5) < 1e-12
+    three = BenchSettings(max_runs=4, processes=3).share("gpu")  # set: on any backend
+    assert (three.max_runs, three.min_runs) == (1, 1)

@@ -3,7 +3,6 @@ pooled, that later runs are compared against (`tile baseline save`, `tile bench 
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Sequence
 from typing import ClassVar, Literal, Self
 
@@ -27,6 +26,7 @@ from tile_artifacts._models import (
     Report,
     StatsRecord,
     check_round_sizes,
+    check_within,
 )
 
 __all__ = [
@@ -81,10 +81,7 @@ class BaselineCase(ArtifactModel):
     def _rounds_add_up(self) -> Self:
         check_round_sizes(self.round_sizes, self.samples)
         check_round_sizes(self.run_sizes, self.samples, what="run_sizes")
-        if self.round_sizes is not None and self.run_sizes is not None:
-            run_cuts = set(itertools.accumulate(self.run_sizes))
-            if not run_cuts <= set(itertools.accumulate(self.round_sizes)):
-                raise ValueError("run_sizes must fall on round boundaries (whole rounds per run)")
+        check_within(self.run_sizes, self.round_sizes, what="run_sizes")
         return self
 
 
@@ -176,6 +173,7 @@ def _baseline_case(case: CaseRecord) -> BaselineCase:
         reference_samples=case.reference.samples if case.reference else [],
         reference_interleaved=case.reference.interleaved if case.reference else False,
         round_sizes=case.round_sizes,
+        run_sizes=case.process_sizes,
         config=case.config,
         op=case.op,
     )
@@ -223,6 +221,7 @@ def _pooled(records: list[CaseRecord]) -> BaselineCase:
         "round_sizes": [n for r in rounds if r is not None for n in r]
         if all(r is not None for r in rounds)
         else None,
-        "run_sizes": [len(c.samples) for c in measured],
+        # a run of several runner processes (`[bench] processes`) pools as that many runs
+        "run_sizes": [n for c in measured for n in c.process_sizes or [len(c.samples)]],
     }
     return BaselineCase.model_validate({**dict(_baseline_case(first)), **pooled})

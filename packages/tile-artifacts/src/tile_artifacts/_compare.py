@@ -147,8 +147,9 @@ def _rows(
     """
     base_cases, cur_cases = case_series(baseline, s.metric), case_series(current, s.metric)
     base_refs, cur_refs = case_series(baseline, "ref_time_s"), case_series(current, "ref_time_s")
-    s = replace(s, priors=run_priors(base_cases),
-                reference_prior=run_priors(base_refs).get("absolute"))  # fmt: skip
+    s = replace(s, priors=run_priors([*base_cases.values(), *cur_cases.values()]),
+                reference_prior=run_priors([*base_refs.values(), *cur_refs.values()]).get(
+                    "absolute"))  # fmt: skip
     kinds = compared_kinds(baseline.device, current.device)
     rows: list[ComparisonRow | Pending] = [
         compare_row(base_cases[k], cur, kinds, s, (base_refs.get(k), cur_refs.get(k)))

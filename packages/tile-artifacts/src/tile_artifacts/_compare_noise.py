@@ -123,7 +123,8 @@ def _groups(
         return _Groups((0, 0), rounds, "paired", note, "paired")
     if max(len(base.run_sizes), len(cur.run_sizes)) >= MIN_RUNS:
         sizes = (base.run_sizes, cur.run_sizes)
-        note = f"; p and CI from the spread of {len(sizes[0])} and {len(sizes[1])} runs"
+        note = (f"; p and CI from the spread of {len(sizes[0])} and {len(sizes[1])} runner "
+                "processes")  # fmt: skip
         return _Groups((0, 0), sizes, "pooled", note, "runs")
     if base.round_sizes is not None and cur.round_sizes is not None:
         sizes = (base.round_sizes, cur.round_sizes)

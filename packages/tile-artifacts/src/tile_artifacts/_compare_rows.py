@@ -62,7 +62,7 @@ since the variant moves the reference as much as the kernel.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -117,16 +117,18 @@ class Settings:
     seed: int
     variants: bool
     priors: Mapping[Basis, Prior] = field(default_factory=dict[Basis, Prior])
-    """Per basis, the baseline's cases' run-to-run spread together (`run_priors`)."""
+    """Per basis, the cases' process-to-process spread together (`run_priors`)."""
     reference_prior: Prior | None = None
     """The same of the references' own times, for `reference_drift`."""
 
 
-def run_priors(cases: Mapping[str, CaseSeries]) -> dict[Basis, Prior]:
-    """A pooled baseline's `run_prior` on each basis its cases can be judged on."""
+def run_priors(cases: Iterable[CaseSeries]) -> dict[Basis, Prior]:
+    """`run_prior` on each basis the cases can be judged on: of a pooled baseline's cases,
+    and of both sides' where runs were made of several runner processes."""
+    cases = list(cases)
     sides: dict[Basis, list[tuple[list[float], list[int]]]] = {
-        "relative": [(c.relative, c.run_sizes) for c in cases.values() if c.relative],
-        "absolute": [(c.samples, c.run_sizes) for c in cases.values() if c.samples],
+        "relative": [(c.relative, c.run_sizes) for c in cases if c.relative],
+        "absolute": [(c.samples, c.run_sizes) for c in cases if c.samples],
     }
     found: dict[Basis, Prior | None] = {basis: run_prior(side) for basis, side in sides.items()}
     return {basis: prior for basis, prior in found.items() if prior is not None}

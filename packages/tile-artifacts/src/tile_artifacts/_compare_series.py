@@ -42,7 +42,9 @@ class CaseSeries:
     reference: list[float]
     relative: list[float] | None  # time_s only: kernel_i / reference_i, when they pair up
     round_sizes: list[int] | None  # samples per round, when measured in rounds
-    run_sizes: list[int]  # samples per run: one entry, or several in a pooled baseline
+    run_sizes: list[
+        int
+    ]  # samples per runner process: of a pooled baseline's runs, of a run's processes
 
 
 def _relative(
@@ -63,7 +65,7 @@ def case_series(run: Report | Baseline, metric: str) -> dict[str, CaseSeries]:
         if isinstance(c, CaseRecord):
             ref = list(c.reference.samples) if c.reference is not None else []
             interleaved = c.reference is not None and c.reference.interleaved
-            runs = [len(c.samples)]
+            runs = list(c.process_sizes) if c.process_sizes else [len(c.samples)]
         else:
             ref, interleaved = list(c.reference_samples), c.reference_interleaved
             runs = list(c.run_sizes) if c.run_sizes else [len(c.samples)]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Annotated, Any, ClassVar, Literal, Protocol, Self
 
 from pydantic import Field, JsonValue, StringConstraints, model_validator
@@ -276,16 +277,27 @@ def check_round_sizes(
         )
 
 
+def check_within(outer: list[int] | None, inner: list[int] | None, *, what: str) -> None:
+    """Groups `outer` (runs, processes) end where a group of `inner` (rounds) ends, or a
+    ValueError: a round is never split between two processes."""
+    if outer is None or inner is None:
+        return
+    if not set(itertools.accumulate(outer)) <= set(itertools.accumulate(inner)):
+        raise ValueError(f"{what} {outer} must fall on round boundaries (whole rounds each)")
+
+
 class CaseRecord(ArtifactModel):
     """One case of a bench or test run: timings with raw samples, work, roofline, check.
 
     `round_sizes`: with `[bench] rounds` > 1, how many of `samples` (and of the interleaved
     reference's) each round took, in order; None when the case was timed in one go.
+    `process_sizes`: with `[bench] processes` > 1, how many each runner process took, in order
+    (a process's rounds lie within it); None when one process timed the case.
     `captured`: `MODULE:FUNCTION` of a program whose call of the kernel this case is (`--from`).
     """
 
     added_keys: ClassVar[frozenset[str]] = frozenset(
-        {"round_sizes", "accounting", "config", "kernels", "op", "captured"}
+        {"round_sizes", "accounting", "config", "kernels", "op", "captured", "process_sizes"}
     )
 
     case_id: str
@@ -308,10 +320,13 @@ class CaseRecord(ArtifactModel):
     kernels: list[KernelRecord] | None = None
     op: OpRecord | None = None
     captured: str | None = None
+    process_sizes: list[int] | None = None
 
     @model_validator(mode="after")
     def _rounds_add_up(self) -> Self:
         check_round_sizes(self.round_sizes, self.samples)
+        check_round_sizes(self.process_sizes, self.samples, what="process_sizes")
+        check_within(self.process_sizes, self.round_sizes, what="process_sizes")
         return self
 
 

@@ -81,6 +81,10 @@ class BenchConfig(_Model):
     cold: bool = False
     batch: int = Field(default=10, ge=1, le=10**9)
     rounds: int = Field(default=1, ge=1, le=100)
+    processes: int = Field(default=0, ge=0, le=16)
+    """Runner processes that time each case, one after another, each with its share of the
+    sampling budget: `compare` then sees how far the same code moves between processes. 0:
+    two on a CPU, whose processes of identical code land up to 2x apart, one elsewhere."""
     cases: _Text | None = None
     """A cases file (`--save-cases` writes one), relative to tile.toml: bench, test, tune and
     list run its cases instead of the kernels' declared axes unless `--from` or `--cases`

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 
 from tile_harness._compare import CompareSettings
 from tile_harness._display import Display, QuietDisplay
-from tile_harness._runners import make_session
 from tile_harness._settings import Selection, resolve_config
 from tile_harness._suite import Suite
 
@@ -114,10 +113,7 @@ def run(  # noqa: PLR0913 (public call: its keyword options are documented)
     out = Path(output_dir) if output_dir is not None else None
     suite = Suite(command, resolved, selection, output_dir=out, argv=[sys.argv[0], command],
                   display=display or QuietDisplay(), progress=display is not None)  # fmt: skip
-    isolate = resolved.config.runner.isolate
-    session = make_session(suite.request, resolved, suite.sink, log_dir=suite.run_dir / "logs",
-                           isolate=isolate, redactor=suite.setup.writer.redactor)  # fmt: skip
-    interrupted = suite.drive(session)
+    interrupted = suite.drive(suite.session(isolate=resolved.config.runner.isolate))
     compare_with = None
     if compare is not None and interrupted is None:
         compare_with = CompareSettings.from_config(Path(compare), resolved.config.compare)

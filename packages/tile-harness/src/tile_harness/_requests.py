@@ -54,6 +54,7 @@ class RequestChanges(TypedDict, total=False):
     progress: bool
     capture: str | None
     compile_ahead: bool
+    prior: dict[str, list[tp.PriorSamples]]
 
 
 def derive(request: tp.RunRequest, **changes: Unpack[RequestChanges]) -> tp.RunRequest:

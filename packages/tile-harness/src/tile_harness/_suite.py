@@ -14,6 +14,9 @@ import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Protocol
 
+import msgspec
+
+import tile_protocol as tp
 from tile_harness import signals
 from tile_harness._errors import CliError
 from tile_harness._nomatch import no_match
@@ -26,11 +29,11 @@ from tile_harness._undone import settle
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    import tile_protocol as tp
     from tile_config import ResolvedConfig
     from tile_harness._compare import CompareSettings
     from tile_harness._display import Display
     from tile_harness._outcome import Finished
+    from tile_harness._session import RunnerSession
     from tile_harness._settings import Selection
     from tile_harness._sinks import Sink
 
@@ -95,6 +98,29 @@ class Suite:
     @property
     def run_dir(self) -> Path:
         return self.setup.run_dir
+
+    def session(self, *, isolate: bool = False) -> Stoppable:
+        """The run's runners on this machine: one session, or for a bench with `[bench]
+        processes` other than 1, a series of them (`_processes`). Every door that runs a
+        suite locally asks here, so that each times its cases alike."""
+        from tile_harness._process import LaunchCounter
+        from tile_harness._runners import make_session
+
+        resolved, setup = self.setup.resolved, self.setup
+        numbering = LaunchCounter()  # one runner number (and stderr log) per process
+
+        def make(request: tp.RunRequest, sink: Sink) -> RunnerSession:
+            return make_session(request, resolved, sink, log_dir=setup.run_dir / "logs",
+                                isolate=isolate, redactor=setup.writer.redactor,
+                                numbering=numbering)  # fmt: skip
+
+        processes = resolved.config.bench.processes
+        if self.request.command != "bench" or processes == 1:
+            return make(self.request, self.sink)
+        from tile_harness._processes import ProcessSeries
+
+        bench = msgspec.structs.replace(self.request.bench, processes=processes)
+        return ProcessSeries(derive(self.request, bench=bench), self.sink, make, self.recorder.ui)
 
     def _publish(self) -> None:
         """Make the run `.tile/latest` (and prune old runs), once: a case is planned."""

@@ -41,6 +41,7 @@ from tile_protocol._messages import (
     Message,
     NextRung,
     Plan,
+    PriorSamples,
     Progress,
     Rung,
     RungDone,
@@ -50,6 +51,7 @@ from tile_protocol._messages import (
 )
 from tile_protocol._naming import case_dirname, device_slug
 from tile_protocol._parts import (
+    AUTO_PROCESSES,
     Accounting,
     BenchSettings,
     Calibration,
@@ -133,6 +135,7 @@ __all__ = [
     "Message",
     "Plan",
     "NextRung",
+    "PriorSamples",
     "Progress",
     "Rung",
     "RungDone",
@@ -141,6 +144,7 @@ __all__ = [
     "TestResult",
     # parts of messages
     "Accounting",
+    "AUTO_PROCESSES",
     "BenchSettings",
     "Calibration",
     "CaseInfo",

@@ -29,7 +29,7 @@ from tile_protocol._parts import (
     Throughput,
     Work,
 )
-from tile_protocol._request import NextRung, RunRequest
+from tile_protocol._request import NextRung, PriorSamples, RunRequest
 from tile_protocol._sets import (
     CacheEventKind,
     CacheMissCode,
@@ -60,6 +60,7 @@ __all__ = [
     "Log",
     "Message",
     "NextRung",
+    "PriorSamples",
     "Plan",
     "Progress",
     "Rung",
@@ -184,6 +185,9 @@ class BenchResult(_Sent, frozen=True, kw_only=True, tag="bench_result"):
     peak_memory_bytes: int | None = None
     round_sizes: list[int] | None = None
     """Samples taken in each round, in order (they sum to len(samples)); None: one round."""
+    process_sizes: list[int] | None = None
+    """Samples taken by each runner process, in order (they sum to len(samples)): the earlier
+    processes' (`RunRequest.prior`, protocol 1.23) first, then this one's; None: one process."""
     accounting: Accounting | None = None
     config: ConfigInfo | None = None
     kernels: list[KernelTime] | None = None

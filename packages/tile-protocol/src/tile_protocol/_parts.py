@@ -6,7 +6,8 @@ carry them are in `_messages.py`.
 
 from __future__ import annotations
 
-from typing import ClassVar
+import math
+from typing import ClassVar, Final
 
 import msgspec
 
@@ -21,6 +22,7 @@ from tile_protocol._sets import (
 )
 
 __all__ = [
+    "AUTO_PROCESSES",
     "Accounting",
     "BenchSettings",
     "Calibration",
@@ -54,6 +56,10 @@ class _Base(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=False):
 
 # ---------------------------------------------------------------- request parts
 
+AUTO_PROCESSES: Final = 2
+"""Runner processes per case on a CPU when `[bench] processes` is 0 (auto): on a shared VM,
+identical code landed up to 2x apart between processes (docs/measurement.md)."""
+
 
 class BenchSettings(_Base, frozen=True, kw_only=True):
     """How to time one case (DESIGN §4)."""
@@ -72,6 +78,32 @@ class BenchSettings(_Base, frozen=True, kw_only=True):
     cache_bytes: int | None = None
     """The cache a cold sample must not find warm (`[machine] l2_bytes`); None: the device's
     L2 from the runner's built-in table, or a default."""
+    processes: int = 1
+    """Runner processes that time the run's cases in turn (protocol 1.23, `[bench] processes`;
+    0: `AUTO_PROCESSES` on a CPU, 1 elsewhere), each with its share of the budget (`share`)."""
+
+    def processes_on(self, backend: str | None) -> int:
+        """How many runner processes time each case on `backend` (`processes` resolved)."""
+        if self.processes > 0:
+            return self.processes
+        return AUTO_PROCESSES if backend == "cpu" else 1
+
+    def share(self, backend: str | None) -> BenchSettings:
+        """One process's share of the budget on `backend`: 1/n of the runs and the time (at
+        least 5 runs where allowed), the precision target wider by sqrt(n), so that the n
+        processes' samples together take about what one process would."""
+        n = self.processes_on(backend)
+        if n == 1:
+            return self
+        max_runs = max(1, self.max_runs // n)
+        return msgspec.structs.replace(
+            self,
+            min_runs=min(max_runs, max(5, math.ceil(self.min_runs / n))),
+            max_runs=max_runs,
+            min_time=self.min_time / n,
+            max_time=self.max_time / n,
+            target_precision=min(0.5, self.target_precision * math.sqrt(n)),
+        )
 
 
 class ProfileSettings(_Base, frozen=True, kw_only=True):

@@ -22,7 +22,17 @@ from tile_protocol._parts import (
 from tile_protocol._sets import Command, InspectKind, ModeChoice
 from tile_protocol._versions import PROTOCOL_VERSION
 
-__all__ = ["NextRung", "RunRequest"]
+__all__ = ["NextRung", "PriorSamples", "RunRequest"]
+
+
+class PriorSamples(msgspec.Struct, frozen=True, kw_only=True):
+    """What one earlier runner process of the same run measured of a case (`RunRequest.prior`,
+    protocol 1.23): its samples in the order taken, its interleaved reference's (None: it had
+    none) and its rounds' sizes (None: one round)."""
+
+    samples: list[float]
+    reference: list[float] | None = None
+    round_sizes: list[int] | None = None
 
 
 class RunRequest(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag="run_request"):
@@ -91,6 +101,11 @@ class RunRequest(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", ta
     asks for batches knows them), so that the CLI can bound that silence by the case timeout.
     A runner that died or hung in a batch, where no case is in flight, is restarted with
     False, so that the case that kills it is blamed."""
+    prior: dict[str, list[PriorSamples]] = {}
+    """By case id, what earlier runner processes of this run measured of the case (protocol
+    1.23, `[bench] processes`): the runner puts their samples before its own in the case's
+    `bench_result`, its statistics over all of them, with `process_sizes` saying which
+    process took which. A case not named here is this runner's alone."""
     rungs: str | None = None
     """A directory through which `tile tune` gives this runner its later rungs (protocol 1.21,
     command `tune` only): after the cases of a rung the runner sends `rung_done` and waits for

@@ -74,19 +74,20 @@ def _reference_problem(reference: Reference, n: int, rounds: list[int] | None) -
             "(they are taken in pairs)"
         )
     if problem is None and rounds is not None and not reference.interleaved:
-        problem = "a reference timed in rounds must be interleaved with the kernel"
+        problem = "a reference timed in rounds or processes must be interleaved with the kernel"
     return problem
 
 
 def _bench_problem(result: BenchResult) -> str | None:
     n = len(result.samples)
     problem = _times_problem(result.samples, "sample") or _stats_problem(result.stats, n, "the")
-    if problem is None and result.round_sizes is not None:
-        sizes = result.round_sizes
-        if any(size < 1 for size in sizes) or sum(sizes) != n:
-            problem = f"round_sizes {sizes} are not positive counts adding up to the {n} samples"
+    for name, sizes in (("round_sizes", result.round_sizes),
+                        ("process_sizes", result.process_sizes)):  # fmt: skip
+        if problem is None and sizes is not None and (any(k < 1 for k in sizes) or sum(sizes) != n):
+            problem = f"{name} {sizes} are not positive counts adding up to the {n} samples"
     if problem is None and result.reference is not None:
-        problem = _reference_problem(result.reference, n, result.round_sizes)
+        groups = result.round_sizes or result.process_sizes
+        problem = _reference_problem(result.reference, n, groups)
     return problem or _phases_problem(result.phases) or _accounting_problem(result.accounting)
 
 

@@ -7,7 +7,7 @@ __all__ = ["PROTOCOL_MINOR", "PROTOCOL_VERSION"]
 
 PROTOCOL_VERSION = 1
 """Major version: a reader refuses a stream whose major version is newer than its own."""
-PROTOCOL_MINOR = 22
+PROTOCOL_MINOR = 23
 """Minor version: grows when optional fields or message types are added.
 
 1: `Reference.interleaved`, `RunRequest.pin_cpu`, `Hello.pinned_cpu`.
@@ -61,4 +61,6 @@ PROTOCOL_MINOR = 22
    (`RungDone`): one tune runner times every rung, its executables kept, instead of a fresh
    runner reloading them for each rung.
 22: `KernelInfo.tuned_modes` (the modes a kernel's tunables change, for `tile list`).
+23: `RunRequest.prior` (`PriorSamples`: what earlier runner processes of the same run
+   measured of a case, `[bench] processes`) and `BenchResult.process_sizes`.
 """

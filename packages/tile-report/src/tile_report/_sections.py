@@ -284,6 +284,10 @@ def _facts(c: ta.CaseRecord) -> str:
                 None if s is None else f"{s.outliers_mild} mild, {s.outliers_severe} severe",
             ),
             ("rounds", None if c.round_sizes is None else " + ".join(map(str, c.round_sizes))),
+            (
+                "processes",
+                None if c.process_sizes is None else " + ".join(map(str, c.process_sizes)),
+            ),
             ("config", None if c.config is None else format_config(c.config)),
             ("config note", None if c.config is None else c.config.note),
             (

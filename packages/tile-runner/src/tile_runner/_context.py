@@ -12,6 +12,7 @@ from tile_protocol import (
     InspectKind,
     Message,
     Peaks,
+    PriorSamples,
     ProfileSettings,
     Step,
 )
@@ -57,6 +58,8 @@ class CaseContext:
     step: StepSay = _unseen
     """Say that a case (by its id) enters a step: a `progress` message when the request asks
     (with the case's configuration on its `inputs` step, else None)."""
+    prior: dict[str, list[PriorSamples]] = field(default_factory=dict[str, list[PriorSamples]])
+    """What the run's earlier runner processes measured of each case (`RunRequest.prior`)."""
     kept: dict[str, Any] | None = None
     """A tune runner that times the later rungs too (`RunRequest.rungs`): each unit timed, its
     `BenchRounds` by id (executable, check, work), for the next rung to time again."""

@@ -11,6 +11,7 @@ from typing import Any
 
 import msgspec
 
+import tile_stats
 from tile_protocol import (
     BenchResult,
     BenchSettings,
@@ -18,7 +19,9 @@ from tile_protocol import (
     ConfigInfo,
     KernelTime,
     NextRung,
+    PriorSamples,
     Reference,
+    Stats,
     Work,
 )
 from tile_runner._api import Case, KernelDef, registry
@@ -137,28 +140,21 @@ def time_round(ctx: CaseContext, rounds: BenchRounds, args: tuple[Any, ...]) -> 
 
 
 def send_bench(ctx: CaseContext, rounds: BenchRounds) -> Outcome:
-    """The BenchResult of all rounds' samples, in the order they were taken."""
+    """The BenchResult of all rounds' samples, in the order they were taken, after what the
+    run's earlier runner processes measured of the case (`RunRequest.prior`)."""
     case, timings, last = rounds.case, rounds.timings, rounds.timings[-1]
-    samples = [x for t in timings for x in t.samples]
+    prior = ctx.prior.get(rounds.rid, [])
+    own = [x for t in timings for x in t.samples]
+    samples = [x for p in prior for x in p.samples] + own
     # One round's statistics are already the whole case's (the bootstrap is seeded, so they
     # would come out the same): summarizing again cost about 0.6 ms a case, twice.
-    stats = last.stats if len(timings) == 1 else summarize(samples, last.stats.stop_reason)
-    stats = widen_to_rounds(stats, [t.stats.median for t in timings])
-    reference = None
-    if all(t.reference is not None for t in timings):  # a reference that failed once is dropped
-        ref_samples = [x for t in timings if t.reference is not None for x in t.reference.samples]
-        ref_stats = (
-            last.reference.stats
-            if len(timings) == 1 and last.reference is not None
-            else summarize(ref_samples, last.stats.stop_reason)
-        )
-        reference = Reference(
-            samples=ref_samples,
-            stats=ref_stats,
-            speedup=ref_stats.median / stats.median if stats.median > 0 else None,
-            interleaved=True,
-        )
+    alone = len(timings) == 1 and not prior
+    stats = last.stats if alone else summarize(samples, last.stats.stop_reason)
+    groups = _groups(prior, timings)
+    stats = widen_to_rounds(stats, [tile_stats.median(g) for g in groups])
+    reference = _reference(prior, timings, stats, alone=alone)
     dtype = case.get("dtype")
+    rounded = len(timings) > 1 or any(p.round_sizes for p in prior)
     ctx.send(
         BenchResult(
             case_id=rounds.rid,
@@ -179,14 +175,50 @@ def send_bench(ctx: CaseContext, rounds: BenchRounds) -> Outcome:
             seed=ctx.seed,
             captured=case.captured,
             peak_memory_bytes=memory_estimate(rounds.compiled.compiled),
-            round_sizes=[len(t.samples) for t in timings] if len(timings) > 1 else None,
+            round_sizes=[len(g) for g in groups] if rounded else None,
+            process_sizes=[len(p.samples) for p in prior] + [len(own)] if prior else None,
             accounting=rounds.watch.accounting(),
             config=rounds.config,
-            kernels=_breakdown(rounds, len(samples), stats.median),
+            kernels=_breakdown(rounds, len(own), stats.median),
             op=op_info(rounds.kernel, registry().values()),
         )
     )
     return "passed" if rounds.check is None or rounds.check.passed else "failed"
+
+
+def _groups(prior: list[PriorSamples], timings: list[Timing]) -> list[list[float]]:
+    """The case's samples cut into rounds, process by process (a process without rounds is
+    one group), in the order they were taken."""
+    groups: list[list[float]] = []
+    for p in prior:
+        start = 0
+        for size in p.round_sizes or [len(p.samples)]:
+            groups.append(p.samples[start : start + size])
+            start += size
+    return groups + [t.samples for t in timings]
+
+
+def _reference(
+    prior: list[PriorSamples], timings: list[Timing], stats: Stats, *, alone: bool
+) -> Reference | None:
+    """The interleaved reference of every round and process together; None where one of them
+    had none (a reference that failed once is dropped)."""
+    if any(t.reference is None for t in timings) or any(p.reference is None for p in prior):
+        return None
+    samples = [x for p in prior for x in p.reference or []]
+    samples += [x for t in timings if t.reference is not None for x in t.reference.samples]
+    last = timings[-1].reference
+    ref_stats = (
+        last.stats
+        if alone and last is not None
+        else summarize(samples, timings[-1].stats.stop_reason)
+    )
+    return Reference(
+        samples=samples,
+        stats=ref_stats,
+        speedup=ref_stats.median / stats.median if stats.median > 0 else None,
+        interleaved=True,
+    )
 
 
 def _breakdown(rounds: BenchRounds, calls: int, median: float) -> list[KernelTime] | None:

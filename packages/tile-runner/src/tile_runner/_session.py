@@ -230,7 +230,7 @@ class Session:
         return CaseContext(
             command=request.command,
             seed=request.test.seed,
-            bench=request.bench,
+            bench=request.bench.share(self.backend),
             tolerances=dict(request.test.tolerances),
             timer=timer,
             peaks=peaks,
@@ -250,6 +250,7 @@ class Session:
             ),
             tunables=dict(request.tunables),
             profile=request.profile if request.command == "build" else None,
+            prior=dict(request.prior),
         )
 
     def _step(self, step: Step, case_id: str, config: ConfigInfo | None = None) -> None:

@@ -169,11 +169,13 @@ class Flags:
     max_time: float | None = _flag("--max-time", config="bench.max_time",
         help="Sampling budget per case, seconds.")
     target_precision: float | None = _flag("--target-precision", config="bench.target_precision",
-        help="Stop when the 95% CI half-width of the median is below this fraction "
-        "(0.01 = 1%).")
-    rounds: int | None = _flag("--rounds", config="bench.rounds",
-        help="Time every case in N rounds over the whole run, fresh inputs each round; "
-        "compare then judges the spread between rounds (use 5+ to gate on a noisy CPU).")
+        help="Stop when the 95% CI half-width of the median is below this fraction (0.01 = 1%).")
+    rounds: int | None = _flag("--rounds", config="bench.rounds", help="Time every case in N "
+        "rounds over the whole run, fresh inputs each round; compare then judges the spread "
+        "between rounds (use 5+ to gate on a noisy CPU).")
+    processes: int | None = _flag("--processes", config="bench.processes", help="Time every "
+        "case in N runner processes in turn, 1/N of the budget each; compare then judges "
+        "their spread (0, the default: 2 on a CPU, 1 elsewhere).")
     seed: int | None = _flag("--seed", config="test.seed", help="Seed for the random inputs.")
     # Comparison with a baseline
     compare: Path | None = _flag("--compare",
@@ -274,9 +276,8 @@ RUNNER = _group("case_timeout", "isolate", "compile_cache")
 TUNABLE = _group("tunable", "user_cache")
 LAUNCH = _group("launcher", "shards", "slurm_args")
 """Where runners start: `--launcher`, `--shards`, `--slurm-arg`."""
-SAMPLING = _group(
-    "timer", "cold", "warmup", "min_runs", "max_runs", "max_time", "target_precision", "rounds"
-)
+_HOW = ("timer", "cold", "warmup", "min_runs", "max_runs", "max_time", "target_precision")
+SAMPLING = _group(*_HOW, "rounds", "processes")
 """How a case is timed (`[bench]`)."""
 SEED = _group("seed")
 COMPARE = _group("compare", "against")

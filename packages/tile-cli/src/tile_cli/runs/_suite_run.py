@@ -33,7 +33,6 @@ from tile_harness import (
     Selection,
     Stoppable,
     Suite,
-    make_session,
     no_cases,
     resolve_config,
     signals,
@@ -180,10 +179,7 @@ class _Shown:
 
             return ShardedRun(request, recorder, sink=sink, costs=launching.costs,
                               srun=launching.srun, slurm_args=self.flags.slurm_args)  # fmt: skip
-        isolate = resolved.config.runner.isolate
-        log_dir, redactor = self.setup.run_dir / "logs", self.setup.writer.redactor
-        return make_session(request, resolved, sink, log_dir=log_dir, isolate=isolate,
-                            redactor=redactor)  # fmt: skip
+        return self.suite.session(isolate=resolved.config.runner.isolate)
 
     def finish_build(self, interrupted: str | None) -> int:
         """Describe the runner's files, finalize, show the build table; the exit code."""

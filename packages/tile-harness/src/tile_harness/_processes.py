@@ -1,0 +1,177 @@
+"""`[bench] processes`: a bench whose cases are timed by several runner processes in turn.
+
+Samples taken in one process share its state (where its buffers landed, which cores it got,
+what the machine was doing), so their spread says nothing of how far the next process of the
+same code will land. On a shared CPU that is most of the noise: identical code moved up to
+2x between processes while each process reported a 1% CI. A run timed by two or more
+processes carries that spread itself, and `compare` judges it as it judges a baseline pooled
+from several runs (`runs` groups, the cases' spreads lending each other strength).
+
+The processes run one after another over the whole plan, each with its share of the
+sampling budget (`BenchSettings.share`). The earlier ones are heard but their results held
+back; the last one is handed those results (`RunRequest.prior`) and sends each case's result
+with every process's samples in it, so that the runner, not this module, computes the
+statistics of the whole. The first process's hello settles how many there are (`0`: by the
+backend, `BenchSettings.processes_on`). Stopped early (Ctrl-C, SIGTERM), the results held
+back are recorded as they are: nothing measured is lost.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import tile_protocol as tp
+from tile_harness._requests import derive
+from tile_harness._sinks import Relay
+
+if TYPE_CHECKING:
+    from tile_harness._display import Display
+    from tile_harness._session import RunnerSession
+    from tile_harness._sinks import Sink
+
+__all__ = ["ProcessSeries"]
+
+MakeSession = Callable[[tp.RunRequest, "Sink"], "RunnerSession"]
+
+
+class _Held(Relay):
+    """In front of the run's sink while an earlier process runs: its results are held back
+    (`held`, by case id), its failures, aborted cases and files left to the last process,
+    which meets them again; the screen and the run's log hear the rest. A plan is passed on
+    once per run. Until the first hello says there are several processes, everything passes.
+    """
+
+    def __init__(self, series: ProcessSeries) -> None:
+        super().__init__(series.sink)
+        self.series = series
+
+    def on_hello(self, hello: tp.Hello) -> None:
+        self.series.settle(hello.backend)
+        self.inner.on_hello(hello)
+
+    def on_plan(self, plan: tp.Plan) -> None:
+        if not self.series.planned:
+            self.series.planned = True
+            self.inner.on_plan(plan)
+
+    def on_message(self, message: tp.Message) -> None:
+        if self.series.count == 1:
+            self.inner.on_message(message)
+        elif isinstance(message, tp.BenchResult):
+            self.series.hold(message)
+        elif not isinstance(message, (tp.Failure, tp.Artifact)):
+            self.inner.on_message(message)
+
+
+class _Last(Relay):
+    """In front of the run's sink while the last process runs: all but a second plan; the
+    cases it ended are noted, so that a stop records the held results of the others only."""
+
+    def __init__(self, series: ProcessSeries) -> None:
+        super().__init__(series.sink)
+        self.series = series
+
+    def on_plan(self, plan: tp.Plan) -> None:
+        if not self.series.planned:
+            self.series.planned = True
+            self.inner.on_plan(plan)
+
+    def on_message(self, message: tp.Message) -> None:
+        if isinstance(message, (tp.BenchResult, tp.Failure)) and message.case_id is not None:
+            self.series.ended(message.case_id)
+        self.inner.on_message(message)
+
+
+class ProcessSeries:
+    """A bench run over `[bench] processes` runner processes, one after another (module
+    docstring). `make` makes a session of a request that tells a sink; `display` hears which
+    process is on."""
+
+    def __init__(
+        self, request: tp.RunRequest, sink: Sink, make: MakeSession, display: Display
+    ) -> None:
+        self.request = request
+        self.sink = sink
+        self.make = make
+        self.display = display
+        self.count: int | None = None
+        """How many processes, once the first one's hello said which backend it runs on."""
+        self.planned = False
+        self._held: dict[str, list[tp.BenchResult]] = {}
+        self._lock = threading.Lock()
+        self._current: RunnerSession | None = None
+        self._stopped = False
+        self._flushed = False
+        self._ended: set[str] = set()
+
+    def settle(self, backend: str | None) -> None:
+        """The first hello: how many processes this run has."""
+        if self.count is None:
+            self.count = self.request.bench.processes_on(backend)
+
+    def hold(self, result: tp.BenchResult) -> None:
+        with self._lock:
+            self._held.setdefault(result.case_id, []).append(result)
+
+    def ended(self, case_id: str) -> None:
+        """The last process gave the case its outcome."""
+        with self._lock:
+            self._ended.add(case_id)
+
+    def run(self) -> bool:
+        clean = self._start(self.request, _Held(self))
+        k = 2
+        while not self._stopped and self.count is not None and k <= self.count:
+            self.display.line(f"runner process {k} of {self.count}: timing every case again")
+            if k < self.count:
+                clean = self._start(self.request, _Held(self)) and clean
+            else:
+                last = derive(self.request, prior=self._prior())
+                clean = self._start(last, _Last(self)) and clean
+            k += 1
+        return clean
+
+    def stop(self) -> None:
+        """Stop the process on now and start no other; record what was held back."""
+        with self._lock:
+            self._stopped = True
+            current = self._current
+        if current is not None:
+            current.stop()
+        self._flush()
+
+    def _start(self, request: tp.RunRequest, sink: Sink) -> bool:
+        session = self.make(request, sink)
+        with self._lock:
+            if self._stopped:
+                return False
+            self._current = session
+        return session.run()
+
+    def _prior(self) -> dict[str, list[tp.PriorSamples]]:
+        """Each case's held results, as the last process takes them."""
+        with self._lock:
+            return {
+                case_id: [
+                    tp.PriorSamples(
+                        samples=r.samples,
+                        reference=r.reference.samples if r.reference is not None else None,
+                        round_sizes=r.round_sizes,
+                    )
+                    for r in results
+                ]
+                for case_id, results in self._held.items()
+            }
+
+    def _flush(self) -> None:
+        """After a stop: the first held result of each case the last process did not end,
+        recorded as that process's own (the merge never happened)."""
+        with self._lock:
+            if self._flushed:
+                return
+            self._flushed = True
+            first = [r[0] for case_id, r in self._held.items() if case_id not in self._ended]
+        for result in first:
+            self.sink.on_message(result)

@@ -1,0 +1,93 @@
+"""`[bench] processes`: a bench timed by several real runner processes, one after another.
+
+Each run here starts real runners on this CPU. The last one's results must carry every
+process's samples (`process_sizes`), the run directory must validate, `compare` must judge
+two such runs on the spread between processes, and a run stopped between processes must
+keep what the first one measured.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from support import MakeProject
+
+import tile_artifacts as ta
+import tile_harness as th
+import tile_protocol as tp
+from tile_harness import QuietDisplay, Selection, Suite, resolve_config
+from tile_harness._processes import ProcessSeries
+from tile_harness._session import RunnerSession
+
+QUICK = "[bench]\nmax_time = 0.05\nmax_runs = 40\nmin_runs = 5\nwarmup_runs = 1\n"
+
+
+def _commands(run_dir: Path) -> int:
+    """Runner processes the run started (commands.jsonl: a line when each starts and ends)."""
+    lines = (run_dir / "commands" / "commands.jsonl").read_text().splitlines()
+    return len({json.loads(line)["command_id"] for line in lines})
+
+
+def test_two_processes_give_one_result_per_case_with_both_samples(
+    project: MakeProject, tmp_path: Path
+) -> None:
+    root = project(["good.py"], QUICK)
+    two = {"bench.processes": 2}
+    done = th.bench(kernels=["fx/scale"], project=root, output_dir=tmp_path / "a", settings=two)
+    assert done.exit_code == 0, done.reason
+    assert ta.check.check_path(done.run_dir) == []
+    assert _commands(done.run_dir) == 2
+    for case in done.report.cases:
+        assert case.process_sizes is not None and len(case.process_sizes) == 2, case.case_id
+        assert sum(case.process_sizes) == len(case.samples) == case.stats.n  # type: ignore[union-attr]
+        assert case.reference is not None and len(case.reference.samples) == len(case.samples)
+    again = th.bench(kernels=["fx/scale"], project=root, output_dir=tmp_path / "b", settings=two)
+    comparison = ta.compare.compare_runs(ta.read_report(done.run_dir / ta.REPORT_JSON),
+                                 ta.read_report(again.run_dir / ta.REPORT_JSON))  # fmt: skip
+    for row in comparison.rows:
+        assert row.reason is not None and "spread of 2 and 2 runner processes" in row.reason
+
+
+def test_on_a_cpu_the_default_is_two_processes_and_one_means_one(
+    project: MakeProject, tmp_path: Path
+) -> None:
+    """0, the default (the suite's conftest sets 1 for speed), is two processes on a CPU."""
+    root = project(["good.py"], QUICK)
+    auto = th.bench(["fx/scale[n=256,dtype=float32]"], project=root, output_dir=tmp_path / "a",
+                    settings={"bench.processes": 0})  # fmt: skip
+    [case] = auto.report.cases
+    assert case.process_sizes is not None and len(case.process_sizes) == tp.AUTO_PROCESSES
+    one = th.bench(["fx/scale[n=256,dtype=float32]"], project=root, output_dir=tmp_path / "b",
+                   settings={"bench.processes": 1})  # fmt: skip
+    [case] = one.report.cases
+    assert case.process_sizes is None and _commands(one.run_dir) == 1
+
+
+def test_a_run_stopped_between_processes_keeps_what_the_first_measured(
+    project: MakeProject, tmp_path: Path
+) -> None:
+    """Stopped as the second process would start (as Ctrl-C there does): the first process's
+    results, held back for the last one, are recorded as they are."""
+    root = project(["good.py"], QUICK)
+    resolved = resolve_config(None, {"bench.processes": 2}, cwd=root)
+    suite = Suite("bench", resolved, Selection(kernels=("fx/scale",)), output_dir=tmp_path / "r",
+                  argv=["tile", "bench"], display=QuietDisplay())  # fmt: skip
+    series = suite.session()
+    assert isinstance(series, ProcessSeries)
+    make, made = series.make, list[tp.RunRequest]()
+
+    def make_then_stop(request: tp.RunRequest, sink: th.Sink) -> RunnerSession:
+        made.append(request)
+        if len(made) == 2:
+            series.stop()
+        return make(request, sink)
+
+    series.make = make_then_stop
+    assert suite.drive(series) is None
+    finished = suite.finish(None)
+    assert len(made) == 2 and made[1].prior  # the last was asked for, and never ran
+    cases = finished.report.cases
+    assert len(cases) == 2 and all(c.status == "success" and c.samples for c in cases)
+    assert all(c.process_sizes is None for c in cases)  # one process's results, as measured
+    assert ta.check.check_path(suite.run_dir) == []
