@@ -93,6 +93,10 @@ def programs() -> dict[str, tuple[Callable[..., Any], Callable[[], tuple[jax.Arr
             tile_std.matmul,
             lambda: (_host((4096, 4096), bf16, 0), _host((4096, 4096), bf16, 1)),
         ),
+        "std/matmul bf16 8192^3": (
+            tile_std.matmul,
+            lambda: (_host((8192, 8192), bf16, 0), _host((8192, 8192), bf16, 1)),
+        ),
         "std/attention causal bf16 4x32x4096x128": (
             _attention,
             lambda: tuple(_host((4, 32, 4096, 128), bf16, i) for i in range(3)),
