@@ -158,8 +158,9 @@ def test_a_later_process_puts_the_earlier_ones_samples_first_and_sums_over_all()
     case = tile.cases("fx/softmax", "bench", backend="cpu")[0]
     earlier = [
         proto.PriorSamples(samples=[5e-3] * 6, reference=[1e-3] * 6, round_sizes=[3, 3]),
-        proto.PriorSamples(samples=[6e-3] * 4, reference=[2e-3] * 4),
-    ]
+        proto.PriorSamples(samples=[6e-3] * 4, reference=[2e-3] * 4,
+                           accounting=proto.Accounting(compile_s=5.0, other_s=1.0, total_s=6.0)),
+    ]  # fmt: skip
     sent: list[Message] = []
     ctx = CaseContext(
         command="bench",
@@ -181,6 +182,8 @@ def test_a_later_process_puts_the_earlier_ones_samples_first_and_sums_over_all()
     assert result.round_sizes == [3, 3, 4, own]  # a process without rounds is one group
     assert result.reference is not None and result.reference.samples[:10] == [1e-3] * 6 + [2e-3] * 4
     assert result.stats.max == 6e-3  # summarized again, over every process's samples
+    acc = result.accounting  # the earlier process's time is in the case's accounting
+    assert acc is not None and acc.compile_s >= 5.0 and 6.0 <= acc.total_s < 6.0 + 5.0
     assert proto.result_problem(result) is None
 
 

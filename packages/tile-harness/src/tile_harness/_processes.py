@@ -159,6 +159,7 @@ class ProcessSeries:
                         samples=r.samples,
                         reference=r.reference.samples if r.reference is not None else None,
                         round_sizes=r.round_sizes,
+                        accounting=r.accounting,
                     )
                     for r in results
                 ]

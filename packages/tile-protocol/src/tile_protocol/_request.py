@@ -11,6 +11,7 @@ from typing import Literal
 import msgspec
 
 from tile_protocol._parts import (
+    Accounting,
     BenchSettings,
     CaseSpec,
     DownloadSpec,
@@ -28,11 +29,14 @@ __all__ = ["NextRung", "PriorSamples", "RunRequest"]
 class PriorSamples(msgspec.Struct, frozen=True, kw_only=True):
     """What one earlier runner process of the same run measured of a case (`RunRequest.prior`,
     protocol 1.23): its samples in the order taken, its interleaved reference's (None: it had
-    none) and its rounds' sizes (None: one round)."""
+    none), its rounds' sizes (None: one round) and its time accounting."""
 
     samples: list[float]
     reference: list[float] | None = None
     round_sizes: list[int] | None = None
+    accounting: Accounting | None = None
+    """Where that process's time on the case went: the last process's result adds it to its
+    own, so that the run's accounting covers every process."""
 
 
 class RunRequest(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag="run_request"):

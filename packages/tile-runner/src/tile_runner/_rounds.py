@@ -13,6 +13,7 @@ import msgspec
 
 import tile_stats
 from tile_protocol import (
+    Accounting,
     BenchResult,
     BenchSettings,
     Check,
@@ -177,13 +178,22 @@ def send_bench(ctx: CaseContext, rounds: BenchRounds) -> Outcome:
             peak_memory_bytes=memory_estimate(rounds.compiled.compiled),
             round_sizes=[len(g) for g in groups] if rounded else None,
             process_sizes=[len(p.samples) for p in prior] + [len(own)] if prior else None,
-            accounting=rounds.watch.accounting(),
+            accounting=_accounting(rounds.watch.accounting(), prior),
             config=rounds.config,
             kernels=_breakdown(rounds, len(own), stats.median),
             op=op_info(rounds.kernel, registry().values()),
         )
     )
     return "passed" if rounds.check is None or rounds.check.passed else "failed"
+
+
+def _accounting(own: Accounting, prior: list[PriorSamples]) -> Accounting:
+    """This process's accounting of the case with the earlier processes' added, part by part."""
+    earlier = [p.accounting for p in prior if p.accounting is not None]
+    if not earlier:
+        return own
+    names = Accounting.__struct_fields__
+    return Accounting(**{n: getattr(own, n) + sum(getattr(a, n) for a in earlier) for n in names})
 
 
 def _groups(prior: list[PriorSamples], timings: list[Timing]) -> list[list[float]]:
