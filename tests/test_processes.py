@@ -91,3 +91,19 @@ def test_a_run_stopped_between_processes_keeps_what_the_first_measured(
     assert len(cases) == 2 and all(c.status == "success" and c.samples for c in cases)
     assert all(c.process_sizes is None for c in cases)  # one process's results, as measured
     assert ta.check.check_path(suite.run_dir) == []
+
+
+def test_a_runner_that_dies_before_its_hello_is_reported_not_held(
+    project: MakeProject, tmp_path: Path
+) -> None:
+    """Until a hello says how many processes there are, nothing is held back: a runner that
+    cannot start is the run's failure, as with one process."""
+    dead = tmp_path / "dead-python"
+    dead.write_text("#!/bin/sh\necho no runner here >&2\nexit 3\n")
+    dead.chmod(0o755)
+    root = project(["good.py"], QUICK)
+    done = th.bench(kernels=["fx/scale"], project=root, output_dir=tmp_path / "r",
+                    settings={"bench.processes": 2, "runner.python": str(dead)})  # fmt: skip
+    assert done.exit_code == th.ExitCode.INFRA
+    [failure] = done.report.failures
+    assert failure.phase == "startup" and "no runner here" in failure.message

@@ -57,7 +57,7 @@ class _Held(Relay):
             self.inner.on_plan(plan)
 
     def on_message(self, message: tp.Message) -> None:
-        if self.series.count == 1:
+        if self.series.count in (None, 1):  # one process, or a runner that never said hello
             self.inner.on_message(message)
         elif isinstance(message, tp.BenchResult):
             self.series.hold(message)
