@@ -88,8 +88,9 @@ def test_tune_keeps_to_the_project_unless_the_user_cache_is_asked_for(
         assert label in (out / "summary.md").read_text()
 
 
-def _shipping_project(root: Path, device_kind: str) -> Path:
-    """A project whose kernel package `shipkit` ships `tuning/<device>.json` for fx/reps."""
+def _shipping_project(root: Path, device_kind: str, case_id: str = "fx/reps[n=512]") -> Path:
+    """A project whose kernel package `shipkit` ships `tuning/<device>.json` for fx/reps
+    (an entry for `case_id`: the bench's only case, unless told otherwise)."""
     import tile_runner as tile
     from tile_protocol import TuningEntry, TuningFile, encode_tuning
     from tile_runner._tuning import Tunables
@@ -101,7 +102,7 @@ def _shipping_project(root: Path, device_kind: str) -> Path:
     axes = tile.axes(reps=[1, 8, 64], variant=["right", "wrong"])
     entry = TuningEntry(
         kernel="fx/reps",
-        case_id="fx/reps[n=512]",
+        case_id=case_id,
         signature=Tunables.declare("fx/reps", axes, None, None).signature,
         device_kind=device_kind,
         jax_version="0.0.1",  # a package's tuning holds on any JAX version
@@ -159,6 +160,21 @@ def test_a_device_without_shipped_tuning_runs_the_default_and_says_so(
     assert "ships tuning for NVIDIA H200, none for cpu" in case["config"]["note"]
     assert "reps=8,variant=right (default*)" in proc.stdout
     assert "* fx/reps[n=512]: its package ships tuning for NVIDIA H200" in proc.stderr
+
+
+def test_a_case_the_tuning_shipped_for_this_device_lacks_says_just_that(
+    tile: TileRun, tmp_path: Path
+) -> None:
+    # It said "ships tuning for NVIDIA H100, none for NVIDIA H100" on an H100 (bwd cases).
+    root = _shipping_project(tmp_path / "other-case", "cpu", case_id="fx/reps[n=1024]")
+    out = tmp_path / "run"
+    proc = tile("bench", "--kernel", "fx/reps", "-o", str(out), cwd=root)
+    assert proc.returncode == 0, proc.stderr
+    [case] = json.loads((out / "report.json").read_text())["cases"]
+    assert case["config"]["source"] == "default"
+    assert case["config"]["note"] == (
+        "its package's tuning for cpu has no entry for it: the default runs (`tile tune` it here)"
+    )
 
 
 def test_a_tuning_file_edited_out_of_the_tunables_is_a_finding_then_a_refusal_to_tune(

@@ -220,7 +220,9 @@ class TuningIndex:
                 return Found(entry, source, path or None, self._version_note(entry, source))
             stale.append(f"`{path or source}` tuned it over other tunable values")
         notes = stale + self._elsewhere.get(case_id, [])
-        if not notes and shipped_for:
+        if not notes and self._device_kind in shipped_for:
+            notes.append(f"its package's tuning for {self._device_kind} has no entry for it")
+        elif not notes and shipped_for:
             notes.append(
                 f"its package ships tuning for {', '.join(shipped_for)}, "
                 f"none for {self._device_kind}"
