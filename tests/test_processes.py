@@ -11,13 +11,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from support import MakeProject
+from support import MakeProject, TileRun
 
 import tile_artifacts as ta
 import tile_harness as th
 import tile_protocol as tp
-from tile_harness import QuietDisplay, Selection, Suite, resolve_config
-from tile_harness._processes import ProcessSeries
+from tile_harness import ProcessSeries, QuietDisplay, Selection, Suite, resolve_config
 from tile_harness._session import RunnerSession
 
 QUICK = "[bench]\nmax_time = 0.05\nmax_runs = 40\nmin_runs = 5\nwarmup_runs = 1\n"
@@ -107,3 +106,15 @@ def test_a_runner_that_dies_before_its_hello_is_reported_not_held(
     assert done.exit_code == th.ExitCode.INFRA
     [failure] = done.report.failures
     assert failure.phase == "startup" and "no runner here" in failure.message
+
+
+def test_runs_whose_runners_start_otherwise_refuse_several_processes(
+    tile: TileRun, project: MakeProject
+) -> None:
+    """`--cold-process`, shards and `--against` start their runners themselves: `--processes 2`
+    there would be ignored, so it is refused (exit 2) before anything runs."""
+    root = project(["good.py"], QUICK)
+    for extra in (["--cold-process"], ["--shards", "2"], ["--against", "HEAD"]):
+        proc = tile("bench", "--kernel", "fx/scale", "--processes", "2", *extra, cwd=root)
+        assert proc.returncode == 2, proc.stderr
+        assert "cannot apply" in proc.stderr and "--processes" in proc.stderr

@@ -63,6 +63,7 @@ if TYPE_CHECKING:
         calibration_excesses,
     )
     from tile_harness._process import LaunchCounter
+    from tile_harness._processes import ProcessSeries, one_process_only
     from tile_harness._profile import (
         NCU_METRICS,
         PROFILE_LIMIT,
@@ -131,6 +132,8 @@ __all__ = [
     "device_record",
     "Selection",
     "ShardedRun",
+    "ProcessSeries",
+    "one_process_only",
     "load_cases",
     "save_cases",
     "with_cases",
@@ -238,6 +241,8 @@ _HOME: dict[str, str] = {
     "device_record": "tile_harness._report",
     "Selection": "tile_harness._settings",
     "ShardedRun": "tile_harness._shards",
+    "ProcessSeries": "tile_harness._processes",
+    "one_process_only": "tile_harness._processes",
     "Sink": "tile_harness._sinks",
     "Stoppable": "tile_harness._suite",
     "Suite": "tile_harness._suite",

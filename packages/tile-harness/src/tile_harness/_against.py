@@ -32,6 +32,7 @@ import msgspec
 
 from tile_harness._display import QuietDisplay
 from tile_harness._errors import CliError, ExitCode
+from tile_harness._processes import one_process_only
 from tile_harness._requests import derive
 from tile_harness._run_dir import Pairing
 from tile_harness._runners import Via, make_session
@@ -254,6 +255,7 @@ class Against:
                 "for this run (`--set runner.isolate=false`)",
                 code=ExitCode.USAGE,
             )
+        one_process_only(resolved.config.bench.processes, "`--against`")
         root = resolved.project_root or Path.cwd()
         self.revision = checkout_revision(root.absolute(), revision_name)
         self.display = display

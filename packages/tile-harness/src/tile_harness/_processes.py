@@ -23,6 +23,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import tile_protocol as tp
+from tile_harness._errors import CliError, ExitCode
 from tile_harness._requests import derive
 from tile_harness._sinks import Relay
 
@@ -31,9 +32,22 @@ if TYPE_CHECKING:
     from tile_harness._session import RunnerSession
     from tile_harness._sinks import Sink
 
-__all__ = ["ProcessSeries"]
+__all__ = ["ProcessSeries", "one_process_only"]
 
 MakeSession = Callable[[tp.RunRequest, "Sink"], "RunnerSession"]
+
+
+def one_process_only(processes: int, what: str) -> None:
+    """Refuse `[bench] processes` > 1 for `what`, a run whose runners are started otherwise
+    (each side of `--against` in one runner taking turns, shards, `--cold-process`'s pair):
+    a setting that would be ignored is refused, not ignored (exit 2)."""
+    if processes > 1:
+        raise CliError(
+            f"{what} times each case in one runner process, so `[bench] processes = "
+            f"{processes}` cannot apply",
+            hint="leave out `--processes` (or set `bench.processes=0`) for this run",
+            code=ExitCode.USAGE,
+        )
 
 
 class _Held(Relay):

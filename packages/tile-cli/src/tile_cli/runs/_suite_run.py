@@ -34,6 +34,7 @@ from tile_harness import (
     Stoppable,
     Suite,
     no_cases,
+    one_process_only,
     resolve_config,
     signals,
     usage_failure,
@@ -170,12 +171,16 @@ class _Shown:
         recorder, sink, request = self.recorder, self.suite.sink, self.suite.request
         resolved = self.setup.resolved
         watch = self.watch
+        processes = resolved.config.bench.processes
         if watch is not None:
             recorder.before_final.append(lambda report: watch.write(recorder, report))
             if watch.cold_process:
+                one_process_only(processes, "`--cold-process`")
                 return watch.cold_warm(request, recorder, sink)
         if launching.sharded:
             from tile_harness import ShardedRun
+
+            one_process_only(processes, "a sharded run")
 
             return ShardedRun(request, recorder, sink=sink, costs=launching.costs,
                               srun=launching.srun, slurm_args=self.flags.slurm_args)  # fmt: skip
