@@ -49,15 +49,19 @@ def test_two_processes_give_one_result_per_case_with_both_samples(
 
 
 def test_on_a_cpu_the_default_is_two_processes_and_one_means_one(
-    project: MakeProject, tmp_path: Path
+    tile: TileRun, project: MakeProject, tmp_path: Path
 ) -> None:
-    """0, the default (the suite's conftest sets 1 for speed), is two processes on a CPU."""
+    """0, the default (the suite's conftest sets 1 for speed), is two processes on a CPU, and
+    the screen says why a second one starts."""
     root = project(["good.py"], QUICK)
-    auto = th.bench(["fx/scale[n=256,dtype=float32]"], project=root, output_dir=tmp_path / "a",
-                    settings={"bench.processes": 0})  # fmt: skip
-    [case] = auto.report.cases
+    case_id = "fx/scale[n=256,dtype=float32]"
+    proc = tile("bench", "--case", case_id, "--processes", "0", "-o", str(tmp_path / "a"),
+                cwd=root)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "runner process 2 of 2" in proc.stderr and "--processes 1" in proc.stderr
+    [case] = ta.read_report(tmp_path / "a" / ta.REPORT_JSON).cases
     assert case.process_sizes is not None and len(case.process_sizes) == tp.AUTO_PROCESSES
-    one = th.bench(["fx/scale[n=256,dtype=float32]"], project=root, output_dir=tmp_path / "b",
+    one = th.bench([case_id], project=root, output_dir=tmp_path / "b",
                    settings={"bench.processes": 1})  # fmt: skip
     [case] = one.report.cases
     assert case.process_sizes is None and _commands(one.run_dir) == 1

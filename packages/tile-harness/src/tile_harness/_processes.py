@@ -138,7 +138,7 @@ class ProcessSeries:
         clean = self._start(self.request, _Held(self))
         k = 2
         while not self._stopped and self.count is not None and k <= self.count:
-            self.display.line(f"runner process {k} of {self.count}: timing every case again")
+            self.display.line(self._announce(k))
             if k < self.count:
                 clean = self._start(self.request, _Held(self)) and clean
             else:
@@ -146,6 +146,14 @@ class ProcessSeries:
                 clean = self._start(last, _Last(self)) and clean
             k += 1
         return clean
+
+    def _announce(self, k: int) -> str:
+        """The line that says another process starts, and (on the first) why."""
+        line = f"runner process {k} of {self.count}: timing every case again"
+        if k == 2 and self.request.bench.processes == 0:
+            line += " (on a CPU a process of the same code can land far from the last; "
+            line += "`compare` judges their spread; `--processes 1` times once)"
+        return line
 
     def stop(self) -> None:
         """Stop the process on now and start no other; record what was held back."""
