@@ -24,7 +24,8 @@
 # benchmarks/gpu/grad_sweep.py, the Pallas backwards' tilings against XLA's autodiff; "planted"
 # benchmarks/gpu/planted_ab.py, tile bench --against on identical code and planted slowdowns;
 # "runnerprofile" benchmarks/runner_profile.py, a cProfile of a warm one-case run's runner;
-# "pyc" benchmarks/gpu/pyc_probe.py, the sources a runner compiles at every import).
+# "pyc" benchmarks/gpu/pyc_probe.py, the sources a runner compiles at every import;
+# "firstop" benchmarks/gpu/first_op_probe.py, a fresh process's first use of the GPU).
 set -uo pipefail
 OUT=${OUT:-/tmp/tile-gpu-out}
 mkdir -p "$OUT"
@@ -278,6 +279,13 @@ if want modes; then
         --kernel std/rmsnorm --kernel std/layernorm --kernel std/attention -o /tmp/modes-run \
         2>&1 | tee "$OUT/modes.txt"
     cp /tmp/modes-run/report.json "$OUT/modes-report.json" 2>/dev/null
+fi
+
+if want firstop; then
+    # A fresh process's first use of the GPU, serial or overlapped with tile-std's import
+    # (issue #38: one case's inputs took ~1 s on the GPU).
+    stamp "first device op of a process"
+    timeout 240 python3 benchmarks/gpu/first_op_probe.py ${FIRSTOP_ARGS:-} 2>&1 | tee "$OUT/first-op.txt"
 fi
 
 if want gradtruth; then
