@@ -59,6 +59,9 @@ def test_on_a_cpu_the_default_is_two_processes_and_one_means_one(
                 cwd=root)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert "runner process 2 of 2" in proc.stderr and "--processes 1" in proc.stderr
+    # The live line (plain lines in a pipe) names the process on: its count is that one's.
+    assert "tile bench, runner process 1 of 2 · 0/1 done" in proc.stderr
+    assert "tile bench, runner process 2 of 2 · 0/1 done" in proc.stderr
     [case] = ta.read_report(tmp_path / "a" / ta.REPORT_JSON).cases
     assert case.process_sizes is not None and len(case.process_sizes) == tp.AUTO_PROCESSES
     one = th.bench([case_id], project=root, output_dir=tmp_path / "b",

@@ -69,6 +69,8 @@ class _Held(Relay):
         if not self.series.planned:
             self.series.planned = True
             self.inner.on_plan(plan)
+            self.series.cases = len(plan.cases)
+            self.series.on_screen(1)
 
     def on_message(self, message: tp.Message) -> None:
         if self.series.count in (None, 1):  # one process, or a runner that never said hello
@@ -113,6 +115,8 @@ class ProcessSeries:
         self.count: int | None = None
         """How many processes, once the first one's hello said which backend it runs on."""
         self.planned = False
+        self.cases = 0
+        """Cases in the plan (the first process's), for the screen."""
         self._held: dict[str, list[tp.BenchResult]] = {}
         self._lock = threading.Lock()
         self._current: RunnerSession | None = None
@@ -129,6 +133,11 @@ class ProcessSeries:
         with self._lock:
             self._held.setdefault(result.case_id, []).append(result)
 
+    def on_screen(self, k: int) -> None:
+        """The live line names process `k`: the count of cases done is the last process's."""
+        if self.count is not None and self.count > 1 and self.cases:
+            self.display.start(self.cases, f"tile bench, runner process {k} of {self.count}")
+
     def ended(self, case_id: str) -> None:
         """The last process gave the case its outcome."""
         with self._lock:
@@ -139,6 +148,7 @@ class ProcessSeries:
         k = 2
         while not self._stopped and self.count is not None and k <= self.count:
             self.display.line(self._announce(k))
+            self.on_screen(k)
             if k < self.count:
                 clean = self._start(self.request, _Held(self)) and clean
             else:
