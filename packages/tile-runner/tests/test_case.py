@@ -23,14 +23,12 @@ def _fixture_kernels() -> None:
     assert tile.discover(paths=[str(FIXTURES / "good_kernels.py")], plugins=[]) == []
 
 
-def _run(
-    command: str, kernel: str, suite: Suite = "test", **kw: Any
-) -> list[tuple[Message, Outcome | BenchRounds]]:
-    sent: list[Message] = []
-    ctx = CaseContext(
+def _context(command: str, sent: list[Message], bench: BenchSettings, **kw: Any) -> CaseContext:
+    """A run's context on the CPU's wall timer, its messages into `sent`."""
+    return CaseContext(
         command=command,
         seed=0,
-        bench=BenchSettings(max_runs=3, max_time=0.05, warmup_runs=0),
+        bench=bench,
         tolerances=kw.pop("tolerances", {}),
         timer="wall",
         peaks=None,
@@ -38,6 +36,13 @@ def _run(
         warn=lambda message, case_id: None,
         **kw,
     )
+
+
+def _run(
+    command: str, kernel: str, suite: Suite = "test", **kw: Any
+) -> list[tuple[Message, Outcome | BenchRounds]]:
+    sent: list[Message] = []
+    ctx = _context(command, sent, BenchSettings(max_runs=3, max_time=0.05, warmup_runs=0), **kw)
     out: list[tuple[Message, Outcome | BenchRounds]] = []
     for case in tile.cases(kernel, suite, backend="cpu"):
         before = len(sent)
@@ -115,16 +120,7 @@ def test_rounds_time_with_fresh_inputs_and_send_one_result() -> None:
     assert (share.min_runs, share.max_runs, share.max_time) == (5, 250, 0.5)
     assert round_settings(BenchSettings(min_runs=1, max_runs=8, rounds=4)).min_runs == 2
     sent: list[Message] = []
-    ctx = CaseContext(
-        command="bench",
-        seed=0,
-        bench=BenchSettings(max_runs=40, max_time=0.2, warmup_runs=0, rounds=3),
-        tolerances={},
-        timer="wall",
-        peaks=None,
-        send=sent.append,
-        warn=lambda message, case_id: None,
-    )
+    ctx = _context("bench", sent, BenchSettings(max_runs=40, max_time=0.2, warmup_runs=0, rounds=3))
     case = tile.cases("fx/softmax", "bench", backend="cpu")[0]
     rounds = run_case(ctx, tile.get_kernel("fx/softmax"), case)
     assert isinstance(rounds, BenchRounds) and not sent  # nothing until the last round
@@ -162,17 +158,8 @@ def test_a_later_process_puts_the_earlier_ones_samples_first_and_sums_over_all()
                            accounting=proto.Accounting(compile_s=5.0, other_s=1.0, total_s=6.0)),
     ]  # fmt: skip
     sent: list[Message] = []
-    ctx = CaseContext(
-        command="bench",
-        seed=0,
-        bench=BenchSettings(max_runs=8, max_time=0.2, warmup_runs=0),
-        tolerances={},
-        timer="wall",
-        peaks=None,
-        send=sent.append,
-        warn=lambda message, case_id: None,
-        prior={case.id: earlier},
-    )
+    bench = BenchSettings(max_runs=8, max_time=0.2, warmup_runs=0)
+    ctx = _context("bench", sent, bench, prior={case.id: earlier})
     assert run_case(ctx, tile.get_kernel("fx/softmax"), case) == "passed"
     [result] = sent
     assert isinstance(result, proto.BenchResult) and result.process_sizes is not None
