@@ -50,27 +50,30 @@ def one_process_only(processes: int, what: str) -> None:
         )
 
 
-class _Held(Relay):
-    """In front of the run's sink while an earlier process runs: its results are held back
-    (`held`, by case id), its failures, aborted cases and files left to the last process,
-    which meets them again; the screen and the run's log hear the rest. A plan is passed on
-    once per run. Until the first hello says there are several processes, everything passes.
-    """
+class _InFront(Relay):
+    """In front of the run's sink while one process of the series runs: the run's plan is
+    passed on once, the first process's (the others plan the same cases)."""
 
     def __init__(self, series: ProcessSeries) -> None:
         super().__init__(series.sink)
         self.series = series
 
+    def on_plan(self, plan: tp.Plan) -> None:
+        if self.series.cases is None:
+            self.series.cases = len(plan.cases)
+            self.inner.on_plan(plan)
+            self.series.on_screen(1)
+
+
+class _Held(_InFront):
+    """While an earlier process runs: its results are held back (`ProcessSeries.hold`), its
+    failures and files left to the last process, which meets them again; the screen and the
+    run's log hear the rest. Until the first hello says there are several processes,
+    everything passes."""
+
     def on_hello(self, hello: tp.Hello) -> None:
         self.series.settle(hello.backend)
         self.inner.on_hello(hello)
-
-    def on_plan(self, plan: tp.Plan) -> None:
-        if not self.series.planned:
-            self.series.planned = True
-            self.inner.on_plan(plan)
-            self.series.cases = len(plan.cases)
-            self.series.on_screen(1)
 
     def on_message(self, message: tp.Message) -> None:
         if self.series.count in (None, 1):  # one process, or a runner that never said hello
@@ -81,18 +84,9 @@ class _Held(Relay):
             self.inner.on_message(message)
 
 
-class _Last(Relay):
-    """In front of the run's sink while the last process runs: all but a second plan; the
-    cases it ended are noted, so that a stop records the held results of the others only."""
-
-    def __init__(self, series: ProcessSeries) -> None:
-        super().__init__(series.sink)
-        self.series = series
-
-    def on_plan(self, plan: tp.Plan) -> None:
-        if not self.series.planned:
-            self.series.planned = True
-            self.inner.on_plan(plan)
+class _Last(_InFront):
+    """While the last process runs: everything; the cases it ended are noted, so that a stop
+    records the held results of the others only."""
 
     def on_message(self, message: tp.Message) -> None:
         if isinstance(message, (tp.BenchResult, tp.Failure)) and message.case_id is not None:
@@ -114,9 +108,8 @@ class ProcessSeries:
         self.display = display
         self.count: int | None = None
         """How many processes, once the first one's hello said which backend it runs on."""
-        self.planned = False
-        self.cases = 0
-        """Cases in the plan (the first process's), for the screen."""
+        self.cases: int | None = None
+        """Cases in the run's plan, once a process has planned (for the screen)."""
         self._held: dict[str, list[tp.BenchResult]] = {}
         self._lock = threading.Lock()
         self._current: RunnerSession | None = None

@@ -1,8 +1,6 @@
 """The parts messages are made of: settings, devices, cases, statistics, work, checks.
 
-Frozen msgspec Structs, keyword-only, every field written out. The tagged messages that
-carry them are in `_messages.py`.
-"""
+Frozen msgspec Structs, keyword-only, every field written out (the messages: `_messages.py`)."""
 
 from __future__ import annotations
 
@@ -57,8 +55,7 @@ class _Base(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=False):
 # ---------------------------------------------------------------- request parts
 
 AUTO_PROCESSES: Final = 2
-"""Runner processes per case on a CPU when `[bench] processes` is 0 (auto): on a shared VM,
-identical code landed up to 2x apart between processes (docs/measurement.md)."""
+"""Processes per case on a CPU for `[bench] processes = 0` (docs/measurement.md says why)."""
 
 
 class BenchSettings(_Base, frozen=True, kw_only=True):
@@ -89,12 +86,16 @@ class BenchSettings(_Base, frozen=True, kw_only=True):
         return AUTO_PROCESSES if backend == "cpu" else 1
 
     def share(self, backend: str | None) -> BenchSettings:
-        """One process's share of the budget on `backend`: 1/n of the runs and the time (at
-        least 5 runs where allowed), the precision target wider by sqrt(n), so that the n
-        processes' samples together take about what one process would."""
+        """One process's part of the budget on `backend`, its precision target sqrt(n) wider:
+        the processes' samples together take about what one process would."""
         n = self.processes_on(backend)
         if n == 1:
             return self
+        wider = min(0.5, self.target_precision * math.sqrt(n))
+        return msgspec.structs.replace(self.divided(n), target_precision=wider)
+
+    def divided(self, n: int) -> BenchSettings:
+        """A round's or process's part: 1/n of the runs and time (5+ runs where allowed)."""
         max_runs = max(1, self.max_runs // n)
         return msgspec.structs.replace(
             self,
@@ -102,7 +103,6 @@ class BenchSettings(_Base, frozen=True, kw_only=True):
             max_runs=max_runs,
             min_time=self.min_time / n,
             max_time=self.max_time / n,
-            target_precision=min(0.5, self.target_precision * math.sqrt(n)),
         )
 
 

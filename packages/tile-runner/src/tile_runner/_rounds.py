@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import os
 import time
 from dataclasses import dataclass, field
@@ -101,16 +100,7 @@ def wait_rung(rungs_dir: str, k: int) -> NextRung:
 
 def round_settings(bench: BenchSettings) -> BenchSettings:
     """One round's share of the sampling budget (at least 5 samples a round when allowed)."""
-    rounds = max(1, bench.rounds)
-    max_runs = max(1, bench.max_runs // rounds)
-    min_runs = min(max_runs, max(5, math.ceil(bench.min_runs / rounds)))
-    return msgspec.structs.replace(
-        bench,
-        min_runs=min_runs,
-        max_runs=max_runs,
-        min_time=bench.min_time / rounds,
-        max_time=bench.max_time / rounds,
-    )
+    return bench.divided(max(1, bench.rounds))
 
 
 def time_round(ctx: CaseContext, rounds: BenchRounds, args: tuple[Any, ...]) -> None:
@@ -151,8 +141,9 @@ def send_bench(ctx: CaseContext, rounds: BenchRounds) -> Outcome:
     # would come out the same): summarizing again cost about 0.6 ms a case, twice.
     alone = len(timings) == 1 and not prior
     stats = last.stats if alone else summarize(samples, last.stats.stop_reason)
-    groups = _groups(prior, timings)
-    stats = widen_to_rounds(stats, [tile_stats.median(g) for g in groups])
+    earlier = _prior_groups(prior)
+    medians = [tile_stats.median(g) for g in earlier] + [t.stats.median for t in timings]
+    stats = widen_to_rounds(stats, medians)
     reference = _reference(prior, timings, stats, alone=alone)
     dtype = case.get("dtype")
     rounded = len(timings) > 1 or any(p.round_sizes for p in prior)
@@ -176,7 +167,9 @@ def send_bench(ctx: CaseContext, rounds: BenchRounds) -> Outcome:
             seed=ctx.seed,
             captured=case.captured,
             peak_memory_bytes=memory_estimate(rounds.compiled.compiled),
-            round_sizes=[len(g) for g in groups] if rounded else None,
+            round_sizes=[len(g) for g in earlier] + [len(t.samples) for t in timings]
+            if rounded
+            else None,
             process_sizes=[len(p.samples) for p in prior] + [len(own)] if prior else None,
             accounting=_accounting(rounds.watch.accounting(), prior),
             config=rounds.config,
@@ -196,16 +189,16 @@ def _accounting(own: Accounting, prior: list[PriorSamples]) -> Accounting:
     return Accounting(**{n: getattr(own, n) + sum(getattr(a, n) for a in earlier) for n in names})
 
 
-def _groups(prior: list[PriorSamples], timings: list[Timing]) -> list[list[float]]:
-    """The case's samples cut into rounds, process by process (a process without rounds is
-    one group), in the order they were taken."""
+def _prior_groups(prior: list[PriorSamples]) -> list[list[float]]:
+    """The earlier processes' samples cut into their rounds (a process without rounds is one
+    group), in the order they were taken; this process's rounds are its timings."""
     groups: list[list[float]] = []
     for p in prior:
         start = 0
         for size in p.round_sizes or [len(p.samples)]:
             groups.append(p.samples[start : start + size])
             start += size
-    return groups + [t.samples for t in timings]
+    return groups
 
 
 def _reference(
