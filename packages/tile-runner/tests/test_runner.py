@@ -383,6 +383,27 @@ def test_pin_cpu_pins_the_runner_before_jax_and_says_where(runner: Any) -> None:
     assert unpinned.of(Hello)[0].pinned_cpu is None
 
 
+@pytest.mark.parametrize(("given", "seen"), [(None, "false"), ("true", "true")])
+def test_runner_allocates_on_demand_unless_told(
+    runner: Any, tmp_path: Path, given: str | None, seen: str
+) -> None:
+    # A kernel module reports, at import, what JAX's allocator setting is in the runner.
+    out = tmp_path / "seen.txt"
+    module = tmp_path / "env_probe_kernels.py"
+    module.write_text(
+        "import os, pathlib\n"
+        "pathlib.Path(os.environ['PROBE_OUT']).write_text("
+        "os.environ.get('XLA_PYTHON_CLIENT_PREALLOCATE', 'unset'))\n"
+    )
+    env = runner.env(PROBE_OUT=str(out))
+    env.pop("XLA_PYTHON_CLIENT_PREALLOCATE", None)
+    if given is not None:
+        env["XLA_PYTHON_CLIENT_PREALLOCATE"] = given
+    run = runner({"command": "list", "paths": [str(module)], "plugins": []}, env=env)
+    assert run.of(Hello)
+    assert out.read_text() == seen
+
+
 def test_pin_to_one_core_in_a_real_process() -> None:
     code = (
         "import json, os; from tile_runner._main import pin_to_one_core; core = pin_to_one_core(1);"
