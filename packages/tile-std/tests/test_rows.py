@@ -54,6 +54,32 @@ def test_row_kernels_match_reference(
     )
 
 
+# (shape, launch): more blocks than programs, so each program loops; one block per program;
+# and ragged rows, which take the block grid (the loop has no masks).
+PERSISTENT = [
+    ((48, 256), {"block_rows": 2, "programs_per_sm": 3}),
+    ((4, 128), {"block_rows": 1, "programs_per_sm": 8}),
+    ((3, 11, 100), {"block_rows": 2, "programs_per_sm": 2}),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize(("shape", "launch"), PERSISTENT, ids=["looping", "one-each", "ragged"])
+def test_persistent_norms_match_reference(
+    normal: Normal,
+    assert_close: AssertClose,
+    shape: tuple[int, ...],
+    launch: dict[str, int],
+    dtype: str,
+):
+    x = normal(0, shape, dtype)
+    hidden = shape[-1:]
+    w = (1 + 0.3 * normal(1, hidden, "float32")).astype(dtype)
+    b = (0.3 * normal(2, hidden, "float32")).astype(dtype)
+    assert_close(rmsnorm(x, w, **launch), rmsnorm_ref(*upcast(x, w)), TOL[dtype], dtype)
+    assert_close(layernorm(x, w, b, **launch), layernorm_ref(*upcast(x, w, b)), TOL[dtype], dtype)
+
+
 def test_softmax_rows_sum_to_one_with_large_values(normal: Normal):
     # Values around 1e4 overflow exp() without the max subtraction.
     x = 1e4 * normal(0, (5, 70), "float32")

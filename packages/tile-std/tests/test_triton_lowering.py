@@ -8,6 +8,8 @@ run it. The GPU tests (`-m gpu`) check the numbers.
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -16,6 +18,7 @@ import jax.numpy as jnp
 import pytest
 from jax import export
 
+from tile_std import layernorm, rmsnorm
 from tile_std._attention import attention_with_lse
 from tile_std._attention_bwd import attention_backward
 from tile_std._rows_bwd import layernorm_backward, rmsnorm_backward, softmax_backward
@@ -49,6 +52,31 @@ def test_row_backwards_lower_to_triton(shape: tuple[int, ...], dtype: Any):
     module = _lower_for_cuda(norms, x, w, x)
     for name in ("std_softmax_bwd", "std_rmsnorm_bwd", "std_layernorm_bwd"):
         assert name in module
+
+
+def _grid_x(module: str) -> int:
+    return int(re.search(r"grid_x = (\d+)", module).group(1))  # pyright: ignore[reportOptionalMemberAccess]
+
+
+@pytest.mark.parametrize(
+    ("cols", "dtype", "grid"),
+    [(8192, jnp.float32, 2), (4096, jnp.float32, 32), (8192, jnp.bfloat16, 32)],
+    ids=["float32-8192-persistent", "float32-4096-blocks", "bfloat16-8192-two-rows"],
+)
+def test_layernorm_forward_lowers_with_its_measured_schedule(cols: int, dtype: Any, grid: int):
+    # float32 rows of 8192 take a persistent grid of two programs per SM (one SM here, where
+    # JAX reports none); the others one program per block of two rows (bfloat16: LayerNorm's
+    # own choice; float32 at 4096: the shared tiling's budget of 8192 elements).
+    x, w = jax.ShapeDtypeStruct((64, cols), dtype), jax.ShapeDtypeStruct((cols,), dtype)
+    module = _lower_for_cuda(layernorm, x, w, w)
+    assert "std_layernorm" in module
+    assert _grid_x(module) == grid
+
+
+def test_rmsnorm_forward_lowers_persistent_when_asked():
+    x, w = jax.ShapeDtypeStruct((64, 512), jnp.float32), jax.ShapeDtypeStruct((512,), jnp.float32)
+    module = _lower_for_cuda(functools.partial(rmsnorm, block_rows=2, programs_per_sm=4), x, w)
+    assert _grid_x(module) == 4
 
 
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])

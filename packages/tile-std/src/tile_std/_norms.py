@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import jax
 import jax.numpy as jnp
@@ -15,10 +16,13 @@ import tile_runner as tile
 from ._errors import KernelInputError
 from ._pallas import (
     CaseLike,
+    RowTiling,
     as_rows,
     compiler_params,
+    fori_loop,
     interpret_mode,
     load,
+    next_pow2,
     row_tiling,
     span,
     store,
@@ -54,42 +58,77 @@ def _masks(
     return (rows < n_rows) & (cols < n_cols), col_mask
 
 
-def _rmsnorm_kernel(
-    x_ref: jax.Array, w_ref: jax.Array, o_ref: jax.Array, *, n_rows: int, n_cols: int, eps: float
-) -> None:
-    block_rows, block_cols = x_ref.shape
-    mask, col_mask = _masks(block_rows, block_cols, n_rows, n_cols)
-    x = load(x_ref, mask).astype(jnp.float32)
-    w = load(w_ref, col_mask).astype(jnp.float32)[None, :]
-    # Padded columns load as 0, so they add nothing to the sum; divide by the true width.
+def _rms_rows(
+    x: jax.Array, w: jax.Array, *, n_cols: int, eps: float, col_mask: jax.Array | None = None
+) -> jax.Array:
+    """RMSNorm of float32 rows; w is (1, cols). Padded columns hold 0 and add nothing."""
     mean_sq = jnp.sum(x * x, axis=1, keepdims=True) / n_cols
-    y = x * lax.rsqrt(mean_sq + eps) * w
-    store(o_ref, y.astype(o_ref.dtype), mask)
+    return x * lax.rsqrt(mean_sq + eps) * w
 
 
-def _layernorm_kernel(
-    x_ref: jax.Array,
-    w_ref: jax.Array,
-    b_ref: jax.Array,
-    o_ref: jax.Array,
+def _ln_rows(
+    x: jax.Array,
+    w: jax.Array,
+    b: jax.Array,
     *,
-    n_rows: int,
     n_cols: int,
     eps: float,
-) -> None:
-    block_rows, block_cols = x_ref.shape
-    mask, col_mask = _masks(block_rows, block_cols, n_rows, n_cols)
-    x = load(x_ref, mask).astype(jnp.float32)
-    w = load(w_ref, col_mask).astype(jnp.float32)[None, :]
-    b = load(b_ref, col_mask).astype(jnp.float32)[None, :]
+    col_mask: jax.Array | None = None,
+) -> jax.Array:
+    """LayerNorm of float32 rows; w and b are (1, cols), col_mask marks the real columns."""
     mean = jnp.sum(x, axis=1, keepdims=True) / n_cols
     centered = x - mean
     if col_mask is not None:
         # Padded columns would contribute mean**2 each to the variance.
         centered = jnp.where(col_mask[None, :], centered, 0.0)
     var = jnp.sum(centered * centered, axis=1, keepdims=True) / n_cols
-    y = centered * lax.rsqrt(var + eps) * w + b
+    return centered * lax.rsqrt(var + eps) * w + b
+
+
+def _block_kernel(
+    x_ref: jax.Array,
+    *refs: jax.Array,
+    rows_fn: Callable[..., jax.Array],
+    n_rows: int,
+    n_cols: int,
+    eps: float,
+) -> None:
+    """One block of whole rows per program; the parameter vectors are loaded per program."""
+    *p_refs, o_ref = refs
+    block_rows, block_cols = x_ref.shape
+    mask, col_mask = _masks(block_rows, block_cols, n_rows, n_cols)
+    x = load(x_ref, mask).astype(jnp.float32)
+    params = [load(r, col_mask).astype(jnp.float32)[None, :] for r in p_refs]
+    y = rows_fn(x, *params, n_cols=n_cols, eps=eps, col_mask=col_mask)
     store(o_ref, y.astype(o_ref.dtype), mask)
+
+
+def _persistent_kernel(
+    x_ref: jax.Array,
+    *refs: jax.Array,
+    rows_fn: Callable[..., jax.Array],
+    block_rows: int,
+    programs: int,
+    eps: float,
+) -> None:
+    """A fixed grid of programs, each walking every `programs`-th block of rows in a loop.
+
+    The parameter vectors are loaded once per program and stay in registers, where the block
+    grid reloads them for every block (64 KiB per row of 8192 float32 weights and biases).
+    """
+    *p_refs, o_ref = refs
+    n_rows, n_cols = x_ref.shape
+    blocks = n_rows // block_rows
+    pid = pl.program_id(0)
+    params = [r[...].astype(jnp.float32)[None, :] for r in p_refs]
+
+    def body(i: jax.Array, carry: int) -> int:
+        rows = pl.ds(pl.multiple_of((pid + i * programs) * block_rows, block_rows), block_rows)
+        y = rows_fn(x_ref[rows, :].astype(jnp.float32), *params, n_cols=n_cols, eps=eps)
+        o_ref[rows, :] = y.astype(o_ref.dtype)
+        return carry
+
+    fori_loop(0, (blocks - pid + programs - 1) // programs, body, 0)
 
 
 def _check_params(kernel: str, x: jax.Array, *params: jax.Array) -> None:
@@ -102,29 +141,52 @@ def _check_params(kernel: str, x: jax.Array, *params: jax.Array) -> None:
             )
 
 
+@dataclass(frozen=True)
+class _Launch:
+    """How one row kernel call is launched: its tiling, and programs per SM when persistent."""
+
+    tiling: RowTiling
+    programs_per_sm: int | None
+
+
+def _persistent_fits(rows: jax.Array, t: RowTiling) -> bool:
+    """The loop walks whole blocks without masks: rows divide into blocks, columns unpadded."""
+    n_rows, n_cols = rows.shape
+    return n_rows % t.block_rows == 0 and n_cols == t.block_cols
+
+
 def _row_call(
     name: str,
-    kernel: Callable[..., None],
+    rows_fn: Callable[..., jax.Array],
     x: jax.Array,
     params: tuple[jax.Array, ...],
     *,
-    block_rows: int | None,
-    num_warps: int | None,
     eps: float,
+    launch: Callable[[jax.Array, bool], _Launch],
 ) -> jax.Array:
     rows = as_rows(x)
     n_rows, n_cols = rows.shape
     if rows.size == 0:
         return jnp.empty_like(x)
     interpret = interpret_mode()
-    t = row_tiling(
-        f"std/{name}",
-        n_rows,
-        n_cols,
-        interpret=interpret,
-        block_rows=block_rows,
-        num_warps=num_warps,
-    )
+    how = launch(rows, interpret)
+    t = how.tiling
+    out_shape = jax.ShapeDtypeStruct(rows.shape, x.dtype)
+    if how.programs_per_sm is not None and _persistent_fits(rows, t):
+        programs = min(n_rows // t.block_rows, how.programs_per_sm * _sm_count())
+        kernel = functools.partial(
+            _persistent_kernel, rows_fn=rows_fn, block_rows=t.block_rows, programs=programs, eps=eps
+        )
+        # Three stages, as measured (one stage timed the same at four programs per SM).
+        out = pl.pallas_call(
+            kernel,
+            out_shape=out_shape,
+            grid=(programs,),
+            interpret=interpret,
+            compiler_params=compiler_params(t.num_warps, 3),
+            name=f"std_{name}",
+        )(rows, *params)
+        return out.reshape(x.shape)
 
     def row_block(i: jax.Array) -> tuple[jax.Array, int]:
         return i, 0
@@ -134,9 +196,12 @@ def _row_call(
 
     x_spec = pl.BlockSpec((t.block_rows, t.block_cols), row_block)
     p_spec = pl.BlockSpec((t.block_cols,), whole)
+    kernel = functools.partial(
+        _block_kernel, rows_fn=rows_fn, n_rows=n_rows, n_cols=n_cols, eps=eps
+    )
     out = pl.pallas_call(
-        functools.partial(kernel, n_rows=n_rows, n_cols=n_cols, eps=eps),
-        out_shape=jax.ShapeDtypeStruct(rows.shape, x.dtype),
+        kernel,
+        out_shape=out_shape,
         grid=(pl.cdiv(n_rows, t.block_rows),),
         in_specs=[x_spec] + [p_spec] * len(params),
         out_specs=x_spec,
@@ -147,15 +212,56 @@ def _row_call(
     return out.reshape(x.shape)
 
 
-def _two_rows_eight_warps(x: jax.Array) -> bool:
-    """LayerNorm's tiling for 16-bit rows of up to 8192 on a GPU, measured on the H200.
+def _sm_count() -> int:
+    """Streaming multiprocessors of the default device (1 where JAX does not say, as on CPU)."""
+    return int(getattr(jax.devices()[0], "core_count", 0) or 1)  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
 
-    benchmarks/gpu/norm_sweep.py: at 16384x8192 bfloat16 two rows and 8 warps per program
-    took 154 µs against 196 µs for the shared row tiling (one row, 16 warps) and 161 µs for
-    XLA; at 4096x4096, 20.1 µs against 21.9 µs. For float32 the shared tiling was within 2% of
-    the best, so it stays.
+
+def _launcher(
+    name: str,
+    block_rows: int | None,
+    num_warps: int | None,
+    programs_per_sm: int | None,
+    auto: Callable[[int, int, int], _Launch | None] | None = None,
+) -> Callable[[jax.Array, bool], _Launch]:
+    """The launch for a call: the caller's values, else `auto`'s measured choice on a GPU,
+    else the shared row tiling."""
+    explicit = block_rows is not None or num_warps is not None or programs_per_sm is not None
+
+    def launch(rows: jax.Array, interpret: bool) -> _Launch:
+        n_rows, n_cols = rows.shape
+        if not explicit and not interpret and auto is not None:
+            chosen = auto(n_rows, n_cols, rows.dtype.itemsize)
+            if chosen is not None:
+                return chosen
+        t = row_tiling(
+            f"std/{name}",
+            n_rows,
+            n_cols,
+            interpret=interpret,
+            block_rows=block_rows,
+            num_warps=num_warps,
+        )
+        return _Launch(t, programs_per_sm)
+
+    return launch
+
+
+def _layernorm_auto(n_rows: int, n_cols: int, itemsize: int) -> _Launch | None:
+    """LayerNorm's own choices on a GPU where the shared row tiling measured slower.
+
+    16-bit rows of up to 8192: two rows and 8 warps per program (benchmarks/gpu/norm_sweep.py,
+    H200: 154 µs at 16384x8192 bfloat16 against 196 µs for the shared tiling and 161 µs for
+    XLA; 20.1 against 21.9 µs at 4096x4096). float32 rows of 8192: a persistent grid of two
+    programs per SM, one row and 8 warps (benchmarks/gpu/row_variants.py, H100: 366 µs at
+    16384x8192 against 392 µs for the block grid and 377 µs for XLA; at 4096 columns no
+    schedule tried beat the block grid).
     """
-    return not interpret_mode() and x.dtype.itemsize == 2 and x.shape[-1] <= 8192
+    if itemsize == 2 and n_cols <= 8192:
+        return _Launch(RowTiling(min(2, next_pow2(n_rows)), next_pow2(n_cols), 8), None)
+    if itemsize == 4 and 4096 < n_cols <= 8192:
+        return _Launch(RowTiling(1, next_pow2(n_cols), 8), 2)
+    return None
 
 
 @tile.recorded("std/rmsnorm")  # its calls are `std/rmsnorm`'s cases for `--from`
@@ -166,18 +272,16 @@ def rmsnorm(
     eps: float = RMSNORM_EPS,
     block_rows: int | None = None,
     num_warps: int | None = None,
+    programs_per_sm: int | None = None,
 ) -> jax.Array:
-    """x * rsqrt(mean(x^2) + eps) * weight over the last axis; block_rows whole rows per program."""
+    """x * rsqrt(mean(x^2) + eps) * weight over the last axis; block_rows whole rows per program.
+
+    `programs_per_sm` launches that many programs per SM, each looping over blocks of rows,
+    instead of one program per block.
+    """
     _check_params("std/rmsnorm", x, weight)
-    return _row_call(
-        "rmsnorm",
-        _rmsnorm_kernel,
-        x,
-        (weight,),
-        block_rows=block_rows,
-        num_warps=num_warps,
-        eps=eps,
-    )
+    launch = _launcher("rmsnorm", block_rows, num_warps, programs_per_sm)
+    return _row_call("rmsnorm", _rms_rows, x, (weight,), eps=eps, launch=launch)
 
 
 @tile.recorded("std/layernorm")  # its calls are `std/layernorm`'s cases for `--from`
@@ -189,21 +293,16 @@ def layernorm(
     eps: float = LAYERNORM_EPS,
     block_rows: int | None = None,
     num_warps: int | None = None,
+    programs_per_sm: int | None = None,
 ) -> jax.Array:
-    """(x - mean) * rsqrt(var + eps) * weight + bias over the last axis; whole rows per program."""
+    """(x - mean) * rsqrt(var + eps) * weight + bias over the last axis; whole rows per program.
+
+    `programs_per_sm` as for `rmsnorm`; without any launch value a GPU call takes
+    `_layernorm_auto`'s measured choice.
+    """
     _check_params("std/layernorm", x, weight, bias)
-    if block_rows is None and num_warps is None and _two_rows_eight_warps(x):
-        block_rows, num_warps = 2, 8
-    params = (weight, bias)
-    return _row_call(
-        "layernorm",
-        _layernorm_kernel,
-        x,
-        params,
-        block_rows=block_rows,
-        num_warps=num_warps,
-        eps=eps,
-    )
+    launch = _launcher("layernorm", block_rows, num_warps, programs_per_sm, _layernorm_auto)
+    return _row_call("layernorm", _ln_rows, x, (weight, bias), eps=eps, launch=launch)
 
 
 def rmsnorm_ref(x: jax.Array, weight: jax.Array, *, eps: float = RMSNORM_EPS) -> jax.Array:

@@ -36,11 +36,13 @@ from ._public import attention_grad, layernorm_grad, rmsnorm_grad, softmax_grad
 from ._softmax import softmax_bytes, softmax_flops, softmax_ref
 from ._tunables import (
     ATTENTION_TUNABLES,
+    LAYERNORM_TUNABLES,
     MATMUL_TUNABLES,
     ROW_TUNABLES,
     attention_fits,
     attention_tuned,
     attention_tuned_saving,
+    layernorm_fits,
     layernorm_tuned,
     matmul_fits,
     matmul_tuned,
@@ -271,9 +273,9 @@ tile.kernel(
     "std/layernorm",
     **_LAYERNORM,
     modes=_ROW_MODES,
-    tunables=ROW_TUNABLES,
+    tunables=LAYERNORM_TUNABLES,
     tuned_modes=_TUNED,
-    constraint=row_fits,
+    constraint=layernorm_fits,
     op="layernorm",
     impl="pallas",
 )(differentiable(layernorm_tuned, layernorm_ref, layernorm_grad))

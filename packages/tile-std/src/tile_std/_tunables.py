@@ -17,16 +17,18 @@ import tile_runner as tile
 from ._attention import AttentionTiling, attention, attention_saving
 from ._matmul import MatmulTiling, matmul
 from ._norms import layernorm, rmsnorm
-from ._pallas import next_pow2
+from ._pallas import next_pow2, row_tiling
 from ._softmax import softmax
 
 __all__ = [
     "ATTENTION_TUNABLES",
+    "LAYERNORM_TUNABLES",
     "MATMUL_TUNABLES",
     "ROW_TUNABLES",
     "attention_fits",
     "attention_tuned",
     "attention_tuned_saving",
+    "layernorm_fits",
     "layernorm_tuned",
     "matmul_fits",
     "matmul_tuned",
@@ -37,6 +39,11 @@ __all__ = [
 
 ROW_TUNABLES = tile.axes(block_rows=["auto", 1, 2, 4, 8], num_warps=["auto", 4, 8, 16])
 """Whole rows per program and warps per program for softmax, RMSNorm and LayerNorm."""
+LAYERNORM_TUNABLES = tile.axes(
+    block_rows=["auto", 1, 2, 4, 8], num_warps=["auto", 4, 8, 16], programs_per_sm=["auto", 2, 4]
+)
+"""ROW_TUNABLES, and a persistent grid of 2 or 4 programs per SM ("auto": one program per block,
+unless LayerNorm's own choice, with every value "auto", is persistent)."""
 MATMUL_TUNABLES = tile.axes(
     block=["auto", "128x256x64", "128x128x64", "64x256x64", "128x128x32", "64x128x64"],
     num_warps=[8, 4],
@@ -72,6 +79,20 @@ def row_fits(case: Any, config: Any) -> str | None:
     rows = config["block_rows"]
     if rows != "auto" and rows * next_pow2(case.shape[-1]) > _ROW_ELEMENTS_MAX:
         return f"{rows} rows of {next_pow2(case.shape[-1])} elements spill registers"
+    return None
+
+
+def layernorm_fits(case: Any, config: Any) -> str | None:
+    """`row_fits`, and a persistent grid walks whole blocks of unpadded rows only."""
+    reason = row_fits(case, config)
+    if reason is not None or config["programs_per_sm"] == "auto":
+        return reason
+    n_cols = case.shape[-1]
+    n_rows = case.size // n_cols
+    rows = _opt(config["block_rows"])
+    t = row_tiling("std/layernorm", n_rows, n_cols, interpret=False, block_rows=rows)
+    if n_cols != t.block_cols or n_rows % t.block_rows:
+        return f"a persistent grid needs {t.block_rows}-row blocks of power-of-two rows"
     return None
 
 
@@ -113,10 +134,23 @@ def rmsnorm_tuned(
 
 
 def layernorm_tuned(
-    x: jax.Array, w: jax.Array, b: jax.Array, *, block_rows: Any = "auto", num_warps: Any = "auto"
+    x: jax.Array,
+    w: jax.Array,
+    b: jax.Array,
+    *,
+    block_rows: Any = "auto",
+    num_warps: Any = "auto",
+    programs_per_sm: Any = "auto",
 ) -> jax.Array:
-    """LayerNorm with tunable rows and warps per program ("auto": its own choice)."""
-    return layernorm(x, w, b, block_rows=_opt(block_rows), num_warps=_opt(num_warps))
+    """LayerNorm with tunable rows, warps and persistent grid ("auto": its own choice)."""
+    return layernorm(
+        x,
+        w,
+        b,
+        block_rows=_opt(block_rows),
+        num_warps=_opt(num_warps),
+        programs_per_sm=_opt(programs_per_sm),
+    )
 
 
 def matmul_tuned(
