@@ -25,7 +25,11 @@
 # benchmarks/gpu/planted_ab.py, tile bench --against on identical code and planted slowdowns;
 # "runnerprofile" benchmarks/runner_profile.py, a cProfile of a warm one-case run's runner;
 # "pyc" benchmarks/gpu/pyc_probe.py, the sources a runner compiles at every import;
-# "firstop" benchmarks/gpu/first_op_probe.py, a fresh process's first use of the GPU).
+# "firstop" benchmarks/gpu/first_op_probe.py, a fresh process's first use of the GPU;
+# "rows" benchmarks/gpu/row_variants.py, row-kernel schedules beside XLA and tokamax, ROWS_ARGS
+# e.g. "--ops layernorm"; "mmsweep" benchmarks/gpu/matmul_sweep.py, matmul tilings beside XLA;
+# "alias" benchmarks/gpu/alias_probe.py, whether the cupti timer sees XLA's copy for an aliased
+# output).
 set -uo pipefail
 OUT=${OUT:-/tmp/tile-gpu-out}
 mkdir -p "$OUT"
@@ -38,6 +42,13 @@ if [ -d .whl/old ]; then
     deps=$(ls .whl/*.whl | grep -v '/tile_')
     python3 -m pip install -q --no-index --no-deps --no-cache-dir --upgrade \
         --target /tmp/site-old .whl/old/*.whl $deps || exit 1
+fi
+# .whl/anchors/: outside kernels to measure against (tokamax and the pure-Python packages it
+# imports), kept apart from tile's own site; benchmarks/gpu/standin/ fills in the one import
+# (qwix, for quantized arrays) the norms never use.
+if [ -d .whl/anchors ]; then
+    python3 -m pip install -q --no-index --no-deps --no-cache-dir --upgrade \
+        --target /tmp/anchors .whl/anchors/*.whl || echo "anchors not installed"
 fi
 # No TILE_* names for this script's own knobs: tile reads TILE_<SECTION>_<KEY> as config.
 # JAX must not grab 75% of the GPU up front: ncu and torch run beside it in this script.
@@ -106,6 +117,24 @@ if want breakdown; then
         python3 -m tile_cli compare /tmp/planted-base /tmp/planted-slow 2>&1 | tail -8
         cd - >/dev/null
     } 2>&1 | tee "$OUT/breakdown.txt"
+fi
+
+if want rows; then
+    stamp "row-kernel schedules against XLA and tokamax"
+    PYTHONPATH=/tmp/site:/tmp/anchors:$PWD/benchmarks/gpu/standin timeout "${ROWS_LIMIT_S:-300}" \
+        python3 benchmarks/gpu/row_variants.py ${ROWS_ARGS:-} 2>&1 | tee "$OUT/rows.txt"
+fi
+
+if want alias; then
+    stamp "aliased outputs: what the cupti timer sees"
+    PYTHONPATH=/tmp/site:/tmp/anchors:$PWD/benchmarks/gpu/standin timeout 150 \
+        python3 benchmarks/gpu/alias_probe.py 2>&1 | tee "$OUT/alias.txt"
+fi
+
+if want mmsweep; then
+    stamp "matmul tilings against XLA"
+    timeout "${MMSWEEP_LIMIT_S:-150}" python3 benchmarks/gpu/matmul_sweep.py ${MMSWEEP_ARGS:-} 2>&1 \
+        | tee "$OUT/mmsweep.txt"
 fi
 
 if want sweep; then

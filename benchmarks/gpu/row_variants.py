@@ -1,0 +1,334 @@
+"""Issue #37: can a differently shaped row kernel reach the anchors? For a GPU machine.
+
+tile-std's row kernels (LayerNorm, RMSNorm, softmax) load a block of whole rows per program,
+reduce, and store. At the bench shapes they sit at 68-84% of the copy ceiling on the H200, and
+`tile tune` over rows-per-program and warps cannot move them further. This script times, with
+tile's own timer, the shapes that change the schedule rather than the block:
+
+  xla          the jnp reference under jax.jit
+  lib          tile-std's kernel as shipped (its tuning for this device, if any)
+  tokamax      tokamax's Pallas-Triton layer_norm (norms only, when it imports)
+  r{R}w{W}     the shipped kernel's body with R rows and W warps per program
+  ...e         the same, loads marked evict_first (x is read once)
+  p{K}s{S}     persistent: K programs per SM walk the row blocks in a loop, so Triton can
+               prefetch the next block (S stages) while this one is reduced
+  c{C}         chunked (norms): two passes over C-column chunks, the second re-reading the
+               row from L2, so a program holds C columns instead of the row
+
+Usage: python benchmarks/gpu/row_variants.py [--ops layernorm,rmsnorm,softmax] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+from collections.abc import Callable
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import triton as plgpu
+
+import tile_runner as tile
+import tile_std
+from tile_std._norms import LAYERNORM_EPS, RMSNORM_EPS
+from tile_std._pallas import as_rows, compiler_params, fori_loop
+
+Math = Callable[[jax.Array, jax.Array, jax.Array, int], jax.Array]
+SHAPES = [(4096, 4096), (16384, 8192)]
+# On a CPU (to check the variants agree with XLA) Pallas interprets.
+INTERPRET = jax.default_backend() != "gpu"
+DTYPES = [jnp.bfloat16, jnp.float32]
+
+
+def _ln(x: jax.Array, w: jax.Array, b: jax.Array, n: int) -> jax.Array:
+    mean = jnp.sum(x, axis=1, keepdims=True) / n
+    c = x - mean
+    var = jnp.sum(c * c, axis=1, keepdims=True) / n
+    return c * lax.rsqrt(var + LAYERNORM_EPS) * w + b
+
+
+def _rms(x: jax.Array, w: jax.Array, b: jax.Array, n: int) -> jax.Array:
+    return x * lax.rsqrt(jnp.sum(x * x, axis=1, keepdims=True) / n + RMSNORM_EPS) * w
+
+
+def _softmax(x: jax.Array, w: jax.Array, b: jax.Array, n: int) -> jax.Array:
+    e = jnp.exp(x - jnp.max(x, axis=1, keepdims=True))
+    return e / jnp.sum(e, axis=1, keepdims=True)
+
+
+MATH: dict[str, Math] = {"layernorm": _ln, "rmsnorm": _rms, "softmax": _softmax}
+
+
+def _row_block(i: jax.Array) -> tuple[jax.Array, int]:
+    """Block i of whole rows."""
+    return i, 0
+
+
+def _whole_vector(i: jax.Array) -> tuple[int]:
+    """The whole parameter vector, for every block."""
+    return (0,)
+
+
+def _jitted(fn: Callable[..., jax.Array]) -> Callable[..., jax.Array]:
+    """jax.jit(fn), typed (jax.jit's signature names jaxlib's Device, which has no types)."""
+    return jax.jit(fn)  # pyright: ignore[reportUnknownMemberType]
+
+
+def _read(ref: jax.Array, evict: bool) -> jax.Array:
+    if evict:
+        # Kernel refs are annotated jax.Array here; jax annotates plgpu.load as taking its Ref type.
+        return plgpu.load(ref, eviction_policy="evict_first")  # pyright: ignore[reportArgumentType]
+    return ref[...]
+
+
+def blocked(
+    math: Math, x: jax.Array, w: jax.Array, b: jax.Array, *, r: int, warps: int, evict: bool = False
+) -> jax.Array:
+    """tile-std's schedule: one block of r whole rows per program (rows divide evenly here)."""
+    rows = as_rows(x)
+    n_rows, n = rows.shape
+
+    def kernel(x_ref: jax.Array, w_ref: jax.Array, b_ref: jax.Array, o_ref: jax.Array) -> None:
+        xv = _read(x_ref, evict).astype(jnp.float32)
+        y = math(xv, w_ref[...].astype(jnp.float32)[None], b_ref[...].astype(jnp.float32)[None], n)
+        o_ref[...] = y.astype(o_ref.dtype)
+
+    spec = pl.BlockSpec((r, n), _row_block)
+    vec = pl.BlockSpec((n,), _whole_vector)
+    return pl.pallas_call(
+        kernel,
+        out_shape=jax.ShapeDtypeStruct(rows.shape, x.dtype),
+        grid=(n_rows // r,),
+        in_specs=[spec, vec, vec],
+        out_specs=spec,
+        compiler_params=compiler_params(warps, 1),
+        name="variant_blocked",
+        interpret=INTERPRET,
+    )(rows, w, b).reshape(x.shape)
+
+
+def persistent(
+    math: Math,
+    x: jax.Array,
+    w: jax.Array,
+    b: jax.Array,
+    *,
+    r: int,
+    warps: int,
+    per_sm: int,
+    stages: int,
+) -> jax.Array:
+    """A fixed grid of per_sm programs per SM, each looping over every P-th block of r rows."""
+    rows = as_rows(x)
+    n_rows, n = rows.shape
+    blocks = n_rows // r
+    # jaxlib ships no types for its Device class: jax.devices() is a list of Unknown.
+    sms: int = getattr(jax.devices()[0], "core_count", 2)  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+    programs = min(blocks, per_sm * sms)
+
+    def kernel(x_ref: jax.Array, w_ref: jax.Array, b_ref: jax.Array, o_ref: jax.Array) -> None:
+        pid = pl.program_id(0)
+        wv = w_ref[...].astype(jnp.float32)[None]
+        bv = b_ref[...].astype(jnp.float32)[None]
+
+        def body(i: jax.Array, carry: int) -> int:
+            start = pl.multiple_of((pid + i * programs) * r, r)
+            xv = x_ref[pl.ds(start, r), :].astype(jnp.float32)
+            o_ref[pl.ds(start, r), :] = math(xv, wv, bv, n).astype(o_ref.dtype)
+            return carry
+
+        fori_loop(0, (blocks - pid + programs - 1) // programs, body, 0)
+
+    return pl.pallas_call(
+        kernel,
+        out_shape=jax.ShapeDtypeStruct(rows.shape, x.dtype),
+        grid=(programs,),
+        compiler_params=compiler_params(warps, stages),
+        name="variant_persistent",
+        interpret=INTERPRET,
+    )(rows, w, b).reshape(x.shape)
+
+
+def chunked(
+    op: str,
+    x: jax.Array,
+    w: jax.Array,
+    b: jax.Array,
+    *,
+    r: int,
+    warps: int,
+    chunk: int,
+    stages: int,
+) -> jax.Array:
+    """Norms in two passes over column chunks: sums first, then normalise re-reading x."""
+    rows = as_rows(x)
+    n_rows, n = rows.shape
+    steps = n // chunk
+    centre = op == "layernorm"
+
+    def kernel(x_ref: jax.Array, w_ref: jax.Array, b_ref: jax.Array, o_ref: jax.Array) -> None:
+        r0 = pl.multiple_of(pl.program_id(0) * r, r)
+
+        def cols(j: jax.Array) -> slice | pl.Slice:
+            return pl.ds(pl.multiple_of(j * chunk, chunk), chunk)
+
+        def sums(j: jax.Array, acc: tuple[jax.Array, jax.Array]) -> tuple[jax.Array, jax.Array]:
+            xv = x_ref[pl.ds(r0, r), cols(j)].astype(jnp.float32)
+            return acc[0] + xv, acc[1] + xv * xv
+
+        zero = jnp.zeros((r, chunk), jnp.float32)
+        s1, s2 = fori_loop(0, steps, sums, (zero, zero))
+        mean = jnp.sum(s1, axis=1, keepdims=True) / n if centre else 0.0
+        var = jnp.sum(s2, axis=1, keepdims=True) / n - mean * mean
+        eps = LAYERNORM_EPS if centre else RMSNORM_EPS
+        rstd = lax.rsqrt(jnp.maximum(var, 0.0) + eps)
+
+        def write(j: jax.Array, carry: int) -> int:
+            xv = x_ref[pl.ds(r0, r), cols(j)].astype(jnp.float32)
+            y = (xv - mean) * rstd * w_ref[cols(j)].astype(jnp.float32)[None]
+            if centre:
+                y = y + b_ref[cols(j)].astype(jnp.float32)[None]
+            o_ref[pl.ds(r0, r), cols(j)] = y.astype(o_ref.dtype)
+            return carry
+
+        fori_loop(0, steps, write, 0)
+
+    return pl.pallas_call(
+        kernel,
+        out_shape=jax.ShapeDtypeStruct(rows.shape, x.dtype),
+        grid=(n_rows // r,),
+        compiler_params=compiler_params(warps, stages),
+        name="variant_chunked",
+        interpret=INTERPRET,
+    )(rows, w, b).reshape(x.shape)
+
+
+def _rmsnorm(x: jax.Array, w: jax.Array, b: jax.Array) -> jax.Array:
+    return tile_std.rmsnorm(x, w)
+
+
+def _rmsnorm_ref(x: jax.Array, w: jax.Array, b: jax.Array) -> jax.Array:
+    return tile_std.rmsnorm_ref(x, w)
+
+
+def _softmax_lib(x: jax.Array, w: jax.Array, b: jax.Array) -> jax.Array:
+    return tile_std.softmax(x)
+
+
+def _softmax_ref(x: jax.Array, w: jax.Array, b: jax.Array) -> jax.Array:
+    return tile_std.softmax_ref(x)
+
+
+def _library(op: str) -> tuple[Callable[..., jax.Array], Callable[..., jax.Array]]:
+    """(tile-std's kernel, its reference), both taking (x, w, b)."""
+    if op == "layernorm":
+        return tile_std.layernorm, tile_std.layernorm_ref
+    if op == "rmsnorm":
+        return _rmsnorm, _rmsnorm_ref
+    return _softmax_lib, _softmax_ref
+
+
+def _tokamax(op: str) -> Callable[..., jax.Array] | None:
+    if op == "softmax":
+        return None
+    try:
+        import tokamax  # pyright: ignore[reportMissingImports]
+    except Exception as e:  # an anchor, not a requirement
+        print(f"  (tokamax not importable: {type(e).__name__}: {e})")
+        return None
+
+    # tokamax is optional and unresolved here, so its functions and their results are Unknown.
+    def layer_norm(x: jax.Array, w: jax.Array, b: jax.Array) -> jax.Array:
+        return tokamax.layer_norm(  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+            x, w, b, epsilon=LAYERNORM_EPS, implementation="triton"
+        )
+
+    def rms_norm(x: jax.Array, w: jax.Array, b: jax.Array) -> jax.Array:
+        return tokamax.layer_norm(  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+            x, w, None, epsilon=RMSNORM_EPS, subtract_mean=False, implementation="triton"
+        )
+
+    return layer_norm if op == "layernorm" else rms_norm
+
+
+def variants(op: str, quick: bool) -> dict[str, Callable[..., jax.Array]]:
+    lib, ref = _library(op)
+    math = MATH[op]
+    out: dict[str, Callable[..., jax.Array]] = {"xla": ref, "lib": lib}
+    anchor = _tokamax(op)
+    if anchor is not None:
+        out["tokamax"] = anchor
+    for r, warps in [(1, 4), (2, 4), (4, 4), (2, 8), (1, 8)]:
+        out[f"r{r}w{warps}"] = functools.partial(blocked, math, r=r, warps=warps)
+    for r, warps in [(2, 4), (2, 8)]:
+        out[f"r{r}w{warps}e"] = functools.partial(blocked, math, r=r, warps=warps, evict=True)
+    for r, warps, per_sm, stages in [
+        (1, 4, 4, 1),
+        (1, 4, 4, 3),
+        (2, 4, 4, 3),
+        (1, 8, 2, 3),
+        (2, 8, 2, 3),
+        (1, 4, 8, 2),
+    ][: 3 if quick else None]:
+        out[f"p{per_sm}s{stages}r{r}w{warps}"] = functools.partial(
+            persistent, math, r=r, warps=warps, per_sm=per_sm, stages=stages
+        )
+    if op != "softmax":
+        for r, warps, chunk, stages in [
+            (1, 4, 1024, 2),
+            (2, 4, 1024, 2),
+            (4, 4, 512, 2),
+            (1, 2, 512, 3),
+        ]:
+            out[f"c{chunk}r{r}w{warps}s{stages}"] = functools.partial(
+                chunked, op, r=r, warps=warps, chunk=chunk, stages=stages
+            )
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--ops", default="layernorm,rmsnorm,softmax")
+    parser.add_argument("--quick", action="store_true", help="fewer persistent variants")
+    parser.add_argument("--max-time", type=float, default=0.2)
+    args = parser.parse_args()
+    print(f"device: {jax.devices()[0].device_kind}, jax {jax.__version__}")  # pyright: ignore[reportUnknownMemberType]
+    for op in args.ops.split(","):
+        for shape in SHAPES:
+            for dtype in DTYPES:
+                _one(op, shape, dtype, args.quick, args.max_time)
+
+
+def _one(op: str, shape: tuple[int, int], dtype: jnp.dtype, quick: bool, max_time: float) -> None:
+    keys = jax.random.split(jax.random.key(0), 3)
+    x = jax.random.normal(keys[0], shape, dtype) + 0.5
+    w = jax.random.normal(keys[1], shape[-1:], dtype)
+    b = jax.random.normal(keys[2], shape[-1:], dtype)
+    nbytes = 2 * x.nbytes
+    found = variants(op, quick)
+    expected = _jitted(found["xla"])(x, w, b).astype(jnp.float32)
+    print(f"\n{op} {shape} {jnp.dtype(dtype).name}", flush=True)
+    xla = None
+    for name, fn in found.items():
+        try:
+            got = _jitted(fn)(x, w, b).astype(jnp.float32)
+            err = float(jnp.max(jnp.abs(got - expected)))
+            m = tile.measure(fn, x, w, b, max_time=max_time, min_runs=20)
+        except Exception as e:  # a schedule Triton refuses is a result too
+            print(f"  {name:>16}  failed: {type(e).__name__}: {str(e)[:160]}", flush=True)
+            continue
+        xla = xla or m.median
+        kernels = ""
+        if name == "tokamax" and m.kernels:
+            kernels = "  kernels: " + ", ".join(k.name[:40] for k in m.kernels)
+        print(
+            f"  {name:>16} {m.median * 1e6:8.1f} µs {nbytes / m.median / 1e9:6.0f} GB/s"
+            f"  x{m.median / xla:5.3f} of xla  err {err:.3g}{kernels}",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()
