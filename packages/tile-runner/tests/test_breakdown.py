@@ -9,7 +9,14 @@ import jax
 import jax.numpy as jnp
 import pytest
 
-from tile_runner._breakdown import KernelLog, hlo_origins, kernel_times, short_name
+from tile_runner._breakdown import (
+    KernelLog,
+    entry_copies,
+    hlo_origins,
+    kernel_times,
+    short_name,
+    unseen_copies_note,
+)
 
 
 def _calls(*per_call: list[tuple[str, float]]) -> list[tuple[str, float]]:
@@ -118,3 +125,36 @@ def test_short_names_are_demangled_and_bounded() -> None:
     assert short_name("_ZN7cutlass13device_kernelIN4cute6KernelEEEvT_") == "cutlass::device_kernel"
     assert short_name("_Z14softmax_kernelPfi") == "softmax_kernel"
     assert len(short_name("x" * 100)) == 40
+
+
+def _set_row(x: jax.Array) -> jax.Array:
+    # An in-place update of an argument: XLA copies the argument first unless it is donated.
+    return x.at[0].set(1.0)
+
+
+def test_copies_outside_any_kernel_are_found_in_real_hlo() -> None:
+    x = jnp.ones((256, 128), jnp.float32)
+    kept = jax.jit(_set_row).lower(x).compile().as_text() or ""  # pyright: ignore[reportUnknownMemberType]
+    donated = jax.jit(_set_row, donate_argnums=0).lower(x).compile().as_text() or ""  # pyright: ignore[reportUnknownMemberType]
+    [(name, size)] = entry_copies(kept)
+    assert name.startswith("copy") and size == 256 * 128 * 4
+    assert entry_copies(donated) == []
+
+
+def test_only_the_entry_computations_own_copies_count() -> None:
+    hlo = "\n".join([
+        "%fused (p: bf16[8]) -> bf16[8] {",
+        "  %copy.9 = bf16[8]{0} copy(%p)",
+        "}",
+        "ENTRY %main (x.1: bf16[4096,4096]) -> bf16[4096,4096] {",
+        "  %copy.3 = bf16[4096,4096]{1,0} copy(%x.1)",
+        '  ROOT %k = bf16[4096,4096]{1,0} custom-call(%copy.3), custom_call_target="t"',
+        "}",
+    ])  # fmt: skip
+    assert entry_copies(hlo) == [("copy.3", 4096 * 4096 * 2)]
+    note = unseen_copies_note(hlo, ["kernel"])
+    assert note is not None and "32.0 MiB" in note and "`copy.3`" in note
+    assert "--timer batched" in note
+    # A copy CUPTI saw launched as a kernel of that name is timed: nothing to say.
+    assert unseen_copies_note(hlo, ["copy_3", "kernel"]) is None
+    assert unseen_copies_note(None, ["kernel"]) is None

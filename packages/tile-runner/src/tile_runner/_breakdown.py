@@ -15,7 +15,14 @@ from collections.abc import Sequence
 from tile_protocol import KernelTime
 from tile_runner._stats import summarize
 
-__all__ = ["KernelLog", "hlo_origins", "kernel_times", "short_name"]
+__all__ = [
+    "KernelLog",
+    "entry_copies",
+    "hlo_origins",
+    "kernel_times",
+    "short_name",
+    "unseen_copies_note",
+]
 
 Launch = tuple[str, float]  # (kernel name, milliseconds), as CUPTI reports it
 # A kernel's CI needs less precision than the case's (whose CI drives the stopping rule and
@@ -194,3 +201,54 @@ def _library_origin(name: str, origins: dict[str, str]) -> str | None:
     if any(word in lowered for word in ("gemm", "nvjet", "xmma", "cutlass")):
         return origins.get(_LIBRARY)
     return None
+
+
+# ---------------------------------------------------------------- work no kernel timer sees
+
+_ENTRY = re.compile(r"^ENTRY\b.*$", re.M)
+_COPY = re.compile(r"^\s*(?:ROOT\s+)?%?([\w.\-]+)\s*=\s*(\w+)\[([\d,]*)\]\S*\s+copy\(")
+_ITEM_BYTES = {"pred": 1, "s8": 1, "u8": 1, "bf16": 2, "f16": 2, "s16": 2, "u16": 2, "f32": 4,
+               "s32": 4, "u32": 4, "f64": 8, "s64": 8, "u64": 8, "c64": 8, "c128": 16}  # fmt: skip
+
+
+def entry_copies(hlo: str) -> list[tuple[str, int]]:
+    """(instruction, bytes) of every `copy` the entry computation runs outside a fusion.
+
+    XLA runs such a copy as a device-to-device memcpy, not a kernel. The usual source: an
+    output aliased to an input (Pallas `input_output_aliases`) that the caller does not
+    donate, so XLA copies the input first to keep the caller's array intact.
+    """
+    entry = _ENTRY.search(hlo)
+    if entry is None:
+        return []
+    copies: list[tuple[str, int]] = []
+    for line in hlo[entry.end() :].splitlines():
+        if line.startswith("}"):
+            break
+        match = _COPY.match(line)
+        if match is None:
+            continue
+        name, dtype, dims = match.groups()
+        size = _ITEM_BYTES.get(dtype.lower(), 1)
+        for dim in filter(None, dims.split(",")):
+            size *= int(dim)
+        copies.append((name, size))
+    return copies
+
+
+def unseen_copies_note(hlo: str | None, kernels: Sequence[str]) -> str | None:
+    """What the `cupti` timer leaves out of a call whose HLO copies outside any kernel it saw
+    launched (`kernels`, by name), or None."""
+    seen = {_sanitized(k) for k in kernels}
+    unseen = [(n, b) for n, b in entry_copies(hlo or "") if _sanitized(n) not in seen]
+    if not unseen:
+        return None
+    total = sum(b for _, b in unseen)
+    names = ", ".join(f"`{n}`" for n, _ in unseen[:3]) + (" ..." if len(unseen) > 3 else "")
+    return (
+        f"XLA copies {total / 2**20:.1f} MiB on the device in each call ({names}) outside any "
+        "kernel: the cupti timer times kernels only, so the median leaves the copy out, and "
+        "the kernel after it may read its input from L2. An output aliased to an input the "
+        "call does not donate makes such a copy (Pallas `input_output_aliases`): donate the "
+        "input, or time the case with `--timer batched`, which includes it"
+    )

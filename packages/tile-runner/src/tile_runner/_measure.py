@@ -9,7 +9,7 @@ from typing import Any
 
 from tile_protocol import BenchSettings, KernelTime, Phases, Stats
 from tile_protocol.format import format_seconds
-from tile_runner._breakdown import KernelLog, kernel_times
+from tile_runner._breakdown import KernelLog, kernel_times, unseen_copies_note
 from tile_runner._compile import aot_compile, bind_static
 from tile_runner._errors import RunnerError
 from tile_runner._peaks import cache_bytes
@@ -351,6 +351,10 @@ def measure(  # noqa: PLR0913 (public call: its keyword options are documented)
         compiled, phases = result.compiled, result.phases
     timing = time_compiled(compiled, dynamic, settings, timer=chosen, warn=_warn)
     hlo = compiled.as_text() if timing.kernels is not None else None
+    if timing.kernels is not None:
+        note = unseen_copies_note(hlo, list(timing.kernels.times))
+        if note is not None:
+            _warn(note)
     return Measurement(
         samples=timing.samples,
         stats=timing.stats,

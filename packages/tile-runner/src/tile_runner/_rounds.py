@@ -25,7 +25,7 @@ from tile_protocol import (
     Work,
 )
 from tile_runner._api import Case, KernelDef, registry
-from tile_runner._breakdown import KernelLog, kernel_times
+from tile_runner._breakdown import KernelLog, kernel_times, unseen_copies_note
 from tile_runner._clock import Stopwatch
 from tile_runner._compile import Compiled, bind_static, cost_estimate, memory_estimate
 from tile_runner._context import CaseContext, Outcome
@@ -173,7 +173,7 @@ def send_bench(ctx: CaseContext, rounds: BenchRounds) -> Outcome:
             process_sizes=[len(p.samples) for p in prior] + [len(own)] if prior else None,
             accounting=_accounting(rounds.watch.accounting(), prior),
             config=rounds.config,
-            kernels=_breakdown(rounds, len(own), stats.median),
+            kernels=_breakdown(ctx, rounds, len(own), stats.median),
             op=op_info(rounds.kernel, registry().values()),
         )
     )
@@ -224,8 +224,11 @@ def _reference(
     )
 
 
-def _breakdown(rounds: BenchRounds, calls: int, median: float) -> list[KernelTime] | None:
-    """Every round's per-kernel times together, as the case's breakdown (cupti only)."""
+def _breakdown(
+    ctx: CaseContext, rounds: BenchRounds, calls: int, median: float
+) -> list[KernelTime] | None:
+    """Every round's per-kernel times together, as the case's breakdown (cupti only); warns
+    when the call also copies outside any kernel, which the cupti timer cannot see."""
     logs = [t.kernels for t in rounds.timings]
     if not logs or any(log is None for log in logs):
         return None
@@ -237,6 +240,9 @@ def _breakdown(rounds: BenchRounds, calls: int, median: float) -> list[KernelTim
         hlo = str(rounds.compiled.compiled.as_text())
     except Exception:  # no HLO text for this executable: the names stay, the origins go
         hlo = None
+    note = unseen_copies_note(hlo, list(merged.times))
+    if note is not None:
+        ctx.warn(note, rounds.rid)
     return kernel_times(merged, calls, median, hlo)
 
 
