@@ -29,7 +29,7 @@
 # "rows" benchmarks/gpu/row_variants.py, row-kernel schedules beside XLA and tokamax, ROWS_ARGS
 # e.g. "--ops layernorm"; "mmsweep" benchmarks/gpu/matmul_sweep.py, matmul tilings beside XLA;
 # "alias" benchmarks/gpu/alias_probe.py, whether the cupti timer sees XLA's copy for an aliased
-# output).
+# output; "attn" benchmarks/gpu/attention_anchor.py, tile-std's attention beside jax's own).
 set -uo pipefail
 OUT=${OUT:-/tmp/tile-gpu-out}
 mkdir -p "$OUT"
@@ -129,6 +129,12 @@ if want alias; then
     stamp "aliased outputs: what the cupti timer sees"
     PYTHONPATH=/tmp/site:/tmp/anchors:$PWD/benchmarks/gpu/standin timeout 150 \
         python3 benchmarks/gpu/alias_probe.py 2>&1 | tee "$OUT/alias.txt"
+fi
+
+if want attn; then
+    stamp "attention against jax's Pallas attention kernels"
+    timeout "${ATTN_LIMIT_S:-200}" python3 benchmarks/gpu/attention_anchor.py ${ATTN_ARGS:-} 2>&1 \
+        | tee "$OUT/attn.txt"
 fi
 
 if want mmsweep; then
