@@ -18,6 +18,7 @@ from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
+from _sweep import row_block
 from jax.experimental import pallas as pl
 
 import tile_runner as tile
@@ -28,16 +29,11 @@ from tile_std._pallas import compiler_params
 SHAPE = (4096, 4096)
 
 
-def _row_block(i: jax.Array) -> tuple[jax.Array, int]:
-    """Block i of whole rows."""
-    return i, 0
-
-
 def _double(alias: bool) -> Callable[[jax.Array], jax.Array]:
     def kernel(x_ref: jax.Array, o_ref: jax.Array) -> None:
         o_ref[...] = x_ref[...] * 2
 
-    spec = pl.BlockSpec((8, SHAPE[1]), _row_block)
+    spec = pl.BlockSpec((8, SHAPE[1]), row_block)
 
     def call(x: jax.Array) -> jax.Array:
         return pl.pallas_call(

@@ -21,16 +21,12 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+from _sweep import jitted
 
 import tile_runner as tile
 import tile_std
 
 SHAPES = [(4, 32, 1024, 128), (4, 32, 4096, 128)]
-
-
-def _jitted(fn: Callable[..., jax.Array]) -> Callable[..., jax.Array]:
-    """jax.jit(fn), typed (jax.jit's signature names jaxlib's Device, which has no types)."""
-    return jax.jit(fn)  # pyright: ignore[reportUnknownMemberType]
 
 
 def _mha(block_q: int | None, block_k: int | None, causal: bool) -> Callable[..., jax.Array]:
@@ -68,7 +64,7 @@ def _one(shape: tuple[int, int, int, int], causal: bool, max_time: float) -> Non
     qt, kt, vt = (jnp.swapaxes(t, 1, 2) for t in (q, k, v))
     ours = tile.measure(functools.partial(tile_std.attention, causal=causal), q, k, v,
                         max_time=max_time)  # fmt: skip
-    expected = _jitted(functools.partial(tile_std.attention, causal=causal))(q, k, v)
+    expected = jitted(functools.partial(tile_std.attention, causal=causal))(q, k, v)
     print(f"\n{'x'.join(map(str, shape))} bfloat16 causal={causal}")
     print(f"  {'tile-std':>18} {ours.median * 1e6:9.1f} µs")
     anchors: dict[str, Callable[..., jax.Array] | None] = {
@@ -81,7 +77,7 @@ def _one(shape: tuple[int, int, int, int], causal: bool, max_time: float) -> Non
         if fn is None:
             continue
         try:
-            got = jnp.swapaxes(_jitted(fn)(qt, kt, vt), 1, 2).astype(jnp.float32)
+            got = jnp.swapaxes(jitted(fn)(qt, kt, vt), 1, 2).astype(jnp.float32)
             err = float(jnp.max(jnp.abs(got - expected.astype(jnp.float32))))
             m = tile.measure(fn, qt, kt, vt, max_time=max_time)
         except Exception as e:  # a kernel this jax or device refuses is a result too

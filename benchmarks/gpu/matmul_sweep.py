@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import argparse
 import functools
-from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
+from _sweep import jitted
 
 import tile_runner as tile
 import tile_std
@@ -35,11 +35,6 @@ TILINGS = [
 ]
 
 
-def _jitted(fn: Callable[..., jax.Array]) -> Callable[..., jax.Array]:
-    """jax.jit(fn), typed (jax.jit's signature names jaxlib's Device, which has no types)."""
-    return jax.jit(fn)  # pyright: ignore[reportUnknownMemberType]
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--max-time", type=float, default=0.3)
@@ -50,7 +45,7 @@ def main() -> None:
         a = jax.random.normal(ka, (n, n), jnp.bfloat16)
         b = jax.random.normal(kb, (n, n), jnp.bfloat16)
         flops = 2.0 * n**3
-        expected = _jitted(tile_std.matmul_ref)(a, b).astype(jnp.float32)
+        expected = jitted(tile_std.matmul_ref)(a, b).astype(jnp.float32)
         xla = tile.measure(tile_std.matmul_ref, a, b, max_time=args.max_time).median
         print(
             f"\n{n}^3 bfloat16\n  {'xla':>24} {xla * 1e6:8.1f} µs {flops / xla / 1e12:5.0f} TFLOP/s"
@@ -61,7 +56,7 @@ def main() -> None:
             )
             fn = functools.partial(tile_std.matmul, tiling=t)
             try:
-                got = _jitted(fn)(a, b).astype(jnp.float32)
+                got = jitted(fn)(a, b).astype(jnp.float32)
                 err = float(jnp.max(jnp.abs(got - expected)) / jnp.max(jnp.abs(expected)))
                 m = tile.measure(fn, a, b, max_time=args.max_time)
             except Exception as e:  # a tiling Triton refuses (shared memory) is a result too

@@ -21,6 +21,7 @@ from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
+from _sweep import jitted, row_block, whole_vector
 from jax import lax
 from jax.experimental import pallas as pl
 
@@ -32,21 +33,6 @@ from tile_std._norms import LAYERNORM_EPS, _masks  # pyright: ignore[reportPriva
 from tile_std._pallas import as_rows, compiler_params, load, row_tiling, store
 
 SHAPES = [((16384, 8192), jnp.bfloat16), ((16384, 8192), jnp.float32), ((4096, 4096), jnp.bfloat16)]
-
-
-def _row_block(i: jax.Array) -> tuple[jax.Array, int]:
-    """Block i of whole rows."""
-    return i, 0
-
-
-def _whole_vector(i: jax.Array) -> tuple[int]:
-    """The whole parameter vector, for every block."""
-    return (0,)
-
-
-def _jitted(fn: Callable[..., jax.Array]) -> Callable[..., jax.Array]:
-    """jax.jit(fn), typed (jax.jit's signature names jaxlib's Device, which has no types)."""
-    return jax.jit(fn)  # pyright: ignore[reportUnknownMemberType]
 
 
 def _one_pass_kernel(
@@ -77,8 +63,8 @@ def one_pass(
     rows = as_rows(x)
     n_rows, n_cols = rows.shape
     t = row_tiling("sweep", n_rows, n_cols, interpret=False, block_rows=block_rows)
-    x_spec = pl.BlockSpec((t.block_rows, t.block_cols), _row_block)
-    p_spec = pl.BlockSpec((t.block_cols,), _whole_vector)
+    x_spec = pl.BlockSpec((t.block_rows, t.block_cols), row_block)
+    p_spec = pl.BlockSpec((t.block_cols,), whole_vector)
     kernel = functools.partial(_one_pass_kernel, n_rows=n_rows, n_cols=n_cols, eps=LAYERNORM_EPS)
     return pl.pallas_call(
         kernel,
@@ -115,7 +101,7 @@ def main() -> None:
         print(f"\n{shape} {jnp.dtype(dtype).name}")
         for name, fn in variants.items():
             try:
-                got = _jitted(fn)(x, w, b)
+                got = jitted(fn)(x, w, b)
                 err = float(
                     jnp.max(jnp.abs(got.astype(jnp.float32) - expected.astype(jnp.float32)))
                 )

@@ -31,6 +31,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+from _sweep import jitted, row_block, whole_vector
 from jax import lax
 from jax.experimental import pallas as pl
 from jax.experimental.pallas import triton as plgpu
@@ -66,21 +67,6 @@ def _softmax(x: jax.Array, w: jax.Array, b: jax.Array, n: int) -> jax.Array:
 MATH: dict[str, Math] = {"layernorm": _ln, "rmsnorm": _rms, "softmax": _softmax}
 
 
-def _row_block(i: jax.Array) -> tuple[jax.Array, int]:
-    """Block i of whole rows."""
-    return i, 0
-
-
-def _whole_vector(i: jax.Array) -> tuple[int]:
-    """The whole parameter vector, for every block."""
-    return (0,)
-
-
-def _jitted(fn: Callable[..., jax.Array]) -> Callable[..., jax.Array]:
-    """jax.jit(fn), typed (jax.jit's signature names jaxlib's Device, which has no types)."""
-    return jax.jit(fn)  # pyright: ignore[reportUnknownMemberType]
-
-
 def _read(ref: jax.Array, evict: bool) -> jax.Array:
     if evict:
         # Kernel refs are annotated jax.Array here; jax annotates plgpu.load as taking its Ref type.
@@ -100,8 +86,8 @@ def blocked(
         y = math(xv, w_ref[...].astype(jnp.float32)[None], b_ref[...].astype(jnp.float32)[None], n)
         o_ref[...] = y.astype(o_ref.dtype)
 
-    spec = pl.BlockSpec((r, n), _row_block)
-    vec = pl.BlockSpec((n,), _whole_vector)
+    spec = pl.BlockSpec((r, n), row_block)
+    vec = pl.BlockSpec((n,), whole_vector)
     return pl.pallas_call(
         kernel,
         out_shape=jax.ShapeDtypeStruct(rows.shape, x.dtype),
@@ -318,12 +304,12 @@ def _one(
     b = jax.random.normal(keys[2], shape[-1:], dtype)
     nbytes = 2 * x.nbytes
     found = variants(op, *which)
-    expected = _jitted(found["xla"])(x, w, b).astype(jnp.float32)
+    expected = jitted(found["xla"])(x, w, b).astype(jnp.float32)
     print(f"\n{op} {shape} {jnp.dtype(dtype).name}", flush=True)
     xla = None
     for name, fn in found.items():
         try:
-            got = _jitted(fn)(x, w, b).astype(jnp.float32)
+            got = jitted(fn)(x, w, b).astype(jnp.float32)
             err = float(jnp.max(jnp.abs(got - expected)))
             m = tile.measure(fn, x, w, b, max_time=max_time, min_runs=20)
         except Exception as e:  # a schedule Triton refuses is a result too
