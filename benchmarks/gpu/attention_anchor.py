@@ -33,7 +33,8 @@ def _mha(block_q: int | None, block_k: int | None, causal: bool) -> Callable[...
     from jax.experimental.pallas.ops.gpu import attention as jax_attention
 
     sizes: Any = jax_attention.BlockSizes  # jax's own dataclass, left untyped by its stubs
-    blocks = sizes() if block_q is None else sizes(block_q=block_q, block_k=block_k)
+    # jax's defaults, as mha's signature gives them, when no block sizes are asked for.
+    blocks = sizes(block_q=block_q or 128, block_k=block_k or 128)
 
     def call(q: jax.Array, k: jax.Array, v: jax.Array) -> jax.Array:
         scale = 1.0 / math.sqrt(q.shape[-1])

@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import functools
 import importlib
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -288,6 +289,8 @@ def main() -> None:
     parser.add_argument("--anchors", action="store_true", help="xla, lib and tokamax only")
     parser.add_argument("--max-time", type=float, default=0.2)
     args = parser.parse_args()
+    # tokamax reads absl flags from sys.argv at its first call, and refuses this script's own.
+    sys.argv = sys.argv[:1]
     print(f"device: {jax.devices()[0].device_kind}, jax {jax.__version__}")  # pyright: ignore[reportUnknownMemberType]
     for op in args.ops.split(","):
         for shape in SHAPES:

@@ -244,6 +244,7 @@ def _aliased_double(a: jax.Array) -> jax.Array:
 
 
 @pytest.mark.gpu
+@pytest.mark.filterwarnings("ignore:The Pallas Triton backend is deprecated:DeprecationWarning")
 def test_cupti_says_when_a_copy_outside_the_kernels_goes_untimed_on_gpu() -> None:
     # XLA copies the undonated input before the aliased call, as a memcpy CUPTI's kernel
     # records do not hold (H100: 18.4 us under cupti, 93.7 us batched; alias_probe.py).
