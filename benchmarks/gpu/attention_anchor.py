@@ -4,7 +4,7 @@ At tile-std's bench shapes (batch x heads x seq x head_dim, bfloat16, causal and
 times, with tile's own timer, tile-std's `attention` (its shipped default), jax's
 `jax.experimental.pallas.ops.gpu.attention.mha` (the Triton-lowered flash attention, at its
 default blocks and at 64x64 and 128x64) and, where it imports and runs, jax's Mosaic GPU
-`attention_mgpu.attention` (for Hopper), each on the same inputs in the layout it takes
+`attention_mgpu.attention` (for Hopper; 64-row query blocks, 128 or 64 keys), each on the same inputs in the layout it takes
 (transposed outside the timed call), with its ratio to tile-std's time and its largest
 difference from tile-std's output.
 
@@ -43,17 +43,18 @@ def _mha(block_q: int | None, block_k: int | None, causal: bool) -> Callable[...
     return call
 
 
-def _mgpu(causal: bool) -> Callable[..., jax.Array] | None:
+def _mgpu(block_kv: int, causal: bool) -> Callable[..., jax.Array] | None:
+    """jax's Mosaic GPU attention (Hopper) with 64-row query blocks, as its own sweep uses."""
     try:
         from jax.experimental.pallas.ops.gpu import attention_mgpu
     except Exception as e:  # an anchor, not a requirement
         print(f"  (attention_mgpu not importable: {type(e).__name__}: {e})")
         return None
     mod: Any = attention_mgpu
-    config = mod.TuningConfig(block_q=64, block_kv=64, max_concurrent_steps=2)
+    config = mod.TuningConfig(block_q=64, block_kv=block_kv, max_concurrent_steps=2, causal=causal)
 
     def call(q: jax.Array, k: jax.Array, v: jax.Array) -> jax.Array:
-        return mod.attention(q, k, v, config, causal=causal)
+        return mod.attention(q, k, v, config)
 
     return call
 
@@ -72,7 +73,8 @@ def _one(shape: tuple[int, int, int, int], causal: bool, max_time: float) -> Non
         "mha default": _mha(None, None, causal),
         "mha 64x64": _mha(64, 64, causal),
         "mha 128x64": _mha(128, 64, causal),
-        "attention_mgpu": _mgpu(causal),
+        "mgpu 64x128": _mgpu(128, causal),
+        "mgpu 64x64": _mgpu(64, causal),
     }
     for name, fn in anchors.items():
         if fn is None:
