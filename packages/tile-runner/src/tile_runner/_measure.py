@@ -350,8 +350,9 @@ def measure(  # noqa: PLR0913 (public call: its keyword options are documented)
         result = aot_compile(bound, dynamic)
         compiled, phases = result.compiled, result.phases
     timing = time_compiled(compiled, dynamic, settings, timer=chosen, warn=_warn)
-    hlo = compiled.as_text() if timing.kernels is not None else None
-    if timing.kernels is not None:
+    hlo = None
+    if timing.kernels is not None:  # the cupti timer: the HLO names its kernels and copies
+        hlo = compiled.as_text()
         note = unseen_copies_note(hlo, list(timing.kernels.times))
         if note is not None:
             _warn(note)

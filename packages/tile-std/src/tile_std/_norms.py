@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import jax
 import jax.numpy as jnp
@@ -22,7 +21,6 @@ from ._pallas import (
     fori_loop,
     interpret_mode,
     load,
-    next_pow2,
     row_tiling,
     span,
     store,
@@ -141,18 +139,14 @@ def _check_params(kernel: str, x: jax.Array, *params: jax.Array) -> None:
             )
 
 
-@dataclass(frozen=True)
-class _Launch:
-    """How one row kernel call is launched: its tiling, and programs per SM when persistent."""
-
-    tiling: RowTiling
-    programs_per_sm: int | None
-
-
-def _persistent_fits(rows: jax.Array, t: RowTiling) -> bool:
-    """The loop walks whole blocks without masks: rows divide into blocks, columns unpadded."""
-    n_rows, n_cols = rows.shape
+def persistent_fits(n_rows: int, n_cols: int, t: RowTiling) -> bool:
+    """The persistent loop walks whole blocks without masks: rows divide into blocks of
+    `t.block_rows`, and the columns need no padding."""
     return n_rows % t.block_rows == 0 and n_cols == t.block_cols
+
+
+# The values a call may give for its launch: block_rows, num_warps, programs_per_sm.
+_LaunchValues = tuple[int | None, int | None, int | None]
 
 
 def _row_call(
@@ -162,18 +156,26 @@ def _row_call(
     params: tuple[jax.Array, ...],
     *,
     eps: float,
-    launch: Callable[[jax.Array, bool], _Launch],
+    given: _LaunchValues,
+    auto: Callable[[int, int], _LaunchValues | None] | None = None,
 ) -> jax.Array:
+    """Normalise x's rows with `rows_fn`, launched as `given`; with nothing given on a GPU,
+    as `auto(n_cols, itemsize)` chooses, else by the shared row tiling."""
     rows = as_rows(x)
     n_rows, n_cols = rows.shape
     if rows.size == 0:
         return jnp.empty_like(x)
     interpret = interpret_mode()
-    how = launch(rows, interpret)
-    t = how.tiling
+    if given == (None, None, None) and not interpret and auto is not None:
+        given = auto(n_cols, x.dtype.itemsize) or given
+    block_rows, num_warps, programs_per_sm = given
+    t = row_tiling(
+        f"std/{name}", n_rows, n_cols, interpret=interpret, block_rows=block_rows,
+        num_warps=num_warps,
+    )  # fmt: skip
     out_shape = jax.ShapeDtypeStruct(rows.shape, x.dtype)
-    if how.programs_per_sm is not None and _persistent_fits(rows, t):
-        programs = min(n_rows // t.block_rows, how.programs_per_sm * _sm_count())
+    if programs_per_sm is not None and persistent_fits(n_rows, n_cols, t):
+        programs = min(n_rows // t.block_rows, programs_per_sm * _sm_count())
         kernel = functools.partial(
             _persistent_kernel, rows_fn=rows_fn, block_rows=t.block_rows, programs=programs, eps=eps
         )
@@ -217,37 +219,7 @@ def _sm_count() -> int:
     return int(getattr(jax.devices()[0], "core_count", 0) or 1)  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
 
 
-def _launcher(
-    name: str,
-    block_rows: int | None,
-    num_warps: int | None,
-    programs_per_sm: int | None,
-    auto: Callable[[int, int, int], _Launch | None] | None = None,
-) -> Callable[[jax.Array, bool], _Launch]:
-    """The launch for a call: the caller's values, else `auto`'s measured choice on a GPU,
-    else the shared row tiling."""
-    explicit = block_rows is not None or num_warps is not None or programs_per_sm is not None
-
-    def launch(rows: jax.Array, interpret: bool) -> _Launch:
-        n_rows, n_cols = rows.shape
-        if not explicit and not interpret and auto is not None:
-            chosen = auto(n_rows, n_cols, rows.dtype.itemsize)
-            if chosen is not None:
-                return chosen
-        t = row_tiling(
-            f"std/{name}",
-            n_rows,
-            n_cols,
-            interpret=interpret,
-            block_rows=block_rows,
-            num_warps=num_warps,
-        )
-        return _Launch(t, programs_per_sm)
-
-    return launch
-
-
-def _layernorm_auto(n_rows: int, n_cols: int, itemsize: int) -> _Launch | None:
+def _layernorm_auto(n_cols: int, itemsize: int) -> _LaunchValues | None:
     """LayerNorm's own choices on a GPU where the shared row tiling measured slower.
 
     16-bit rows of up to 8192: two rows and 8 warps per program (benchmarks/gpu/norm_sweep.py,
@@ -258,9 +230,9 @@ def _layernorm_auto(n_rows: int, n_cols: int, itemsize: int) -> _Launch | None:
     schedule tried beat the block grid).
     """
     if itemsize == 2 and n_cols <= 8192:
-        return _Launch(RowTiling(min(2, next_pow2(n_rows)), next_pow2(n_cols), 8), None)
+        return 2, 8, None
     if itemsize == 4 and 4096 < n_cols <= 8192:
-        return _Launch(RowTiling(1, next_pow2(n_cols), 8), 2)
+        return 1, 8, 2
     return None
 
 
@@ -280,8 +252,8 @@ def rmsnorm(
     instead of one program per block.
     """
     _check_params("std/rmsnorm", x, weight)
-    launch = _launcher("rmsnorm", block_rows, num_warps, programs_per_sm)
-    return _row_call("rmsnorm", _rms_rows, x, (weight,), eps=eps, launch=launch)
+    given = (block_rows, num_warps, programs_per_sm)
+    return _row_call("rmsnorm", _rms_rows, x, (weight,), eps=eps, given=given)
 
 
 @tile.recorded("std/layernorm")  # its calls are `std/layernorm`'s cases for `--from`
@@ -301,8 +273,10 @@ def layernorm(
     `_layernorm_auto`'s measured choice.
     """
     _check_params("std/layernorm", x, weight, bias)
-    launch = _launcher("layernorm", block_rows, num_warps, programs_per_sm, _layernorm_auto)
-    return _row_call("layernorm", _ln_rows, x, (weight, bias), eps=eps, launch=launch)
+    given = (block_rows, num_warps, programs_per_sm)
+    return _row_call(
+        "layernorm", _ln_rows, x, (weight, bias), eps=eps, given=given, auto=_layernorm_auto
+    )
 
 
 def rmsnorm_ref(x: jax.Array, weight: jax.Array, *, eps: float = RMSNORM_EPS) -> jax.Array:

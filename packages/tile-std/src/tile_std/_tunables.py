@@ -16,7 +16,7 @@ import tile_runner as tile
 
 from ._attention import AttentionTiling, attention, attention_saving
 from ._matmul import MatmulTiling, matmul
-from ._norms import layernorm, rmsnorm
+from ._norms import layernorm, persistent_fits, rmsnorm
 from ._pallas import next_pow2, row_tiling
 from ._softmax import softmax
 
@@ -91,7 +91,7 @@ def layernorm_fits(case: Any, config: Any) -> str | None:
     n_rows = case.size // n_cols
     rows = _opt(config["block_rows"])
     t = row_tiling("std/layernorm", n_rows, n_cols, interpret=False, block_rows=rows)
-    if n_cols != t.block_cols or n_rows % t.block_rows:
+    if not persistent_fits(n_rows, n_cols, t):
         return f"a persistent grid needs {t.block_rows}-row blocks of power-of-two rows"
     return None
 
