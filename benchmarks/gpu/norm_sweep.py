@@ -28,33 +28,21 @@ from jax.experimental import pallas as pl
 import tile_runner as tile
 import tile_std
 
-# Variants of tile-std's own LayerNorm kernel: its private masks, as the kernel takes them.
-from tile_std._norms import LAYERNORM_EPS, _masks  # pyright: ignore[reportPrivateUsage]
-from tile_std._pallas import as_rows, compiler_params, load, row_tiling, store
+# A variant of tile-std's own LayerNorm: its private block kernel, with other row math.
+from tile_std._norms import LAYERNORM_EPS, _block_kernel  # pyright: ignore[reportPrivateUsage]
+from tile_std._pallas import as_rows, compiler_params, row_tiling
 
 SHAPES = [((16384, 8192), jnp.bfloat16), ((16384, 8192), jnp.float32), ((4096, 4096), jnp.bfloat16)]
 
 
-def _one_pass_kernel(
-    x_ref: jax.Array,
-    w_ref: jax.Array,
-    b_ref: jax.Array,
-    o_ref: jax.Array,
-    *,
-    n_rows: int,
-    n_cols: int,
-    eps: float,
-) -> None:
-    block_rows, block_cols = x_ref.shape
-    mask, col_mask = _masks(block_rows, block_cols, n_rows, n_cols)
-    x = load(x_ref, mask).astype(jnp.float32)
-    w = load(w_ref, col_mask).astype(jnp.float32)[None, :]
-    b = load(b_ref, col_mask).astype(jnp.float32)[None, :]
+def _one_pass_rows(
+    x: jax.Array, w: jax.Array, b: jax.Array, *, n_cols: int, eps: float, col_mask: jax.Array | None
+) -> jax.Array:
+    """LayerNorm from one pass of sums: var = E[x^2] - mean^2 (padded columns load as 0)."""
     mean = jnp.sum(x, axis=1, keepdims=True) / n_cols
     mean_sq = jnp.sum(x * x, axis=1, keepdims=True) / n_cols
     var = jnp.maximum(mean_sq - mean * mean, 0.0)
-    y = (x - mean) * lax.rsqrt(var + eps) * w + b
-    store(o_ref, y.astype(o_ref.dtype), mask)
+    return (x - mean) * lax.rsqrt(var + eps) * w + b
 
 
 def one_pass(
@@ -65,7 +53,9 @@ def one_pass(
     t = row_tiling("sweep", n_rows, n_cols, interpret=False, block_rows=block_rows)
     x_spec = pl.BlockSpec((t.block_rows, t.block_cols), row_block)
     p_spec = pl.BlockSpec((t.block_cols,), whole_vector)
-    kernel = functools.partial(_one_pass_kernel, n_rows=n_rows, n_cols=n_cols, eps=LAYERNORM_EPS)
+    kernel = functools.partial(
+        _block_kernel, rows_fn=_one_pass_rows, n_rows=n_rows, n_cols=n_cols, eps=LAYERNORM_EPS
+    )
     return pl.pallas_call(
         kernel,
         out_shape=jax.ShapeDtypeStruct(rows.shape, x.dtype),
