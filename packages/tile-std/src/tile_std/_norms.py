@@ -173,21 +173,10 @@ def _row_call(
         f"std/{name}", n_rows, n_cols, interpret=interpret, block_rows=block_rows,
         num_warps=num_warps,
     )  # fmt: skip
-    out_shape = jax.ShapeDtypeStruct(rows.shape, x.dtype)
     if programs_per_sm is not None and persistent_fits(n_rows, n_cols, t):
-        programs = min(n_rows // t.block_rows, programs_per_sm * _sm_count())
-        kernel = functools.partial(
-            _persistent_kernel, rows_fn=rows_fn, block_rows=t.block_rows, programs=programs, eps=eps
+        out = _persistent_call(
+            name, rows_fn, rows, params, t=t, programs_per_sm=programs_per_sm, eps=eps
         )
-        # Three stages, as measured (one stage timed the same at four programs per SM).
-        out = pl.pallas_call(
-            kernel,
-            out_shape=out_shape,
-            grid=(programs,),
-            interpret=interpret,
-            compiler_params=compiler_params(t.num_warps, 3),
-            name=f"std_{name}",
-        )(rows, *params)
         return out.reshape(x.shape)
 
     def row_block(i: jax.Array) -> tuple[jax.Array, int]:
@@ -203,7 +192,7 @@ def _row_call(
     )
     out = pl.pallas_call(
         kernel,
-        out_shape=out_shape,
+        out_shape=jax.ShapeDtypeStruct(rows.shape, x.dtype),
         grid=(pl.cdiv(n_rows, t.block_rows),),
         in_specs=[x_spec] + [p_spec] * len(params),
         out_specs=x_spec,
@@ -212,6 +201,32 @@ def _row_call(
         name=f"std_{name}",
     )(rows, *params)
     return out.reshape(x.shape)
+
+
+def _persistent_call(
+    name: str,
+    rows_fn: Callable[..., jax.Array],
+    rows: jax.Array,
+    params: tuple[jax.Array, ...],
+    *,
+    t: RowTiling,
+    programs_per_sm: int,
+    eps: float,
+) -> jax.Array:
+    """`rows` normalised by `programs_per_sm` programs per SM, each looping over its blocks."""
+    programs = min(rows.shape[0] // t.block_rows, programs_per_sm * _sm_count())
+    kernel = functools.partial(
+        _persistent_kernel, rows_fn=rows_fn, block_rows=t.block_rows, programs=programs, eps=eps
+    )
+    # Three stages, as measured (one stage timed the same at four programs per SM).
+    return pl.pallas_call(
+        kernel,
+        out_shape=jax.ShapeDtypeStruct(rows.shape, rows.dtype),
+        grid=(programs,),
+        interpret=interpret_mode(),
+        compiler_params=compiler_params(t.num_warps, 3),
+        name=f"std_{name}",
+    )(rows, *params)
 
 
 def _sm_count() -> int:
