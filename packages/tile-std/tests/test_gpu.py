@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import jax
+import jax.numpy as jnp
 import pytest
 
 import tile_runner as tile
 import tile_std
+import tile_std._tunables as tile_std_tunables
+from tile_std._matmul_hopper import on_hopper
+
+from .conftest import rel_l2
 
 pytestmark = [
     pytest.mark.gpu,
@@ -48,3 +53,35 @@ def test_gpu_pallas_backward_matches_autodiff_of_the_reference(name: str, case: 
     args = run.inputs(case, jax.random.key(0))
     result = tile.check(run.fn, run.check_reference, *args, tol=kdef.tol, gradients=True)
     assert result.passed, f"{case.id}: {result.message}"
+
+
+_HOPPER_ONLY = pytest.mark.skipif(not on_hopper(), reason="needs an sm90 GPU (wgmma)")
+
+
+@_HOPPER_ONLY
+@pytest.mark.parametrize("block", ["wgmma:64x256x64", "wgmma:128x128x64"])
+@pytest.mark.parametrize("stages", [3, 4])
+def test_hopper_matmul_matches_reference_on_sm90(block: str, stages: int):
+    # 512x768 is 4x3 program tiles of 128x256 for 132 programs: most programs idle, some walk
+    # one tile; K of 1024 runs the pipeline round several times.
+    ka, kb = jax.random.split(jax.random.key(0))
+    a = jax.random.normal(ka, (512, 1024), jnp.bfloat16)
+    b = jax.random.normal(kb, (1024, 768), jnp.bfloat16)
+    out = tile_std_tunables.matmul_tuned(a, b, block=block, num_stages=stages)
+    ref = tile_std.matmul_ref(a.astype(jnp.float32), b.astype(jnp.float32))
+    err = rel_l2(out, ref)
+    assert err < 1e-2, f"{block} s{stages}: relative error {err:.3g}"
+
+
+def _matmul_hlo(a: jax.Array, b: jax.Array) -> str:
+    return jax.jit(tile_std.matmul).lower(a, b).as_text()  # pyright: ignore[reportUnknownMemberType]
+
+
+@_HOPPER_ONLY
+def test_default_matmul_on_sm90_is_the_mosaic_gpu_kernel():
+    a = jnp.ones((1024, 512), jnp.bfloat16)
+    b = jnp.ones((512, 1024), jnp.bfloat16)
+    text = _matmul_hlo(a, b)
+    assert "mosaic_gpu" in text, text[:2000]
+    ragged = jnp.ones((1000, 512), jnp.bfloat16)  # not in 128-row program tiles: Triton's
+    assert "mosaic_gpu" not in _matmul_hlo(ragged, b)

@@ -9,6 +9,7 @@ from ._attention import AttentionTiling, attention_ref
 from ._bandwidth import add_ref, copy_ref, scale_ref
 from ._errors import KernelInputError
 from ._matmul import MatmulTiling, matmul_ref
+from ._matmul_hopper import HopperTiling
 from ._norms import layernorm_ref, rmsnorm_ref
 from ._pallas import interpret_mode
 from ._public import add, attention, copy, layernorm, matmul, rmsnorm, scale, softmax
@@ -32,6 +33,7 @@ __all__ = [  # grouped by topic, as CONTRIBUTING asks
     "softmax_ref",
     # matrix kernels
     "MatmulTiling",
+    "HopperTiling",
     "matmul",
     "matmul_ref",
     "AttentionTiling",

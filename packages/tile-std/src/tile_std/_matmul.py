@@ -1,4 +1,7 @@
-"""Matrix product: jnp reference and a tiled Pallas kernel with a K loop, f32 accumulation."""
+"""Matrix product: jnp reference and a tiled Pallas kernel with a K loop, f32 accumulation.
+
+On an sm90 GPU, 2-byte inputs whose shape the tile divides go to the Mosaic GPU kernel of
+_matmul_hopper.py instead (wgmma, TMA, warp roles), unless a Triton tiling is asked for."""
 
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ from jax.experimental import pallas as pl
 import tile_runner as tile
 
 from ._errors import KernelInputError
+from ._matmul_hopper import HopperTiling, hopper_fits, hopper_matmul, on_hopper
 from ._pallas import (
     CaseLike,
     compiler_params,
@@ -23,7 +27,7 @@ from ._pallas import (
     store,
 )
 
-__all__ = ["MatmulTiling", "matmul", "matmul_bytes", "matmul_flops", "matmul_ref"]
+__all__ = ["HOPPER_TILING", "MatmulTiling", "matmul", "matmul_bytes", "matmul_flops", "matmul_ref"]
 
 
 @dataclass(frozen=True)
@@ -46,6 +50,8 @@ _GPU_TILING = MatmulTiling(128, 256, 64, 8, 8, 3)
 _GPU_TILING_WIDE = MatmulTiling(128, 128, 64, 8, 4, 4)
 # The interpreter pays per grid step and per loop step: large tiles, few steps.
 _INTERPRET_TILING = MatmulTiling(256, 256, 256, 8, 4, 1)
+HOPPER_TILING = HopperTiling()
+"""What an sm90 GPU runs when no tiling is given and the shape fits it."""
 
 
 def _tile_coords(pid: jax.Array, grid_m: int, grid_n: int, group_m: int) -> tuple[jax.Array, ...]:
@@ -105,9 +111,7 @@ def _matmul_kernel(a_ref: jax.Array, b_ref: jax.Array, o_ref: jax.Array, *, grid
     store(o_ref, acc.astype(o_ref.dtype), mask)
 
 
-@tile.recorded("std/matmul")  # its calls are `std/matmul`'s cases for `--from`
-def matmul(a: jax.Array, b: jax.Array, *, tiling: MatmulTiling | None = None) -> jax.Array:
-    """a @ b for 2-D a (M, K), b (K, N): (block_m, block_n) output tiles, K loop, f32 accumulate."""
+def _check_operands(a: jax.Array, b: jax.Array) -> None:
     if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
         raise KernelInputError(
             "std/matmul",
@@ -120,8 +124,28 @@ def matmul(a: jax.Array, b: jax.Array, *, tiling: MatmulTiling | None = None) ->
             f"dtypes differ: {a.dtype} and {b.dtype}",
             hint="cast both operands to one dtype",
         )
+
+
+@tile.recorded("std/matmul")  # its calls are `std/matmul`'s cases for `--from`
+def matmul(
+    a: jax.Array, b: jax.Array, *, tiling: MatmulTiling | HopperTiling | None = None
+) -> jax.Array:
+    """a @ b for 2-D a (M, K), b (K, N), float32 accumulation: the Hopper kernel where it
+    applies (or where a HopperTiling asks for it), else Triton tiles with a K loop."""
+    _check_operands(a, b)
     (m, k), n = a.shape, b.shape[1]
     interpret = interpret_mode()
+    if isinstance(tiling, HopperTiling):
+        reason = hopper_fits(m, n, k, a.dtype, tiling)
+        if reason is not None:
+            raise KernelInputError(
+                "std/matmul",
+                f"the Hopper kernel cannot take {reason}",
+                hint="pick a HopperTiling whose program tile divides the shape, or a MatmulTiling",
+            )
+        return hopper_matmul(a, b, tiling, interpret=interpret)
+    if tiling is None and on_hopper() and hopper_fits(m, n, k, a.dtype, HOPPER_TILING) is None:
+        return hopper_matmul(a, b, HOPPER_TILING)
     if tiling is not None:
         t = tiling
     elif interpret:

@@ -22,6 +22,7 @@ from ._pallas import (
     interpret_mode,
     load,
     row_tiling,
+    sm_count,
     span,
     store,
 )
@@ -214,7 +215,7 @@ def _persistent_call(
     eps: float,
 ) -> jax.Array:
     """`rows` normalised by `programs_per_sm` programs per SM, each looping over its blocks."""
-    programs = min(rows.shape[0] // t.block_rows, programs_per_sm * _sm_count())
+    programs = min(rows.shape[0] // t.block_rows, programs_per_sm * sm_count())
     kernel = functools.partial(
         _persistent_kernel, rows_fn=rows_fn, block_rows=t.block_rows, programs=programs, eps=eps
     )
@@ -227,11 +228,6 @@ def _persistent_call(
         compiler_params=compiler_params(t.num_warps, 3),
         name=f"std_{name}",
     )(rows, *params)
-
-
-def _sm_count() -> int:
-    """Streaming multiprocessors of the default device (1 where JAX does not say, as on CPU)."""
-    return int(getattr(jax.devices()[0], "core_count", 0) or 1)  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
 
 
 def _layernorm_auto(n_cols: int, itemsize: int) -> _LaunchValues | None:

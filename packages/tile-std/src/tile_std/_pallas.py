@@ -25,6 +25,8 @@ __all__ = [
     "load",
     "next_pow2",
     "row_tiling",
+    "first_device",
+    "sm_count",
     "span",
     "store",
 ]
@@ -46,6 +48,16 @@ def interpret_mode() -> bool:
     """True unless the default backend is a GPU: Pallas compiles there (Triton), else interprets."""
     # Decided per call, not at import: the backend is known only once JAX has initialised.
     return jax.default_backend() != "gpu"
+
+
+def first_device() -> Any:
+    """JAX's default device (loosely typed: jaxlib's Device has no annotations to read)."""
+    return jax.devices()[0]  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+
+
+def sm_count() -> int:
+    """Streaming multiprocessors of the default GPU (1 where the device does not say)."""
+    return int(getattr(first_device(), "core_count", 0) or 1)
 
 
 def compiler_params(num_warps: int, num_stages: int) -> plgpu.CompilerParams:

@@ -8,6 +8,7 @@ Triton pipelines whose shared memory exceeds the H200's 227 KiB per block.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import jax
@@ -16,6 +17,7 @@ import tile_runner as tile
 
 from ._attention import AttentionTiling, attention, attention_saving
 from ._matmul import MatmulTiling, matmul
+from ._matmul_hopper import HopperTiling, hopper_fits, on_hopper
 from ._norms import layernorm, persistent_fits, rmsnorm
 from ._pallas import next_pow2, row_tiling
 from ._softmax import softmax
@@ -44,12 +46,27 @@ LAYERNORM_TUNABLES = tile.axes(
 )
 """ROW_TUNABLES, and a persistent grid of 2 or 4 programs per SM ("auto": one program per block,
 unless LayerNorm's own choice, with every value "auto", is persistent)."""
+_WGMMA_BLOCKS = {
+    # A warpgroup's tile; the two compute warpgroups sit side by side so that both make a
+    # 128x256 program tile (the H100 sweep's best two, within 1% of each other).
+    "wgmma:64x256x64": HopperTiling(64, 256, 64, split="m"),
+    "wgmma:128x128x64": HopperTiling(128, 128, 64, split="n"),
+}
 MATMUL_TUNABLES = tile.axes(
-    block=["auto", "128x256x64", "128x128x64", "64x256x64", "128x128x32", "64x128x64"],
+    block=[
+        "auto",
+        "128x256x64",
+        "128x128x64",
+        "64x256x64",
+        "128x128x32",
+        "64x128x64",
+        *_WGMMA_BLOCKS,
+    ],
     num_warps=[8, 4],
     num_stages=[3, 4],
 )
-"""Output tile and K step (`MxNxK`), warps and pipeline stages of the matmul."""
+"""Output tile and K step (`MxNxK`), warps and pipeline stages of the Triton-backend matmul;
+`wgmma:` blocks are the Hopper kernel's warpgroup tile, its stages `num_stages`."""
 ATTENTION_TUNABLES = tile.axes(
     block=["auto", "256x64", "128x128", "128x64", "64x64"], num_warps=[8, 4], num_stages=[3, 2]
 )
@@ -96,11 +113,28 @@ def layernorm_fits(case: Any, config: Any) -> str | None:
     return None
 
 
+def _wgmma_tiling(block: str, num_stages: int) -> HopperTiling:
+    return dataclasses.replace(_WGMMA_BLOCKS[block], stages=num_stages)
+
+
+def _wgmma_fits(case: Any, config: Any) -> str | None:
+    if not on_hopper():
+        return "the wgmma kernel needs an sm90 GPU (H100, H200)"
+    if config["num_warps"] != 8:
+        return "the wgmma kernel's warps are fixed (three warpgroups)"
+    m, n, k = case.shape
+    return hopper_fits(
+        m, n, k, case.get("dtype"), _wgmma_tiling(config["block"], config["num_stages"])
+    )
+
+
 def matmul_fits(case: Any, config: Any) -> str | None:
     """Pipeline stages of the A and B tiles must fit the shared memory of one block."""
     reason = _auto_alone(config, {"num_warps": 8, "num_stages": 3})
     if reason is not None or config["block"] == "auto":
         return reason
+    if config["block"] in _WGMMA_BLOCKS:
+        return _wgmma_fits(case, config)
     bm, bn, bk = _dims(config["block"])
     need = config["num_stages"] * (bm * bk + bk * bn) * case.itemsize
     if need > _SHARED_BYTES_MAX:
@@ -156,9 +190,11 @@ def layernorm_tuned(
 def matmul_tuned(
     a: jax.Array, b: jax.Array, *, block: str = "auto", num_warps: int = 8, num_stages: int = 3
 ) -> jax.Array:
-    """The matmul with a tunable tile ("auto": the measured default for the dtype)."""
+    """The matmul with a tunable tile ("auto": the measured default for the device and dtype)."""
     if block == "auto":
         return matmul(a, b)
+    if block in _WGMMA_BLOCKS:
+        return matmul(a, b, tiling=_wgmma_tiling(block, num_stages))
     bm, bn, bk = _dims(block)
     return matmul(a, b, tiling=MatmulTiling(bm, bn, bk, 8, num_warps, num_stages))
 
