@@ -12,7 +12,8 @@
 # benchmarks/gpu/norm_sweep.py, "cache" a cold bench twice with the persistent compile cache,
 # "aa" repeated tile-std runs for compare's false alarms, AA_ARGS added to each, e.g.
 # "--rounds 4"; "ttr" benchmarks/gpu/time_to_result.py, with .whl/old/ as the code before;
-# "tune" tile tune of the row kernels (TUNE_ARGS narrows it, e.g. "-k 16384x8192"; TUNE_OLD=1
+# "tune" tile tune of the row kernels (TUNE_KERNELS others, e.g. "--kernel std/matmul";
+# TUNE_ARGS narrows it, e.g. "-k 16384x8192"; TUNE_OLD=1
 # first runs the same tune with .whl/old, each with a cold compile cache, for the speed-up;
 # TUNE_EXHAUSTIVE=1 then measures every configuration fully, tune.rungs=0, and checks the
 # winners against it with benchmarks/tune_vs_exhaustive.py); "from" a
@@ -143,6 +144,13 @@ if want mmsweep; then
         | tee "$OUT/mmsweep.txt"
 fi
 
+if want hopper; then
+    # /tmp/anchors holds absl-py, which jax's Mosaic GPU module imports.
+    stamp "Mosaic GPU matmul tilings against XLA"
+    PYTHONPATH=/tmp/site:/tmp/anchors timeout "${HOPPER_LIMIT_S:-200}" \
+        python3 benchmarks/gpu/matmul_sweep.py --hopper ${HOPPER_ARGS:-} 2>&1 | tee "$OUT/hopper.txt"
+fi
+
 if want sweep; then
     stamp "layernorm tiling sweep"
     timeout "${SWEEP_LIMIT_S:-150}" python3 benchmarks/gpu/norm_sweep.py 2>&1 | tee "$OUT/sweep.txt"
@@ -186,7 +194,7 @@ if want tune; then
     stamp "tile tune"
     repo=$PWD
     mkdir -p /tmp/tunewd && cd /tmp/tunewd
-    tune_kernels="--kernel std/layernorm --kernel std/rmsnorm --kernel std/softmax"
+    tune_kernels=${TUNE_KERNELS:-"--kernel std/layernorm --kernel std/rmsnorm --kernel std/softmax"}
     if [ -d /tmp/site-old ] && [ -n "${TUNE_OLD:-}" ]; then
         # The same tune with the code before (.whl/old), both with a cold compile cache of
         # their own: issue #34's "2x faster than today's tune" is the wall of the two.
@@ -214,8 +222,8 @@ if want tune; then
         python3 "$repo/benchmarks/tune_vs_exhaustive.py" tuning/*.json /tmp/tune-run-ex 2>&1 \
             | tee "$OUT/tune-exhaustive.txt"
     fi
-    timeout 120 python3 -m tile_cli bench --kernel std/layernorm --kernel std/rmsnorm \
-        --kernel std/softmax ${TUNE_ARGS:-} -o /tmp/tuned-bench -v 2>&1 | tee -a "$OUT/tune.txt"
+    timeout 120 python3 -m tile_cli bench $tune_kernels ${TUNE_ARGS:-} -o /tmp/tuned-bench -v 2>&1 \
+        | tee -a "$OUT/tune.txt"
     cp tuning/*.json "$OUT/" 2>/dev/null
     export TILE_CACHE_DIR=/tmp/tile-cache
     cd "$repo"
