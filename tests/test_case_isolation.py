@@ -84,6 +84,7 @@ LEAKS: dict[str, tuple[str, set[str]]] = {
     "warnings": ("warnings", {"filters"}),
     "umask": ("umask", {""}),
     "nofile": ("rlimits", {"RLIMIT_NOFILE"}),
+    "setup": ("environment", {"TILE_MODULE_SETUP"}),  # a module's own setup: kept
 }
 CASES = 2 * len(LEAKS)
 
@@ -116,6 +117,11 @@ def test_a_case_that_changes_the_process_is_named_and_the_next_is_not_blamed(
         diffs = changes[leak]["changes"]
         assert {d["kind"] for d in diffs} == {kind}, leak
         assert {d["name"] or "" for d in diffs} == names or kind == "sys_path", leak
+        if what == "setup":  # kept, and the probe after it, which needs it, passed
+            assert [(d["kept"], d["restored"]) for d in diffs] == [(True, False)]
+            assert changes[leak]["restart"] is False and finding["severity"] == "info"
+            assert any("(kept: set up by a module" in e for e in finding["evidence"])
+            continue
         restored = what != "thread"
         assert all(d["restored"] is restored for d in diffs), leak
         assert changes[leak]["restart"] is not restored

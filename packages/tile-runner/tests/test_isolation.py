@@ -3,6 +3,7 @@ use, and the guard that puts process state back between cases."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import signal
@@ -228,3 +229,31 @@ def test_a_lowered_hard_limit_asks_for_a_fresh_runner() -> None:
         "restart": True,
         "diffs": [["rlimits", "RLIMIT_NOFILE", False]],
     }
+
+
+def test_what_a_module_sets_up_as_it_is_imported_is_kept(tmp_path: Path) -> None:
+    # jax's Mosaic GPU sets its runtime's paths in os.environ at import; put back, every later
+    # Mosaic GPU kernel failed to compile. The same variable set by the case itself is put back.
+    guard = StateGuard()
+    source = tmp_path / "tile_guard_setup_module.py"
+    source.write_text('import os\nos.environ["TILE_GUARD_MODULE_SETUP"] = "ready"\n')
+    spec = importlib.util.spec_from_file_location(source.stem, source)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[source.stem] = module
+    try:
+        spec.loader.exec_module(module)
+        os.environ["TILE_GUARD_CASE_SET"] = "by the case"
+        diffs, restart = guard.check()
+        assert not restart
+        by_name = {d.name: d for d in diffs}
+        assert set(by_name) == {"TILE_GUARD_MODULE_SETUP", "TILE_GUARD_CASE_SET"}
+        setup, own = by_name["TILE_GUARD_MODULE_SETUP"], by_name["TILE_GUARD_CASE_SET"]
+        assert (setup.kept, setup.restored, setup.after) == (True, False, "ready")
+        assert (own.kept, own.restored) == (False, True)
+        assert os.environ.get("TILE_GUARD_MODULE_SETUP") == "ready"
+        assert "TILE_GUARD_CASE_SET" not in os.environ
+        assert guard.check() == ([], False)  # the setup is now the state cases start from
+    finally:
+        sys.modules.pop(source.stem, None)
+        os.environ.pop("TILE_GUARD_MODULE_SETUP", None)

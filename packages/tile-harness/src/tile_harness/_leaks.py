@@ -44,7 +44,10 @@ def describe_diff(diff: tp.StateDiff) -> str:
     what = _label(diff)
     before = "unset" if diff.before is None else diff.before
     after = "unset" if diff.after is None else diff.after
-    fate = "restored" if diff.restored else "cannot be restored"
+    if diff.kept:
+        fate = "kept: set up by a module imported for the first time"
+    else:
+        fate = "restored" if diff.restored else "cannot be restored"
     return f"{what}: {before} -> {after} ({fate})"
 
 
@@ -68,16 +71,31 @@ def _consequence(change: tp.StateChange) -> str:
         return (
             "it was put back before the next case; later cases ran in the state the run began with"
         )
+    if all(d.restored or d.kept for d in change.changes):
+        return (
+            "what a module set up in the environment while this case first imported it was kept "
+            "(putting it back would break that module for every later case); the rest was put back"
+        )
     return (
         "a daemon thread it started is still running (a new runner for every case that starts "
         "one would cost more than it saves); later cases ran beside it, the rest was put back"
     )
 
 
+def _library_setup(change: tp.StateChange) -> bool:
+    """Whether all a case left changed is a module's own setup, kept on purpose: worth a
+    finding, not a warning on the screen."""
+    return (
+        not change.restart
+        and all(d.kept for d in change.changes if not d.restored)
+        and any(d.kept for d in change.changes)
+    )
+
+
 def state_warning(change: tp.StateChange) -> tp.Log:
     """The run's warning about one case's leftover state."""
     return tp.Log(
-        level="warning",
+        level="info" if _library_setup(change) else "warning",
         message=f"{change.case_id} changed the runner's {_kinds(change)}; {_consequence(change)}",
         case_id=change.case_id,
     )
@@ -89,7 +107,7 @@ def state_finding(change: tp.StateChange, number: int) -> ta.Finding:
 
     return ta.Finding(
         finding_id=f"S{number:03d}",
-        severity="medium" if change.restart else "low",
+        severity="medium" if change.restart else "info" if _library_setup(change) else "low",
         category="isolation",
         title=f"{change.case_id} changed the runner's process state",
         evidence=[describe_diff(d) for d in change.changes[:50]],

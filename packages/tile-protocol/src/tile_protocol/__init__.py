@@ -47,6 +47,7 @@ from tile_protocol._messages import (
     RungDone,
     RunRequest,
     StateChange,
+    StateDiff,
     TestResult,
 )
 from tile_protocol._naming import case_dirname, device_slug
@@ -70,7 +71,6 @@ from tile_protocol._parts import (
     Reference,
     Roofline,
     Shard,
-    StateDiff,
     Stats,
     TestSettings,
     Throughput,

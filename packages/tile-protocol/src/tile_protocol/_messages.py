@@ -24,7 +24,6 @@ from tile_protocol._parts import (
     Phases,
     Reference,
     Roofline,
-    StateDiff,
     Stats,
     Throughput,
     Work,
@@ -39,6 +38,7 @@ from tile_protocol._sets import (
     LogLevel,
     MeasuredTimer,
     Phase,
+    StateKind,
     Step,
 )
 from tile_protocol._versions import PROTOCOL_MINOR, PROTOCOL_VERSION
@@ -67,6 +67,7 @@ __all__ = [
     "RungDone",
     "RunRequest",
     "StateChange",
+    "StateDiff",
     "TestResult",
 ]
 
@@ -306,6 +307,22 @@ class Done(_Sent, frozen=True, kw_only=True, tag="done"):
     restart: str | None = None
     """Why the runner stopped before the rest of its plan (a case changed process state that
     cannot be put back); the CLI starts a fresh runner for the cases left."""
+
+
+class StateDiff(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=False):
+    """One thing a case changed in the runner's process: what it was, what it became.
+
+    `name`: the flag, variable, signal or thread (empty for the working directory and
+    sys.path); `restored`: put back before the next case; `kept`: left on purpose, a module's
+    own setup (a variable its top-level code set as the case imported it, as Mosaic GPU does).
+    """
+
+    kind: StateKind
+    name: str = ""
+    before: str | None = None
+    after: str | None = None
+    restored: bool = False
+    kept: bool = False
 
 
 class StateChange(_Sent, frozen=True, kw_only=True, tag="state_change"):

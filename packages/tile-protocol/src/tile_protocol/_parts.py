@@ -13,7 +13,6 @@ from tile_protocol._sets import (
     Bound,
     ConfigSource,
     MeasuredTimer,
-    StateKind,
     StopReason,
     Timer,
     WorkSource,
@@ -40,7 +39,6 @@ __all__ = [
     "Roofline",
     "ProfileSettings",
     "Shard",
-    "StateDiff",
     "Stats",
     "TestSettings",
     "Throughput",
@@ -384,17 +382,3 @@ class Calibration(_Base, frozen=True, kw_only=True):
     matmul_dtype: str
     matmul_shape: list[int]
     timer: MeasuredTimer
-
-
-class StateDiff(_Base, frozen=True, kw_only=True):
-    """One thing a case changed in the runner's process: what it was, what it became.
-
-    `name` is the flag, variable, signal or thread (empty for the working directory and
-    sys.path); `restored`: the runner put it back before the next case.
-    """
-
-    kind: StateKind
-    name: str = ""
-    before: str | None = None
-    after: str | None = None
-    restored: bool = False

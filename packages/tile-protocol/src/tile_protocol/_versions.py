@@ -7,7 +7,7 @@ __all__ = ["PROTOCOL_MINOR", "PROTOCOL_VERSION"]
 
 PROTOCOL_VERSION = 1
 """Major version: a reader refuses a stream whose major version is newer than its own."""
-PROTOCOL_MINOR = 23
+PROTOCOL_MINOR = 24
 """Minor version: grows when optional fields or message types are added.
 
 1: `Reference.interleaved`, `RunRequest.pin_cpu`, `Hello.pinned_cpu`.
@@ -63,4 +63,6 @@ PROTOCOL_MINOR = 23
 22: `KernelInfo.tuned_modes` (the modes a kernel's tunables change, for `tile list`).
 23: `RunRequest.prior` (`PriorSamples`: what earlier runner processes of the same run
    measured of a case, `[bench] processes`) and `BenchResult.process_sizes`.
+24: `StateDiff.kept` (an environment variable a module set up while a case first imported
+   it, left as it is: before, put back, which broke jax's Mosaic GPU for every later case).
 """

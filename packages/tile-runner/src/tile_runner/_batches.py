@@ -106,9 +106,11 @@ class Batches:
         except Exception:  # the guard must never cost a case its result
             return False
         if restart and rid != self._first:
-            kept = ", ".join(f"{d.kind} {d.name}".strip() for d in diffs if not d.restored)
+            left = ", ".join(
+                f"{d.kind} {d.name}".strip() for d in diffs if not (d.restored or d.kept)
+            )
             self._stopped = (f"making the inputs of `{rid}` ahead of its turn changed what "
-                             f"cannot be put back ({kept})")  # fmt: skip
+                             f"cannot be put back ({left})")  # fmt: skip
         elif diffs:
             self.changes[rid] = diffs
         return bool(diffs)
@@ -118,5 +120,6 @@ class Batches:
             diffs, _ = self._guard.check()
         except Exception:  # the guard must never cost a case its result
             return False
-        # A daemon thread a library started on first use is lived with, as after a case.
-        return any(d.kind != "threads" or d.after != DAEMON for d in diffs)
+        # A daemon thread a library started on first use is lived with, as after a case, and
+        # so is what a module set up in the environment while first imported.
+        return any(not d.kept and (d.kind != "threads" or d.after != DAEMON) for d in diffs)

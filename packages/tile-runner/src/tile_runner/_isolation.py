@@ -9,12 +9,17 @@ put back (flags, directory, environment, sys.path, Python signal handlers, and t
 process-wide state of `_process_state`: stdio, interval timers, recursion limit, profile and
 trace hooks, warnings filters, umask, resource limits), and asks for a fresh runner when
 something cannot (a non-daemon thread still running, a handler Python did not set, a hard
-limit lowered). A daemon thread is named once and then lived with.
+limit lowered). A daemon thread is named once and then lived with, and so is an environment
+variable a module's top-level code added as the case imported it: that is the module's own
+setup (jax's Mosaic GPU points its compiler at its runtime so), and putting it back would break
+the module for every later case. An audit hook tells who set a variable.
 The case that changed it is named in a `StateChange` message.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 import os
 import re
 import signal
@@ -129,6 +134,7 @@ class StateGuard:
         self._base = _State.now()
         self._parts: list[Part] = process_parts()
         self._adopted: set[threading.Thread] = set()
+        self._setup = _module_setup()
 
     def check(self) -> tuple[list[StateDiff], bool]:
         """What changed since the start, restored where safe; True when a restart is needed."""
@@ -146,7 +152,7 @@ class StateGuard:
         ]
         # A daemon thread is reported once and then lived with: libraries start such helpers
         # on first use, and a runner restarted for each would restart for every case.
-        return diffs, any(not d.restored and d.after != _DAEMON for d in diffs)
+        return diffs, any(not (d.restored or d.kept) and d.after != _DAEMON for d in diffs)
 
     # ---------------------------------------------------------------- one kind each
 
@@ -182,6 +188,7 @@ class StateGuard:
         return [StateDiff(kind="cwd", before=before, after=now.cwd, restored=restored)]
 
     def _environ(self, now: _State) -> list[StateDiff]:
+        """Variables changed, put back; one a module's top-level code added, kept."""
         base = self._base.environ
         if now.environ == base:
             return []
@@ -190,13 +197,17 @@ class StateGuard:
             before, after = base.get(name), now.environ.get(name)
             if before == after:
                 continue
+            kept = before is None and name in self._setup
+            if kept and after is not None:
+                base[name] = after  # the module's setup: the state later cases start from
             diffs.append(
                 StateDiff(
                     kind="environment",
                     name=name,
                     before=_env_value(name, before),
                     after=_env_value(name, after),
-                    restored=_restore_env(name, before),
+                    restored=not kept and _restore_env(name, before),
+                    kept=kept,
                 )
             )
         return diffs
@@ -252,6 +263,33 @@ class StateGuard:
             )
             for t in running
         ]
+
+
+_SETUP: set[str] = set()
+
+
+@functools.cache
+def _module_setup() -> set[str]:
+    """Names of the environment variables a module's top-level code has set in this process
+    (live: filled by an audit hook, registered once, from the first guard on)."""
+    sys.addaudithook(_on_audit)
+    return _SETUP
+
+
+def _on_audit(event: str, args: tuple[object, ...]) -> None:
+    """On `os.environ[...] = ...`: was it a module's own top-level code, run as imported?"""
+    if event != "os.putenv":
+        return
+    here = inspect.currentframe()  # who set it: the only way to see is the stack
+    frame = here.f_back if here is not None else None
+    while frame is not None and frame.f_globals.get("__name__") == "os":
+        frame = frame.f_back  # os.environ's own methods
+    # The script the process runs is module-level code too, and never an import.
+    if frame is None or frame.f_code.co_name != "<module>":
+        return
+    if frame.f_globals.get("__name__") != "__main__":
+        name = args[0]
+        _SETUP.add(os.fsdecode(name) if isinstance(name, (bytes, str)) else str(name))
 
 
 def _restore_jax(name: str, before: object) -> bool:
