@@ -29,6 +29,7 @@
 # "firstop" benchmarks/gpu/first_op_probe.py, a fresh process's first use of the GPU;
 # "rows" benchmarks/gpu/row_variants.py, row-kernel schedules beside XLA and tokamax, ROWS_ARGS
 # e.g. "--ops layernorm"; "mmsweep" benchmarks/gpu/matmul_sweep.py, matmul tilings beside XLA;
+# "warmsplit" a warm bench of this code and of .whl/old, with and without std/matmul;
 # "alias" benchmarks/gpu/alias_probe.py, whether the cupti timer sees XLA's copy for an aliased
 # output; "attn" benchmarks/gpu/attention_anchor.py, tile-std's attention beside jax's own).
 set -uo pipefail
@@ -149,6 +150,39 @@ if want hopper; then
     stamp "Mosaic GPU matmul tilings against XLA"
     PYTHONPATH=/tmp/site:/tmp/anchors timeout "${HOPPER_LIMIT_S:-200}" \
         python3 benchmarks/gpu/matmul_sweep.py --hopper ${HOPPER_ARGS:-} 2>&1 | tee "$OUT/hopper.txt"
+fi
+
+if want warmsplit; then
+    # Where a warm tile-std bench's time goes, this code against .whl/old's: each side fills a
+    # compile cache of its own with a cold run, then runs warm with every kernel and warm
+    # without std/matmul; the warm runs list each cache miss with jax's reason.
+    stamp "warm bench split, new and old code"
+    no_mm="--kernel std/copy --kernel std/scale --kernel std/add --kernel std/softmax"
+    no_mm="$no_mm --kernel std/rmsnorm --kernel std/layernorm --kernel std/layernorm_jnp"
+    no_mm="$no_mm --kernel std/attention"
+    rm -rf /tmp/ws-cache-site /tmp/ws-cache-site-old  # a warm machine keeps /tmp
+    for side in site site-old; do
+        [ -d "/tmp/$side" ] || continue
+        for run in cold warm warm-no-matmul; do
+            args=""; [ "$run" = warm-no-matmul ] && args=$no_mm
+            [ "$run" != cold ] && args="$args --cache-report -v"
+            name="$side-$run"; rm -rf "/tmp/ws-$name"
+            t0=$EPOCHREALTIME
+            PYTHONPATH=/tmp/$side TILE_CACHE_DIR=/tmp/ws-cache-$side timeout 120 \
+                python3 -m tile_cli bench $args -o "/tmp/ws-$name" > "$OUT/ws-$name.txt" 2>&1
+            python3 - "$name" "$t0" "$EPOCHREALTIME" "/tmp/ws-$name/report.json" <<'PY' \
+                | tee -a "$OUT/warm-split.txt"
+import json, sys
+name, t0, t1, path = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
+t = json.load(open(path))["timing"]
+p = t["parts"]
+print(f"{name:<24} wall {t1 - t0:5.1f} s  runner start {t['runner_start_s']:.2f}"
+      f"  compile {p['compile_s']:.2f}  inputs {p['inputs_s']:.2f}  check {p['check_s']:.2f}"
+      f"  warmup {p['warmup_s']:.2f}  parts total {p['total_s']:.2f}")
+PY
+            grep -E "^ *miss |misses" "$OUT/ws-$name.txt" | head -8 | tee -a "$OUT/warm-split.txt"
+        done
+    done
 fi
 
 if want sweep; then

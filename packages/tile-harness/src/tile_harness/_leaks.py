@@ -71,7 +71,7 @@ def _consequence(change: tp.StateChange) -> str:
         return (
             "it was put back before the next case; later cases ran in the state the run began with"
         )
-    if all(d.restored or d.kept for d in change.changes):
+    if _library_setup(change):
         return (
             "what a module set up in the environment while this case first imported it was kept "
             "(putting it back would break that module for every later case); the rest was put back"
@@ -85,10 +85,11 @@ def _consequence(change: tp.StateChange) -> str:
 def _library_setup(change: tp.StateChange) -> bool:
     """Whether all a case left changed is a module's own setup, kept on purpose: worth a
     finding, not a warning on the screen."""
+    changes = change.changes
     return (
         not change.restart
-        and all(d.kept for d in change.changes if not d.restored)
-        and any(d.kept for d in change.changes)
+        and all(d.restored or d.kept for d in changes)
+        and any(d.kept for d in changes)
     )
 
 
