@@ -31,11 +31,10 @@ import jax.numpy as jnp
 from jax import lax
 from jax.experimental import pallas as pl
 
-from ._pallas import first_device, sm_count
+from ._pallas import SHARED_BYTES, first_device, sm_count
 
 __all__ = ["HopperTiling", "hopper_fits", "hopper_matmul", "on_hopper"]
 
-_SHARED_BYTES = 227 * 1024
 _MEMORY_WG_REGISTERS = 40  # the copy-issuing warpgroup needs few; the rest go to accumulators
 
 
@@ -95,8 +94,8 @@ def hopper_fits(m: int, n: int, k: int, dtype: Any, t: HopperTiling) -> str | No
         return f"{m}x{n}x{k} is not a multiple of the {pm}x{pn}x{t.block_k} program tile"
     if t.block_m % 64 or t.block_n % t.epilogue or t.block_m % t.epilogue:
         return f"a {t.block_m}x{t.block_n} warpgroup tile is not in 64-row, {t.epilogue}-col steps"
-    if t.shared_bytes(itemsize) > _SHARED_BYTES:
-        return f"{t.shared_bytes(itemsize) // 1024} KiB of shared memory per program (at most 227)"
+    if t.shared_bytes(itemsize) > SHARED_BYTES:
+        return f"{t.shared_bytes(itemsize) // 1024} KiB of shared memory per program (at most {SHARED_BYTES // 1024})"
     return None
 
 

@@ -23,6 +23,7 @@ __all__ = [
     "fori_loop",
     "interpret_mode",
     "RowTiling",
+    "SHARED_BYTES",
     "load",
     "next_pow2",
     "row_tiling",
@@ -48,6 +49,10 @@ def interpret_mode() -> bool:
     """True unless the default backend is a GPU: Pallas compiles there (Triton), else interprets."""
     # Decided per call, not at import: the backend is known only once JAX has initialised.
     return jax.default_backend() != "gpu"
+
+
+SHARED_BYTES = 227 * 1024
+"""Shared memory one thread block may use on the H100 and H200 (sm90)."""
 
 
 def first_device() -> Any:

@@ -19,7 +19,7 @@ from ._attention import AttentionTiling, attention, attention_saving
 from ._matmul import MatmulTiling, matmul
 from ._matmul_hopper import HopperTiling, hopper_fits, on_hopper
 from ._norms import layernorm, persistent_fits, rmsnorm
-from ._pallas import next_pow2, row_tiling
+from ._pallas import SHARED_BYTES, next_pow2, row_tiling
 from ._softmax import softmax
 
 __all__ = [
@@ -73,7 +73,6 @@ ATTENTION_TUNABLES = tile.axes(
 """Query and key block sizes (`QxK`), warps and pipeline stages of the attention kernel."""
 
 _ROW_ELEMENTS_MAX = 32768  # 4x the shared row budget of _pallas.row_tiling: register spills
-_SHARED_BYTES_MAX = 227 * 1024  # per thread block on the H200
 
 
 def _opt(value: Any) -> Any:
@@ -137,8 +136,8 @@ def matmul_fits(case: Any, config: Any) -> str | None:
         return _wgmma_fits(case, config)
     bm, bn, bk = _dims(config["block"])
     need = config["num_stages"] * (bm * bk + bk * bn) * case.itemsize
-    if need > _SHARED_BYTES_MAX:
-        return f"{need // 1024} KiB of shared memory per block (at most 227)"
+    if need > SHARED_BYTES:
+        return f"{need // 1024} KiB of shared memory per block (at most {SHARED_BYTES // 1024})"
     return None
 
 
@@ -150,8 +149,8 @@ def attention_fits(case: Any, config: Any) -> str | None:
     bq, bk = _dims(config["block"])
     head_dim = case.shape[-1]
     need = (bq * head_dim + 2 * config["num_stages"] * bk * head_dim) * case.itemsize
-    if need > _SHARED_BYTES_MAX:
-        return f"{need // 1024} KiB of shared memory per block (at most 227)"
+    if need > SHARED_BYTES:
+        return f"{need // 1024} KiB of shared memory per block (at most {SHARED_BYTES // 1024})"
     return None
 
 
