@@ -30,7 +30,8 @@
 # "rows" benchmarks/gpu/row_variants.py, row-kernel schedules beside XLA and tokamax, ROWS_ARGS
 # e.g. "--ops layernorm"; "mmsweep" benchmarks/gpu/matmul_sweep.py, matmul tilings beside XLA;
 # "warmsplit" a warm bench of this code and of .whl/old, with and without std/matmul;
-# "alias" benchmarks/gpu/alias_probe.py, whether the cupti timer sees XLA's copy for an aliased
+# "mosaickey" benchmarks/gpu/mosaic_key_probe.py, why a warm run's Hopper matmul misses JAX's
+# persistent cache; "alias" benchmarks/gpu/alias_probe.py, whether the cupti timer sees XLA's copy for an aliased
 # output; "attn" benchmarks/gpu/attention_anchor.py, tile-std's attention beside jax's own).
 set -uo pipefail
 OUT=${OUT:-/tmp/tile-gpu-out}
@@ -84,6 +85,13 @@ if want ttr; then
     # Per-step logs and reports go to logs.tgz: the device returns at most 8 files.
     timeout "${TTR_LIMIT_S:-560}" python3 benchmarks/gpu/time_to_result.py --new /tmp/site \
         $old_arg --out /tmp/ttr-out ${TTR_ARGS:-} 2>&1 | tee "$OUT/ttr.txt"
+fi
+
+if want mosaickey; then
+    stamp "Hopper matmul and JAX's cache key"
+    rm -rf /tmp/mosaic-key
+    PYTHONPATH=/tmp/site:/tmp/anchors timeout "${MOSAICKEY_LIMIT_S:-150}" \
+        python3 benchmarks/gpu/mosaic_key_probe.py /tmp/mosaic-key 2>&1 | tee "$OUT/mosaic-key.txt"
 fi
 
 if want accuracy; then
