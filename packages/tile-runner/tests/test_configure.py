@@ -20,6 +20,8 @@ OVERRIDES: dict[str, dict[str, str]] = {
     "none": {},
     "warps": {"warps": "8"},  # fxt/plain has no tunables: the name is still welcome
     "ruled_out": {"block": "4"},  # fxt/rows[n=16] and [n=32] cannot run block 4
+    # Two kernels share `block`: a `KERNEL:` name sets one kernel's, the plain name the rest.
+    "one_kernel": {"fxt/rows:block": "1", "block": "16"},
 }
 
 
@@ -158,6 +160,12 @@ def test_default_tuned_and_overridden_configurations(runs: dict[str, Any]) -> No
         ruled_out["fxt/rows[n=16]"] == "tunables {block=4,warps=4} ruled out: block 4 needs n >= 64"
     )
     assert ruled_out["fxt/rows[n=128]"] == (b(4, 4), "override")
+    # rows has no block 16 (the plain name would be refused there): only its own
+    # `fxt/rows:block` reaches it. huge's one case fits no block at all, override or not.
+    one_kernel = _values(runs["one_kernel"])
+    assert one_kernel["fxt/rows[n=16]"] == (b(1, 4), "override")
+    assert one_kernel["fxt/rows[n=128]"] == (b(1, 4), "override")
+    assert one_kernel["fxt/huge[n=16]"] == _values(runs["none"])["fxt/huge[n=16]"]
 
 
 def test_the_default_is_the_nearest_allowed_configuration_where_the_declared_one_is_not() -> None:
@@ -232,6 +240,13 @@ def test_a_tunable_no_selected_kernel_has_plans_nothing(runner: Any) -> None:
     assert plan.cases == [] and [f.error_type for f in plan.failures] == ["UnknownTunable"]
     assert "none (no selected kernel declares tunables)" in plan.failures[0].message
     plan = make_plan("test", "cpu", kernels=["fxt/*"], tunables={"warps": "8"})
+    assert len(plan.cases) == 5 and plan.failures == []
+    # A `KERNEL:NAME` must name a selected kernel that has that tunable.
+    plan = make_plan("test", "cpu", kernels=["fxt/*"], tunables={"fxt/huge:warps": "8"})
+    assert plan.cases == [] and "`fxt/huge:warps`" in plan.failures[0].message
+    plan = make_plan("test", "cpu", kernels=["fxt/huge"], tunables={"fxt/rows:block": "1"})
+    assert plan.cases == [] and "`fxt/rows:block`" in plan.failures[0].message
+    plan = make_plan("test", "cpu", kernels=["fxt/*"], tunables={"fxt/rows:warps": "8"})
     assert len(plan.cases) == 5 and plan.failures == []
 
 

@@ -190,14 +190,16 @@ def parse_modes(values: Sequence[str]) -> list[tp.ModeChoice] | None:
 
 
 def parse_tunables(values: Sequence[str]) -> dict[str, str]:
-    """`--tunable block_rows=4 --tunable num_warps=8` into {name: value}."""
+    """`--tunable block_rows=4 --tunable std/matmul:block=128x128` into {name: value}; a
+    `KERNEL:` prefix narrows an override to that kernel (the runner applies it)."""
     out: dict[str, str] = {}
     for raw in values:
         name, sep, value = raw.partition("=")
         if not sep or not name.strip() or not value.strip() or "," in value:
             raise CliError(
                 f"bad tunable override `{raw}`",
-                hint="write it as `--tunable NAME=VALUE`, e.g. `--tunable block_rows=4`",
+                hint="write it as `--tunable NAME=VALUE` (e.g. `--tunable block_rows=4`), or "
+                "`--tunable KERNEL:NAME=VALUE` for one kernel's",
             )
         out[name.strip()] = value.strip()
     return out

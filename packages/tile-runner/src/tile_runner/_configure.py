@@ -16,7 +16,7 @@ from tile_protocol import ConfigInfo
 from tile_runner._api import Case, KernelDef, registry
 from tile_runner._axes import AxisValue
 from tile_runner._record import recorded_kernel
-from tile_runner._tuning import bind_config, choose
+from tile_runner._tuning import bind_config, choose, overrides_for
 from tile_runner._tuning_index import TuningIndex
 
 __all__ = ["Configured", "configure", "with_default_config"]
@@ -54,8 +54,8 @@ def configure(
         case: None for a call without a case id: the declared default, the constraint unasked.
         tuning: a loaded `TuningIndex` (load it once for many cases), or tuning file paths,
             read for JAX's default device and version (later files win).
-        overrides: text values by tunable name; names the kernel lacks are left out (one set
-            of overrides serves every kernel of a run).
+        overrides: text values by tunable name, or by `KERNEL:NAME` for one kernel's; names
+            the kernel lacks are left out (one set of overrides serves every kernel of a run).
         unit: `tile tune`'s values to time, instead of all of the above.
 
     Raises:
@@ -67,7 +67,7 @@ def configure(
     config, info = choose(
         definition.tunables,
         case,
-        overrides=overrides or {},
+        overrides=overrides_for(definition.name, overrides or {}),
         tuning=tuning,
         unit=unit,
         module=definition.module,

@@ -157,6 +157,7 @@ def _refuse_unknown(
         plan.cases = []
     kernel_tunables = {d.name: d.tunables.axes.names for d in selected if d.tunables is not None}
     seen_tunables = {t for names in kernel_tunables.values() for t in names}
+    seen_tunables |= {f"{k}:{t}" for k, names in kernel_tunables.items() for t in names}
     unknown = sorted(set(tunables) - seen_tunables)
     if unknown:
         plan.failures.append(_unknown_tunables(unknown, kernel_tunables))

@@ -217,6 +217,19 @@ def declare_tunables(
     return Tunables.declare(name, tunables, constraint, default, modes)
 
 
+def overrides_for(kernel: str, overrides: Mapping[str, str]) -> dict[str, str]:
+    """The request's tunable overrides that reach `kernel`: each plain `NAME`, and each
+    `KERNEL:NAME` that names this kernel (it wins over the plain one: two kernels can share a
+    tunable name, as tile-std's matmul and attention share `block`)."""
+    plain = {name: value for name, value in overrides.items() if ":" not in name}
+    own = {
+        name.rpartition(":")[2]: value
+        for name, value in overrides.items()
+        if name.rpartition(":")[0] == kernel
+    }
+    return {**plain, **own}
+
+
 def choose(
     tunables: Tunables | None,
     case: Any,

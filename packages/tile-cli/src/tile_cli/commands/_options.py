@@ -125,7 +125,8 @@ class Flags:
         "and VJP in one program), or all the modes its kernel declares; repeatable or `A,B`.")
     tunable: list[str] | None = _flag("--tunable",
         help="Run with this tunable value instead of the tuned or default one: "
-        "`--tunable block_rows=4`; repeatable.")
+        "`--tunable block_rows=4`, or for one kernel where several share the name: "
+        "`--tunable std/matmul:block=wgmma:64x256x64`; repeatable.")
     capture: str | None = _flag("--from", metavar="MODULE:FUNCTION", help="Run the kernel "
         "calls this program makes, at its shapes and dtypes: FUNCTION() returns (fn, args).")
     cases_file: Path | None = _flag("--cases", help="Run the cases a --save-cases file lists.")
