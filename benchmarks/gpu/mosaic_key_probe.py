@@ -1,13 +1,14 @@
 """Why the Hopper matmul misses JAX's persistent cache in a warm run. For a GPU machine.
 
-Runs `tile bench --kernel std/matmul` twice with one compile cache (cold, then warm), each
+Runs `tile bench --kernel std/matmul` (or the arguments given) three times with one compile
+cache: cold and warm as a user runs them, then warm with `--cache-report`; each
 with XLA's HLO dumps on, and compares the `mosaic_gpu_v2` custom calls of the two runs: their
 `kernel_hash` (a SHA-256 of the serialized Mosaic GPU module, which JAX's cache key includes
 because its debug-info strip does not reach into the payload), and where the first payload
 that changed differs, with the readable text around it (file paths and line numbers of the
 module's locations are plain strings in MLIR bytecode).
 
-Usage: python benchmarks/gpu/mosaic_key_probe.py WORKDIR
+Usage: python benchmarks/gpu/mosaic_key_probe.py WORKDIR [tile bench arguments]
 """
 
 from __future__ import annotations
@@ -22,30 +23,23 @@ _HASH = re.compile(rb'kernel_hash\s*=\s*"((?:[^"\\]|\\.)*)"')
 _MODULE = re.compile(rb'module\s*=\s*"((?:[^"\\]|\\.)*)"')
 
 
-def _bench(work: Path, name: str) -> Path:
+def _bench(work: Path, name: str, report: bool) -> Path:
     dump = work / f"dump-{name}"
     env = dict(
         os.environ,
         TILE_CACHE_DIR=str(work / "cache"),
-        XLA_FLAGS=f"--xla_dump_to={dump} --xla_dump_hlo_as_text",
+        XLA_FLAGS=f"--xla_dump_to={dump} --xla_dump_hlo_as_text "
+        "--xla_dump_hlo_module_re=.*matmul.*",
     )
-    cmd = [
-        sys.executable,
-        "-m",
-        "tile_cli",
-        "bench",
-        "--kernel",
-        "std/matmul",
-        "--max-time",
-        "0.1",
-        "--cache-report",
-        "-v",
-        "-o",
-        str(work / f"run-{name}"),
-    ]
-    out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
-    lines = [ln for ln in out.stdout.splitlines() if "miss" in ln or "hit" in ln]
-    print(f"{name}: exit {out.returncode}; " + (" | ".join(lines[:6]) or "no cache lines"))
+    extra = sys.argv[2:] if len(sys.argv) > 2 else ["--kernel", "std/matmul"]
+    cmd = [sys.executable, "-m", "tile_cli", "bench", *extra, "--max-time", "0.1"]
+    # `--cache-report` compiles each case in its turn (its events name the case in flight);
+    # without it a run compiles cases ahead, in batches on a thread pool.
+    cmd += [*(["--cache-report", "-v"] if report else []), "-o", str(work / f"run-{name}")]
+    out = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines = [ln for ln in out.stdout.splitlines() if "miss" in ln or "differs" in ln]
+    lines += [ln for ln in out.stdout.splitlines() if " in " in ln and "tile bench:" in ln]
+    print(f"{name}: exit {out.returncode}; " + ("\n  ".join(lines[:12]) or "no cache lines"))
     return dump
 
 
@@ -57,6 +51,7 @@ def _calls(dump: Path) -> dict[str, list[tuple[bytes, bytes]]]:
         if b"mosaic_gpu" not in text:
             continue
         stem = re.sub(r"^module_\d+\.", "", path.name)
+        stem = f"{stem} #{sum(k.startswith(stem) for k in found)}"
         hashes = [m.group(1) for m in _HASH.finditer(text)]
         modules = [m.group(1) for m in _MODULE.finditer(text)]
         found[stem] = list(zip(hashes, modules, strict=False))
@@ -74,8 +69,18 @@ def _readable(raw: bytes) -> str:
 
 def main(work: Path) -> None:
     work.mkdir(parents=True, exist_ok=True)
-    cold, warm = _calls(_bench(work, "cold")), _calls(_bench(work, "warm"))
-    print(f"programs with a Mosaic GPU call: cold {len(cold)}, warm {len(warm)}")
+    cold = _calls(_bench(work, "cold", report=False))
+    for name, report in (("warm", False), ("warm-report", True)):
+        _compare(cold, _calls(_bench(work, name, report)), name)
+
+
+def _compare(
+    cold: dict[str, list[tuple[bytes, bytes]]],
+    warm: dict[str, list[tuple[bytes, bytes]]],
+    name: str,
+) -> None:
+    """Each Mosaic GPU call compiled again in the warm run against the cold run's."""
+    print(f"programs with a Mosaic GPU call compiled: cold {len(cold)}, {name} {len(warm)}")
     for stem in sorted(set(cold) & set(warm)):
         for i, ((ha, ma), (hb, mb)) in enumerate(zip(cold[stem], warm[stem], strict=False)):
             same = "same" if ha == hb else "DIFFERENT"
@@ -88,13 +93,11 @@ def main(work: Path) -> None:
             )
             print(f"  first difference at byte {at}")
             print("  cold: " + _readable(ma[max(0, at - 300) : at + 300]))
-            print("  warm: " + _readable(mb[max(0, at - 300) : at + 300]))
-            # Every distinct path:line string of each side, for locations that moved.
-            locs = re.compile(rb"[\w./-]+\.py")
-            a, b = set(locs.findall(ma)), set(locs.findall(mb))
-            print(f"  files only cold: {sorted(a - b)[:8]}; only warm: {sorted(b - a)[:8]}")
-    if set(cold) != set(warm):
-        print(f"programs in one run only: {sorted(set(cold) ^ set(warm))}")
+            print(f"  {name}: " + _readable(mb[max(0, at - 300) : at + 300]))
+            # The source files each side names, for locations that moved.
+            files = re.compile(rb"[\w./-]+\.py")
+            a, b = set(files.findall(ma)), set(files.findall(mb))
+            print(f"  files only cold: {sorted(a - b)[:8]}; only {name}: {sorted(b - a)[:8]}")
 
 
 if __name__ == "__main__":
