@@ -51,16 +51,23 @@ def _calls(dump: Path) -> dict[str, list[tuple[bytes, bytes]]]:
         if b"mosaic_gpu" not in text:
             continue
         stem = re.sub(r"^module_\d+\.", "", path.name)
-        stem = f"{stem} #{sum(k.startswith(stem) for k in found)}"
+        # By the first shape it names: batch mode compiles cases in any order.
+        shape = re.search(rb"\w+\[[\d,]+\]", text)
+        stem = f"{stem} {shape.group(0).decode() if shape else ''}"
         hashes = [m.group(1) for m in _HASH.finditer(text)]
         modules = [m.group(1) for m in _MODULE.finditer(text)]
         found[stem] = list(zip(hashes, modules, strict=False))
+        # The whole program less its metadata, for a key that changed outside the payload.
+        _TEXTS[stem] = re.sub(rb"metadata=\{[^}]*\}", b"", _MODULE.sub(b"module=...", text))
         if not hashes:  # a dump format these patterns do not know: show it
             at = text.find(b"kernel_hash")
             print(
                 f"{path.name}: no kernel_hash parsed; near it: {_readable(text[at - 200 : at + 400])}"
             )
     return found
+
+
+_TEXTS: dict[str, bytes] = {}
 
 
 def _readable(raw: bytes) -> str:
@@ -70,8 +77,19 @@ def _readable(raw: bytes) -> str:
 def main(work: Path) -> None:
     work.mkdir(parents=True, exist_ok=True)
     cold = _calls(_bench(work, "cold", report=False))
+    cold_texts = dict(_TEXTS)
     for name, report in (("warm", False), ("warm-report", True)):
+        _TEXTS.clear()
         _compare(cold, _calls(_bench(work, name, report)), name)
+        for stem in sorted(set(cold_texts) & set(_TEXTS)):
+            a, b = cold_texts[stem], _TEXTS[stem]
+            if a == b:
+                print(f"{stem}: the program less payload and metadata is the same")
+                continue
+            at = next((j for j, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), 0)
+            print(f"{stem}: the program differs at byte {at} (payload and metadata left out)")
+            print("  cold: " + _readable(a[max(0, at - 300) : at + 300]))
+            print(f"  {name}: " + _readable(b[max(0, at - 300) : at + 300]))
 
 
 def _compare(
