@@ -74,6 +74,7 @@ def _without_source_locations() -> Generator[None]:
 def lower_only(fn: Callable[..., Any], args: Sequence[Any]) -> Stages:
     """Trace and lower without compiling or source locations (jaxpr and StableHLO views)."""
     from tile_runner._jaxapi import jit
+    from tile_runner._mosaic_names import stable_mosaic_names
 
     if hasattr(fn, "lower") and hasattr(fn, "trace"):
         jitted: Any = fn
@@ -88,6 +89,7 @@ def lower_only(fn: Callable[..., Any], args: Sequence[Any]) -> Stages:
         jitted = jit(fresh)
     with _without_source_locations():
         traced = jitted.trace(*args)
+        stable_mosaic_names()  # no process counter in a Mosaic GPU kernel's text
         return Stages(traced=traced, lowered=traced.lower())
 
 

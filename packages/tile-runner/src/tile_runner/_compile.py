@@ -119,6 +119,7 @@ def aot_compile(fn: Callable[..., Any], args: Sequence[Any], *, untuned: bool = 
     seconds a case on the H200).
     """
     from tile_runner._jaxapi import config, jit
+    from tile_runner._mosaic_names import stable_mosaic_names
 
     _install_listeners()
     counter = _Counter()
@@ -129,6 +130,7 @@ def aot_compile(fn: Callable[..., Any], args: Sequence[Any], *, untuned: bool = 
         t0 = time.perf_counter()
         traced = jitted.trace(*args)
         t1 = time.perf_counter()
+        stable_mosaic_names()  # a Mosaic GPU kernel's cache key, the same in every process
         lowered = traced.lower()
         t2 = time.perf_counter()
         compiled = _compile(lowered, untuned=untuned)
