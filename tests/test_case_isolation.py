@@ -167,3 +167,29 @@ def test_a_leak_in_a_round_ends_that_case_early_and_restarts_the_rest(
     titles = sorted(f["title"].split("[")[0] for f in isolation)
     assert titles == ["leak/00_x64", "leak/12_thread"]
     assert tile("schema-check", str(run), cwd=root).returncode == 0
+
+
+def test_a_module_set_up_while_a_batch_makes_inputs_ahead_is_kept_in_the_same_runner(
+    tile: TileRun, project: MakeProject
+) -> None:
+    # The first tuned tile-std bench on an H200: jax's Mosaic GPU was first imported while the
+    # second case of a batch made its inputs ahead of its turn (its tunables asked whether the
+    # GPU has wgmma), and the kept setup still restarted the runner at that case's turn.
+    root = project(["state_leaks.py"], FAST)
+    i = list(LEAKS).index("setup")
+    probe_before, setup, probe_after = (
+        f"leak/{2 * i - 1:02d}_",
+        _leak(i, "setup"),
+        f"leak/{2 * i + 1:02d}_",
+    )
+    proc = tile("test", "-k", probe_before, "-k", setup, "-k", probe_after, cwd=root)
+    assert proc.returncode == 0, proc.stderr
+    assert "3 cases, 3 ok" in proc.stderr and "warning:" not in proc.stderr
+    run, _ = _latest(root)
+    (change,) = [e["fields"] for e in _events(run, "state_change")]
+    assert change["case_id"].startswith(setup) and change["restart"] is False
+    assert [(d["kept"], d["restored"]) for d in change["changes"]] == [(True, False)]
+    commands = (run / "commands" / "commands.jsonl").read_text().splitlines()
+    assert [s for s in (json.loads(c)["status"] for c in commands) if s != "incomplete"] == [
+        "success"
+    ]  # one runner did all three

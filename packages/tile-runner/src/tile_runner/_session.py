@@ -367,12 +367,14 @@ class Session:
             return False
         if earlier:  # what the case changed while its inputs were made ahead of its turn
             diffs = [*earlier, *(d for d in diffs if d not in earlier)]  # a thread still runs
-            restart = restart or any(not d.restored and d.after != DAEMON for d in earlier)
+            restart = restart or any(
+                not (d.restored or d.kept) and d.after != DAEMON for d in earlier
+            )
         if not diffs:
             return False
         self.writer.send(StateChange(case_id=rid, changes=diffs, restart=restart))
         if restart:
-            kept = [d for d in diffs if not d.restored]
-            what = ", ".join(f"{d.kind} {d.name}".strip() for d in kept)
+            left = [d for d in diffs if not (d.restored or d.kept)]
+            what = ", ".join(f"{d.kind} {d.name}".strip() for d in left)
             self.restart = f"case `{rid}` changed what cannot be put back ({what})"
         return restart
