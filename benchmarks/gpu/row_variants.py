@@ -75,10 +75,31 @@ def _read(ref: jax.Array, evict: bool) -> jax.Array:
     return ref[...]
 
 
+def _row_block_3d(i: jax.Array) -> tuple[jax.Array, int, int]:
+    return i, 0, 0
+
+
+def _column(i: jax.Array) -> tuple[int, int]:
+    return 0, 0
+
+
 def blocked(
-    math: Math, x: jax.Array, w: jax.Array, b: jax.Array, *, r: int, warps: int, evict: bool = False
+    math: Math,
+    x: jax.Array,
+    w: jax.Array,
+    b: jax.Array,
+    *,
+    r: int,
+    warps: int,
+    evict: bool = False,
+    trailing_one: bool = False,
 ) -> jax.Array:
-    """tile-std's schedule: one block of r whole rows per program (rows divide evenly here)."""
+    """tile-std's schedule: one block of r whole rows per program (rows divide evenly here).
+
+    `trailing_one`: tokamax's layout instead, the rows as (M, N, 1) in blocks of (r, N, 1),
+    summed over axis 1 (its LayerNorm read 146.7 µs at 16384x8192 bfloat16 on the H200 against
+    154-158 µs for (r, N) blocks at its r=2, 4 warps; (r, N, 1) read the same as (r, N)).
+    """
     rows = as_rows(x)
     n_rows, n = rows.shape
 
@@ -87,8 +108,11 @@ def blocked(
         y = math(xv, w_ref[...].astype(jnp.float32)[None], b_ref[...].astype(jnp.float32)[None], n)
         o_ref[...] = y.astype(o_ref.dtype)
 
-    spec = pl.BlockSpec((r, n), row_block)
-    vec = pl.BlockSpec((n,), whole_vector)
+    if trailing_one:
+        spec, vec = pl.BlockSpec((r, n, 1), _row_block_3d), pl.BlockSpec((n, 1), _column)
+        rows, w, b = rows[:, :, None], w[:, None], b[:, None]
+    else:
+        spec, vec = pl.BlockSpec((r, n), row_block), pl.BlockSpec((n,), whole_vector)
     return pl.pallas_call(
         kernel,
         out_shape=jax.ShapeDtypeStruct(rows.shape, x.dtype),
@@ -99,34 +123,6 @@ def blocked(
         name="variant_blocked",
         interpret=INTERPRET,
     )(rows, w, b).reshape(x.shape)
-
-
-def trailing_one(
-    math: Math, x: jax.Array, w: jax.Array, b: jax.Array, *, r: int, warps: int
-) -> jax.Array:
-    """tokamax's layout: the rows as (M, N, 1) in blocks of (r, N, 1), summed over axis 1 (its
-    LayerNorm read 146.7 µs at 16384x8192 bfloat16 on the H200 against 154-158 µs for the
-    (r, N) blocks above at its r=2, 4 warps)."""
-    rows = as_rows(x)
-    n_rows, n = rows.shape
-
-    def kernel(x_ref: jax.Array, w_ref: jax.Array, b_ref: jax.Array, o_ref: jax.Array) -> None:
-        xv = x_ref[...].astype(jnp.float32)
-        y = math(xv, w_ref[...].astype(jnp.float32)[None], b_ref[...].astype(jnp.float32)[None], n)
-        o_ref[...] = y.astype(o_ref.dtype)
-
-    spec = pl.BlockSpec((r, n, 1), lambda i: (i, 0, 0))
-    vec = pl.BlockSpec((n, 1), lambda i: (0, 0))
-    return pl.pallas_call(
-        kernel,
-        out_shape=jax.ShapeDtypeStruct((n_rows, n, 1), x.dtype),
-        grid=(n_rows // r,),
-        in_specs=[spec, vec, vec],
-        out_specs=spec,
-        compiler_params=compiler_params(warps, 1),
-        name="variant_trailing_one",
-        interpret=INTERPRET,
-    )(rows[:, :, None], w[:, None], b[:, None]).reshape(x.shape)
 
 
 def persistent(
@@ -285,7 +281,7 @@ def variants(op: str, quick: bool, anchors: bool = False) -> dict[str, Callable[
     for r, warps in [(1, 4), (2, 4), (4, 4), (2, 8), (1, 8)]:
         out[f"r{r}w{warps}"] = functools.partial(blocked, math, r=r, warps=warps)
     for r, warps in [(2, 4), (1, 4), (2, 8)]:
-        out[f"t{r}w{warps}"] = functools.partial(trailing_one, math, r=r, warps=warps)
+        out[f"t{r}w{warps}"] = functools.partial(blocked, math, r=r, warps=warps, trailing_one=True)
     for r, warps in [(2, 4), (2, 8)]:
         out[f"r{r}w{warps}e"] = functools.partial(blocked, math, r=r, warps=warps, evict=True)
     for r, warps, per_sm, stages in [
