@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 from tile_protocol import ConfigInfo, RunRequest, StateDiff, Step
+from tile_runner._isolation import DAEMON, left_changed
 
 if TYPE_CHECKING:
     from tile_runner._ahead import Ready
@@ -13,9 +14,7 @@ if TYPE_CHECKING:
     from tile_runner._isolation import StateGuard
     from tile_runner._plan import Unit
 
-__all__ = ["DAEMON", "Batches"]
-
-DAEMON = "daemon thread running"  # a StateDiff's `after` for a daemon thread (`_isolation`)
+__all__ = ["Batches"]
 
 
 class Session(Protocol):
@@ -106,11 +105,8 @@ class Batches:
         except Exception:  # the guard must never cost a case its result
             return False
         if restart and rid != self._first:
-            left = ", ".join(
-                f"{d.kind} {d.name}".strip() for d in diffs if not (d.restored or d.kept)
-            )
             self._stopped = (f"making the inputs of `{rid}` ahead of its turn changed what "
-                             f"cannot be put back ({left})")  # fmt: skip
+                             f"cannot be put back ({left_changed(diffs)})")  # fmt: skip
         elif diffs:
             self.changes[rid] = diffs
         return bool(diffs)

@@ -31,12 +31,25 @@ from pathlib import Path
 from tile_protocol import StateDiff
 from tile_runner._process_state import Part, callable_name, process_parts, same, show
 
-__all__ = ["StateGuard"]
+__all__ = ["DAEMON", "StateGuard", "forces_restart", "left_changed"]
 
 _SECRET = re.compile(r"TOKEN|SECRET|PASSW|KEY|CREDENTIAL|AUTH|COOKIE|SESSION", re.IGNORECASE)
 _DEFAULT_DEVICE = "jax_default_device"
 _RUNNING = "thread running"
-_DAEMON = "daemon thread running"
+DAEMON = "daemon thread running"
+"""A StateDiff's `after` for a daemon thread still running: lived with, never a restart."""
+
+
+def left_changed(diffs: list[StateDiff]) -> str:
+    """What of `diffs` stays changed (neither put back nor kept as a module's setup), named
+    for a message: `kind name, ...`."""
+    return ", ".join(f"{d.kind} {d.name}".strip() for d in diffs if not (d.restored or d.kept))
+
+
+def forces_restart(diff: StateDiff) -> bool:
+    """Whether the runner must end after this change: it stays changed, and it is not a
+    daemon thread (those are lived with). The one rule for a case and for inputs made ahead."""
+    return not (diff.restored or diff.kept) and diff.after != DAEMON
 
 
 def _env_value(name: str, value: str | None) -> str | None:
@@ -152,7 +165,7 @@ class StateGuard:
         ]
         # A daemon thread is reported once and then lived with: libraries start such helpers
         # on first use, and a runner restarted for each would restart for every case.
-        return diffs, any(not (d.restored or d.kept) and d.after != _DAEMON for d in diffs)
+        return diffs, any(forces_restart(d) for d in diffs)
 
     # ---------------------------------------------------------------- one kind each
 
@@ -258,7 +271,7 @@ class StateGuard:
             StateDiff(
                 kind="threads",
                 name=t.name,
-                after=_DAEMON if t.daemon else _RUNNING,
+                after=DAEMON if t.daemon else _RUNNING,
                 restored=False,
             )
             for t in running

@@ -28,12 +28,12 @@ from tile_protocol import (
     Step,
 )
 from tile_protocol import CaseStart as ProtoCaseStart
-from tile_runner._batches import DAEMON, Batches
+from tile_runner._batches import Batches
+from tile_runner._isolation import StateGuard, forces_restart, left_changed
 from tile_runner._stdout import ProtocolWriter
 
 if TYPE_CHECKING:  # imported lazily: JAX comes with them
     from tile_runner._context import CaseContext
-    from tile_runner._isolation import StateGuard
     from tile_runner._plan import Plan as RunnerPlan
     from tile_runner._plan import Unit
     from tile_runner._rounds import BenchRounds
@@ -107,8 +107,6 @@ class Session:
             ctx.step = self._step
         self.counts["cases"] = len(plan.units)
         rounds = request.bench.rounds if request.command == "bench" else 1
-        from tile_runner._isolation import StateGuard
-
         later = request.rungs if request.command == "tune" else None
         if later is not None:
             ctx.kept = {}
@@ -367,14 +365,10 @@ class Session:
             return False
         if earlier:  # what the case changed while its inputs were made ahead of its turn
             diffs = [*earlier, *(d for d in diffs if d not in earlier)]  # a thread still runs
-            restart = restart or any(
-                not (d.restored or d.kept) and d.after != DAEMON for d in earlier
-            )
+            restart = restart or any(forces_restart(d) for d in earlier)
         if not diffs:
             return False
         self.writer.send(StateChange(case_id=rid, changes=diffs, restart=restart))
         if restart:
-            left = [d for d in diffs if not (d.restored or d.kept)]
-            what = ", ".join(f"{d.kind} {d.name}".strip() for d in left)
-            self.restart = f"case `{rid}` changed what cannot be put back ({what})"
+            self.restart = f"case `{rid}` changed what cannot be put back ({left_changed(diffs)})"
         return restart
