@@ -86,16 +86,17 @@ def on_hopper() -> bool:
 
 def hopper_fits(m: int, n: int, k: int, dtype: Any, t: HopperTiling) -> str | None:
     """Why this kernel cannot take (m, n, k) of `dtype` with tiling t; None when it can."""
-    itemsize = jnp.dtype(dtype).itemsize
-    if jnp.dtype(dtype) not in (jnp.dtype(jnp.bfloat16), jnp.dtype(jnp.float16)):
-        return f"{jnp.dtype(dtype).name} inputs (the wgmma kernel takes bfloat16 and float16)"
+    dt = jnp.dtype(dtype)
+    if dt not in (jnp.dtype(jnp.bfloat16), jnp.dtype(jnp.float16)):
+        return f"{dt.name} inputs (the wgmma kernel takes bfloat16 and float16)"
     pm, pn = t.program_tile
     if m % pm or n % pn or k % t.block_k:
         return f"{m}x{n}x{k} is not a multiple of the {pm}x{pn}x{t.block_k} program tile"
     if t.block_m % 64 or t.block_n % t.epilogue or t.block_m % t.epilogue:
         return f"a {t.block_m}x{t.block_n} warpgroup tile is not in 64-row, {t.epilogue}-col steps"
-    if t.shared_bytes(itemsize) > SHARED_BYTES:
-        return f"{t.shared_bytes(itemsize) // 1024} KiB of shared memory per program (at most {SHARED_BYTES // 1024})"
+    need = t.shared_bytes(dt.itemsize)
+    if need > SHARED_BYTES:
+        return f"{need // 1024} KiB of shared memory per program (at most {SHARED_BYTES // 1024})"
     return None
 
 
