@@ -181,8 +181,8 @@ def os_error(exc: OSError) -> CliError:
 _NAMED_WRONG: Final[dict[tp.UsageErrorType, str]] = {
     "UnknownAxis": "override one of those axes (`-a dtype=float32`), or select kernels that have "
     "it (`--kernel NAME`); `tile list` shows every case id with its axes",
-    "UnknownTunable": "override a tunable the selected kernels declare (named above), or select "
-    "a kernel that has it (`--kernel NAME`)",
+    "UnknownTunable": "override a tunable the selected kernels declare (named above; "
+    "`KERNEL:NAME=VALUE` for one of them), or select a kernel that has it (`--kernel NAME`)",
     "CaptureImport": "write `--from MODULE:FUNCTION` with MODULE importable from the project's "
     "root (or `[project] paths`); `python -c 'import MODULE'` there shows the whole traceback",
     "CaptureTrace": "FUNCTION() must return `(fn, args)`: the program and example inputs "
