@@ -2,7 +2,7 @@
 GPU, and stay quiet on identical code? (issue #33's H200 targets: A/A 0 false of at least 100
 and at most 2% inconclusive; 10% caught in at least 95%, 3% in at least 80%)
 
-    python benchmarks/gpu/planted_ab.py [--runs 10] [--plants 10 3] [--passes 100]
+    python benchmarks/gpu/planted_ab.py [--runs 10] [--aa-runs N] [--plants 10 3] [--passes 100]
         [--sizes 20 21 22 23 24] [--keep DIR]
 
 The fixture is a git repository with one kernel file: two memory-bound jnp kernels (sin and
@@ -105,7 +105,10 @@ def report(label: str, verdicts: Counter[str], *, plant: int) -> bool:
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--runs", type=int, default=10, help="runs of each: A/A and every plant")
-    parser.add_argument("--plants", type=int, nargs="+", default=[10, 3], help="slowdowns, %%")
+    parser.add_argument("--aa-runs", type=int, default=None,
+                        help="runs of identical code (default: --runs; 0 skips A/A)")  # fmt: skip
+    parser.add_argument("--plants", type=int, nargs="*", default=[10, 3],
+                        help="slowdowns, %% (none: A/A only)")  # fmt: skip
     parser.add_argument("--passes", type=int, default=100, help="passes of the committed code")
     parser.add_argument("--sizes", type=int, nargs="+", default=[20, 21, 22, 23, 24],
                         help="log2 of the vector lengths")  # fmt: skip
@@ -116,16 +119,20 @@ def main() -> int:
               file=sys.stderr)  # fmt: skip
         print("hint: run it where `git` is on PATH", file=sys.stderr)
         return 2
-    most = args.passes * (100 + max(args.plants)) // 100 + 1
+    most = args.passes * (100 + max(args.plants, default=0)) // 100 + 1
+    aa_runs = args.runs if args.aa_runs is None else args.aa_runs
     with tempfile.TemporaryDirectory(prefix="tile-planted-") as tmp:
         root = args.keep or Path(tmp) / "repo"
         write_repo(root, args.passes, most, args.sizes)
         start, met = time.perf_counter(), True
         for plant in [0, *args.plants]:
+            runs = aa_runs if plant == 0 else args.runs
+            if runs == 0:
+                continue
             passes = args.passes * (100 + plant) // 100
             write_kernels(root, passes, most, args.sizes)
             verdicts: Counter[str] = Counter()
-            for i in range(args.runs):
+            for i in range(runs):
                 doc = against(root, f"P{plant}-{i}")
                 verdicts.update(r.judgement for r in doc.rows)
                 took = time.perf_counter() - start

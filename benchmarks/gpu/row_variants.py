@@ -18,7 +18,8 @@ tile's own timer, the shapes that change the schedule rather than the block:
   tokamax-noalias  the same with its output in a buffer of its own (as every other row here)
 
 Usage: python benchmarks/gpu/row_variants.py [--ops layernorm,rmsnorm,softmax] [--quick]
-       [--anchors] (xla, tile-std and tokamax only)
+       [--anchors] (xla, tile-std and tokamax only) [--shapes 16384x8192] [--dtypes bfloat16]
+       [--only lib,tokamax-noalias,r2w4s3]
 """
 
 from __future__ import annotations
@@ -83,7 +84,7 @@ def _column(i: jax.Array) -> tuple[int, int]:
     return 0, 0
 
 
-def blocked(
+def blocked(  # noqa: PLR0913 (each keyword is one schedule knob the variants vary)
     math: Math,
     x: jax.Array,
     w: jax.Array,
@@ -93,12 +94,15 @@ def blocked(
     warps: int,
     evict: bool = False,
     trailing_one: bool = False,
+    stages: int = 1,
 ) -> jax.Array:
     """tile-std's schedule: one block of r whole rows per program (rows divide evenly here).
 
     `trailing_one`: tokamax's layout instead, the rows as (M, N, 1) in blocks of (r, N, 1),
     summed over axis 1 (its LayerNorm read 146.7 µs at 16384x8192 bfloat16 on the H200 against
     154-158 µs for (r, N) blocks at its r=2, 4 warps; (r, N, 1) read the same as (r, N)).
+    `stages`: Triton's num_stages; tokamax leaves it to jax's default, 3, where tile-std's
+    row kernels pass 1 (no loop to pipeline, so it should not matter: the s3 rows check).
     """
     rows = as_rows(x)
     n_rows, n = rows.shape
@@ -119,7 +123,7 @@ def blocked(
         grid=(n_rows // r,),
         in_specs=[spec, vec, vec],
         out_specs=spec,
-        compiler_params=compiler_params(warps, 1),
+        compiler_params=compiler_params(warps, stages),
         name="variant_blocked",
         interpret=INTERPRET,
     )(rows, w, b).reshape(x.shape)
@@ -282,6 +286,9 @@ def variants(op: str, quick: bool, anchors: bool = False) -> dict[str, Callable[
         out[f"r{r}w{warps}"] = functools.partial(blocked, math, r=r, warps=warps)
     for r, warps in [(2, 4), (1, 4), (2, 8)]:
         out[f"t{r}w{warps}"] = functools.partial(blocked, math, r=r, warps=warps, trailing_one=True)
+    for r, warps in [(2, 4), (2, 8), (1, 8)]:
+        out[f"r{r}w{warps}s3"] = functools.partial(blocked, math, r=r, warps=warps, stages=3)
+    out["t2w4s3"] = functools.partial(blocked, math, r=2, warps=4, trailing_one=True, stages=3)
     for r, warps in [(2, 4), (2, 8)]:
         out[f"r{r}w{warps}e"] = functools.partial(blocked, math, r=r, warps=warps, evict=True)
     for r, warps, per_sm, stages in [
@@ -314,18 +321,30 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer persistent variants")
     parser.add_argument("--anchors", action="store_true", help="xla, lib and tokamax only")
     parser.add_argument("--max-time", type=float, default=0.2)
+    parser.add_argument("--shapes", default="", help="e.g. 16384x8192 (default: both)")
+    parser.add_argument("--dtypes", default="", help="e.g. bfloat16 (default: both)")
+    parser.add_argument("--only", default="", help="variant names to time, comma-separated")
     args = parser.parse_args()
     # tokamax reads absl flags from sys.argv at its first call, and refuses this script's own.
     sys.argv = sys.argv[:1]
     print(f"device: {jax.devices()[0].device_kind}, jax {jax.__version__}")  # pyright: ignore[reportUnknownMemberType]
+    shapes = [s for s in SHAPES if not args.shapes or "x".join(map(str, s)) in args.shapes]
+    dtypes = [d for d in DTYPES if not args.dtypes or jnp.dtype(d).name in args.dtypes]
+    only = {name for name in str(args.only).split(",") if name}
     for op in args.ops.split(","):
-        for shape in SHAPES:
-            for dtype in DTYPES:
-                _one(op, shape, dtype, (args.quick, args.anchors), args.max_time)
+        for shape in shapes:
+            for dtype in dtypes:
+                _one(op, shape, dtype, (args.quick, args.anchors), args.max_time, only=only)
 
 
 def _one(
-    op: str, shape: tuple[int, int], dtype: jnp.dtype, which: tuple[bool, bool], max_time: float
+    op: str,
+    shape: tuple[int, int],
+    dtype: jnp.dtype,
+    which: tuple[bool, bool],
+    max_time: float,
+    *,
+    only: set[str],
 ) -> None:
     keys = jax.random.split(jax.random.key(0), 3)
     x = jax.random.normal(keys[0], shape, dtype) + 0.5
@@ -333,6 +352,8 @@ def _one(
     b = jax.random.normal(keys[2], shape[-1:], dtype)
     nbytes = 2 * x.nbytes
     found = variants(op, *which)
+    if only:  # xla stays: every row is read against it
+        found = {k: v for k, v in found.items() if k == "xla" or k in only}
     expected = jitted(found["xla"])(x, w, b).astype(jnp.float32)
     print(f"\n{op} {shape} {jnp.dtype(dtype).name}", flush=True)
     xla = None
