@@ -357,11 +357,12 @@ PY
 fi
 
 if want modes; then
-    # Forward and backward modes of the row kernels and attention (issue #35): each mode timed
-    # beside its reference (in `bwd`, the reference's own VJP on its own residuals).
+    # Forward and backward modes of every kernel with a Pallas backward (issue #35): each mode
+    # timed beside its reference (in `bwd`, the reference's own VJP on its own residuals).
     stamp "tile bench --mode all (row kernels, attention)"
     timeout "${MODES_LIMIT_S:-300}" python3 -m tile_cli bench --mode all ${MODES_ARGS:-} \
-        --kernel std/rmsnorm --kernel std/layernorm --kernel std/attention -o /tmp/modes-run \
+        --kernel std/rmsnorm --kernel std/layernorm --kernel std/softmax --kernel std/attention \
+        -o /tmp/modes-run \
         2>&1 | tee "$OUT/modes.txt"
     cp /tmp/modes-run/report.json "$OUT/modes-report.json" 2>/dev/null
 fi
