@@ -10,6 +10,8 @@ tile's own timer, the shapes that change the schedule rather than the block:
   tokamax      tokamax's Pallas-Triton layer_norm (norms only, when it imports)
   r{R}w{W}     the shipped kernel's body with R rows and W warps per program
   ...e         the same, loads marked evict_first (x is read once)
+  ...s3        the same, Triton's num_stages 3 (jax's default, tokamax's) instead of 1
+  L{R}w{W}s{S} (norms) the parameter vectors read after the row statistics, not before
   p{K}s{S}     persistent: K programs per SM walk the row blocks in a loop, so Triton can
                prefetch the next block (S stages) while this one is reduced
   c{C}         chunked (norms): two passes over C-column chunks, the second re-reading the
@@ -125,6 +127,40 @@ def blocked(  # noqa: PLR0913 (each keyword is one schedule knob the variants va
         out_specs=spec,
         compiler_params=compiler_params(warps, stages),
         name="variant_blocked",
+        interpret=INTERPRET,
+    )(rows, w, b).reshape(x.shape)
+
+
+def late(
+    op: str, x: jax.Array, w: jax.Array, b: jax.Array, *, r: int, warps: int, stages: int = 1
+) -> jax.Array:
+    """The blocked schedule (norms), with the parameter vectors read only after the row
+    statistics, as tokamax's kernel orders its reads; tile-std's kernel reads them first, so
+    they are live (2 x 8192 float32 a program) across both reductions."""
+    rows = as_rows(x)
+    n_rows, n = rows.shape
+    centre = op == "layernorm"
+    eps = LAYERNORM_EPS if centre else RMSNORM_EPS
+
+    def kernel(x_ref: jax.Array, w_ref: jax.Array, b_ref: jax.Array, o_ref: jax.Array) -> None:
+        c = x_ref[...].astype(jnp.float32)
+        if centre:
+            c = c - jnp.sum(c, axis=1, keepdims=True) / n
+        y = c * lax.rsqrt(jnp.sum(c * c, axis=1, keepdims=True) / n + eps)
+        y = y * w_ref[...].astype(jnp.float32)[None]
+        if centre:
+            y = y + b_ref[...].astype(jnp.float32)[None]
+        o_ref[...] = y.astype(o_ref.dtype)
+
+    spec, vec = pl.BlockSpec((r, n), row_block), pl.BlockSpec((n,), whole_vector)
+    return pl.pallas_call(
+        kernel,
+        out_shape=jax.ShapeDtypeStruct(rows.shape, x.dtype),
+        grid=(n_rows // r,),
+        in_specs=[spec, vec, vec],
+        out_specs=spec,
+        compiler_params=compiler_params(warps, stages),
+        name="variant_late",
         interpret=INTERPRET,
     )(rows, w, b).reshape(x.shape)
 
@@ -303,6 +339,10 @@ def variants(op: str, quick: bool, anchors: bool = False) -> dict[str, Callable[
             persistent, math, r=r, warps=warps, per_sm=per_sm, stages=stages
         )
     if op != "softmax":
+        for r, warps, stages in [(2, 4, 1), (2, 8, 1), (1, 8, 1), (2, 4, 3), (2, 8, 3)]:
+            out[f"L{r}w{warps}s{stages}"] = functools.partial(
+                late, op, r=r, warps=warps, stages=stages
+            )
         for r, warps, chunk, stages in [
             (1, 4, 1024, 2),
             (2, 4, 1024, 2),
