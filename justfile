@@ -34,7 +34,11 @@ typecheck:
 # longer under load from other jobs; the tests that judge measured times wait on sleeps
 # calibrated for a loaded machine, so they hold beside other workers. The 30 slowest tests
 # are listed at the end: the places to move work in process.
+# The workspace's own sources are compiled to bytecode first: where PYTHONDONTWRITEBYTECODE is
+# set (as on this CI machine), no process writes it and every tile and runner process compiled
+# tile's modules again, about 0.2 s each (three e2e test files: 113 s before, 96 s after).
 test *ARGS:
+    uv run python -m compileall -q packages/*/src
     uv run pytest -n auto --maxprocesses 4 --durations=30 {{ARGS}}
 
 # Rust tests.
