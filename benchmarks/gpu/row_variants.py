@@ -104,7 +104,8 @@ def blocked(  # noqa: PLR0913 (each keyword is one schedule knob the variants va
     summed over axis 1 (its LayerNorm read 146.7 µs at 16384x8192 bfloat16 on the H200 against
     154-158 µs for (r, N) blocks at its r=2, 4 warps; (r, N, 1) read the same as (r, N)).
     `stages`: Triton's num_stages; tokamax leaves it to jax's default, 3, where tile-std's
-    row kernels pass 1 (no loop to pipeline, so it should not matter: the s3 rows check).
+    row kernels pass 1. No loop to pipeline, and no difference: H100, LayerNorm and RMSNorm
+    bf16 16384x8192, each s3 row within 0.1 µs of its s1 row (2026-12-06).
     """
     rows = as_rows(x)
     n_rows, n = rows.shape
@@ -136,7 +137,9 @@ def late(
 ) -> jax.Array:
     """The blocked schedule (norms), with the parameter vectors read only after the row
     statistics, as tokamax's kernel orders its reads; tile-std's kernel reads them first, so
-    they are live (2 x 8192 float32 a program) across both reductions."""
+    they are live (2 x 8192 float32 a program) across both reductions. Slower, not faster:
+    H100, LayerNorm bf16 16384x8192 at 2 rows and 8 warps 196.9 µs against 189.4 for reading
+    them first; RMSNorm 184.9 against 181.7 (2026-12-06)."""
     rows = as_rows(x)
     n_rows, n = rows.shape
     centre = op == "layernorm"
