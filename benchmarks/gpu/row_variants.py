@@ -108,7 +108,7 @@ def blocked(  # noqa: PLR0913 (each keyword is one schedule knob the variants va
     bf16 16384x8192, each s3 row within 0.1 µs of its s1 row (2026-12-06).
     """
     rows = as_rows(x)
-    n_rows, n = rows.shape
+    n = rows.shape[1]
 
     def kernel(x_ref: jax.Array, w_ref: jax.Array, b_ref: jax.Array, o_ref: jax.Array) -> None:
         xv = _read(x_ref, evict).astype(jnp.float32)
@@ -120,16 +120,31 @@ def blocked(  # noqa: PLR0913 (each keyword is one schedule knob the variants va
         rows, w, b = rows[:, :, None], w[:, None], b[:, None]
     else:
         spec, vec = pl.BlockSpec((r, n), row_block), pl.BlockSpec((n,), whole_vector)
+    call = _block_grid(kernel, rows, (spec, vec), warps=warps, stages=stages, name="blocked")
+    return call(rows, w, b).reshape(x.shape)
+
+
+def _block_grid(
+    kernel: Callable[..., None],
+    rows: jax.Array,
+    specs: tuple[Any, Any],
+    *,
+    warps: int,
+    stages: int,
+    name: str,
+) -> Callable[..., jax.Array]:
+    """A pallas_call of `kernel(x, w, b, out)` over blocks of `rows`: (block, vector) specs."""
+    spec, vec = specs
     return pl.pallas_call(
         kernel,
-        out_shape=jax.ShapeDtypeStruct(rows.shape, x.dtype),
-        grid=(n_rows // r,),
+        out_shape=jax.ShapeDtypeStruct(rows.shape, rows.dtype),
+        grid=(rows.shape[0] // spec.block_shape[0],),
         in_specs=[spec, vec, vec],
         out_specs=spec,
         compiler_params=compiler_params(warps, stages),
-        name="variant_blocked",
+        name=f"variant_{name}",
         interpret=INTERPRET,
-    )(rows, w, b).reshape(x.shape)
+    )
 
 
 def late(
@@ -141,7 +156,7 @@ def late(
     H100, LayerNorm bf16 16384x8192 at 2 rows and 8 warps 196.9 µs against 189.4 for reading
     them first; RMSNorm 184.9 against 181.7 (2026-12-06)."""
     rows = as_rows(x)
-    n_rows, n = rows.shape
+    n = rows.shape[1]
     centre = op == "layernorm"
     eps = LAYERNORM_EPS if centre else RMSNORM_EPS
 
@@ -155,17 +170,9 @@ def late(
             y = y + b_ref[...].astype(jnp.float32)[None]
         o_ref[...] = y.astype(o_ref.dtype)
 
-    spec, vec = pl.BlockSpec((r, n), row_block), pl.BlockSpec((n,), whole_vector)
-    return pl.pallas_call(
-        kernel,
-        out_shape=jax.ShapeDtypeStruct(rows.shape, x.dtype),
-        grid=(n_rows // r,),
-        in_specs=[spec, vec, vec],
-        out_specs=spec,
-        compiler_params=compiler_params(warps, stages),
-        name="variant_late",
-        interpret=INTERPRET,
-    )(rows, w, b).reshape(x.shape)
+    specs = (pl.BlockSpec((r, n), row_block), pl.BlockSpec((n,), whole_vector))
+    call = _block_grid(kernel, rows, specs, warps=warps, stages=stages, name="late")
+    return call(rows, w, b).reshape(x.shape)
 
 
 def persistent(
