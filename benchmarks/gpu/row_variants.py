@@ -371,20 +371,34 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer persistent variants")
     parser.add_argument("--anchors", action="store_true", help="xla, lib and tokamax only")
     parser.add_argument("--max-time", type=float, default=0.2)
-    parser.add_argument("--shapes", default="", help="e.g. 16384x8192 (default: both)")
-    parser.add_argument("--dtypes", default="", help="e.g. bfloat16 (default: both)")
+    parser.add_argument(
+        "--shapes", default="", help="comma-separated, e.g. 16384x8192 (default: both)"
+    )
+    parser.add_argument(
+        "--dtypes", default="", help="comma-separated, e.g. bfloat16 (default: both)"
+    )
     parser.add_argument("--only", default="", help="variant names to time, comma-separated")
     args = parser.parse_args()
     # tokamax reads absl flags from sys.argv at its first call, and refuses this script's own.
     sys.argv = sys.argv[:1]
     print(f"device: {jax.devices()[0].device_kind}, jax {jax.__version__}")  # pyright: ignore[reportUnknownMemberType]
-    shapes = [s for s in SHAPES if not args.shapes or "x".join(map(str, s)) in args.shapes]
-    dtypes = [d for d in DTYPES if not args.dtypes or jnp.dtype(d).name in args.dtypes]
-    only = {name for name in str(args.only).split(",") if name}
+    shapes = [s for s in SHAPES if _chosen("x".join(map(str, s)), args.shapes)]
+    dtypes = [d for d in DTYPES if _chosen(jnp.dtype(d).name, args.dtypes)]
+    only = _names(args.only)
     for op in args.ops.split(","):
         for shape in shapes:
             for dtype in dtypes:
                 _one(op, shape, dtype, (args.quick, args.anchors), args.max_time, only=only)
+
+
+def _names(given: str) -> set[str]:
+    """The names of a comma-separated option."""
+    return {name for name in given.split(",") if name}
+
+
+def _chosen(name: str, given: str) -> bool:
+    """Whether a comma-separated option (empty: all) names `name`."""
+    return not given or name in _names(given)
 
 
 def _one(

@@ -131,14 +131,15 @@ fi
 
 if want rows; then
     stamp "row-kernel schedules against XLA and tokamax"
-    PYTHONPATH=/tmp/site:/tmp/anchors:$PWD/benchmarks/gpu/standin timeout "${ROWS_LIMIT_S:-300}" \
-        python3 benchmarks/gpu/row_variants.py ${ROWS_ARGS:-} 2>&1 | tee "$OUT/rows.txt"
+    rows_pass() {
+        PYTHONPATH=/tmp/site:/tmp/anchors:$PWD/benchmarks/gpu/standin timeout "${ROWS_LIMIT_S:-300}" \
+            python3 benchmarks/gpu/row_variants.py "$@" 2>&1 | tee -a "$OUT/rows.txt"
+    }
+    : > "$OUT/rows.txt"
+    rows_pass ${ROWS_ARGS:-}
     # ROWS_ARGS2: a second pass in the same step, e.g. "--anchors --dtypes float32" beside
     # variants of bfloat16 alone.
-    if [ -n "${ROWS_ARGS2:-}" ]; then
-        PYTHONPATH=/tmp/site:/tmp/anchors:$PWD/benchmarks/gpu/standin timeout "${ROWS_LIMIT_S:-300}" \
-            python3 benchmarks/gpu/row_variants.py ${ROWS_ARGS2} 2>&1 | tee -a "$OUT/rows.txt"
-    fi
+    [ -n "${ROWS_ARGS2:-}" ] && rows_pass ${ROWS_ARGS2}
 fi
 
 if want alias; then
