@@ -127,7 +127,7 @@ def main() -> int:
         start, met = time.perf_counter(), True
         for plant in [0, *args.plants]:
             runs = aa_runs if plant == 0 else args.runs
-            if runs == 0:
+            if runs <= 0:
                 continue
             passes = args.passes * (100 + plant) // 100
             write_kernels(root, passes, most, args.sizes)
