@@ -33,9 +33,16 @@
 # "mosaickey" benchmarks/gpu/mosaic_key_probe.py, why a warm run's Hopper matmul misses JAX's
 # persistent cache; "alias" benchmarks/gpu/alias_probe.py, whether the cupti timer sees XLA's copy for an aliased
 # output; "attn" benchmarks/gpu/attention_anchor.py, tile-std's attention beside jax's own).
+# ONLY_ON=H200 (any part of nvidia-smi's name) stops the call on any other card.
 set -uo pipefail
 OUT=${OUT:-/tmp/tile-gpu-out}
 mkdir -p "$OUT"
+# ONLY_ON=H200: stop at once (exit 3) on any other card, for steps whose figures are one
+# card's (a call for an H200 may be given an H100, and device time is scarce).
+if [ -n "${ONLY_ON:-}" ]; then
+    card=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+    [[ $card == *"$ONLY_ON"* ]] || { echo "this is $card, not $ONLY_ON: stopping"; exit 3; }
+fi
 # Bytecode compiled at install, as pip does by default: without it every process compiled
 # tile's sources again (0.5 s of a runner's start on the H100, 2026-12-05).
 python3 -m pip install -q --no-index --no-deps --no-cache-dir --upgrade \
