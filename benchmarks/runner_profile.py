@@ -6,9 +6,11 @@ process started as `python -m tile_runner` and writes its stats when the runner 
 `sys.exit` or `os._exit`). Prints each run's wall time, the second run's accounting, and the
 profile's top functions by cumulative and by own time.
 
-    python benchmarks/runner_profile.py [CASE] [--top 30]
+    python benchmarks/runner_profile.py [CASE | all] [--top 30]
 
-On a GPU the default case is issue #38's one-case figure; on a CPU pass a CPU case id.
+On a GPU the default case is issue #38's one-case figure; on a CPU pass a CPU case id. `all`
+profiles a warm run of every default case (issue #38's warm figure; on a CPU, where a run
+has two runner processes, the profile is the last one's).
 """
 
 from __future__ import annotations
@@ -66,7 +68,9 @@ def bench(case: str | None, out: Path, env: dict[str, str]) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("case", nargs="?", default=GPU_CASE)
+    parser.add_argument(
+        "case", nargs="?", default=GPU_CASE, help="a case id, or `all` for every default case"
+    )
     parser.add_argument("--top", type=int, default=30)
     parser.add_argument(
         "--after-full",
@@ -84,9 +88,10 @@ def main() -> None:
         env["NO_COLOR"] = "1"
         if opts.after_full:
             print(f"full default run first: {bench(None, root / 'full', env):.2f} s")
-        first = bench(opts.case, root / "run1", env)
+        case = None if opts.case == "all" else opts.case
+        first = bench(case, root / "run1", env)
         prof = root / "runner.prof"
-        second = bench(opts.case, root / "run2", {**env, "PROBE_PROFILE": str(prof)})
+        second = bench(case, root / "run2", {**env, "PROBE_PROFILE": str(prof)})
         print(f"wall: first (cache cold) {first:.2f} s, second (warm, profiled) {second:.2f} s")
         report = json.loads((root / "run2" / "report.json").read_text())
         timing = report["timing"]

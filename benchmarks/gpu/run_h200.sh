@@ -24,7 +24,8 @@
 # benchmarks/gpu/grad_truth.py, tile's bwd/fwd_bwd medians against direct CUPTI; "gradsweep"
 # benchmarks/gpu/grad_sweep.py, the Pallas backwards' tilings against XLA's autodiff; "planted"
 # benchmarks/gpu/planted_ab.py, tile bench --against on identical code and planted slowdowns;
-# "runnerprofile" benchmarks/runner_profile.py, a cProfile of a warm one-case run's runner;
+# "runnerprofile" benchmarks/runner_profile.py, a cProfile of a warm one-case run's runner
+# (RUNNERPROFILE_ARGS="all" the whole warm default run's);
 # "pyc" benchmarks/gpu/pyc_probe.py, the sources a runner compiles at every import;
 # "firstop" benchmarks/gpu/first_op_probe.py, a fresh process's first use of the GPU;
 # "rows" benchmarks/gpu/row_variants.py, row-kernel schedules beside XLA and tokamax, ROWS_ARGS
@@ -415,7 +416,9 @@ if want runnerprofile; then
     # Where a warm one-case `tile bench` spends its runner's time (issue #38): a cProfile of
     # the runner process (benchmarks/runner_profile.py).
     stamp "runner profile of a warm one-case bench"
-    timeout 150 python3 benchmarks/runner_profile.py --top 45 > "$OUT/runner-profile.txt" 2>&1
+    # RUNNERPROFILE_ARGS: e.g. "all --top 60" for the whole warm default run.
+    timeout 150 python3 benchmarks/runner_profile.py ${RUNNERPROFILE_ARGS:---top 45} \
+        > "$OUT/runner-profile.txt" 2>&1
     head -4 "$OUT/runner-profile.txt"
 fi
 
