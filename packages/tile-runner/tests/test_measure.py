@@ -210,6 +210,28 @@ def test_cupti_timer_on_gpu() -> None:
     assert cold.timer == "cupti" and cold.cold
 
 
+def _triple(x: jax.Array) -> jax.Array:
+    return x * 3.0
+
+
+@pytest.mark.gpu
+def test_a_cupti_pair_detaches_once_and_the_next_case_attaches_again_on_gpu() -> None:
+    from tile_runner._cupti import CuptiSampler, _Session  # pyright: ignore[reportPrivateUsage]
+
+    x = jnp.ones((1 << 20,), jnp.float32)
+    for _ in range(2):  # two cases in a row: the second attaches what the first detached
+        pair = _timers.InterleavedSampler(
+            CuptiSampler(_tiny, (x,), None), CuptiSampler(_triple, (x,), None)
+        )
+        pair.warmup(2)
+        samples = pair.take(20)
+        assert _Session.attached
+        pair.close()
+        assert not _Session.attached
+        assert len(samples) == len(pair.reference_samples) == 20
+        assert all(0 < s < 1e-3 for s in (*samples, *pair.reference_samples))
+
+
 def _two_kernels(a: jax.Array, b: jax.Array) -> jax.Array:
     # A gemm, then a row softmax of its result: XLA on the H200 fuses a reduction with the
     # elementwise ops around it into one kernel, but not a softmax into the gemm's epilogue.

@@ -16,6 +16,17 @@ _MAX_LIVE_BYTES = 2 * 1024**3
 _MAX_ITERATIONS = 1000
 
 
+class _Session:
+    """Whether jaxlib's one process-wide CUPTI session is attached now.
+
+    A case's kernel and reference samplers share it: the first to close detaches it, and the
+    second must not attach it again only to detach it (about 9 ms a case on an H100: 68
+    closes took 0.60 s of a warm default run, `benchmarks/runner_profile.py all`, 2026-12-07).
+    """
+
+    attached = False
+
+
 def _profiler() -> Any:
     from jax.experimental.mosaic.gpu import profiler
 
@@ -51,6 +62,13 @@ def available() -> bool:
     except Exception:
         return False
     return True
+
+
+def _detach(ext: Any) -> None:
+    """End the session: init, then take the timings with finalize, as `profiler.measure` does."""
+    ext._cupti_init()
+    ext._cupti_get_timings(True)
+    _Session.attached = False
 
 
 def _per_iteration(timings: Any, n: int) -> list[float]:
@@ -126,12 +144,11 @@ class CuptiSampler:
         return samples
 
     def close(self) -> None:
-        """Detach CUPTI if a session is still attached."""
+        """Detach CUPTI if this sampler attached it and no one has detached it since."""
         if self._attached:
             self._attached = False
-            ext = _ext()
-            ext._cupti_init()
-            ext._cupti_get_timings(True)
+            if _Session.attached:
+                _detach(_ext())
 
     def _batch(self, k: int) -> list[float]:
         """`k` per-iteration times in milliseconds."""
@@ -153,7 +170,7 @@ class CuptiSampler:
 
         ext = _ext()
         ext._cupti_init()
-        self._attached = True
+        self._attached = _Session.attached = True
         outs: list[Any] = []
         try:
             outs = [self._fn(*self._args) for _ in range(k)]
@@ -183,6 +200,7 @@ class CuptiSampler:
                 flush()
             finally:
                 timings = ext._cupti_get_timings(True)
+                _Session.attached = False
             self._flush_kernels = len(timings or [])
             if not self._flush_kernels:
                 raise RuntimeError("CUPTI saw no kernel in the cache flush")
@@ -195,6 +213,7 @@ class CuptiSampler:
                 del out
         finally:
             timings = list(ext._cupti_get_timings(True) or [])
+            _Session.attached = False
         if not timings or len(timings) % n:
             raise RuntimeError(f"CUPTI returned {len(timings)} kernel timings for {n} cold runs")
         per_iteration = len(timings) // n
