@@ -74,6 +74,19 @@ def slurm_cluster(gpu_gres: str) -> str:
     return gpu_gres if "gpu" in gres else "none"
 
 
+def assert_schema_valid(path: Path) -> None:
+    """What `tile schema-check PATH` checks (`tile_artifacts.check.check_path`), in process.
+
+    For tests where a run directory's validity is one fact among others: the command itself
+    (its output, exit codes and errors) is tested through real `tile` processes in
+    test_cli_basics, test_sweep39, test_campaigns and test_hostile_env.
+    """
+    import tile_artifacts as ta
+
+    problems = ta.check.check_path(path)
+    assert problems == [], "\n".join(str(problem) for problem in problems)
+
+
 def wait_for(
     path: Path, needle: str, proc: subprocess.Popen[str] | subprocess.Popen[bytes], limit: float
 ) -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import MakeProject, TileRun, tile_argv, tile_env, wait_for
+from support import MakeProject, TileRun, assert_schema_valid, tile_argv, tile_env, wait_for
 
 FAST = "[bench]\nmax_time = 0.05\nmin_runs = 5\nwarmup_runs = 1\n[runner]\ncase_timeout = 60\n"
 SCALE = ["fx/scale[n=256,dtype=float32]", "fx/scale[n=1024,dtype=float32]"]
@@ -284,7 +284,7 @@ def test_sigkill_mid_campaign_loses_nothing_and_resume_redoes_only_the_rest(
     a_sha = _sha(a_manifest)
     killed = _json(camp / "units" / "b@local" / "attempt-1" / "report.json")
     assert killed["run"]["status"] == "interrupted"
-    assert tile("schema-check", str(camp), cwd=root).returncode == 0  # the last checkpoint stands
+    assert_schema_valid(camp)  # the last checkpoint stands
 
     again = tile("campaign", "run", "three", cwd=root)
     assert again.returncode == 0, again.stderr
@@ -310,8 +310,7 @@ def test_sigkill_mid_campaign_loses_nothing_and_resume_redoes_only_the_rest(
     assert report["accounting"]["units_measured"] == 3
     for unit in units.values():
         assert unit["estimate"]["total_s"] > 0 and unit["actual"]["total_s"] > 0
-    check = tile("schema-check", str(camp), cwd=root)
-    assert check.returncode == 0, check.stdout
+    assert_schema_valid(camp)
 
 
 @pytest.mark.slow
@@ -370,8 +369,7 @@ def test_smoke_run_compares_variants_and_schema_check_catches_damage(
     assert {r["basis"] for r in doc["rows"]} == {"absolute"}
     assert "| case | machine | `warm` | `cold` |" in (camp / "summary.md").read_text()
     assert "variants against `warm`" in proc.stdout
-    check = tile("schema-check", str(camp), cwd=root)
-    assert check.returncode == 0, check.stdout
+    assert_schema_valid(camp)
     _schema_check_catches_damage(tile, camp, root / "damaged")
 
 
@@ -434,8 +432,7 @@ def test_a_campaign_through_slurm(tile: TileRun, project: MakeProject, slurm_gre
     commands = [json.loads(line) for line in lines]
     assert all(Path(c["args"][0]).name == "srun" for c in commands)
     assert any(f"--gres={slurm_gres}" in c["args"] for c in commands) or slurm_gres == "none"
-    check = tile("schema-check", str(camp), cwd=root)
-    assert check.returncode == 0, check.stdout
+    assert_schema_valid(camp)
 
 
 # ---------------------------------------------------------------- pieces

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import tile_argv, tile_env
+from support import assert_schema_valid, tile_argv, tile_env
 
 pytestmark = pytest.mark.slow
 
@@ -253,8 +253,7 @@ def test_a_baseline_from_before_interleaving(proj: Project) -> None:
     for case in old["cases"]:
         del case["reference_interleaved"]
     (proj.root / "old-baseline.json").write_text(json.dumps(old))
-    check = proj.tile("schema-check", "old-baseline.json")
-    assert check.returncode == 0, check.stdout + check.stderr
+    assert_schema_valid(proj.root / "old-baseline.json")
     auto = proj.tile("compare", "old-baseline.json", "runs/b", "-o", "old-auto.json")
     assert auto.returncode == 1, auto.stdout + auto.stderr
     assert _rows(proj.root / "old-auto.json")[CASE]["basis"] == "absolute"

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import MakeProject, TileRun, tile_argv, tile_env, wait_for
+from support import MakeProject, TileRun, assert_schema_valid, tile_argv, tile_env, wait_for
 
 from tile_artifacts import complete_lines, read_jsonl
 
@@ -65,8 +65,7 @@ def test_every_crash_kind_is_isolated(command: str, tile: TileRun, project: Make
     assert "a stray print to stdout" in logs
     events = (run / "events.jsonl").read_text()
     assert "protocol_noise" not in events
-    check = tile("schema-check", str(run), cwd=root)
-    assert check.returncode == 0, check.stdout
+    assert_schema_valid(run)
 
 
 @pytest.mark.slow
@@ -105,7 +104,7 @@ def _start(root: Path, out: Path, *args: str) -> subprocess.Popen[str]:
 @pytest.mark.slow
 @pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_signal_finalizes_run_as_interrupted(
-    sig: signal.Signals, code: int, project: MakeProject, tile: TileRun
+    sig: signal.Signals, code: int, project: MakeProject
 ) -> None:
     root = project(["crashy.py"], FAST)
     out = root / "run"
@@ -121,7 +120,7 @@ def test_signal_finalizes_run_as_interrupted(
     cases = _cases(report)
     assert cases["bad/a_good"]["status"] == "success"
     assert cases["bad/a_good"]["samples"]
-    assert tile("schema-check", str(out), cwd=root).returncode == 0
+    assert_schema_valid(out)
 
 
 @pytest.mark.slow
@@ -241,5 +240,4 @@ def test_cases_no_runner_reaches_are_counted_and_the_run_exits_3(
     assert report["run"]["status"] == ("partial" if not_run < 4 else "failed")
     assert f"{not_run} of 4 planned cases were not run" in report["run"]["status_reason"]
     assert f"{not_run} of 4 planned cases were not run" in (run / "summary.md").read_text()
-    check = tile("schema-check", str(run), cwd=root)
-    assert check.returncode == 0, check.stdout
+    assert_schema_valid(run)

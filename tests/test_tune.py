@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from support import MakeProject, TileRun
+from support import MakeProject, TileRun, assert_schema_valid
 
 FAST = (
     "[bench]\nmax_time = 0.1\nmin_runs = 5\nwarmup_runs = 1\n"
@@ -54,7 +54,7 @@ def test_tune_picks_the_fastest_correct_configuration_and_bench_uses_it(
     finding, *others = report["findings"]
     assert finding["category"] == "tuning" and "{reps=1,variant=right}" in finding["title"]
     assert "correctness" in {f["category"] for f in others}  # the wrong variant
-    assert tile("schema-check", str(out), cwd=root).returncode == 0
+    assert_schema_valid(out)
     # Rung 0 and the finalists' measurement in one runner, which kept its executables.
     assert _runners_started(out) == 1
     # Every configuration tried, in a table on stdout and in tune.md (issue 40): the winner
@@ -183,7 +183,7 @@ def test_a_configuration_that_kills_its_runner_in_a_later_rung_leaves_the_rest_t
     assert crash["exception_type"] == "RunnerCrash"
     assert by_id["fx/late_crash[n=256]{mode=plain}"]["stats"]["n"] == 400
     assert _runners_started(out) == 2  # the one that kept its executables, then the fresh one
-    assert tile("schema-check", str(out), cwd=root).returncode == 0
+    assert_schema_valid(out)
 
 
 def test_bad_tunable_override_is_a_clear_error(tile: TileRun, project: MakeProject) -> None:
