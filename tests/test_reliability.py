@@ -90,6 +90,13 @@ def test_isolate_runs_one_runner_per_case(tile: TileRun, project: MakeProject) -
     }
 
 
+# Two good cases, then one that hangs in its turn: a signal after the first case lands while a
+# case runs or hangs. The kernel hangs when run, not when traced (crashy.py's j_hang), which
+# would hang the batch compiled ahead and cost a case_timeout before any case ran; that path
+# has a test of its own below.
+_HANG_LAST = ("-k", "a_good", "-k", "c_good", "-k", "j_hang_running")
+
+
 def _start(root: Path, out: Path, *args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
         tile_argv("bench", "--output-dir", str(out), *args),
@@ -106,9 +113,9 @@ def _start(root: Path, out: Path, *args: str) -> subprocess.Popen[str]:
 def test_signal_finalizes_run_as_interrupted(
     sig: signal.Signals, code: int, project: MakeProject
 ) -> None:
-    root = project(["crashy.py"], FAST)
+    root = project(["crashy.py", "hang_when_run.py"], FAST)
     out = root / "run"
-    proc = _start(root, out, "-k", "a_good", "-k", "c_good", "-k", "j_hang")
+    proc = _start(root, out, *_HANG_LAST)
     wait_for(out / "events.jsonl", '"bad/c_good[n=128,dtype=float32]"', proc, limit=120)
     wait_for(out / "events.jsonl", "case_done", proc, limit=120)
     time.sleep(0.5)
@@ -125,9 +132,9 @@ def test_signal_finalizes_run_as_interrupted(
 
 @pytest.mark.slow
 def test_sigkill_leaves_no_torn_files(project: MakeProject) -> None:
-    root = project(["crashy.py"], FAST)
+    root = project(["crashy.py", "hang_when_run.py"], FAST)
     out = root / "run"
-    proc = _start(root, out, "-k", "a_good", "-k", "c_good", "-k", "j_hang")
+    proc = _start(root, out, *_HANG_LAST)
     wait_for(out / "events.jsonl", "case_done", proc, limit=120)
     proc.send_signal(signal.SIGKILL)
     proc.communicate(timeout=30)
