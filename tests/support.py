@@ -35,6 +35,19 @@ def _slurm_problem() -> str | None:
     """Why no SLURM cluster can run tasks here, or None when one answers with a usable node."""
     if shutil.which("srun") is None or shutil.which("sinfo") is None:
         return "srun/sinfo not on PATH"
+    # Where slurm is installed but no controller runs, sinfo retries for 9 s before it fails,
+    # once per fixture and test process; `scontrol ping` says DOWN at once. Only a DOWN answer
+    # is taken: anything else goes on to sinfo, which decides.
+    if shutil.which("scontrol") is not None:
+        try:
+            ping = subprocess.run(
+                ["scontrol", "ping"], capture_output=True, text=True, timeout=30, check=False
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+        else:
+            if ping.returncode != 0 and " is DOWN" in ping.stdout:
+                return f"the controller is down (`scontrol ping`: {ping.stdout.splitlines()[0]})"
     try:
         done = subprocess.run(
             ["sinfo", "--noheader", "--format=%T"],
@@ -72,6 +85,19 @@ def slurm_cluster(gpu_gres: str) -> str:
         ["sinfo", "--noheader", "--format=%G"], capture_output=True, text=True, check=False
     ).stdout
     return gpu_gres if "gpu" in gres else "none"
+
+
+def assert_schema_valid(path: Path) -> None:
+    """What `tile schema-check PATH` checks (`tile_artifacts.check.check_path`), in process.
+
+    For tests where a run directory's validity is one fact among others: the command itself
+    (its output, exit codes and errors) is tested through real `tile` processes in
+    test_cli_basics, test_sweep39, test_campaigns and test_hostile_env.
+    """
+    import tile_artifacts as ta
+
+    problems = ta.check.check_path(path)
+    assert problems == [], "\n".join(str(problem) for problem in problems)
 
 
 def wait_for(

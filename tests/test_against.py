@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from support import tile_argv, tile_env
+from support import assert_schema_valid, tile_argv, tile_env
 
 KERNELS = """\
 import os
@@ -114,9 +114,7 @@ def test_a_slowdown_is_caught_in_turns_and_both_runs_are_kept(repo: Path) -> Non
     # The worktree of the revision is gone again.
     assert len(_git(repo, "worktree", "list").splitlines()) == 1
     for report in reports.values():
-        check = subprocess.run(tile_argv("schema-check", str(report["run"]["output_directory"])),  # type: ignore[index]
-                               capture_output=True, text=True, env=tile_env(), check=False)  # fmt: skip
-        assert check.returncode == 0, check.stdout + check.stderr
+        assert_schema_valid(Path(report["run"]["output_directory"]))  # type: ignore[index]
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from support import MakeProject, TileRun
+from support import MakeProject, TileRun, assert_schema_valid
 
 from tile_cli.runs._snap import normalize_stablehlo, render_snapshot, snapshot_case_id
 from tile_protocol import case_dirname
@@ -73,8 +73,7 @@ def test_build_stores_every_view_and_one_bad_kernel_fails_alone(
     built = next(c for c in report["cases"] if c["case_id"] == SCALE)
     assert built["phases"]["compile_s"] > 0 and built["phases"]["lower_s"] > 0
 
-    check = tile("schema-check", "run", cwd=root)
-    assert check.returncode == 0, check.stdout + check.stderr
+    assert_schema_valid(root / "run")
 
 
 @pytest.mark.slow
@@ -84,7 +83,7 @@ def test_build_of_good_kernels_exits_0(tile: TileRun, project: MakeProject) -> N
     assert proc.returncode == 0, proc.stderr
     outputs = {p.name for p in (root / "run" / "outputs").iterdir()}
     assert outputs == {case_dirname("lw/scale[n=128]"), case_dirname("lw/scale[n=256]")}
-    assert tile("schema-check", "run", cwd=root).returncode == 0
+    assert_schema_valid(root / "run")
 
 
 # ---------------------------------------------------------------- tile inspect

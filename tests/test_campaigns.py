@@ -18,7 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import MakeProject, TileRun, tile_argv, tile_env, wait_for
+from support import MakeProject, TileRun, assert_schema_valid, tile_argv, tile_env, wait_for
+
+import tile_artifacts as ta
 
 FAST = "[bench]\nmax_time = 0.05\nmin_runs = 5\nwarmup_runs = 1\n[runner]\ncase_timeout = 60\n"
 SCALE = ["fx/scale[n=256,dtype=float32]", "fx/scale[n=1024,dtype=float32]"]
@@ -284,7 +286,7 @@ def test_sigkill_mid_campaign_loses_nothing_and_resume_redoes_only_the_rest(
     a_sha = _sha(a_manifest)
     killed = _json(camp / "units" / "b@local" / "attempt-1" / "report.json")
     assert killed["run"]["status"] == "interrupted"
-    assert tile("schema-check", str(camp), cwd=root).returncode == 0  # the last checkpoint stands
+    assert_schema_valid(camp)  # the last checkpoint stands
 
     again = tile("campaign", "run", "three", cwd=root)
     assert again.returncode == 0, again.stderr
@@ -310,8 +312,7 @@ def test_sigkill_mid_campaign_loses_nothing_and_resume_redoes_only_the_rest(
     assert report["accounting"]["units_measured"] == 3
     for unit in units.values():
         assert unit["estimate"]["total_s"] > 0 and unit["actual"]["total_s"] > 0
-    check = tile("schema-check", str(camp), cwd=root)
-    assert check.returncode == 0, check.stdout
+    assert_schema_valid(camp)
 
 
 @pytest.mark.slow
@@ -370,14 +371,14 @@ def test_smoke_run_compares_variants_and_schema_check_catches_damage(
     assert {r["basis"] for r in doc["rows"]} == {"absolute"}
     assert "| case | machine | `warm` | `cold` |" in (camp / "summary.md").read_text()
     assert "variants against `warm`" in proc.stdout
-    check = tile("schema-check", str(camp), cwd=root)
-    assert check.returncode == 0, check.stdout
+    assert_schema_valid(camp)
     _schema_check_catches_damage(tile, camp, root / "damaged")
 
 
 def _schema_check_catches_damage(tile: TileRun, camp: Path, copies: Path) -> None:
     """Each kind of damage to a copy of the campaign directory `camp` fails `tile schema-check`
-    with a message that names the file."""
+    with a message that names the file: the first through the command (exit 1, no traceback),
+    the others through what it runs and prints (check_path's problems), in process."""
 
     def damaged(how: str) -> Path:
         copy = copies / how
@@ -387,28 +388,31 @@ def _schema_check_catches_damage(tile: TileRun, camp: Path, copies: Path) -> Non
     unit = "units/warm@one/attempt-1"
     copy = damaged("unit-report")
     (copy / unit / "report.json").write_text("{}")
-    _fails(tile, copy, f"{unit}/report.json: ", "sha256 differs")
+    proc = tile("schema-check", str(copy), cwd=copy.parent)
+    assert proc.returncode == 1, proc.stdout
+    assert "Traceback" not in proc.stderr
+    assert f"{unit}/report.json: " in proc.stdout and "sha256 differs" in proc.stdout, proc.stdout
     copy = damaged("campaign-json")
     (copy / "campaign.json").write_text('{"schema_name": "tile.campaign"')
-    _fails(tile, copy, "campaign.json:1: not valid JSON")
+    _fails(copy, "campaign.json:1: not valid JSON")
     copy = damaged("stray-attempt")
     (copy / "units" / "warm@one" / "attempt-9").mkdir()
-    _fails(tile, copy, "units/warm@one/attempt-9: not recorded in campaign.json")
+    _fails(copy, "units/warm@one/attempt-9: not recorded in campaign.json")
     copy = damaged("no-plan")
     (copy / "plan.json").unlink()
-    _fails(tile, copy, "plan.json: required file is missing")
+    _fails(copy, "plan.json: required file is missing")
     copy = damaged("unit-manifest")
     manifest = copy / unit / "artifact_manifest.json"
     manifest.write_text(manifest.read_text().replace('"notes": []', '"notes": ["edited"]'))
-    _fails(tile, copy, f"{unit}/artifact_manifest.json: sha256 differs from the one campaign.json")
+    _fails(copy, f"{unit}/artifact_manifest.json: sha256 differs from the one campaign.json")
 
 
-def _fails(tile: TileRun, path: Path, *says: str) -> None:
-    proc = tile("schema-check", str(path), cwd=path.parent)
-    assert proc.returncode == 1, proc.stdout
-    assert "Traceback" not in proc.stderr
+def _fails(path: Path, *says: str) -> None:
+    """`tile schema-check PATH`'s lines, each problem as the command prints it, say `says`."""
+    printed = "\n".join(str(problem) for problem in ta.check.check_path(path))
+    assert printed, path  # a problem, so the command exits 1
     for text in says:
-        assert text in proc.stdout, (text, proc.stdout)
+        assert text in printed, (text, printed)
 
 
 @pytest.mark.slow
@@ -434,8 +438,7 @@ def test_a_campaign_through_slurm(tile: TileRun, project: MakeProject, slurm_gre
     commands = [json.loads(line) for line in lines]
     assert all(Path(c["args"][0]).name == "srun" for c in commands)
     assert any(f"--gres={slurm_gres}" in c["args"] for c in commands) or slurm_gres == "none"
-    check = tile("schema-check", str(camp), cwd=root)
-    assert check.returncode == 0, check.stdout
+    assert_schema_valid(camp)
 
 
 # ---------------------------------------------------------------- pieces

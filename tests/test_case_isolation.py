@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import FIXTURES, MakeProject, TileRun
+from support import FIXTURES, MakeProject, TileRun, assert_schema_valid
 
 FAST = "[bench]\nmax_time = 0.05\nmin_runs = 5\nwarmup_runs = 1\n[runner]\ncase_timeout = 60\n"
 
@@ -60,7 +60,7 @@ def test_a_forked_child_cannot_forge_the_runners_messages(
         raw
     )
     assert sum("comes from pid" in m for m in noise) == len(raw)
-    assert tile("schema-check", str(run), cwd=root).returncode == 0
+    assert_schema_valid(run)
 
 
 # What each leak of fixtures/state_leaks.py changes: the kind and the names of its diffs.
@@ -144,7 +144,7 @@ def test_a_case_that_changes_the_process_is_named_and_the_next_is_not_blamed(
     # Each runner's final record (its first, written when it started, says `incomplete`).
     statuses = [json.loads(c)["status"] for c in commands]
     assert [s for s in statuses if s != "incomplete"] == ["success", "success", "success"]
-    assert tile("schema-check", str(run), cwd=root).returncode == 0
+    assert_schema_valid(run)
 
 
 @pytest.mark.slow
@@ -166,7 +166,7 @@ def test_a_leak_in_a_round_ends_that_case_early_and_restarts_the_rest(
     isolation = [f for f in report["findings"] if f["category"] == "isolation"]
     titles = sorted(f["title"].split("[")[0] for f in isolation)
     assert titles == ["leak/00_x64", "leak/12_thread"]
-    assert tile("schema-check", str(run), cwd=root).returncode == 0
+    assert_schema_valid(run)
 
 
 def test_a_module_set_up_while_a_batch_makes_inputs_ahead_is_kept_in_the_same_runner(

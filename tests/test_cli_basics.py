@@ -3,14 +3,29 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from support import MakeProject, TileRun
+from support import FIXTURES, MakeProject, TileRun, tile_argv, tile_env
 
 FAST = "[bench]\nmax_time = 0.05\nmin_runs = 5\nwarmup_runs = 1\n"
+Done = subprocess.CompletedProcess[str]
+
+
+@pytest.fixture(scope="module")
+def scale_bench(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Done]:
+    """`tile bench -k scale -v` in a project of fixtures/good.py, once for the tests that read
+    its run directory and output (each reads; none changes it)."""
+    root = tmp_path_factory.mktemp("scale") / "proj"
+    (root / "kernels").mkdir(parents=True)
+    shutil.copy(FIXTURES / "good.py", root / "kernels" / "good.py")
+    (root / "tile.toml").write_text('[project]\npaths = ["kernels"]\n' + FAST)
+    done = subprocess.run(tile_argv("bench", "-k", "scale", "-v"), cwd=root, env=tile_env(),
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    return root, done
 
 
 @pytest.mark.parametrize(
@@ -86,9 +101,8 @@ def test_wrong_kernel_fails_test_with_exit_1_and_shows_its_error(
     assert "fx/scale[n=1024,dtype=float32]" in ok.stdout
 
 
-def test_bench_writes_a_valid_run_directory(tile: TileRun, project: MakeProject) -> None:
-    root = project(["good.py"], FAST)
-    proc = tile("bench", "-k", "scale", "-v", cwd=root)
+def test_bench_writes_a_valid_run_directory(tile: TileRun, scale_bench: tuple[Path, Done]) -> None:
+    root, proc = scale_bench
     assert proc.returncode == 0, proc.stderr
     assert "[n=256,dtype=float32]" in proc.stdout
     latest = root / ".tile" / "latest"
@@ -195,14 +209,16 @@ def test_compile_cache_is_on_by_default_and_can_be_turned_off(
     assert all(p["cache_hit"] is None for p in off), off
 
 
-def test_bench_accounts_for_its_time(tile: TileRun, project: MakeProject) -> None:
-    root = project(["good.py"], FAST)
-    proc = tile("bench", "-k", "scale", "-v", cwd=root)
+def test_bench_accounts_for_its_time(
+    tile: TileRun, scale_bench: tuple[Path, Done], tmp_path: Path
+) -> None:
+    root, proc = scale_bench
     assert proc.returncode == 0, proc.stderr
     assert "time accounting" in proc.stdout
     assert "fx/scale[n=256,dtype=float32]" in proc.stdout.split("time accounting")[1]
     assert "overhead ratio" in proc.stderr
-    run = root / ".tile" / "latest"
+    # A copy of the run: the shared one stays whole for the other test.
+    run = shutil.copytree((root / ".tile" / "latest").resolve(), tmp_path / "run")
     report = json.loads((run / "report.json").read_text())
     timing = report["timing"]
     assert timing["runner_start_s"] > 0 and timing["compile_s"] > 0 and timing["sampled_s"] > 0

@@ -18,7 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import tile_argv, tile_env
+from support import assert_schema_valid, tile_argv, tile_env
+
+import tile_harness as th
+from tile_artifacts.compare import BasisSetting
+from tile_config import CompareConfig
 
 pytestmark = pytest.mark.slow
 
@@ -79,6 +83,26 @@ class Project:
 
 def _rows(path: Path) -> dict[str, dict[str, Any]]:
     return {row["case_id"]: row for row in json.loads(path.read_text())["rows"]}
+
+
+def _judged(
+    proj: Project,
+    base: str,
+    cur: str,
+    *,
+    basis: BasisSetting = "auto",
+    fail_on_inconclusive: bool = False,
+) -> tuple[int, dict[str, dict[str, Any]]]:
+    """What `tile compare BASE CUR` decides, in process: its exit code and rows as written by
+    `-o`. The command runs these two with `[compare]`'s defaults (the tests above run it as a
+    real process: its table, `-o`, formats, flags against config, exit codes and errors)."""
+    config = CompareConfig()
+    doc = th.compare_paths(proj.root / base, proj.root / cur, noise_floor_pct=config.noise_floor,
+                           alpha=config.alpha, basis=basis)  # fmt: skip
+    outcome = th.comparison_outcome(
+        doc, fail_on_inconclusive=fail_on_inconclusive, allow_missing=config.allow_missing
+    )
+    return outcome.code, {row.case_id: row.model_dump(mode="json") for row in doc.rows}
 
 
 @pytest.fixture(scope="module")
@@ -197,16 +221,15 @@ def test_markdown_is_one_table_regressions_first(proj: Project) -> None:
 
 def test_fail_on_inconclusive_exits_4(proj: Project) -> None:
     # 3 samples a side are too few to judge: inconclusive whatever the machine does.
-    plain = proj.tile("compare", "runs/a", "runs/few", "-o", "few.json")
-    assert plain.returncode == 0, plain.stdout + plain.stderr
-    row = _rows(proj.root / "few.json")[CASE]
+    code, rows = _judged(proj, "runs/a", "runs/few")
+    assert code == 0, rows
+    row = rows[CASE]
     assert row["judgement"] == "inconclusive"
     assert row["reason"].startswith("too few samples")
     strict = proj.tile("compare", "runs/a", "runs/few", "--fail-on-inconclusive", "-o", "f4.json")
     assert strict.returncode == 4, strict.stdout + strict.stderr
     # a regression outranks inconclusive rows: still 1
-    regress = proj.tile("compare", "runs/a", "runs/b", "--fail-on-inconclusive", "-o", "f1.json")
-    assert regress.returncode == 1
+    assert _judged(proj, "runs/a", "runs/b", fail_on_inconclusive=True)[0] == 1
 
 
 def test_basis_relative_absolute_and_config_default(proj: Project) -> None:
@@ -253,16 +276,13 @@ def test_a_baseline_from_before_interleaving(proj: Project) -> None:
     for case in old["cases"]:
         del case["reference_interleaved"]
     (proj.root / "old-baseline.json").write_text(json.dumps(old))
-    check = proj.tile("schema-check", "old-baseline.json")
-    assert check.returncode == 0, check.stdout + check.stderr
-    auto = proj.tile("compare", "old-baseline.json", "runs/b", "-o", "old-auto.json")
-    assert auto.returncode == 1, auto.stdout + auto.stderr
-    assert _rows(proj.root / "old-auto.json")[CASE]["basis"] == "absolute"
-    strict = proj.tile(
-        "compare", "old-baseline.json", "runs/b", "--basis", "relative", "-o", "old-rel.json"
-    )
-    assert strict.returncode == 4, strict.stdout + strict.stderr  # nothing could be judged
-    row = _rows(proj.root / "old-rel.json")[CASE]
+    assert_schema_valid(proj.root / "old-baseline.json")
+    code, rows = _judged(proj, "old-baseline.json", "runs/b")
+    assert code == 1, rows
+    assert rows[CASE]["basis"] == "absolute"
+    code, rows = _judged(proj, "old-baseline.json", "runs/b", basis="relative")
+    assert code == 4, rows  # nothing could be judged
+    row = rows[CASE]
     assert row["judgement"] == "not_comparable" and row["basis"] is None
     assert "no reference samples timed interleaved in baseline" in row["reason"]
 
@@ -275,14 +295,14 @@ def test_pinned_runs_record_the_core_and_judge_with_the_block_bootstrap(proj: Pr
     assert isinstance(report["context"]["pinned_cpu"], int)
     slower = _tile(proj.root, "bench", "-o", "runs/pb", env={**pinned, "E2E_WAIT_MS": "30"})
     assert slower.returncode == 0, slower.stderr
-    proc = proj.tile("compare", "runs/pa", "runs/pb", "-o", "pinned.json")
-    assert proc.returncode == 1, proc.stdout + proc.stderr
-    row = _rows(proj.root / "pinned.json")[CASE]
+    code, rows = _judged(proj, "runs/pa", "runs/pb")
+    assert code == 1, rows
+    row = rows[CASE]
     assert row["judgement"] == "regression" and row["basis"] == "relative"
     assert row["reason"].endswith("block bootstrap CI")
     # An unpinned run on one side: the ordinary relative rule.
-    mixed = proj.tile("compare", "runs/a", "runs/pb", "-o", "mixed.json")
-    assert "block bootstrap" not in _rows(proj.root / "mixed.json")[CASE]["reason"], mixed.stdout
+    _, rows = _judged(proj, "runs/a", "runs/pb")
+    assert "block bootstrap" not in rows[CASE]["reason"], rows
     saved = proj.tile("baseline", "save", "runs/pa", "--dir", "pinned-baselines")
     assert saved.returncode == 0, saved.stderr
     assert (
@@ -298,22 +318,22 @@ def test_runs_in_rounds_are_judged_on_the_scatter_between_rounds(proj: Project) 
         assert done.returncode == 0, done.stderr
     case = json.loads((proj.root / "runs" / "ra" / "report.json").read_text())["cases"][0]
     assert len(case["round_sizes"]) == 4 and sum(case["round_sizes"]) == case["stats"]["n"]
-    same = proj.tile("compare", "runs/ra", "runs/rb", "-o", "rounds-aa.json")
-    assert same.returncode == 0, same.stdout + same.stderr
-    row = _rows(proj.root / "rounds-aa.json")[CASE]
+    code, rows = _judged(proj, "runs/ra", "runs/rb")
+    assert code == 0, rows
+    row = rows[CASE]
     assert row["judgement"] in ("neutral", "inconclusive")
     assert row["reason"].endswith("CI from 4 and 4 rounds")
-    slower = proj.tile("compare", "runs/ra", "runs/rslow", "-o", "rounds-ab.json")
-    assert slower.returncode == 1, slower.stdout + slower.stderr
-    row = _rows(proj.root / "rounds-ab.json")[CASE]
+    code, rows = _judged(proj, "runs/ra", "runs/rslow")
+    assert code == 1, rows
+    row = rows[CASE]
     assert row["judgement"] == "regression" and row["reason"].endswith("4 and 4 rounds")
     # A baseline keeps the rounds; against a run in one go the ordinary rule applies.
     saved = proj.tile("baseline", "save", "runs/ra", "--dir", "round-baselines")
     assert saved.returncode == 0, saved.stderr
     baseline = json.loads((proj.root / "round-baselines" / "cpu.json").read_text())
     assert baseline["cases"][0]["round_sizes"] == case["round_sizes"]
-    mixed = proj.tile("compare", "runs/a", "runs/rb", "-o", "rounds-mixed.json")
-    assert "rounds" not in _rows(proj.root / "rounds-mixed.json")[CASE]["reason"], mixed.stdout
+    _, rows = _judged(proj, "runs/a", "runs/rb")
+    assert "rounds" not in rows[CASE]["reason"], rows
 
 
 def test_a_baseline_pooled_from_several_runs_judges_against_their_spread(proj: Project) -> None:
@@ -332,9 +352,9 @@ def test_a_baseline_pooled_from_several_runs_judges_against_their_spread(proj: P
     # (p = 0.058 once). A 3x slowdown needs them within ~12%.
     slower = _tile(proj.root, "bench", "-o", "runs/b3", env={"E2E_WAIT_MS": "60"})
     assert slower.returncode == 0, slower.stderr
-    proc = proj.tile("compare", "pooled/cpu.json", "runs/b3", "-o", "pooled-ab.json")
-    assert proc.returncode == 1, proc.stdout + proc.stderr
-    row = _rows(proj.root / "pooled-ab.json")[CASE]
+    code, rows = _judged(proj, "pooled/cpu.json", "runs/b3")
+    assert code == 1, rows
+    row = rows[CASE]
     assert row["judgement"] == "regression"
     assert row["reason"].endswith("CI from the spread of 2 and 1 runner processes")
     # Runs of another device cannot be pooled: exit 2, naming both kinds.

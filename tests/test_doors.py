@@ -77,9 +77,14 @@ def _facts(run_dir: Path) -> dict[str, tuple[object, ...]]:
     return facts
 
 
+# No cache directory in the project; hypothesis's plugin (installed here for other tests) would
+# cost each session ~1 s of imports.
+_PLUGINS_OFF = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest")
+
+
 def _pytest(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args, "tests"],
+        [sys.executable, "-m", "pytest", "-q", *_PLUGINS_OFF, *args, "tests"],
         cwd=root,
         env={**os.environ, "NO_COLOR": "1"},
         capture_output=True,

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import MakeProject, TileRun
+from support import MakeProject, TileRun, assert_schema_valid
 
 PAYLOAD = b"1.5 2.5 3.5 4.5\n"
 FAST = "[bench]\nmax_time = 0.05\nmin_runs = 5\nwarmup_runs = 1\n"
@@ -94,7 +94,7 @@ def test_fetch_list_offline_and_input_files(
     assert len(downloads) == 1
     assert downloads[0]["sha256"] == hashlib.sha256(PAYLOAD).hexdigest()
     assert downloads[0]["size_bytes"] == len(PAYLOAD)
-    assert tile("schema-check", str(run), cwd=root).returncode == 0
+    assert_schema_valid(run)
 
 
 def test_unknown_entry_is_a_usage_error(

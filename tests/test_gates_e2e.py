@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import FIXTURES, tile_argv, tile_env
+from support import FIXTURES, assert_schema_valid, tile_argv, tile_env
 
 KERNELS = """\
 import tile_runner as tile
@@ -108,7 +108,7 @@ def test_o_runs_become_latest_and_baseline_save_refuses_a_run_without_samples(
     gate = proj.tile("bench", "-k", "n=512", "--compare", "trap", "-o", "runs/gate")
     assert gate.returncode == 2, gate.stdout + gate.stderr
     assert "trap" in gate.stderr and "hint:" in gate.stderr
-    assert proj.tile("schema-check", "runs/gate").returncode == 0  # what it measured is kept
+    assert_schema_valid(proj.root / "runs/gate")  # what it measured is kept
 
 
 def test_baseline_saves_at_once_each_leave_a_whole_file(proj: Project) -> None:
@@ -160,7 +160,7 @@ def test_a_baseline_with_nothing_to_judge_fails_the_gate_with_exit_4(proj: Proje
     assert "**Status:** `partial`" in summary and "## Comparison" in summary
     report = proj.json("runs/vs-empty/report.json")
     assert report["summary"]["exit_code"] == 4 and report["run"]["status"] == "partial"
-    assert proj.tile("schema-check", "runs/vs-empty").returncode == 0
+    assert_schema_valid(proj.root / "runs/vs-empty")
 
 
 def test_cases_on_one_side_only_exit_4_unless_allowed(proj: Project) -> None:

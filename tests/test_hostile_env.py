@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from fake_runner import fake_project
-from support import MakeProject, TileRun, tile_argv, tile_env
+from support import MakeProject, TileRun, assert_schema_valid, tile_argv, tile_env
 
 GOOD_RUN = """
 hello(); plan(CASES)
@@ -157,7 +157,7 @@ def test_runner_timeout_bounds_a_silent_start(tile: TileRun, tmp_path: Path) -> 
     assert proc.returncode == 3, proc.stderr
     _clean(proc)
     assert "no message from the runner for 1 s (`[runner] timeout`)" in proc.stderr
-    assert tile("schema-check", "run", cwd=root).returncode == 0
+    assert_schema_valid(root / "run")
 
 
 def test_runner_that_cannot_start_says_why(tile: TileRun, tmp_path: Path) -> None:
@@ -175,7 +175,7 @@ def test_runner_that_cannot_start_says_why(tile: TileRun, tmp_path: Path) -> Non
     assert "runner exited with code 1 before finishing: " in proc.stderr
     assert "No module named tile_runner" in proc.stderr
     assert "hint: the runner did not start" in proc.stderr
-    assert tile("schema-check", "run", cwd=root).returncode == 0
+    assert_schema_valid(root / "run")
 
 
 def test_bad_xla_flags_are_named_as_the_reason_the_runner_did_not_start(
@@ -187,7 +187,7 @@ def test_bad_xla_flags_are_named_as_the_reason_the_runner_did_not_start(
     _clean(proc)
     assert "Unknown flag in XLA_FLAGS: --xla_no_such_flag=1" in proc.stderr  # XLA's own words
     assert "hint: the runner did not start" in proc.stderr and "XLA_FLAGS" in proc.stderr
-    assert tile("schema-check", "run", cwd=root).returncode == 0
+    assert_schema_valid(root / "run")
 
 
 def test_latest_that_is_a_directory_is_said_and_left_clean(tile: TileRun, tmp_path: Path) -> None:
@@ -199,7 +199,7 @@ def test_latest_that_is_a_directory_is_said_and_left_clean(tile: TileRun, tmp_pa
     assert "latest` was not updated (is a directory, not a link)" in proc.stderr
     assert [p.name for p in (root / ".tile").iterdir() if p.name.startswith(".latest")] == []
     (run,) = (root / ".tile" / "runs").iterdir()
-    assert tile("schema-check", str(run), cwd=root).returncode == 0
+    assert_schema_valid(run)
 
 
 def test_escape_codes_in_case_ids_are_printed_escaped(tile: TileRun, tmp_path: Path) -> None:
@@ -278,7 +278,7 @@ def test_output_keep_leaves_a_run_that_is_still_going_alone(tile: TileRun, tmp_p
         assert tile("bench", cwd=root).returncode == 0
         with gate.open("w"):  # lets the first run's runner go on
             pass
-        out, err = first.communicate(timeout=300)
+        _, err = first.communicate(timeout=300)
     finally:
         first.kill()
         first.wait()
@@ -286,5 +286,4 @@ def test_output_keep_leaves_a_run_that_is_still_going_alone(tile: TileRun, tmp_p
     runs = sorted((root / ".tile" / "runs").iterdir())
     assert len(runs) == 2  # the second run kept the first, which was still going
     for run in runs:
-        check = tile("schema-check", str(run), cwd=root)
-        assert check.returncode == 0, check.stdout + out
+        assert_schema_valid(run)

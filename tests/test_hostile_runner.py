@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from fake_runner import fake_project
-from support import TileRun
+from support import TileRun, assert_schema_valid
 
 ALL1, ALL2 = "fake/k[i=1]", "fake/k[i=2]"
 
@@ -21,8 +21,7 @@ def _report(root: Path) -> dict[str, Any]:
 
 
 def _assert_valid(tile: TileRun, root: Path) -> None:
-    check = tile("schema-check", str(root / "run"), cwd=root)
-    assert check.returncode == 0, check.stdout
+    assert_schema_valid(root / "run")
 
 
 def _no_traceback(text: str) -> None:

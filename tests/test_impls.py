@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from support import tile_argv, tile_env
+from support import assert_schema_valid, tile_argv, tile_env
 
 KERNELS = """\
 import jax
@@ -131,8 +131,7 @@ def test_the_run_directory_records_each_op_and_checks(bench: tuple[Done, Path]) 
     assert ops[f"p/norm_jnp{POINTS[0]}"] == {"name": "norm", "impl": "jnp", "baseline": True}
     assert ops[f"p/norm_fast{POINTS[1]}"] == {"name": "norm", "impl": "fast", "baseline": False}
     assert ops[f"p/plain{POINTS[0]}"] is None
-    checked = _tile(run.parent.parent.parent, "schema-check", str(run))
-    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert_schema_valid(run)
     summary = (run / "summary.md").read_text()
     section = summary.split("## Implementations", 1)[1].split("\n## ", 1)[0]
     assert "**norm** (3 implementations, baseline `jnp`)" in section

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from fake_runner import fake_project
-from support import TileRun, tile_argv, tile_env
+from support import TileRun, assert_schema_valid, tile_argv, tile_env
 
 from tile_artifacts import REDACTED
 from tile_harness._logcap import PER_CASE
@@ -49,8 +49,7 @@ def test_a_flooding_case_keeps_its_first_lines_and_says_how_many_went(
     assert dropped["fields"]["dropped"] == 2500 and dropped["fields"]["case_id"] == "fake/k[i=0]"
     assert "2500 log line(s) of case `fake/k[i=0]` dropped" in dropped["message"]
     assert "2500 log line(s) of case `fake/k[i=0]` dropped" in proc.stderr
-    check = tile("schema-check", str(root / "run"), cwd=root)
-    assert check.returncode == 0, check.stdout
+    assert_schema_valid(root / "run")
 
 
 def _peak_mb(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, int]:

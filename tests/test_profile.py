@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support import FIXTURES, MakeProject, TileRun
+from support import FIXTURES, MakeProject, TileRun, assert_schema_valid
 
 from tile_protocol import case_dirname
 
@@ -114,8 +114,7 @@ def test_trace_and_sources_land_in_a_run_directory_that_validates(
         assert f"tile {case_id} #2" not in text  # --calls 2
     assert "pallas_call" in (run / "outputs" / case_dirname(PALLAS) / "jaxpr.txt").read_text()
 
-    check = tile("schema-check", str(run), cwd=root)
-    assert check.returncode == 0, check.stdout + check.stderr
+    assert_schema_valid(run)
 
 
 @pytest.mark.gpu
@@ -137,5 +136,4 @@ def test_ncu_profiles_a_tile_std_case(tile: TileRun, tmp_path: Path) -> None:
     manifest = json.loads((tmp_path / "run" / "artifact_manifest.json").read_text())
     rel = folder.relative_to(tmp_path / "run").as_posix()
     assert {f"{rel}/ncu.ncu-rep", f"{rel}/ncu.json"} <= {a["path"] for a in manifest["artifacts"]}
-    check = tile("schema-check", str(tmp_path / "run"))
-    assert check.returncode == 0, check.stdout + check.stderr
+    assert_schema_valid(tmp_path / "run")

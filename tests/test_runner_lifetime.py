@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from support import MakeProject, TileRun, tile_argv, tile_env, wait_for
+from support import MakeProject, TileRun, assert_schema_valid, tile_argv, tile_env, wait_for
 
 FAST = "[bench]\nmax_time = 0.05\nmin_runs = 5\nwarmup_runs = 1\n"
 
@@ -97,4 +97,4 @@ def test_a_fifo_among_kernel_files_is_named_not_waited_on(
     assert "stuck.py` is a FIFO, not a Python file: skipped" in proc.stderr
     report = json.loads((root / "run" / "report.json").read_text())
     assert {c["status"] for c in report["cases"]} == {"success"}
-    assert tile("schema-check", "run", cwd=root).returncode == 0
+    assert_schema_valid(root / "run")

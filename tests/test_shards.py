@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import MakeProject, TileRun, tile_argv, tile_env, wait_for
+from support import MakeProject, TileRun, assert_schema_valid, tile_argv, tile_env, wait_for
 
 from tile_harness._launchers import shard_cases
 
@@ -103,8 +103,7 @@ def test_local_shards_merge_into_one_report(tile: TileRun, project: MakeProject)
     logs = sorted(p.name for p in (run / "logs").iterdir())
     assert logs == [f"runner-{i}.stderr.log" for i in (1, 2, 3)]
 
-    check = tile("schema-check", str(run), cwd=root)
-    assert check.returncode == 0, check.stdout
+    assert_schema_valid(run)
 
 
 @pytest.mark.slow
@@ -145,14 +144,13 @@ def test_a_crashed_shard_loses_nothing_else(tile: TileRun, project: MakeProject)
     assert failure["command_id"] == crashed["command_id"]
     assert failure["stderr_log"] == crashed["stderr_log"]
 
-    check = tile("schema-check", str(run), cwd=root)
-    assert check.returncode == 0, check.stdout
+    assert_schema_valid(run)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("launcher", ["local", "slurm"])
 def test_ctrl_c_stops_every_shard(
-    launcher: str, tile: TileRun, project: MakeProject, request: pytest.FixtureRequest
+    launcher: str, project: MakeProject, request: pytest.FixtureRequest
 ) -> None:
     toml = FAST.replace("case_timeout = 60", "case_timeout = 600")
     if launcher == "slurm":
@@ -191,7 +189,7 @@ def test_ctrl_c_stops_every_shard(
     runners = [c for c in _commands(out) if c["phase"] == "runner"]
     assert len(runners) == 2  # the stopped shard was not restarted
     assert {c["status"] for c in runners} == {"success", "interrupted"}
-    assert tile("schema-check", str(out), cwd=root).returncode == 0
+    assert_schema_valid(out)
     if launcher == "slurm":  # no job of the run is left waiting or running
         live = subprocess.run(
             ["squeue", "--noheader", "--states=PENDING,RUNNING", "--format=%j"],
@@ -299,5 +297,4 @@ def test_slurm_shards_run_through_srun_like_a_local_run(
         parts = job_ids.split(",")
         assert len(parts) == 3 and len(set(parts)) == 3
         assert all(p.isdigit() for p in parts)
-    check = tile("schema-check", str(run))
-    assert check.returncode == 0, check.stdout
+    assert_schema_valid(run)

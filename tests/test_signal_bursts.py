@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from fake_runner import fake_project
-from support import TileRun, tile_argv, tile_env, wait_for
+from support import assert_schema_valid, tile_argv, tile_env, wait_for
 
 HANGS_IN_SECOND_CASE = """
 hello(); plan()
@@ -31,7 +31,7 @@ BURSTS = {
 
 @pytest.mark.parametrize(("burst", "codes"), list(BURSTS.values()), ids=list(BURSTS))
 def test_a_burst_of_signals_finalizes_the_run_once(
-    burst: list[signal.Signals], codes: set[int], tile: TileRun, tmp_path: Path
+    burst: list[signal.Signals], codes: set[int], tmp_path: Path
 ) -> None:
     root = fake_project(tmp_path / "p", HANGS_IN_SECOND_CASE)
     out = root / "run"
@@ -56,8 +56,7 @@ def test_a_burst_of_signals_finalizes_the_run_once(
     assert report["run"]["status"] == "interrupted"
     assert [c["status"] for c in report["cases"]] == ["success", "interrupted", "interrupted"]
     assert (out / "artifact_manifest.json").exists()
-    check = tile("schema-check", str(out), cwd=root)
-    assert check.returncode == 0, check.stdout
+    assert_schema_valid(out)
 
 
 def _catches_sigterm(pid: int) -> bool:
@@ -67,9 +66,7 @@ def _catches_sigterm(pid: int) -> bool:
     return bool(caught & (1 << (signal.SIGTERM - 1)))
 
 
-def test_ctrl_c_during_start_up_is_an_interruption_not_a_traceback(
-    tile: TileRun, tmp_path: Path
-) -> None:
+def test_ctrl_c_during_start_up_is_an_interruption_not_a_traceback(tmp_path: Path) -> None:
     root = fake_project(tmp_path / "p", HANGS_IN_SECOND_CASE)
     proc = subprocess.Popen(
         tile_argv("bench", "-o", str(root / "run")),
@@ -90,5 +87,4 @@ def test_ctrl_c_during_start_up_is_an_interruption_not_a_traceback(
     assert proc.returncode == 130, stderr
     assert "interrupted" in stderr and "Traceback" not in stderr, stderr
     if (root / "run").exists():  # the signal came after the run directory was made
-        check = tile("schema-check", str(root / "run"), cwd=root)
-        assert check.returncode == 0, check.stdout
+        assert_schema_valid(root / "run")

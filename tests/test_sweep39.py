@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 from fake_runner import fake_project
-from support import tile_argv, tile_env
+from support import assert_schema_valid, tile_argv, tile_env
 
 TOKEN, HF = "ghp_abcdefghijklmnopqrstuvwxyz0123456789", "hf_notarealtoken42"
 
@@ -109,7 +109,7 @@ def test_lines_that_are_not_protocol_messages_are_capped(tmp_path: Path) -> None
     assert len(noise) == 1000 and noise[0]["fields"]["raw"] == "stray print 0"
     [note] = [e for e in events if e["event"] == "log_dropped"]
     assert note["message"].startswith("2000 line(s) that are not protocol messages dropped")
-    assert _tile(root, "schema-check", "run").returncode == 0
+    assert_schema_valid(root / "run")
 
 
 UNKNOWN_CASE = """
@@ -150,8 +150,7 @@ def test_no_command_writes_its_output_into_a_run_directory(tmp_path: Path) -> No
         done = _tile(root, *args)
         assert done.returncode == 2, (args, done.stderr)
         assert f"`{root / 'run'}` is a run directory" in done.stderr and "hint:" in done.stderr
-        check = _tile(root, "schema-check", "run")
-        assert check.returncode == 0, (args, check.stdout + check.stderr)
+        assert_schema_valid(root / "run")
 
 
 RAISES = """

@@ -4,17 +4,46 @@ the tuning file, and bench running what the tune chose."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from support import MakeProject, TileRun
+import pytest
+from support import FIXTURES, MakeProject, TileRun, assert_schema_valid, tile_argv, tile_env
 
 FAST = (
     "[bench]\nmax_time = 0.1\nmin_runs = 5\nwarmup_runs = 1\n"
     "[tune]\nmin_runs = 3\nmax_time = 0.02\n"
 )
+
+
+@dataclass(frozen=True)
+class Tuned:
+    """A project after `tile tune --kernel fx/reps`, made once for the tests that start there."""
+
+    root: Path
+    proc: subprocess.CompletedProcess[str]
+    out: Path  # the tune's run directory
+
+    def copy(self, to: Path) -> Path:
+        """A project of its own, tuned, for a test that changes it."""
+        return shutil.copytree(self.root, to)
+
+
+@pytest.fixture(scope="module")
+def tuned(tmp_path_factory: pytest.TempPathFactory) -> Tuned:
+    base = tmp_path_factory.mktemp("tuned")
+    root = base / "proj"
+    (root / "kernels").mkdir(parents=True)
+    shutil.copy(FIXTURES / "tunable.py", root / "kernels" / "tunable.py")
+    (root / "tile.toml").write_text('[project]\npaths = ["kernels"]\n' + FAST)
+    out = base / "tune-run"
+    proc = subprocess.run(tile_argv("tune", "--kernel", "fx/reps", "-o", str(out)), cwd=root,
+                          env=tile_env(), capture_output=True, text=True, timeout=300)  # fmt: skip
+    return Tuned(root, proc, out)
 
 
 def _tuning(root: Path) -> dict[str, dict[str, object]]:
@@ -35,12 +64,11 @@ def test_dry_run_counts_configurations_and_constraints(tile: TileRun, project: M
 
 
 def test_tune_picks_the_fastest_correct_configuration_and_bench_uses_it(
-    tile: TileRun, project: MakeProject, tmp_path: Path
+    tile: TileRun, tuned: Tuned, tmp_path: Path
 ) -> None:
-    root = project(["tunable.py"], FAST)
-    out = tmp_path / "tune-run"
-    proc = tile("tune", "--kernel", "fx/reps", "-o", str(out), cwd=root)
+    proc, out = tuned.proc, tuned.out
     assert proc.returncode == 0, proc.stderr
+    root = tuned.copy(tmp_path / "proj")  # its tuning file is edited below
     entry = _tuning(root)["fx/reps[n=512]"]
     # The wrong variant is never chosen, however fast; 1 rep does the least work.
     assert entry["values"] == {"reps": "1", "variant": "right"}
@@ -54,7 +82,7 @@ def test_tune_picks_the_fastest_correct_configuration_and_bench_uses_it(
     finding, *others = report["findings"]
     assert finding["category"] == "tuning" and "{reps=1,variant=right}" in finding["title"]
     assert "correctness" in {f["category"] for f in others}  # the wrong variant
-    assert tile("schema-check", str(out), cwd=root).returncode == 0
+    assert_schema_valid(out)
     # Rung 0 and the finalists' measurement in one runner, which kept its executables.
     assert _runners_started(out) == 1
     # Every configuration tried, in a table on stdout and in tune.md (issue 40): the winner
@@ -104,10 +132,11 @@ def test_tune_picks_the_fastest_correct_configuration_and_bench_uses_it(
 
 
 def test_a_changed_tunable_set_invalidates_the_entry(
-    tile: TileRun, project: MakeProject, tmp_path: Path
+    tile: TileRun, tuned: Tuned, tmp_path: Path
 ) -> None:
-    root = project(["tunable.py"], FAST)
-    assert tile("tune", "--kernel", "fx/reps", cwd=root).returncode == 0
+    assert tuned.proc.returncode == 0, tuned.proc.stderr
+    root = tuned.copy(tmp_path / "proj")
+    assert _tuning(root)["fx/reps[n=512]"]["values"] == {"reps": "1", "variant": "right"}
     module = root / "kernels" / "tunable.py"
     module.write_text(module.read_text().replace("reps=[1, 8, 64]", "reps=[1, 8, 32, 64]"))
     bench = tile("bench", "--kernel", "fx/reps", "-o", str(tmp_path / "b"), cwd=root)
@@ -183,7 +212,7 @@ def test_a_configuration_that_kills_its_runner_in_a_later_rung_leaves_the_rest_t
     assert crash["exception_type"] == "RunnerCrash"
     assert by_id["fx/late_crash[n=256]{mode=plain}"]["stats"]["n"] == 400
     assert _runners_started(out) == 2  # the one that kept its executables, then the fresh one
-    assert tile("schema-check", str(out), cwd=root).returncode == 0
+    assert_schema_valid(out)
 
 
 def test_bad_tunable_override_is_a_clear_error(tile: TileRun, project: MakeProject) -> None:
@@ -197,13 +226,13 @@ def test_bad_tunable_override_is_a_clear_error(tile: TileRun, project: MakeProje
 
 
 def test_zero_rungs_measure_every_configuration_and_the_pruned_winner_is_checked_against_them(
-    tile: TileRun, project: MakeProject, tmp_path: Path
+    tile: TileRun, tuned: Tuned, tmp_path: Path
 ) -> None:
     """`tune.rungs=0` is the exhaustive sweep of issue #34: no rung prunes, every correct
     configuration gets the [bench] measurement; benchmarks/tune_vs_exhaustive.py then judges
     the pruned tune's winner by it."""
-    root = project(["tunable.py"], FAST)
-    assert tile("tune", "--kernel", "fx/reps", cwd=root).returncode == 0
+    assert tuned.proc.returncode == 0, tuned.proc.stderr
+    root = tuned.copy(tmp_path / "proj")
     [tuning] = (root / "tuning").glob("*.json")
     out = tmp_path / "exhaustive"
     proc = tile("tune", "--kernel", "fx/reps", "tune.rungs=0", "tune.dir=exhaustive",
