@@ -20,8 +20,9 @@ class _Session:
     """Whether jaxlib's one process-wide CUPTI session is attached now.
 
     A case's kernel and reference samplers share it: the first to close detaches it, and the
-    second must not attach it again only to detach it (about 9 ms a case on an H100: 68
-    closes took 0.60 s of a warm default run, `benchmarks/runner_profile.py all`, 2026-12-07).
+    second must not attach it again only to detach it. (In a warm default run on an H100, 68
+    closes, two a case, took 0.60 s of the runner, `benchmarks/runner_profile.py all`,
+    2026-12-07; what the second of each pair cost alone is not measured yet.)
     """
 
     attached = False
