@@ -93,15 +93,11 @@ def _judged(
     basis: BasisSetting = "auto",
     fail_on_inconclusive: bool = False,
 ) -> tuple[int, dict[str, dict[str, Any]]]:
-    """What `tile compare BASE CUR` decides, in process: its exit code and rows as written by
-    `-o`. The command runs these two with `[compare]`'s defaults (the tests above run it as a
-    real process: its table, `-o`, formats, flags against config, exit codes and errors)."""
-    config = CompareConfig()
-    doc = th.compare_paths(proj.root / base, proj.root / cur, noise_floor_pct=config.noise_floor,
-                           alpha=config.alpha, basis=basis)  # fmt: skip
-    outcome = th.comparison_outcome(
-        doc, fail_on_inconclusive=fail_on_inconclusive, allow_missing=config.allow_missing
-    )
+    """What `tile compare BASE CUR` decides, in process (`judge_paths`, which the command
+    calls): its exit code and rows as written by `-o`. The tests above run the command as a
+    real process: its table, `-o`, formats, flags against config, exit codes and errors."""
+    config = CompareConfig(basis=basis, fail_on_inconclusive=fail_on_inconclusive)
+    doc, outcome = th.judge_paths(proj.root / base, proj.root / cur, config)
     return outcome.code, {row.case_id: row.model_dump(mode="json") for row in doc.rows}
 
 

@@ -62,15 +62,13 @@ def compare_cmd(
     from tile_cli.terminal._compare import render_comparison
     from tile_cli.terminal._render import say_outcome
     from tile_cli.terminal._ui import make_consoles
-    from tile_harness import compare_paths, comparison_outcome, resolve_config
+    from tile_harness import judge_paths, resolve_config
 
     if fmt not in _FORMATS:
         raise CliError(f"unknown format `{fmt}`", hint="use --format table, markdown or json")
     cfg = resolve_config(flags.profile, config_overrides(flags)).config.compare
     out, err = make_consoles()
-    doc = compare_paths(
-        base, cur, noise_floor_pct=cfg.noise_floor, alpha=cfg.alpha, basis=cfg.basis
-    )
+    doc, outcome = judge_paths(base, cur, cfg)
     if output is not None:
         write_atomically(output, doc.model_dump_json(indent=2) + "\n", code=ExitCode.USAGE,
                          hint="pass `-o` a file in a directory that exists and is writable")  # fmt: skip
@@ -84,9 +82,6 @@ def compare_cmd(
         render_comparison(doc, out, plain=not out.is_terminal)
         if output is not None:
             err.print(f"wrote {output}", style="dim", markup=False)
-    outcome = comparison_outcome(
-        doc, fail_on_inconclusive=cfg.fail_on_inconclusive, allow_missing=cfg.allow_missing
-    )
     say_outcome(err, outcome)
     raise typer.Exit(outcome.code)
 
