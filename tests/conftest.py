@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
-from support import FIXTURES, MakeProject, TileRun, slurm_cluster, tile_argv, tile_env
+from support import MakeProject, TileRun, make_project, run_tile, slurm_cluster
 
 
 @pytest.fixture
@@ -17,14 +17,7 @@ def tile(tmp_path: Path) -> TileRun:
     def run(
         *args: str, cwd: Path | None = None, env: dict[str, str] | None = None, timeout: float = 300
     ) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            tile_argv(*args),
-            cwd=cwd or tmp_path,
-            env=tile_env(env),
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
+        return run_tile(*args, cwd=cwd or tmp_path, env=env, timeout=timeout)
 
     return run
 
@@ -34,13 +27,7 @@ def project(tmp_path: Path) -> MakeProject:
     """A project dir whose `[project] paths` holds copies of kernel modules from fixtures/."""
 
     def make(names: Sequence[str], extra_toml: str = "", name: str = "proj") -> Path:
-        root = tmp_path / name
-        kernels = root / "kernels"
-        kernels.mkdir(parents=True)
-        for module in names:
-            (kernels / module).write_text((FIXTURES / module).read_text())
-        (root / "tile.toml").write_text('[project]\npaths = ["kernels"]\n' + extra_toml)
-        return root
+        return make_project(tmp_path / name, names, extra_toml)
 
     return make
 

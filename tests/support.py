@@ -7,7 +7,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -26,6 +26,24 @@ def tile_argv(*args: str) -> list[str]:
 def tile_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     """Plain, wide output so assertions can read it."""
     return {**os.environ, "NO_COLOR": "1", "COLUMNS": "240", **(extra or {})}
+
+
+def run_tile(
+    *args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    """A real `tile ARGS` process in `cwd`, its output captured; any exit code is returned."""
+    return subprocess.run(tile_argv(*args), cwd=cwd, env=tile_env(env), capture_output=True,
+                          text=True, timeout=timeout)  # fmt: skip
+
+
+def make_project(root: Path, names: Sequence[str], extra_toml: str = "") -> Path:
+    """A project dir at `root` whose `[project] paths` holds copies of modules from fixtures/."""
+    kernels = root / "kernels"
+    kernels.mkdir(parents=True)
+    for module in names:
+        (kernels / module).write_text((FIXTURES / module).read_text())
+    (root / "tile.toml").write_text('[project]\npaths = ["kernels"]\n' + extra_toml)
+    return root
 
 
 SLURM_SETUP = Path(__file__).parent / "slurm" / "setup.sh"

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support import FIXTURES, MakeProject, TileRun, tile_argv, tile_env
+from support import MakeProject, TileRun, make_project, run_tile
 
 FAST = "[bench]\nmax_time = 0.05\nmin_runs = 5\nwarmup_runs = 1\n"
 Done = subprocess.CompletedProcess[str]
@@ -19,13 +19,8 @@ Done = subprocess.CompletedProcess[str]
 def scale_bench(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Done]:
     """`tile bench -k scale -v` in a project of fixtures/good.py, once for the tests that read
     its run directory and output (each reads; none changes it)."""
-    root = tmp_path_factory.mktemp("scale") / "proj"
-    (root / "kernels").mkdir(parents=True)
-    shutil.copy(FIXTURES / "good.py", root / "kernels" / "good.py")
-    (root / "tile.toml").write_text('[project]\npaths = ["kernels"]\n' + FAST)
-    done = subprocess.run(tile_argv("bench", "-k", "scale", "-v"), cwd=root, env=tile_env(),
-                          capture_output=True, text=True, timeout=300)  # fmt: skip
-    return root, done
+    root = make_project(tmp_path_factory.mktemp("scale") / "proj", ["good.py"], FAST)
+    return root, run_tile("bench", "-k", "scale", "-v", cwd=root)
 
 
 @pytest.mark.parametrize(

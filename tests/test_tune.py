@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import FIXTURES, MakeProject, TileRun, assert_schema_valid, tile_argv, tile_env
+from support import MakeProject, TileRun, assert_schema_valid, make_project, run_tile
 
 FAST = (
     "[bench]\nmax_time = 0.1\nmin_runs = 5\nwarmup_runs = 1\n"
@@ -36,14 +36,9 @@ class Tuned:
 @pytest.fixture(scope="module")
 def tuned(tmp_path_factory: pytest.TempPathFactory) -> Tuned:
     base = tmp_path_factory.mktemp("tuned")
-    root = base / "proj"
-    (root / "kernels").mkdir(parents=True)
-    shutil.copy(FIXTURES / "tunable.py", root / "kernels" / "tunable.py")
-    (root / "tile.toml").write_text('[project]\npaths = ["kernels"]\n' + FAST)
+    root = make_project(base / "proj", ["tunable.py"], FAST)
     out = base / "tune-run"
-    proc = subprocess.run(tile_argv("tune", "--kernel", "fx/reps", "-o", str(out)), cwd=root,
-                          env=tile_env(), capture_output=True, text=True, timeout=300)  # fmt: skip
-    return Tuned(root, proc, out)
+    return Tuned(root, run_tile("tune", "--kernel", "fx/reps", "-o", str(out), cwd=root), out)
 
 
 def _tuning(root: Path) -> dict[str, dict[str, object]]:
