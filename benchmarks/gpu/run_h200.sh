@@ -42,7 +42,11 @@ mkdir -p "$OUT"
 # card's (a call for an H200 may be given an H100, and device time is scarce).
 if [ -n "${ONLY_ON:-}" ]; then
     card=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
-    [[ $card == *"$ONLY_ON"* ]] || { echo "this is $card, not $ONLY_ON: stopping"; exit 3; }
+    [[ $card == *"$ONLY_ON"* ]] || {
+        echo "this is $card, not $ONLY_ON: stopping"
+        echo "hint: call again for another machine, or leave ONLY_ON unset to run on this card"
+        exit 3
+    }
 fi
 # Bytecode compiled at install, as pip does by default: without it every process compiled
 # tile's sources again (0.5 s of a runner's start on the H100, 2026-12-05).
