@@ -15,13 +15,11 @@ if TYPE_CHECKING:
 
     import tile_artifacts as ta
     from tile_config import CompareConfig
-    from tile_harness._outcome import Outcome
 
 __all__ = [
     "CompareSettings",
     "compare_paths",
     "device_slug",
-    "judge_paths",
     "load_side",
     "pick_baseline",
     "save_baseline",
@@ -137,22 +135,6 @@ def compare_paths(
         baseline_path=str(base_file.absolute()),
         current_path=str(cur_file.absolute()),
     )
-
-
-def judge_paths(
-    base: Path, cur: Path, cfg: CompareConfig
-) -> tuple[ta.compare.ComparisonDoc, Outcome]:
-    """`tile compare BASE CUR` under `[compare]` (flags already laid over it): the comparison
-    and the exit code it decides."""
-    from tile_harness._outcome import comparison_outcome
-
-    doc = compare_paths(
-        base, cur, noise_floor_pct=cfg.noise_floor, alpha=cfg.alpha, basis=cfg.basis
-    )
-    outcome = comparison_outcome(
-        doc, fail_on_inconclusive=cfg.fail_on_inconclusive, allow_missing=cfg.allow_missing
-    )
-    return doc, outcome
 
 
 def _again_or_load(

@@ -19,8 +19,11 @@ from tile_harness._errors import ExitCode, stopped_code, usage_failure
 from tile_harness._failure_kinds import declined
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import tile_artifacts as ta
     import tile_protocol as tp
+    from tile_config import CompareConfig
     from tile_harness._compare import CompareSettings
     from tile_harness._errors import CliError
     from tile_harness._results import RunResults
@@ -32,6 +35,7 @@ __all__ = [
     "apply_outcome",
     "comparison_outcome",
     "decide",
+    "judge_paths",
     "run_outcome",
     "outcome_hint",
     "split_failures",
@@ -97,6 +101,22 @@ def comparison_outcome(
     if gate.verdict == "unjudged":
         return Outcome(int(ExitCode.INCONCLUSIVE), gate.reason)
     return Outcome(int(ExitCode.OK))
+
+
+def judge_paths(
+    base: Path, cur: Path, cfg: CompareConfig
+) -> tuple[ta.compare.ComparisonDoc, Outcome]:
+    """`tile compare BASE CUR` under `[compare]` (flags already laid over it): the comparison
+    and the exit code it decides."""
+    from tile_harness._compare import compare_paths
+
+    doc = compare_paths(
+        base, cur, noise_floor_pct=cfg.noise_floor, alpha=cfg.alpha, basis=cfg.basis
+    )
+    outcome = comparison_outcome(
+        doc, fail_on_inconclusive=cfg.fail_on_inconclusive, allow_missing=cfg.allow_missing
+    )
+    return doc, outcome
 
 
 def run_outcome(
