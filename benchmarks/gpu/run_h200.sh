@@ -34,7 +34,8 @@
 # "mosaickey" benchmarks/gpu/mosaic_key_probe.py, why a warm run's Hopper matmul misses JAX's
 # persistent cache; "alias" benchmarks/gpu/alias_probe.py, whether the cupti timer sees XLA's copy for an aliased
 # output; "attn" benchmarks/gpu/attention_anchor.py, tile-std's attention beside jax's own).
-# ONLY_ON=H200 (any part of nvidia-smi's name) stops the call on any other card.
+# ONLY_ON=H200 (any part of nvidia-smi's name) stops the call on any other card;
+# H200_STEPS="rows" names steps that run only on an H200 (the rest run on any card).
 set -uo pipefail
 OUT=${OUT:-/tmp/tile-gpu-out}
 mkdir -p "$OUT"
@@ -82,6 +83,16 @@ nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --fo
 
 STEPS=" ${STEPS:-accuracy calibrate bench tests} "
 want() { [[ $STEPS == *" $1 "* ]]; }
+# H200_STEPS: steps whose figures are the H200's are dropped on any other card, the rest run.
+if [ -n "${H200_STEPS:-}" ]; then
+    card=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+    if [[ $card != *H200* ]]; then
+        for s in $H200_STEPS; do
+            want "$s" && echo "this is $card: step $s runs only on an H200, skipped"
+            STEPS=${STEPS// $s / }
+        done
+    fi
+fi
 
 if want pyc; then
     # Sources a runner compiles at every import, for want of bytecode it can read or write.
