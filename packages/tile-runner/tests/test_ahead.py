@@ -95,6 +95,22 @@ def test_state_changed_while_compiling_ahead_is_blamed_on_its_case(
     assert len(run.of(BenchResult)) == 3
 
 
+def test_a_change_seen_while_earlier_cases_compile_is_blamed_in_the_cases_turns(
+    tmp_path: Path, runner: Any
+) -> None:
+    # n=1's kernel, traced on the compile pool while n=2's inputs are made, sets a variable:
+    # the guard sees it after n=2's inputs, which did not set it. The batch is made ready again,
+    # each case in its turn, where the guard names n=1.
+    log = tmp_path / "events.log"
+    run = runner(_request("ah/race"), env=runner.env(TILE_AHEAD_LOG=str(log)))
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "inputs 2 saw trace 1" in log.read_text()  # it compiled while the inputs were made
+    changes = run.of(StateChange)
+    assert [c.case_id for c in changes] == ["ah/race[n=1]"]
+    assert changes[0].changes[0].name == "TILE_AHEAD_RACE"
+    assert len(run.of(BenchResult)) == 2
+
+
 _COMPILES: list[int] = []
 
 

@@ -1,11 +1,13 @@
-"""Cases made ready ahead of their turn: a batch's inputs, then all its compilations at once.
+"""Cases made ready ahead of their turn: a batch's inputs, and all its compilations at once.
 
 A case used to compile when its turn came, one after another: on the H200 a fresh tile-std
 run spent most of its 41 s compiling while 15 cores idled, and a compile pool of 8 threads
-did the same programs in a third of the time. Here a batch of cases gets its inputs (on the
-runner's thread: input makers are user code, and `tile.data` names the case it serves), then
-its kernels, references and check programs compile in one pool; only then are the cases of
-the batch checked and timed, one at a time, with nothing compiling beside them.
+did the same programs in a third of the time. Here a batch of cases gets its inputs one case
+after another (on the runner's thread: input makers are user code, and `tile.data` names the
+case it serves), each case's kernel, references and check programs handed to one pool as
+soon as its inputs are made, so that they compile while the next inputs are drawn (drawing
+programs compile too, on a fresh machine); only when all are compiled are the cases of the
+batch checked and timed, one at a time, with nothing compiling beside them.
 
 Memory stays bounded: a batch holds at most `batch_size` cases and stops taking inputs once
 they pass `input_budget` bytes; what a case holds is dropped when the case is done.
@@ -34,6 +36,7 @@ from tile_runner._clock import Part, Stopwatch
 from tile_runner._configure import Configured, configure
 from tile_runner._context import CaseContext, case_inputs
 from tile_runner._discover import USER_ERRORS
+from tile_runner._isolation import OWN_THREADS
 from tile_runner._plan import Unit
 from tile_runner._process_state import callable_name
 from tile_runner._stage import Building, Built, build, check_program
@@ -164,30 +167,36 @@ def prepare(
     compile_: bool = True,
     say: Say = _quiet,
     on_case: Callable[[str | None], None] = lambda _: None,
-    made: Callable[[str], bool] = lambda _: False,
+    made: Callable[[str, bool], bool] = lambda _rid, _compiling: False,
 ) -> list[Ready]:
     """Make the leading units of `units` ready: inputs until `budget` bytes (at least one
-    unit), then, with `compile_`, every compilation of those in one pool.
+    unit), each unit's compilations (with `compile_`) handed to one pool as soon as its inputs
+    are made, so that they compile while the next units' inputs are drawn.
 
     `say` is told each step as it is taken (`Say`); `on_case(rid)` which unit's inputs are
-    being made (None after); `made(rid)` after them, True to take no more units (the process
-    state guard found a change). Returns one Ready per unit taken, in order; the caller goes
-    on from the first unit not taken.
+    being made (None after); `made(rid, compiling)` after them, True to take no more units (the
+    process state guard found a change; `compiling`: earlier units' compilations ran
+    meanwhile, so the change may be theirs). Returns one Ready per unit taken, in order; the
+    caller goes on from the first unit not taken.
     """
     readies: list[Ready] = []
     held = 0
-    for unit in units:
-        if readies and held >= budget:
-            break
-        on_case(unit[3])
-        ready = _inputs(ctx, unit, say)
-        readies.append(ready)
-        held += _nbytes(ready.args) if ready.args is not None else 0
-        if made(unit[3]):
-            break
-    on_case(None)
-    if compile_:
-        _compile(ctx, [u[3] for u in units[: len(readies)]], readies, say)
+    with _Compiles(ctx, say) if compile_ else contextlib.nullcontext() as compiles:
+        for unit in units:
+            if readies and held >= budget:
+                break
+            on_case(unit[3])
+            ready = _inputs(ctx, unit, say)
+            readies.append(ready)
+            held += _nbytes(ready.args) if ready.args is not None else 0
+            stop = made(unit[3], compiles is not None and compiles.started)
+            if compiles is not None:
+                compiles.submit(unit[3], ready)
+            if stop:
+                break
+        on_case(None)
+        if compiles is not None:
+            compiles.finish()
     return readies
 
 
@@ -199,51 +208,83 @@ def _seconds(work: Callable[[], Any]) -> float:
     return time.perf_counter() - t0
 
 
-def _compile(ctx: CaseContext, rids: Sequence[str], readies: list[Ready], say: Say) -> None:
-    """Every compilation of the batch in one pool; the pool's wall time is shared out.
+class _Compiles:
+    """A batch's compilations in one pool: each case's submitted as soon as its inputs are
+    made, then all awaited and the pool's wall time shared out.
 
-    `say` is told, in plan order, which case's compilations are awaited and of how many cases
-    they ended (k of n; n of n at the end), so that no silence outlasts one case's compile.
-
-    Each case is credited its share of the wall time in proportion to the seconds its own
-    compilations took on their threads, so that the cases' accounting adds up to the time
-    the batch took (a case compiled alone gets all of it, as before).
+    What is shared is the time spent handing the compilations over (tracing a reference's
+    upcast inputs, say) and the time the batch waits after its last inputs; what compiled
+    while inputs were drawn cost the batch nothing more. So the cases' accounting adds up to
+    the time the batch took, and a case compiled alone gets all of it, as before.
     """
-    todo = [(rid, r) for rid, r in zip(rids, readies, strict=True) if r.error is None]
-    if not todo:
-        return
-    t0 = time.perf_counter()
-    with ThreadPoolExecutor(max(3, _workers()), thread_name_prefix="tile-compile") as pool:
-        jobs: list[tuple[str, Ready, Building]] = []
-        for rid, ready in todo:
-            assert ready.call is not None and ready.args is not None
-            kernel, fn = ready.call
-            try:
-                watched = _HookWatch(pool, rid)
-                jobs.append((rid, ready, build(watched, ctx.command, kernel, fn, ready.args)))
-            except USER_ERRORS as exc:
-                ready.error = ("compile", exc)
+
+    def __init__(self, ctx: CaseContext, say: Say) -> None:
+        self._ctx, self._say = ctx, say
+        # The state guard does not count these threads as a case's (`OWN_THREADS`).
+        self._pool = ThreadPoolExecutor(max(3, _workers()), thread_name_prefix=OWN_THREADS)
+        self._jobs: list[tuple[str, Ready, Building]] = []
+        self._handing_s = 0.0  # seconds `build` took on this thread
+
+    def __enter__(self) -> _Compiles:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+    @property
+    def started(self) -> bool:
+        """Whether any case's compilations were handed to the pool."""
+        return bool(self._jobs)
+
+    def submit(self, rid: str, ready: Ready) -> None:
+        """Hand the case's compilations to the pool (none for a case whose inputs failed)."""
+        if ready.error is not None:
+            return
+        assert ready.call is not None and ready.args is not None
+        kernel, fn = ready.call
+        t0 = time.perf_counter()
+        try:
+            watched = _HookWatch(self._pool, rid)
+            self._jobs.append(
+                (rid, ready, build(watched, self._ctx.command, kernel, fn, ready.args))
+            )
+        except USER_ERRORS as exc:
+            ready.error = ("compile", exc)
+        self._handing_s += time.perf_counter() - t0
+
+    def finish(self) -> None:
+        """Await every compilation, then the check programs, in the pool.
+
+        `say` is told, in plan order, which case's compilations are awaited and of how many
+        cases they ended (k of n; n of n at the end), so that no silence outlasts one case's
+        compile. Each case is credited its share of the wait in proportion to the seconds its
+        own compilations took on their threads.
+        """
+        jobs, say = self._jobs, self._say
+        if not jobs:
+            return
+        t0 = time.perf_counter()
         for done, (rid, ready, building) in enumerate(jobs):
             say("compile", rid, done, len(jobs))
             try:
                 ready.built = building.result()
             except USER_ERRORS as exc:  # the kernel did not compile
                 ready.error = ("compile", exc)
-        if jobs:
-            say("compile", jobs[-1][0], len(jobs), len(jobs))
+        say("compile", jobs[-1][0], len(jobs), len(jobs))
         t1 = time.perf_counter()
         checks: list[tuple[Ready, Future[float]]] = [
-            (r, pool.submit(_seconds, lambda b=r.built: check_program(b)))
+            (r, self._pool.submit(_seconds, lambda b=r.built: check_program(b)))
             for _, r, _ in jobs
             if r.built is not None
         ]
         check_s = [(r, job.result()) for r, job in checks]
-    t2 = time.perf_counter()
-    _share(t1 - t0, [(r, r.built.kernel_s, r.built.reference_s) if r.built else (r, 0.0, 0.0)
-                     for _, r, _ in jobs])  # fmt: skip
-    total = sum(s for _, s in check_s)
-    for ready, seconds in check_s:
-        ready.credit("check", (t2 - t1) * (seconds / total if total > 0 else 1 / len(check_s)))
+        t2 = time.perf_counter()
+        compiled = [(r, r.built.kernel_s if r.built else 0.0, r.built.reference_s if r.built else 0.0)
+                    for _, r, _ in jobs]  # fmt: skip
+        _share(self._handing_s + t1 - t0, compiled)
+        total = sum(s for _, s in check_s)
+        for ready, seconds in check_s:
+            ready.credit("check", (t2 - t1) * (seconds / total if total > 0 else 1 / len(check_s)))
 
 
 def _thread_hooks() -> tuple[Any, Any]:

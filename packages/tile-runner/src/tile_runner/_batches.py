@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 from tile_protocol import ConfigInfo, RunRequest, StateDiff, Step
-from tile_runner._isolation import DAEMON, left_changed
+from tile_runner._isolation import left_changed, lived_with
 
 if TYPE_CHECKING:
     from tile_runner._ahead import Ready
@@ -42,6 +42,10 @@ class Batches:
     after its turn; when they change what cannot be put back (a thread left running) and cases
     before it in the batch have not run, this runner ends before them (`Done.restart`) and a
     fresh one, compiling each case in its turn, runs them in the state the run began with.
+    Earlier cases compile while a case's inputs are made, so a change seen after them is only
+    laid at those inputs' door when it is one that is lived with (a module's setup, a daemon
+    thread); any other sends the batch to the cases' own turns (or a fresh runner), where the
+    guard sees one case at a time.
     """
 
     def __init__(self, session: Session, ctx: CaseContext, cases: list[Unit], guard: StateGuard):
@@ -53,6 +57,7 @@ class Batches:
         self._budget = input_budget(session.devices)
         self._ready: dict[int, Ready] = {}
         self._stopped: str | None = None  # why this runner must end before the batch runs
+        self._unclear = False  # the batch changed the state, and which case did is not known
         self._first = ""  # the id of the batch's first case
         self.changes: dict[str, list[StateDiff]] = {}
         """What a case's inputs changed when made ahead, reported after its turn."""
@@ -77,6 +82,7 @@ class Batches:
         session = self._session
         batch = self._cases[index : index + self._size]
         self._first = batch[0][3]
+        self._unclear = False
 
         def on_case(rid: str | None) -> None:
             session.current = rid
@@ -88,7 +94,7 @@ class Batches:
             # fresh runner, asked to make each case ready in its turn, takes them all.
             session.restart = self._stopped
             return
-        if self._state_changed():
+        if self._unclear or self._state_changed():
             import jax
 
             # Traced again in their turns (JAX would reuse the traces), so that the guard
@@ -98,12 +104,22 @@ class Batches:
             return
         self._ready = {index + i: r for i, r in enumerate(readies)}
 
-    def _inputs_changed(self, rid: str) -> bool:
-        """After a case's inputs: keep what they changed for its turn; True ends the batch."""
+    def _inputs_changed(self, rid: str, compiling: bool) -> bool:
+        """After a case's inputs: keep what they changed for its turn; True ends the batch.
+
+        `compiling`: earlier cases of the batch were compiling meanwhile (their kernels traced,
+        which is user code too), so a change to put back or restart for may be theirs."""
         try:
             diffs, restart = self._guard.check()
         except Exception:  # the guard must never cost a case its result
             return False
+        if compiling and not all(lived_with(d) for d in diffs):
+            if restart:
+                self._stopped = (f"making cases ready ahead of their turn (the inputs of `{rid}`, "
+                                 f"earlier cases compiling) changed what cannot be put back "
+                                 f"({left_changed(diffs)})")  # fmt: skip
+            self._unclear = True
+            return True
         if restart and rid != self._first:
             self._stopped = (f"making the inputs of `{rid}` ahead of its turn changed what "
                              f"cannot be put back ({left_changed(diffs)})")  # fmt: skip
@@ -118,4 +134,4 @@ class Batches:
             return False
         # A daemon thread a library started on first use is lived with, as after a case, and
         # so is what a module set up in the environment while first imported.
-        return any(not d.kept and (d.kind != "threads" or d.after != DAEMON) for d in diffs)
+        return not all(lived_with(d) for d in diffs)

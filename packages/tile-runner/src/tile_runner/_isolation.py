@@ -31,13 +31,15 @@ from pathlib import Path
 from tile_protocol import StateDiff
 from tile_runner._process_state import Part, callable_name, process_parts, same, show
 
-__all__ = ["DAEMON", "StateGuard", "forces_restart", "left_changed"]
+__all__ = ["DAEMON", "OWN_THREADS", "StateGuard", "forces_restart", "left_changed", "lived_with"]
 
 _SECRET = re.compile(r"TOKEN|SECRET|PASSW|KEY|CREDENTIAL|AUTH|COOKIE|SESSION", re.IGNORECASE)
 _DEFAULT_DEVICE = "jax_default_device"
 _RUNNING = "thread running"
 DAEMON = "daemon thread running"
 """A StateDiff's `after` for a daemon thread still running: lived with, never a restart."""
+OWN_THREADS = "tile-runner-own"
+"""The name prefix of the runner's own threads (the compile pool): never a case's doing."""
 
 
 def left_changed(diffs: list[StateDiff]) -> str:
@@ -50,6 +52,12 @@ def forces_restart(diff: StateDiff) -> bool:
     """Whether the runner must end after this change: it stays changed, and it is not a
     daemon thread (those are lived with). The one rule for a case and for inputs made ahead."""
     return not (diff.restored or diff.kept) and diff.after != DAEMON
+
+
+def lived_with(diff: StateDiff) -> bool:
+    """Whether this change is kept as part of the process (a module's setup, a daemon thread)
+    rather than put back or restarted for."""
+    return diff.kept or diff.after == DAEMON
 
 
 def _env_value(name: str, value: str | None) -> str | None:
@@ -265,6 +273,7 @@ class StateGuard:
         # with the next case's timings and keeps the process alive, so only a new runner gets
         # rid of it. A daemon thread is named once, then taken as part of the process.
         started = sorted(now.threads - self._base.threads - self._adopted, key=lambda t: t.name)
+        started = [t for t in started if not t.name.startswith(OWN_THREADS)]
         running = [t for t in started if t.is_alive()]
         self._adopted.update(t for t in running if t.daemon)
         return [
