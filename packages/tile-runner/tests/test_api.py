@@ -227,6 +227,21 @@ def test_inputs_drawn_flat_are_the_values_jax_draws_for_the_shape(
             np.testing.assert_array_equal(np.asarray(mine), np.asarray(theirs))
 
 
+def test_a_draw_already_in_shape_and_dtype_compiles_no_finishing_program() -> None:
+    import jax
+
+    from tile_runner._inputs import _finish  # pyright: ignore[reportPrivateUsage]
+
+    finishing: Any = _finish()  # the jitted cut, reshape and cast
+    key = jax.random.key(3)
+    before = finishing._cache_size()
+    x = tile.normal(key, (4096,), "float32")  # a drawn size, drawn in float32: used as drawn
+    assert x.shape == (4096,) and finishing._cache_size() == before
+    np.testing.assert_array_equal(np.asarray(x), np.asarray(jax.random.normal(key, (4096,))))
+    tile.normal(key, (4096,), "bfloat16")  # a cast: one finishing program
+    assert finishing._cache_size() == before + 1
+
+
 def test_a_sweep_of_sizes_draws_a_few_sizes_each_a_little_longer() -> None:
     from tile_runner._inputs import drawn_count
 

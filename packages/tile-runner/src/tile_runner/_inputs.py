@@ -58,7 +58,10 @@ def draw(drawn: Callable[[int], Any], shape: Sequence[int], dtype: Any) -> Any:
 
     count = math.prod(int(d) for d in shape)
     exact = not getattr(config, "jax_threefry_partitionable", False)
-    return _finish()(drawn(count if exact else drawn_count(count)), tuple(shape), dtype)
+    flat = drawn(count if exact else drawn_count(count))
+    if flat.shape == tuple(shape) and flat.dtype == dtype:
+        return flat  # nothing to cut, reshape or cast: no program to compile for it
+    return _finish()(flat, tuple(shape), dtype)
 
 
 @functools.cache
