@@ -70,6 +70,25 @@ def test_a_batch_says_its_steps_unasked(tmp_path: Path, runner: Any) -> None:
     assert not [m for m in run.messages[first_start:] if isinstance(m, Progress)]
 
 
+def test_kernels_compile_beside_the_inputs_until_the_cache_answers(
+    tmp_path: Path, runner: Any
+) -> None:
+    # Each case's inputs after the first take 0.5 s: time for the cases before to compile.
+    request = {**_request("ah/cached"), "jax_cache_dir": str(tmp_path / "cache")}
+    orders: list[list[str]] = []
+    for name in ("cold", "warm"):
+        log = tmp_path / f"{name}.log"
+        run = runner(request, env=runner.env(TILE_AHEAD_LOG=str(log), TILE_AHEAD_PAUSE="0.5"))
+        assert run.returncode == 0, run.stderr[-3000:]
+        events = log.read_text().splitlines()
+        orders.append(events[: events.index("made 4") + 1])  # until the last inputs are made
+    cold, warm = orders
+    # Cold: every kernel but the last compiles (is traced) while later inputs are made.
+    assert {"trace 1", "trace 2", "trace 3"} <= set(cold)
+    # Warm: the first kernel came from the cache, so the later ones wait for the last inputs.
+    assert "trace 1" in warm and "trace 3" not in warm
+
+
 def test_a_runner_asked_not_to_compiles_each_case_in_its_turn(tmp_path: Path, runner: Any) -> None:
     # How a runner restarted after a crash runs: the case that kills it is the one in flight.
     log = tmp_path / "events.log"
