@@ -11,7 +11,8 @@
 # the others. STEPS picks steps (default "accuracy calibrate bench tests"; "sweep" runs
 # benchmarks/gpu/norm_sweep.py, "cache" a cold bench twice with the persistent compile cache,
 # "aa" repeated tile-std runs for compare's false alarms, AA_ARGS added to each, e.g.
-# "--rounds 4"; "ttr" benchmarks/gpu/time_to_result.py, with .whl/old/ as the code before;
+# "--rounds 4"; "ttr" benchmarks/gpu/time_to_result.py, with .whl/old/ as the code before (TTR_ARGS
+# "--pairs 1": each side cold then warm, caches of its own, in ABBA order);
 # "tune" tile tune of the row kernels (TUNE_KERNELS others, e.g. "--kernel std/matmul";
 # TUNE_ARGS narrows it, e.g. "-k 16384x8192"; TUNE_OLD=1
 # first runs the same tune with .whl/old, each with a cold compile cache, for the speed-up;

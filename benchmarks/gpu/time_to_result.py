@@ -14,7 +14,11 @@ In one call, each step a fresh process:
 and prints one table: wall times, the per-phase sums of tile's accounting, the overhead ratio
 (wall / (runner start + compile + sampled)), and per-case medians new/old.
 
-Usage: python benchmarks/gpu/time_to_result.py --new SITE [--old SITE] [--out DIR]
+`--pairs N` runs instead each side N times cold (its own compile, Triton and CUDA caches)
+then warm, in ABBA order, and prints the medians of both sides' walls and accounting: the
+same-machine comparison of two commits, cold included.
+
+Usage: python benchmarks/gpu/time_to_result.py --new SITE [--old SITE] [--out DIR] [--pairs N]
 (SITE: a directory of installed wheels put on PYTHONPATH; `--floor-only REPORT` is the
 child mode that runs the floor loop.) On a CPU it runs as a dry run of itself (the floor
 calls the functions instead of CUPTI); pass `--one-case 'std/softmax[shape=256x1024,...]'`.
@@ -41,9 +45,16 @@ LIMIT_S = 420
 LIVE_BYTES = 2 * 1024**3
 
 
-def _tile(site: str, cache: Path, args: list[str], log: Path) -> tuple[float, int]:
-    """Wall seconds and exit code of one `tile` process, its output kept in `log`."""
+def _tile(
+    site: str, cache: Path, args: list[str], log: Path, *, own_caches: bool = False
+) -> tuple[float, int]:
+    """Wall seconds and exit code of one `tile` process, its output kept in `log`.
+
+    `own_caches`: Triton's and the CUDA driver's caches live under `cache` too (a side of
+    `--pairs` shares no compiled code with the other)."""
     env = {**os.environ, "PYTHONPATH": site, "TILE_CACHE_DIR": str(cache), "NO_COLOR": "1"}
+    if own_caches:
+        env |= {"TRITON_CACHE_DIR": str(cache / "triton"), "CUDA_CACHE_PATH": str(cache / "cuda")}
     env.pop("XLA_PYTHON_CLIENT_PREALLOCATE", None)  # what a user gets
     t0 = time.perf_counter()
     with log.open("w") as fh:
@@ -153,11 +164,15 @@ def main() -> int:
     parser.add_argument("--out", default=os.environ.get("OUT", "/tmp/ttr"))
     parser.add_argument("--one-case", default=ONE_CASE, help=f"default {ONE_CASE} (GPU shapes)")
     parser.add_argument("--no-floor", action="store_true", help="skip the floor loop (40 s)")
+    parser.add_argument("--pairs", type=int, default=0, metavar="N",
+                        help="instead: N cold+warm runs of each side in ABBA order (needs --old)")  # fmt: skip
     parser.add_argument("--floor-only", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.floor_only:
         floor_loop(args.floor_only)
         return 0
+    if args.pairs:
+        return pairs(args.new, args.old, args.pairs, Path(args.out))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="ttr-"))
@@ -193,6 +208,42 @@ def main() -> int:
         if reports["old"] is not None:
             shutil.copy(work / "old" / "report.json", out / "old-report.json")
     _summary(walls, reports)
+    return 0
+
+
+PAIR_PARTS = ("runner_start_s", "inputs_s", "compile_s", "check_s", "warmup_s", "total_s", "wall_s")
+
+
+def pairs(new: str, old: str, n: int, out: Path) -> int:
+    """Old and new code, each run cold (empty compile, Triton and CUDA caches of its own) then
+    warm, in ABBA order (old new new old ...), so that neither side always comes first on a
+    machine whose files and clocks warm up as the call goes on; the cold run is the one a
+    fresh machine gives only when it is the first process of all, which no side is here."""
+    out.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="ttr-pairs-"))
+    order = [side for i in range(n) for side in (("old", "new") if i % 2 == 0 else ("new", "old"))]
+    rows: dict[tuple[str, str], list[dict[str, float]]] = {}
+    for i, side in enumerate(order):
+        site, cache = (old if side == "old" else new), work / f"cache-{i}"
+        for kind in ("cold", "warm"):
+            run = work / f"{side}-{kind}-{i}"
+            wall, rc = _tile(site, cache, ["-o", str(run), "-v"], out / f"pair-{i}-{side}-{kind}.txt",
+                             own_caches=True)  # fmt: skip
+            parts = _parts(_report(run))
+            parts["shell_s"] = wall
+            rows.setdefault((side, kind), []).append(parts)
+            print(f"== {i} {side}-{kind}: {wall:.1f} s (exit {rc})", flush=True)
+    keys = ("shell_s", *PAIR_PARTS)
+    print(f"\n{'side':<10}" + "".join(f"{k:>15}" for k in keys) + "   (medians)")
+    for kind in ("cold", "warm"):
+        for side in ("old", "new"):
+            got = rows.get((side, kind), [])
+            cells = [statistics.median(r[k] for r in got) if got and all(k in r for r in got)
+                     else None for k in keys]  # fmt: skip
+            print(
+                f"{side + '-' + kind:<10}"
+                + "".join(f"{v:>15.3f}" if v is not None else f"{'-':>15}" for v in cells)
+            )
     return 0
 
 
