@@ -102,16 +102,22 @@ def test_a_runner_asked_not_to_compiles_each_case_in_its_turn(tmp_path: Path, ru
     assert run.of(Progress) == []  # nothing said unasked in a case's turn
 
 
+def _state_changes(tmp_path: Path, runner: Any, kernel: str) -> tuple[list[StateChange], int, str]:
+    """The state changes a bench of `kernel` reported, its result count and its event log."""
+    log = tmp_path / "events.log"
+    run = runner(_request(kernel), env=runner.env(TILE_AHEAD_LOG=str(log)))
+    assert run.returncode == 0, run.stderr[-3000:]
+    return run.of(StateChange), len(run.of(BenchResult)), log.read_text() if log.exists() else ""
+
+
 def test_state_changed_while_compiling_ahead_is_blamed_on_its_case(
     tmp_path: Path, runner: Any
 ) -> None:
-    log = tmp_path / "events.log"
-    run = runner(_request("ah/flag"), env=runner.env(TILE_AHEAD_LOG=str(log)))
-    assert run.returncode == 0, run.stderr[-3000:]
-    changes = run.of(StateChange)
-    assert [c.case_id for c in changes] == ["ah/flag[n=2]"]
-    assert changes[0].changes[0].name == "TILE_AHEAD_TOUCHED"
-    assert len(run.of(BenchResult)) == 3
+    changes, results, _ = _state_changes(tmp_path, runner, "ah/flag")
+    assert [(c.case_id, c.changes[0].name) for c in changes] == [
+        ("ah/flag[n=2]", "TILE_AHEAD_TOUCHED")
+    ]
+    assert results == 3
 
 
 def test_a_change_seen_while_earlier_cases_compile_is_blamed_in_the_cases_turns(
@@ -120,14 +126,12 @@ def test_a_change_seen_while_earlier_cases_compile_is_blamed_in_the_cases_turns(
     # n=1's kernel, traced on the compile pool while n=2's inputs are made, sets a variable:
     # the guard sees it after n=2's inputs, which did not set it. The batch is made ready again,
     # each case in its turn, where the guard names n=1.
-    log = tmp_path / "events.log"
-    run = runner(_request("ah/race"), env=runner.env(TILE_AHEAD_LOG=str(log)))
-    assert run.returncode == 0, run.stderr[-3000:]
-    assert "inputs 2 saw trace 1" in log.read_text()  # it compiled while the inputs were made
-    changes = run.of(StateChange)
-    assert [c.case_id for c in changes] == ["ah/race[n=1]"]
-    assert changes[0].changes[0].name == "TILE_AHEAD_RACE"
-    assert len(run.of(BenchResult)) == 2
+    changes, results, log = _state_changes(tmp_path, runner, "ah/race")
+    assert "inputs 2 saw trace 1" in log  # it compiled while the inputs were made
+    assert [(c.case_id, c.changes[0].name) for c in changes] == [
+        ("ah/race[n=1]", "TILE_AHEAD_RACE")
+    ]
+    assert results == 2
 
 
 _COMPILES: list[int] = []
