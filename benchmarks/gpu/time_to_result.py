@@ -232,7 +232,8 @@ def pairs(new: str, old: str, n: int, out: Path) -> int:
             parts = _parts(_report(run))
             parts["shell_s"] = wall
             rows.setdefault((side, kind), []).append(parts)
-            print(f"== {i} {side}-{kind}: {wall:.1f} s (exit {rc})", flush=True)
+            got = ", ".join(f"{k[:-2]} {parts[k]:.2f}" for k in PAIR_PARTS if k in parts)
+            print(f"== {i} {side}-{kind}: {wall:.1f} s (exit {rc}; {got})", flush=True)
     keys = ("shell_s", *PAIR_PARTS)
     print(f"\n{'side':<10}" + "".join(f"{k:>15}" for k in keys) + "   (medians)")
     for kind in ("cold", "warm"):
