@@ -12,7 +12,7 @@
 # benchmarks/gpu/norm_sweep.py, "cache" a cold bench twice with the persistent compile cache,
 # "aa" repeated tile-std runs for compare's false alarms, AA_ARGS added to each, e.g.
 # "--rounds 4"; "ttr" benchmarks/gpu/time_to_result.py, with .whl/old/ as the code before (TTR_ARGS
-# "--pairs 1": each side cold then warm, caches of its own, in ABBA order);
+# "--pairs 2": each side cold then warm, caches of its own, old new new old);
 # "tune" tile tune of the row kernels (TUNE_KERNELS others, e.g. "--kernel std/matmul";
 # TUNE_ARGS narrows it, e.g. "-k 16384x8192"; TUNE_OLD=1
 # first runs the same tune with .whl/old, each with a cold compile cache, for the speed-up;
@@ -42,8 +42,8 @@ OUT=${OUT:-/tmp/tile-gpu-out}
 mkdir -p "$OUT"
 # ONLY_ON=H200: stop at once (exit 3) on any other card, for steps whose figures are one
 # card's (a call for an H200 may be given an H100, and device time is scarce).
+card=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 if [ -n "${ONLY_ON:-}" ]; then
-    card=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
     [[ $card == *"$ONLY_ON"* ]] || {
         echo "this is $card, not $ONLY_ON: stopping"
         echo "hint: call again for another machine, or leave ONLY_ON unset to run on this card"
@@ -86,7 +86,6 @@ STEPS=" ${STEPS:-accuracy calibrate bench tests} "
 want() { [[ $STEPS == *" $1 "* ]]; }
 # H200_STEPS: steps whose figures are the H200's are dropped on any other card, the rest run.
 if [ -n "${H200_STEPS:-}" ]; then
-    card=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
     if [[ $card != *H200* ]]; then
         for s in $H200_STEPS; do
             want "$s" && echo "this is $card: step $s runs only on an H200, skipped"

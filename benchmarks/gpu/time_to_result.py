@@ -171,6 +171,11 @@ def main() -> int:
     if args.floor_only:
         floor_loop(args.floor_only)
         return 0
+    if args.pairs and not args.old:
+        parser.error(
+            "--pairs compares two commits and has no code before to run\n"
+            "hint: pass --old SITE (a directory of the earlier wheels, installed)"
+        )
     if args.pairs:
         return pairs(args.new, args.old, args.pairs, Path(args.out))
     out = Path(args.out)
