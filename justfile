@@ -32,7 +32,12 @@ typecheck:
 # 20 min 34 s before the workspace lock held ml-dtypes below 0.7, which made every runner's
 # `import jax` 1.2 s cheaper; a third worker gained nothing; 14 min 36 s on 2026-12-07 after
 # 52 schema checks moved in process and the crash fixtures shrank, from 17 min 0 s the night
-# before on the same machine),
+# before on the same machine; 13 min 39 s at a676e30, from 17 min 23 s at da323ad: the
+# checkout form of `tile init`'s end-to-end test left bench and the scaffold's pytest run to
+# the wheels form (64 -> 34 s), the sigkill test killed 7 times instead of 10 (38 -> 26 s),
+# and every CLI process stopped importing all of tile-artifacts (~0.08 s each, ~490 of them):
+# about 40 s of the wall time by the tests' own durations; the rest is the machine, which
+# moves this figure by minutes from one evening to the next),
 # longer under load from other jobs; the tests that judge measured times wait on sleeps
 # calibrated for a loaded machine, so they hold beside other workers. The 30 slowest tests
 # are listed at the end: the places to move work in process.
