@@ -71,6 +71,8 @@ import tile_runner as tile
 
 PASSES = 4
 SLOW = os.environ.get("AA_SLOW", "0") == "1"  # SLOW_SWITCH
+# log2 of the vector lengths (aa_gate.py --sizes, passed down to the runner)
+SIZES = [1 << int(k) for k in os.environ.get("AA_SIZES", "16,17,18,19").split(",")]
 
 
 def _inputs(case, key):
@@ -114,7 +116,7 @@ for _name, (_op, _reference) in OPS.items():
         f"aa/{_name}",
         inputs=_inputs,
         reference=_reference(_op),
-        bench=tile.axes(n=[1 << 16, 1 << 17, 1 << 18, 1 << 19]),
+        bench=tile.axes(n=SIZES),
         tol=1e-3,
     )(lambda x, s, _op=_op: (_twice if SLOW else _passes)(_op, x, s))
 '''
@@ -300,7 +302,7 @@ def check_plant(calls: int) -> None:
     jit: Any = jax.jit  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
     ratios: list[float] = []
     for name, (op, _) in fixture["OPS"].items():
-        for n in (1 << 16, 1 << 17, 1 << 18, 1 << 19):
+        for n in fixture["SIZES"]:
             x, s = fixture["_inputs"](SimpleNamespace(n=n), jax.random.key(0))
             a, b = (jit(functools.partial(fixture[way], op)) for way in ("_passes", "_twice"))
             times: dict[Any, list[float]] = {a: [], b: []}
@@ -326,10 +328,13 @@ def main() -> int:
     parser.add_argument("--load-cap", type=float, default=300.0, help="longest life of a load")
     parser.add_argument("--keep", type=Path, default=None, help="measure into this directory")
     parser.add_argument("--rejudge", type=Path, default=None, help="judge runs kept earlier")
+    parser.add_argument("--sizes", default="16,17,18,19", metavar="LOG2,...",
+                        help="log2 of the four vector lengths (default 16,17,18,19)")  # fmt: skip
     parser.add_argument("--check-plant", type=int, default=0, metavar="CALLS",
                         help="time A and B in turns in this process, CALLS each, and stop")  # fmt: skip
     args = parser.parse_args()
     print(f"command: {shlex.join([Path(sys.executable).name, *sys.argv])}")
+    os.environ["AA_SIZES"] = args.sizes  # read by the fixture, here and in every runner
     if args.check_plant:
         check_plant(args.check_plant)
         return 0
