@@ -1,7 +1,7 @@
 """`tile init`: the scaffolded project, name checks, overwrite rules, where the project takes
-tile from, and the real thing end to end: the printed next steps, run as printed, once with
-tile from this checkout (made from outside it, as a new user does) and once with tile from a
-folder of wheels."""
+tile from, and the real thing end to end: the printed next steps, run as printed, with tile
+from a folder of wheels (every step) and with tile from this checkout, made from outside it as
+a new user does (the steps where the two installs differ)."""
 
 from __future__ import annotations
 
@@ -432,11 +432,10 @@ def test_a_project_outside_the_clone_made_with_uv_run_project(tmp_path: Path) ->
     taken editable from this clone): from a directory outside the clone, `uv run --project
     <clone> tile init ../x`, then the printed steps, as printed, from that same directory.
 
-    Where the two forms differ is the install: `uv sync` building tile-stats from the clone,
-    then `tile list` and `tile test` (a runner from the project's environment). `tile bench`
-    runs the same installed code as `tile test` and is left to the wheels test; pytest only
-    collects here (tile-pytest's entry point found in an editable install), which is where
-    this form could differ, and runs its tests in the wheels test."""
+    The two forms differ in the install: `uv sync` building tile-stats from the clone, `tile
+    list` and `tile test` starting a runner from the project's environment, and pytest finding
+    tile-pytest's entry point in an editable install (collection only here). `tile bench` and
+    the scaffold's tests run the same installed code and are left to the wheels test."""
     _need_uv()
     home = tmp_path / "home"
     home.mkdir()
