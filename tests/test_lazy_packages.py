@@ -1,4 +1,5 @@
-"""tile_harness's lazy public surface: every name resolves, and the type checker sees what runs."""
+"""The lazy public surfaces (tile-harness, tile-artifacts: names imported on first use, PEP 562):
+every name resolves, and the type checker sees what runs."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+LAZY = ["tile_harness", "tile_artifacts"]
 
 
 def _type_checking_imports(module: str) -> dict[str, str]:
@@ -27,26 +30,29 @@ def _type_checking_imports(module: str) -> dict[str, str]:
     return found
 
 
-def test_every_public_name_resolves_to_its_home() -> None:
-    import tile_harness as package
-
+@pytest.mark.parametrize("name", LAZY)
+def test_every_public_name_resolves_to_its_home(name: str) -> None:
+    package = importlib.import_module(name)
     # What the type checker is told (the TYPE_CHECKING imports) is what runs and what __all__ says.
-    homes = _type_checking_imports("tile_harness")
+    homes = _type_checking_imports(name)
     assert sorted(homes) == sorted(package.__all__)
-    for name, home in homes.items():
-        value = getattr(package, name)
+    for public, home in homes.items():
+        value = getattr(package, public)
         module = importlib.import_module(home)
-        assert value is (module if home.endswith(f".{name}") else getattr(module, name))
+        assert value is (module if home.endswith(f".{public}") else getattr(module, public))
 
 
-def test_unknown_name_is_an_attribute_error() -> None:
-    import tile_harness
-
+@pytest.mark.parametrize("name", LAZY)
+def test_unknown_name_is_an_attribute_error(name: str) -> None:
+    package = importlib.import_module(name)
     with pytest.raises(AttributeError, match="no_such_name"):
-        _ = tile_harness.no_such_name
+        _ = package.no_such_name
 
 
-def test_importing_the_package_imports_no_module_of_it() -> None:
-    code = "import sys, tile_harness; print(sorted(m for m in sys.modules if m.startswith('tile_harness')))"
+@pytest.mark.parametrize("name", LAZY)
+def test_importing_the_package_imports_no_module_of_it(name: str) -> None:
+    code = (
+        f"import sys, {name}; print(sorted(m for m in sys.modules if m.split('.')[0] == {name!r}))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "['tile_harness']"
+    assert out.stdout.strip() == f"[{name!r}]"
