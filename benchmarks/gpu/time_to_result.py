@@ -228,13 +228,17 @@ def pairs(new: str, old: str, n: int, out: Path) -> int:
     work = Path(tempfile.mkdtemp(prefix="ttr-pairs-"))
     order = [side for i in range(n) for side in (("old", "new") if i % 2 == 0 else ("new", "old"))]
     rows: dict[tuple[str, str], list[dict[str, float]]] = {}
+    reports: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for i, side in enumerate(order):
         site, cache = (old if side == "old" else new), work / f"cache-{i}"
         for kind in ("cold", "warm"):
             run = work / f"{side}-{kind}-{i}"
             wall, rc = _tile(site, cache, ["-o", str(run), "-v"], out / f"pair-{i}-{side}-{kind}.txt",
                              own_caches=True)  # fmt: skip
-            parts = _parts(_report(run))
+            report = _report(run)
+            if report is not None:
+                reports.setdefault((side, kind), []).append(report)
+            parts = _parts(report)
             parts["shell_s"] = wall
             rows.setdefault((side, kind), []).append(parts)
             got = ", ".join(f"{k[:-2]} {parts[k]:.2f}" for k in PAIR_PARTS if k in parts)
@@ -250,6 +254,11 @@ def pairs(new: str, old: str, n: int, out: Path) -> int:
                 f"{side + '-' + kind:<10}"
                 + "".join(f"{v:>15.3f}" if v is not None else f"{'-':>15}" for v in cells)
             )
+    for kind in ("cold", "warm"):
+        olds, news = reports.get(("old", kind), []), reports.get(("new", kind), [])
+        if olds and news:
+            print(f"\n{kind} runs' cases (medians over each side's runs)", end="")
+            _case_medians(olds, news)
     return 0
 
 
@@ -263,19 +272,30 @@ def _summary(walls: dict[str, float], reports: dict[str, dict[str, Any] | None])
         row = [_parts(reports.get(k)).get(key) for k in ("new-cold", "new-warm", "one-case")]
         print(f"{key:>22}" + "".join(f"{v:>12.3f}" if v is not None else f"{'-':>12}" for v in row))
     old, new = reports.get("old"), reports.get("new-warm")
-    if old is None or new is None:
-        return
-    before = {c["case_id"]: c for c in old["cases"] if c.get("stats")}
+    if old is not None and new is not None:
+        _case_medians([old], [new])
+
+
+def _case_medians(olds: list[dict[str, Any]], news: list[dict[str, Any]]) -> None:
+    """Each case's median, old and new (the median over each side's runs), and new/old."""
+
+    def medians(reports: list[dict[str, Any]]) -> dict[str, float]:
+        seen: dict[str, list[float]] = {}
+        for report in reports:
+            for c in report["cases"]:
+                if c.get("stats"):
+                    seen.setdefault(c["case_id"], []).append(c["stats"]["median"])
+        return {case_id: statistics.median(values) for case_id, values in seen.items()}
+
+    before, after = medians(olds), medians(news)
     ratios: list[float] = []
     print(f"\n{'case':<55}{'old':>11}{'new':>11}{'new/old':>9}")
-    for c in new["cases"]:
-        b = before.get(c["case_id"])
-        if b is None or not c.get("stats"):
+    for case_id, m in after.items():
+        if case_id not in before:
             continue
-        r = c["stats"]["median"] / b["stats"]["median"]
+        r = m / before[case_id]
         ratios.append(r)
-        print(f"{c['case_id']:<55}{b['stats']['median'] * 1e6:>9.2f}us"
-              f"{c['stats']['median'] * 1e6:>9.2f}us{r:>9.4f}")  # fmt: skip
+        print(f"{case_id:<55}{before[case_id] * 1e6:>9.2f}us{m * 1e6:>9.2f}us{r:>9.4f}")
     if ratios:
         worst = max(ratios, key=lambda x: abs(x - 1))
         print(f"median new/old {statistics.median(ratios):.4f}, worst {worst:.4f}, "
