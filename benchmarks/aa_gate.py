@@ -329,7 +329,7 @@ def main() -> int:
     parser.add_argument("--keep", type=Path, default=None, help="measure into this directory")
     parser.add_argument("--rejudge", type=Path, default=None, help="judge runs kept earlier")
     parser.add_argument("--sizes", default="16,17,18,19", metavar="LOG2,...",
-                        help="log2 of the four vector lengths (default 16,17,18,19)")  # fmt: skip
+                        help="log2 of the vector lengths (default 16,17,18,19)")  # fmt: skip
     parser.add_argument("--check-plant", type=int, default=0, metavar="CALLS",
                         help="time A and B in turns in this process, CALLS each, and stop")  # fmt: skip
     args = parser.parse_args()
