@@ -5,7 +5,10 @@ sampler, once after the GPU sat idle and once right after std/matmul 8192^3 ran 
 with nvidia-smi's SM clock sampled every 20 ms beside it. Prints each batch's median and the
 clock over time. `--grid` instead times the first calls of attention after each of several heats (matmul for
 0.05-0.3 s) and rests (an idle GPU for 0-0.2 s): the rest a runner needs between a heavy case
-and the next. Usage: python3 benchmarks/gpu/clock_recovery.py [--heat-s 1.0] [--grid]
+and the next. `--heater KERNEL:NEEDLE` (repeatable) heats with other cases in the grid, e.g.
+memory-bound ones, `--probe KERNEL:NEEDLE` times another case than attention; each heat's mean
+power from NVML's energy counter is printed beside its row.
+Usage: python3 benchmarks/gpu/clock_recovery.py [--heat-s 1.0] [--grid [--heater K:N]... [--probe K:N]]
 """
 
 from __future__ import annotations
@@ -73,17 +76,20 @@ def case(name: str, needle: str) -> Any:
 
 
 def _load_then_rest(
-    mm: Any, mm_args: Any, heat: float, rest: float, probe: Any = None
+    mm: Any, mm_args: Any, heat: float, rest: float, *, probe: Any = None, energy: Any = None
 ) -> list[str]:
-    """2 s idle, `heat` s of the matmul back to back, `rest` s idle; `probe()`'s readings at
-    the heat's end and after the rest (none without a probe)."""
+    """2 s idle, `heat` s of the matmul back to back, `rest` s idle; the heat's mean power
+    from `energy()` (joules) and `probe()`'s readings at the heat's end and after the rest
+    (none without them)."""
     from tile_runner._jaxapi import block_until_ready
 
     time.sleep(2.0)
+    joules = energy() if energy else 0.0
     t0 = time.perf_counter()
     while time.perf_counter() - t0 < heat:
         block_until_ready(mm(*mm_args))
-    seen = [probe()] if probe else []
+    seen = [f"~{(energy() - joules) / (time.perf_counter() - t0):.0f}W"] if energy and heat else []
+    seen += [probe()] if probe else []
     time.sleep(rest)
     return [*seen, probe()] if probe else seen
 
@@ -127,16 +133,26 @@ def main() -> None:
     ap.add_argument("--heat-s", type=float, default=1.0)
     ap.add_argument("--watch-s", type=float, default=2.0)
     ap.add_argument("--grid", action="store_true")
+    ap.add_argument("--heater", action="append", default=[], metavar="KERNEL:NEEDLE")
+    ap.add_argument("--probe", default="std/attention:1024x128,dtype=bfloat16,causal=false")
     args = ap.parse_args()
     import tile_std  # noqa: F401  # pyright: ignore[reportUnusedImport]  # registers std/*
 
-    needle = "1024x128,dtype=bfloat16,causal=false"
-    att, _, att_args = _program("std/attention", case("std/attention", needle))
-    mm, _, mm_args = _program("std/matmul", case("std/matmul", "8192"))
+    att, _, att_args = _named(args.probe)
     if args.grid:
-        grid(att, att_args, mm, mm_args)
+        for heater in args.heater or ["std/matmul:8192"]:
+            mm, _, mm_args = _named(heater)
+            print(f"\n== heater {heater}, probe {args.probe}")
+            grid(att, att_args, mm, mm_args, rests=(0.0, 0.05, 0.2) if args.heater else None)
     else:
+        mm, _, mm_args = _named("std/matmul:8192")
         series(att, att_args, mm, mm_args, heat_s=args.heat_s, watch_s=args.watch_s)
+
+
+def _named(spec: str) -> tuple[Any, Any, list[Any]]:
+    """`KERNEL:NEEDLE`'s first bench case whose id holds NEEDLE, compiled (`_program`)."""
+    name, _, needle = spec.partition(":")
+    return _program(name, case(name, needle))
 
 
 class Nvml:
@@ -164,17 +180,28 @@ class Nvml:
         self.lib.nvmlDeviceGetPowerUsage(self.handle, self.c.byref(mw))
         return f"{mhz.value}MHz/{reasons.value:#x}/{mw.value // 1000}W"
 
+    def energy_j(self) -> float:
+        """GPU 0's energy counter since the driver loaded, joules (nan without NVML)."""
+        if self.lib is None:
+            return float("nan")
+        mj = self.c.c_ulonglong()
+        self.lib.nvmlDeviceGetTotalEnergyConsumption(self.handle, self.c.byref(mj))
+        return mj.value / 1000.0
 
-def grid(att: Any, att_args: Any, mm: Any, mm_args: Any) -> None:
-    """Attention's first 10 calls, and calls 10-40, after each heat and rest; the steady median
-    (after 2 s idle, calls 40-240 of a run) first."""
+
+def grid(
+    att: Any, att_args: Any, mm: Any, mm_args: Any, rests: tuple[float, ...] | None = None
+) -> None:
+    """The probe's first 10 calls, and calls 10-40, after each heat and rest; the steady median
+    (after 2 s idle, calls 40-240 of a run) first. The heat's mean power (W) from the energy
+    counter leads the NVML columns."""
     from tile_runner._cupti import CuptiSampler
 
     nvml = Nvml()
     seen: list[str] = []
 
     def run(heat: float, rest: float, calls: int) -> list[float]:
-        seen[:] = _load_then_rest(mm, mm_args, heat, rest, nvml.read)
+        seen[:] = _load_then_rest(mm, mm_args, heat, rest, probe=nvml.read, energy=nvml.energy_j)
         sampler = CuptiSampler(att, att_args, None)
         got = sampler.take(calls)
         sampler.close()
@@ -185,7 +212,7 @@ def grid(att: Any, att_args: Any, mm: Any, mm_args: Any) -> None:
     print(f"{'heat s':>7}{'rest s':>7}{'calls 0-10':>12}{'10-40':>9}  (ratios to steady)"
           "  NVML SM clock/event reasons/power at the heat's end, after the rest")  # fmt: skip
     for heat in (0.05, 0.1, 0.2, 0.3):
-        for rest in (0.0, 0.025, 0.05, 0.1, 0.2):
+        for rest in rests or (0.0, 0.025, 0.05, 0.1, 0.2):
             got = run(heat, rest, 40)
             a, b = statistics.median(got[:10]), statistics.median(got[10:])
             print(f"{heat:7.2f}{rest:7.3f}{a / steady:12.3f}{b / steady:9.3f}  {'  '.join(seen)}")

@@ -29,6 +29,7 @@
 # (RUNNERPROFILE_ARGS="all" the whole warm default run's);
 # "pyc" benchmarks/gpu/pyc_probe.py, the sources a runner compiles at every import;
 # "firstop" benchmarks/gpu/first_op_probe.py, a fresh process's first use of the GPU;
+# "clock" benchmarks/gpu/clock_recovery.py, CLOCK_ARGS e.g. "--grid --heater K:N";
 # "rows" benchmarks/gpu/row_variants.py, row-kernel schedules beside XLA and tokamax, ROWS_ARGS
 # e.g. "--ops layernorm"; "mmsweep" benchmarks/gpu/matmul_sweep.py, matmul tilings beside XLA;
 # "warmsplit" a warm bench of this code and of .whl/old, with and without std/matmul;
@@ -395,6 +396,15 @@ if want modes; then
         -o /tmp/modes-run \
         2>&1 | tee "$OUT/modes.txt"
     cp /tmp/modes-run/report.json "$OUT/modes-report.json" 2>/dev/null
+fi
+
+if want clock; then
+    # How slow a case reads right after another kept the GPU busy, by heat and rest (the
+    # runner's rests between samplings, tile_runner/_rest.py). CLOCK_ARGS e.g. "--grid
+    # --heater std/add:16777216,dtype=float32 --heater std/matmul:8192".
+    stamp "clock recovery after a heat"
+    timeout "${CLOCK_LIMIT_S:-300}" python3 benchmarks/gpu/clock_recovery.py ${CLOCK_ARGS:-} 2>&1 \
+        | tee "$OUT/clock.txt"
 fi
 
 if want firstop; then
