@@ -31,6 +31,7 @@ from tile_runner._compile import Compiled, bind_static, cost_estimate, memory_es
 from tile_runner._context import CaseContext, Outcome
 from tile_runner._measure import Timing, time_compiled
 from tile_runner._ops import op_info
+from tile_runner._rest import GPU_REST, runs_hot
 from tile_runner._roofline import roofline, throughput
 from tile_runner._stats import summarize, widen_to_rounds
 
@@ -121,6 +122,7 @@ def time_round(ctx: CaseContext, rounds: BenchRounds, args: tuple[Any, ...]) -> 
         warn=lambda message: ctx.warn(message, rounds.rid),
         reference=ref_call,
     )
+    _cool_down(ctx, rounds, timing)
     rounds.watch.add("warmup", timing.warmup_s)
     rounds.watch.add("sample", timing.sample_s)
     rounds.watch.add("reference_sample", timing.reference_sample_s)
@@ -128,6 +130,19 @@ def time_round(ctx: CaseContext, rounds: BenchRounds, args: tuple[Any, ...]) -> 
     if ref_call is not None and timing.reference is None:
         rounds.reference = None  # it failed while timed (warned): no round has it from now on
     rounds.timings.append(timing)
+
+
+def _cool_down(ctx: CaseContext, rounds: BenchRounds, timing: Timing) -> None:
+    """Tell the GPU's rest that this sampling ran cool, when the faster of the kernel and its
+    reference stayed below the flops that heat the device (`tile_runner._rest`)."""
+    medians = [timing.stats.median]
+    if timing.reference is not None:
+        medians.append(timing.reference.stats.median)
+    dtype = rounds.case.get("dtype")
+    if not runs_hot(
+        rounds.work, min(medians), ctx.peaks, dtype if isinstance(dtype, str) else None
+    ):
+        GPU_REST.cooled()
 
 
 def send_bench(ctx: CaseContext, rounds: BenchRounds) -> Outcome:
