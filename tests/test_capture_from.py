@@ -36,8 +36,10 @@ def test_a_two_layer_model_is_captured_tuned_and_benched(
 ) -> None:
     root = project(["two_layer_model.py"], FAST)
     saved = tmp_path / "model-cases.json"
+    # Every kernel the model calls has `num_warps`: held at 4, the rest of each space is tuned
+    # (a quarter to a half of it: this test is about capture, not the search).
     tuned = tile("tune", "--from", MODEL, "--save-cases", str(saved), "-o", str(tmp_path / "t"),
-                 cwd=root, timeout=900)  # fmt: skip
+                 "--tunable", "num_warps=4", cwd=root, timeout=900)  # fmt: skip
     assert tuned.returncode == 0, tuned.stderr
     # One winner per kernel call of the model; the two layers' calls are the same cases.
     # (The winner lines `CASE: {values} ...` follow each case's table of configurations.)
@@ -45,6 +47,7 @@ def test_a_two_layer_model_is_captured_tuned_and_benched(
     assert sorted(winners) == sorted(CAPTURED), tuned.stdout
     entries = json.loads((root / "tuning" / "cpu.json").read_text())["entries"]
     assert sorted(e["case_id"] for e in entries) == sorted(CAPTURED)
+    assert all(e["values"]["num_warps"] == "4" for e in entries)
     timed = _cases(tmp_path / "t")
     assert {c["captured"] for c in timed} == {MODEL}
     doc = json.loads(saved.read_text())

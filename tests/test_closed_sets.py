@@ -81,9 +81,9 @@ def test_usage_error_types_are_the_names_the_runner_sends() -> None:
     # AxisValueError is sent under its exception class's name; the others by constant.
     from tile_runner._capture import CAPTURE_IMPORT, CAPTURE_NONE, CAPTURE_TRACE
     from tile_runner._errors import AxisValueError
-    from tile_runner._plan import UNKNOWN_AXIS, UNKNOWN_TUNABLE
+    from tile_runner._plan import TUNABLE_VALUE, UNKNOWN_AXIS, UNKNOWN_TUNABLE
 
-    sent = {AxisValueError.__name__, UNKNOWN_AXIS, UNKNOWN_TUNABLE}
+    sent = {AxisValueError.__name__, UNKNOWN_AXIS, UNKNOWN_TUNABLE, TUNABLE_VALUE}
     sent |= {CAPTURE_IMPORT, CAPTURE_TRACE, CAPTURE_NONE}
     assert sent == set(tp.USAGE_ERROR_TYPES)
 

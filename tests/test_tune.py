@@ -210,14 +210,41 @@ def test_a_configuration_that_kills_its_runner_in_a_later_rung_leaves_the_rest_t
     assert_schema_valid(out)
 
 
-def test_bad_tunable_override_is_a_clear_error(tile: TileRun, project: MakeProject) -> None:
+def test_bad_tunable_override_is_a_clear_error(
+    tile: TileRun, project: MakeProject, tmp_path: Path
+) -> None:
     root = project(["tunable.py"], FAST)
     proc = tile("bench", "--kernel", "fx/reps", "--tunable", "reps", cwd=root)
     assert proc.returncode == 2
     assert "bad tunable override" in proc.stderr and "hint:" in proc.stderr
-    outside = tile("bench", "--kernel", "fx/reps", "--tunable", "reps=3", cwd=root)
-    assert outside.returncode != 0
-    assert "reps=3 is not among its values (1, 8, 64)" in outside.stderr
+    out = tmp_path / "outside"
+    outside = tile("bench", "--kernel", "fx/reps", "--tunable", "reps=3", "-o", str(out), cwd=root)
+    assert outside.returncode == 2
+    assert (
+        "error: kernel `fx/reps`: `--tunable` reps=3 is not among its values (1, 8, 64)\nhint: "
+        in outside.stderr
+    )
+    # The first runner refused it: a CPU run's second process has nothing to time again.
+    assert _runners_started(out) == 1
+    report = json.loads((out / "report.json").read_text())
+    assert report["run"]["status"] == "invalid" and report["cases"] == []
+
+
+def test_a_tunable_held_fixed_tunes_the_others_around_it(
+    tile: TileRun, project: MakeProject, tmp_path: Path
+) -> None:
+    root = project(["tunable.py"], FAST)
+    out = tmp_path / "run"
+    proc = tile("tune", "--kernel", "fx/reps", "--tunable", "reps=8", "-o", str(out), cwd=root)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads((out / "report.json").read_text())
+    assert sorted(c["case_id"] for c in report["cases"]) == [
+        "fx/reps[n=512]{reps=8,variant=right}",
+        "fx/reps[n=512]{reps=8,variant=wrong}",
+    ]
+    assert _tuning(root)["fx/reps[n=512]"]["values"] == {"reps": "8", "variant": "right"}
+    refused = tile("tune", "--kernel", "fx/reps", "--tunable", "reps=3", "--dry-run", cwd=root)
+    assert refused.returncode == 2 and "reps=3 is not among its values" in refused.stderr
 
 
 def test_zero_rungs_measure_every_configuration_and_the_pruned_winner_is_checked_against_them(

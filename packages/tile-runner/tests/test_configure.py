@@ -19,7 +19,9 @@ ROWS = "fxt/rows"
 OVERRIDES: dict[str, dict[str, str]] = {
     "none": {},
     "warps": {"warps": "8"},  # fxt/plain has no tunables: the name is still welcome
-    "ruled_out": {"block": "4"},  # fxt/rows[n=16] and [n=32] cannot run block 4
+    # fxt/rows[n=16] and [n=32] cannot run block 4 (a plain `block=4` would be refused as a
+    # whole: fxt/huge has no block 4)
+    "ruled_out": {"fxt/rows:block": "4"},
     # Two kernels share `block`: a `KERNEL:` name sets one kernel's, the plain name the rest.
     "one_kernel": {"fxt/rows:block": "1", "block": "16"},
 }
@@ -248,6 +250,28 @@ def test_a_tunable_no_selected_kernel_has_plans_nothing(runner: Any) -> None:
     assert plan.cases == [] and "`fxt/rows:block`" in plan.failures[0].message
     plan = make_plan("test", "cpu", kernels=["fxt/*"], tunables={"fxt/rows:warps": "8"})
     assert len(plan.cases) == 5 and plan.failures == []
+
+
+def test_a_tunable_value_fixes_it_in_a_tune_and_one_it_does_not_take_plans_nothing() -> None:
+    tile.get_kernel(ROWS)  # registered by the module's import of the fixtures
+    plan = make_plan("bench", "cpu", kernels=[ROWS], filters=["n=16"], units=True,
+                     tunables={"warps": "8"})  # fmt: skip
+    assert [u[2] for u in plan.units] == [{"block": b, "warps": "8"} for b in ("1", "2", "4")]
+    assert plan.failures == []
+    # `KERNEL:NAME` wins over the plain name, for that kernel alone.
+    plan = make_plan("bench", "cpu", kernels=[ROWS], filters=["n=16"], units=True,
+                     tunables={"warps": "8", f"{ROWS}:warps": "4", "block": "2"})  # fmt: skip
+    assert [u[2] for u in plan.units] == [{"block": "2", "warps": "4"}]
+    # A value the tunable does not take: nothing planned, bench or tune alike.
+    for units in (True, False):
+        plan = make_plan("bench", "cpu", kernels=["fxt/*"], units=units, tunables={"warps": "6"})
+        assert plan.cases == [] and plan.units == []
+        (failure,) = plan.failures
+        assert failure.error_type == "TunableValue" and failure.phase == "plan"
+        assert (
+            failure.message
+            == f"kernel `{ROWS}`: `--tunable` warps=6 is not among its values (4, 8)"
+        )
 
 
 def test_configure_takes_paths_or_a_loaded_index(tuning_file: Path) -> None:

@@ -183,6 +183,8 @@ _NAMED_WRONG: Final[dict[tp.UsageErrorType, str]] = {
     "it (`--kernel NAME`); `tile list` shows every case id with its axes",
     "UnknownTunable": "override a tunable the selected kernels declare (named above; "
     "`KERNEL:NAME=VALUE` for one of them), or select a kernel that has it (`--kernel NAME`)",
+    "TunableValue": "give one of the values named above (`tile list` shows each kernel's), or "
+    "`--tunable KERNEL:NAME=VALUE` to set one kernel's where several share the name",
     "CaptureImport": "write `--from MODULE:FUNCTION` with MODULE importable from the project's "
     "root (or `[project] paths`); `python -c 'import MODULE'` there shows the whole traceback",
     "CaptureTrace": "FUNCTION() must return `(fn, args)`: the program and example inputs "

@@ -75,6 +75,11 @@ class _Held(_InFront):
         self.series.settle(hello.backend)
         self.inner.on_hello(hello)
 
+    def on_plan(self, plan: tp.Plan) -> None:
+        if not plan.cases:  # a refused selection: nothing to time again, so this is the last
+            self.series.count = 1
+        super().on_plan(plan)
+
     def on_message(self, message: tp.Message) -> None:
         if self.series.count in (None, 1):  # one process, or a runner that never said hello
             self.inner.on_message(message)

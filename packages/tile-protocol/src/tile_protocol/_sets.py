@@ -120,12 +120,14 @@ UsageErrorType = Literal[
     "UnknownAxis",
     "AxisValueError",
     "UnknownTunable",
+    "TunableValue",
     "CaptureImport",
     "CaptureTrace",
     "CaptureNone",
 ]
 """`Failure.error_type` of a selection the runner refused, planning no case: the command line
-named an axis, an axis value or a tunable that no selected kernel has, or a `--from` program
+named an axis, an axis value or a tunable that no selected kernel has, a tunable value a
+selected kernel's tunable does not take (`TunableValue`, since protocol 1.25), or a `--from` program
 that cannot be imported, raised while traced, or called no registered kernel. The host exits 2."""
 
 CacheEventKind = Literal["miss", "hit", "not_stored"]

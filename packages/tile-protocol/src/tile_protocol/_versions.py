@@ -7,7 +7,7 @@ __all__ = ["PROTOCOL_MINOR", "PROTOCOL_VERSION"]
 
 PROTOCOL_VERSION = 1
 """Major version: a reader refuses a stream whose major version is newer than its own."""
-PROTOCOL_MINOR = 24
+PROTOCOL_MINOR = 25
 """Minor version: grows when optional fields or message types are added.
 
 1: `Reference.interleaved`, `RunRequest.pin_cpu`, `Hello.pinned_cpu`.
@@ -65,4 +65,6 @@ PROTOCOL_MINOR = 24
    measured of a case, `[bench] processes`) and `BenchResult.process_sizes`.
 24: `StateDiff.kept` (an environment variable a module set up while a case first imported
    it, left as it is: before, put back, which broke jax's Mosaic GPU for every later case).
+25: usage error type `TunableValue` (a `--tunable` value that is not among the tunable's values;
+   before, each case of the kernel failed with it).
 """

@@ -12,12 +12,21 @@ from tile_runner._axes import format_value
 from tile_runner._errors import RunnerError
 from tile_runner._modes import MODES, Mode
 from tile_runner._specs import spec_cases, unknown_kernels
+from tile_runner._tuning import Config, overrides_for
 
 Unit = tuple[KernelDef, Case, dict[str, str] | None, str]
 """What the runner goes through: kernel, case, tunable values to time (`tune`) or None, and
 the id its results carry (the case id, or the unit id `case{a=1,b=2}`)."""
 
-__all__ = ["UNKNOWN_AXIS", "UNKNOWN_TUNABLE", "Plan", "Unit", "make_plan", "matches"]
+__all__ = [
+    "TUNABLE_VALUE",
+    "UNKNOWN_AXIS",
+    "UNKNOWN_TUNABLE",
+    "Plan",
+    "Unit",
+    "make_plan",
+    "matches",
+]
 
 _GLOB_CHARS = set("*?[")
 
@@ -60,8 +69,10 @@ def make_plan(  # noqa: PLR0913 (one keyword per selection field of the request)
 
     `units` (`tile tune`): every case of a kernel with tunables becomes one unit per
     configuration, `case{name=value,...}` (ruled-out ones too: they are skipped with the
-    constraint's reason when reached); `case_ids` may then name units. `axes` and `tunables`
-    (the request's overrides) must each name something some selected kernel has. `modes`
+    constraint's reason when reached), only those with the `tunables` values where the request
+    fixes some; `case_ids` may then name units. `axes` and `tunables` (the request's overrides)
+    must each name something some selected kernel has, and a tunable's value must be one of
+    its values in every selected kernel it reaches. `modes`
     (`--mode`; default `fwd`, `all`: every mode a kernel declares) gives each case one case
     per mode; a case in a mode its kernel does not declare fails when it is reached.
     `specs` (`--from`, `--cases`): these cases instead of each kernel's declared axes.
@@ -99,7 +110,8 @@ def make_plan(  # noqa: PLR0913 (one keyword per selection field of the request)
                 seen_ids.add(case.id)
                 plan.cases.append((definition, case))
     _refuse_unknown(plan, overrides, kernel_axes, tunables or {}, selected)
-    plan.units = _units(plan.cases) if units else [(d, c, None, c.id) for d, c in plan.cases]
+    fixed = _fixed(plan, tunables or {}, selected)
+    plan.units = _units(plan.cases, fixed) if units else [(d, c, None, c.id) for d, c in plan.cases]
     if case_ids is not None:
         _keep_only(plan, case_ids)
     return plan
@@ -188,6 +200,8 @@ UNKNOWN_AXIS: UsageErrorType = "UnknownAxis"
 UNKNOWN_TUNABLE: UsageErrorType = "UnknownTunable"
 """`error_type` of the plan failure for `--tunable NAME=V` naming a tunable no selected
 kernel has."""
+TUNABLE_VALUE: UsageErrorType = "TunableValue"
+"""...and for a value that is not among the tunable's values."""
 _LISTED = 8
 
 
@@ -224,15 +238,44 @@ def _unknown_tunables(
     )
 
 
-def _units(cases: Sequence[tuple[KernelDef, Case]]) -> list[Unit]:
-    """Each case once per configuration of its kernel's tunables (once without tunables, or in
-    a mode they do not apply to)."""
+def _fixed(
+    plan: Plan, tunables: Mapping[str, str], selected: Sequence[KernelDef]
+) -> dict[str, Config]:
+    """The `--tunable` values as each selected kernel reads them; a value one of them does not
+    take empties the plan, with the failure that names the kernel and its values (a run of
+    the cases without it would measure something nobody asked for)."""
+    fixed: dict[str, Config] = {}
+    for definition in selected:
+        if definition.tunables is None:
+            continue
+        try:
+            fixed[definition.name] = definition.tunables.parse(
+                overrides_for(definition.name, tunables), strict=False
+            )
+        except RunnerError as exc:
+            plan.failures.append(
+                Failure(
+                    phase="plan",
+                    error_type=TUNABLE_VALUE,
+                    message=f"kernel `{definition.name}`: `--tunable` {exc}",
+                )
+            )
+            plan.cases = []
+    return fixed
+
+
+def _units(cases: Sequence[tuple[KernelDef, Case]], fixed: Mapping[str, Config]) -> list[Unit]:
+    """Each case once per configuration of its kernel's tunables that has the `fixed` values
+    (once without tunables, or in a mode they do not apply to)."""
     out: list[Unit] = []
     for definition, case in cases:
         if definition.tunables is None or not definition.tunables.apply_to(case):
             out.append((definition, case, None, case.id))
             continue
+        held = fixed.get(definition.name, {})
         for config, _ in definition.tunables.configs(case):
+            if any(config[name] != value for name, value in held.items()):
+                continue
             unit = TuneUnit(case_id=case.id, values={k: format_value(v) for k, v in config.items()})
             out.append((definition, case, unit.values, unit.unit_id))
     return out

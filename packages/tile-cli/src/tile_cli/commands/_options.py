@@ -289,6 +289,10 @@ HISTORY = _group("device", "branch", "last", "include_dirty")
 """Which runs of the history: `--device`, `--branch`, `--last`, `--include-dirty`."""
 TUNING = _group("dry_run", "budget", "eta", "user_cache")
 """How `tile tune` prunes and how long it may take."""
+FIXED = _group(("tunable", "Tune only the configurations with this value (`--tunable "
+                "num_warps=8` tunes the others around it), or one kernel's where several share "
+                "the name: `--tunable std/matmul:block=wgmma:64x256x64`; repeatable."))  # fmt: skip
+"""`tile tune --tunable`: a value held fixed, the rest tuned."""
 SNAPSHOTS = _group("check", "update", "directory")
 """What `tile snap` does with the snapshots: record, `--check` or `--update`, and where."""
 DB = _group("db")

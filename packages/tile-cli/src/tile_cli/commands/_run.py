@@ -19,6 +19,7 @@ from tile_cli.commands._options import (
     COMPARE,
     EXACT,
     FILTERS,
+    FIXED,
     JSON,
     LAUNCH,
     OUTPUT,
@@ -107,7 +108,7 @@ def test_cmd(flags: Flags) -> None:
     _run_suite("test", flags, {})
 
 
-@with_flags(ASSIGNMENTS, SELECT, CASES, PROFILE, OUTPUT_DIR, VERBOSE, TUNING)
+@with_flags(ASSIGNMENTS, SELECT, CASES, PROFILE, OUTPUT_DIR, VERBOSE, TUNING, FIXED)
 def tune_cmd(flags: Flags) -> None:
     """Find each case's fastest tunable configuration and keep it in `tuning/<device>.json`.
 
