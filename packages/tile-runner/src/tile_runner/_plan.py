@@ -68,14 +68,13 @@ def make_plan(  # noqa: PLR0913 (one keyword per selection field of the request)
     """Expand every registered kernel into cases and keep the selected ones.
 
     `units` (`tile tune`): every case of a kernel with tunables becomes one unit per
-    configuration, `case{name=value,...}` (ruled-out ones too: they are skipped with the
-    constraint's reason when reached), only those with the `tunables` values where the request
-    fixes some; `case_ids` may then name units. `axes` and `tunables` (the request's overrides)
-    must each name something some selected kernel has, and a tunable's value must be one of
-    its values in every selected kernel it reaches. `modes`
-    (`--mode`; default `fwd`, `all`: every mode a kernel declares) gives each case one case
-    per mode; a case in a mode its kernel does not declare fails when it is reached.
-    `specs` (`--from`, `--cases`): these cases instead of each kernel's declared axes.
+    configuration with the `tunables` values, `case{name=value,...}` (ruled-out ones too: they
+    are skipped with the constraint's reason when reached); `case_ids` may then name units.
+    `axes` and `tunables` (the request's overrides) must name what some selected kernel has,
+    a tunable's value one of its values in each kernel it reaches. `modes` (`--mode`; default
+    `fwd`, `all`: every mode a kernel declares) gives each case one case per mode; a case in a
+    mode its kernel does not declare fails when it is reached. `specs` (`--from`, `--cases`):
+    these cases instead of each kernel's declared axes.
     """
     plan = Plan(failures=unknown_kernels(specs or []))
     overrides = dict(axes or {})
@@ -93,13 +92,8 @@ def make_plan(  # noqa: PLR0913 (one keyword per selection field of the request)
                 else spec_cases(definition, specs, suite, backend)
             )
         except RunnerError as exc:
-            plan.failures.append(
-                Failure(
-                    phase="plan",
-                    error_type=type(exc).__name__,
-                    message=f"kernel `{definition.name}`: {exc}",
-                )
-            )
+            said = f"kernel `{definition.name}`: {exc}"
+            plan.failures.append(Failure(phase="plan", error_type=type(exc).__name__, message=said))
             continue
         for point in expanded:
             for case in _in_modes(plan, definition, point, _wanted(modes, case_ids)):
@@ -110,7 +104,7 @@ def make_plan(  # noqa: PLR0913 (one keyword per selection field of the request)
                 seen_ids.add(case.id)
                 plan.cases.append((definition, case))
     _refuse_unknown(plan, overrides, kernel_axes, tunables or {}, selected)
-    fixed = _fixed(plan, tunables or {}, selected)
+    fixed = _fixed(plan, tunables or {}, selected)  # bench's overrides too: a bad value refuses
     plan.units = _units(plan.cases, fixed) if units else [(d, c, None, c.id) for d, c in plan.cases]
     if case_ids is not None:
         _keep_only(plan, case_ids)
