@@ -66,7 +66,7 @@ def test_tune_picks_the_fastest_correct_configuration_and_bench_uses_it(
     root = tuned.copy(tmp_path / "proj")  # its tuning file is edited below
     entry = _tuning(root)["fx/reps[n=512]"]
     # The wrong variant is never chosen, however fast; 1 rep does the least work.
-    assert entry["values"] == {"reps": "1", "variant": "right"}
+    assert entry["values"] == {"reps": "1", "variant": "right"} and entry["held"] is None
     assert entry["decided_by"] in ("faster", "tie_default", "tie_simplest")
     report = json.loads((out / "report.json").read_text())
     by_id = {c["case_id"]: c for c in report["cases"]}
@@ -242,7 +242,16 @@ def test_a_tunable_held_fixed_tunes_the_others_around_it(
         "fx/reps[n=512]{reps=8,variant=right}",
         "fx/reps[n=512]{reps=8,variant=wrong}",
     ]
-    assert _tuning(root)["fx/reps[n=512]"]["values"] == {"reps": "8", "variant": "right"}
+    entry = _tuning(root)["fx/reps[n=512]"]
+    assert entry["values"] == {"reps": "8", "variant": "right"} and entry["held"] == {"reps": "8"}
+    # bench runs the winner, and says it is the fastest with reps=8, not of every value.
+    out = tmp_path / "bench"
+    bench = tile("bench", "--kernel", "fx/reps", "-o", str(out), cwd=root)
+    assert bench.returncode == 0, bench.stderr
+    [case] = json.loads((out / "report.json").read_text())["cases"]
+    assert (
+        case["config"]["source"] == "tuned" and case["config"]["note"] == "tuned with reps=8 held"
+    )
     refused = tile("tune", "--kernel", "fx/reps", "--tunable", "reps=3", "--dry-run", cwd=root)
     assert refused.returncode == 2 and "reps=3 is not among its values" in refused.stderr
 

@@ -112,6 +112,7 @@ from tile_protocol._tuning import (
     decode_tuning,
     encode_tuning,
     op_point,
+    overrides_for,
 )
 from tile_protocol._validate import ForgedLine, StreamValidator, Violation, result_problem
 
@@ -221,6 +222,7 @@ __all__ = [
     "decode_tuning",
     "encode_tuning",
     "op_point",
+    "overrides_for",
     # errors
     "DecodeError",
     "ProtocolError",

@@ -7,6 +7,7 @@ so the format lives here, beside the wire protocol, as the one contract both sid
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Literal
 
 import msgspec
@@ -23,6 +24,7 @@ __all__ = [
     "decode_tuning",
     "encode_tuning",
     "op_point",
+    "overrides_for",
 ]
 
 TUNING_SCHEMA = "tile.tuning"
@@ -53,6 +55,22 @@ class TuningEntry(msgspec.Struct, frozen=True, kw_only=True):
     decided_by: Literal["faster", "tie_default", "tie_simplest", "only"] = "faster"
     tuned_at: str | None = None
     run_id: str | None = None
+    held: dict[str, str] | None = None
+    """The values the tune held fixed (`tile tune --tunable`): `values` is the fastest of the
+    configurations that have them, not of all (None: every configuration was tried)."""
+
+
+def overrides_for(kernel: str, overrides: Mapping[str, str]) -> dict[str, str]:
+    """The `--tunable` values of a request that reach `kernel`: each plain `NAME`, and each
+    `KERNEL:NAME` that names this kernel (it wins over the plain one: two kernels can share a
+    tunable name, as tile-std's matmul and attention share `block`)."""
+    plain = {name: value for name, value in overrides.items() if ":" not in name}
+    own = {
+        name.rpartition(":")[2]: value
+        for name, value in overrides.items()
+        if name.rpartition(":")[0] == kernel
+    }
+    return {**plain, **own}
 
 
 def op_point(params: dict[str, str]) -> str:

@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from os import PathLike
 from typing import Any, cast
 
-from tile_protocol import ConfigInfo
+from tile_protocol import ConfigInfo, overrides_for
 from tile_runner._api import Case, KernelDef, registry
 from tile_runner._axes import AxisValue
 from tile_runner._record import recorded_kernel
-from tile_runner._tuning import bind_config, choose, overrides_for
+from tile_runner._tuning import bind_config, choose
 from tile_runner._tuning_index import TuningIndex
 
 __all__ = ["Configured", "configure", "with_default_config"]

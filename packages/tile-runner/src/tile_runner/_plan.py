@@ -6,13 +6,13 @@ import fnmatch
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from tile_protocol import CaseSpec, Failure, TuneUnit, UsageErrorType
+from tile_protocol import CaseSpec, Failure, TuneUnit, UsageErrorType, overrides_for
 from tile_runner._api import Case, KernelDef, Suite, cases, registry
 from tile_runner._axes import format_value
 from tile_runner._errors import RunnerError
 from tile_runner._modes import MODES, Mode
 from tile_runner._specs import spec_cases, unknown_kernels
-from tile_runner._tuning import Config, overrides_for
+from tile_runner._tuning import Config
 
 Unit = tuple[KernelDef, Case, dict[str, str] | None, str]
 """What the runner goes through: kernel, case, tunable values to time (`tune`) or None, and

@@ -217,19 +217,6 @@ def declare_tunables(
     return Tunables.declare(name, tunables, constraint, default, modes)
 
 
-def overrides_for(kernel: str, overrides: Mapping[str, str]) -> dict[str, str]:
-    """The request's tunable overrides that reach `kernel`: each plain `NAME`, and each
-    `KERNEL:NAME` that names this kernel (it wins over the plain one: two kernels can share a
-    tunable name, as tile-std's matmul and attention share `block`)."""
-    plain = {name: value for name, value in overrides.items() if ":" not in name}
-    own = {
-        name.rpartition(":")[2]: value
-        for name, value in overrides.items()
-        if name.rpartition(":")[0] == kernel
-    }
-    return {**plain, **own}
-
-
 def choose(
     tunables: Tunables | None,
     case: Any,
@@ -300,6 +287,10 @@ def _tuned(
         else:
             reason = tunables.ruled_out(case, config)
             if reason is None:
+                held = found.entry.held
+                if held:  # the fastest with these values, not of every configuration
+                    said = ",".join(f"{k}={v}" for k, v in held.items())
+                    note = "; ".join(n for n in (note, f"tuned with {said} held") if n)
                 return config, found.source, note
             note = f"{where} not used: {config_text(config)} is ruled out ({reason})"
     default, ruled = tunables.default_note(case)

@@ -92,10 +92,12 @@ def write_tuning(
     run_id: str,
     *,
     impls: Sequence[ImplDecision] = (),
+    held: Mapping[str, str] | None = None,
 ) -> list[Path]:
     """Merge the winners (each decision's winning unit's result) and the implementations
     chosen (`impls`) into `tuning/<device>.json` and, with `[tune] user_cache`, the user
-    cache's copy; the files written."""
+    cache's copy; the files written. `held`: the request's `--tunable` values, recorded on
+    the entries of the kernels they reached (`TuningEntry.held`)."""
     if not decisions:
         return []
     device_kind = hello.devices[0].device_kind if hello and hello.devices else "unknown"
@@ -104,6 +106,7 @@ def write_tuning(
     entries: list[tp.TuningEntry] = []
     for case_id, d in decisions.items():
         result = winners[d.winner.unit_id]
+        fixed = tp.overrides_for(result.kernel, held or {})
         entries.append(
             tp.TuningEntry(
                 kernel=result.kernel,
@@ -120,6 +123,7 @@ def write_tuning(
                 decided_by=d.decided_by,
                 tuned_at=now,
                 run_id=run_id,
+                held={k: v for k, v in d.winner.values.items() if k in fixed} or None,
             )
         )
     where = {"device_model": device_model, "tuned_at": now, "run_id": run_id,

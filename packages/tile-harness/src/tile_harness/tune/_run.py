@@ -84,6 +84,8 @@ class TuneState:
     only as long as that rung times (None: the finalists had their full measurement)."""
     timings_planned: int = 0
     """Units the rungs planned so far (the live line's total; each rung times its own)."""
+    held: dict[str, str] = field(default_factory=dict[str, str])
+    """The request's `--tunable` values: the space was narrowed to configurations with them."""
 
     def take_plan(self, plan: tp.Plan) -> None:
         """The first rung's plan (later rungs plan survivors of it) and its units."""
@@ -242,6 +244,7 @@ class Tuner:
         # The steps of each unit, for the screen (a QuietDisplay ignores them).
         base = derive(build_request("tune", self.resolved, sel, self.recorder.run_dir),
                       progress=True)  # fmt: skip
+        self.state.held = dict(base.tunables)
         try:
             survivors: list[str] | None = None
             for rung in range(tune.rungs + 1):
@@ -379,7 +382,8 @@ def finish(resolved: ResolvedConfig, recorder: RunRecorder, state: TuneState) ->
                               description="configurations tried")  # fmt: skip
     recorder.finalize()
     hello = recorder.results.hello
-    written = write_tuning(resolved, decisions, state.latest, hello, recorder.run_id, impls=impls)
+    written = write_tuning(resolved, decisions, state.latest, hello, recorder.run_id, impls=impls,
+                           held=state.held)  # fmt: skip
     failures = list(recorder.results.failures)
     # A configuration that crashes or raises is dropped like a slow one; a unit that was never
     # run, or whose messages were invalid, is work undone.
