@@ -254,6 +254,11 @@ def test_a_tunable_held_fixed_tunes_the_others_around_it(
     )
     refused = tile("tune", "--kernel", "fx/reps", "--tunable", "reps=3", "--dry-run", cwd=root)
     assert refused.returncode == 2 and "reps=3 is not among its values" in refused.stderr
+    # A value the constraint rules out everywhere leaves nothing to tune, and says so.
+    none_left = tile("tune", "--kernel", "fx/reps", "--tunable", "reps=64", cwd=root)
+    assert none_left.returncode == 3
+    said = "fx/reps[n=512]: no configuration with reps=64 allowed by the constraint"
+    assert said in none_left.stdout + none_left.stderr
 
 
 def test_zero_rungs_measure_every_configuration_and_the_pruned_winner_is_checked_against_them(

@@ -158,14 +158,19 @@ def cut_short(decision: Decision, rung: int | None) -> Decision:
 
 
 def unfinished_cases(
-    allowed: Mapping[str, int], decisions: Mapping[str, Decision], cut_short: int | None
+    allowed: Mapping[str, int],
+    decisions: Mapping[str, Decision],
+    cut_short: int | None,
+    held: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
-    """Each case the tune could not finish, with why (in plan order)."""
+    """Each case the tune could not finish, with why (in plan order); `held`: the request's
+    `--tunable` values, which narrowed what the constraint was asked about."""
     out: dict[str, str] = {}
+    having = " with " + ", ".join(f"{k}={v}" for k, v in held.items()) if held else ""
     for case_id, n in allowed.items():
         if case_id not in decisions:
             out[case_id] = (
-                "no configuration allowed by the constraint"
+                f"no configuration{having} allowed by the constraint"
                 if n == 0
                 else "no correct configuration was measured"
             )

@@ -374,7 +374,8 @@ def finish(resolved: ResolvedConfig, recorder: RunRecorder, state: TuneState) ->
              for c in pick_impls(decisions, state.latest, noise_floor_pct=floor,
                                  alpha=alpha)]  # fmt: skip
     planned = state.plan.cases if state.plan else []
-    unfinished = unfinished_cases(allowed_counts(planned, state.units), decisions, state.cut_short)
+    allowed = allowed_counts(planned, state.units)
+    unfinished = unfinished_cases(allowed, decisions, state.cut_short, state.held)
     recorder.results.findings.extend(tune_findings(decisions, state.dropped, unfinished, impls))
     tried = tried_rows(planned, state.units, state.latest, dropped=state.dropped, decisions=decisions,
                        finalists=state.finalists, failures=recorder.results.failures)  # fmt: skip
@@ -390,7 +391,7 @@ def finish(resolved: ResolvedConfig, recorder: RunRecorder, state: TuneState) ->
     if (failures and not decisions) or any(is_undone(f) for f in failures):
         code = int(ExitCode.INFRA)
     else:
-        missing = set(allowed_counts(planned, state.units)) - set(decisions)
+        missing = set(allowed) - set(decisions)
         code = int(ExitCode.FAILED) if missing else int(ExitCode.OK)
     return TuneEnded(decisions, list(written), recorder.run_dir, len(recorder.results.planned),
                      failures, code, unfinished, tried, impls)  # fmt: skip
