@@ -252,6 +252,8 @@ def test_a_tunable_held_fixed_tunes_the_others_around_it(
     assert (
         case["config"]["source"] == "tuned" and case["config"]["note"] == "tuned with reps=8 held"
     )
+    counted = tile("tune", "--kernel", "fx/reps", "--tunable", "reps=8", "--dry-run", cwd=root)
+    assert "1 cases, 2 configurations with reps=8 held (0 ruled out" in counted.stdout
     refused = tile("tune", "--kernel", "fx/reps", "--tunable", "reps=3", "--dry-run", cwd=root)
     assert refused.returncode == 2 and "reps=3 is not among its values" in refused.stderr
     # A value the constraint rules out everywhere leaves nothing to tune, and says so.
