@@ -138,11 +138,14 @@ def _cool_down(ctx: CaseContext, rounds: BenchRounds, timing: Timing) -> None:
     medians = [timing.stats.median]
     if timing.reference is not None:
         medians.append(timing.reference.stats.median)
-    dtype = rounds.case.get("dtype")
-    if not runs_hot(
-        rounds.work, min(medians), ctx.peaks, dtype if isinstance(dtype, str) else None
-    ):
+    if not runs_hot(rounds.work, min(medians), ctx.peaks, _dtype(rounds.case)):
         GPU_REST.cooled()
+
+
+def _dtype(case: Case) -> str | None:
+    """The case's dtype axis, the one its flops peak is read for (None: it has none)."""
+    dtype = case.get("dtype")
+    return dtype if isinstance(dtype, str) else None
 
 
 def send_bench(ctx: CaseContext, rounds: BenchRounds) -> Outcome:
@@ -160,7 +163,6 @@ def send_bench(ctx: CaseContext, rounds: BenchRounds) -> Outcome:
     medians = [tile_stats.median(g) for g in earlier] + [t.stats.median for t in timings]
     stats = widen_to_rounds(stats, medians)
     reference = _reference(prior, timings, stats, alone=alone)
-    dtype = case.get("dtype")
     rounded = len(timings) > 1 or any(p.round_sizes for p in prior)
     ctx.send(
         BenchResult(
@@ -174,9 +176,7 @@ def send_bench(ctx: CaseContext, rounds: BenchRounds) -> Outcome:
             phases=rounds.compiled.phases,
             work=rounds.work,
             throughput=throughput(rounds.work, stats.median),
-            roofline=roofline(
-                rounds.work, stats.median, ctx.peaks, dtype if isinstance(dtype, str) else None
-            ),
+            roofline=roofline(rounds.work, stats.median, ctx.peaks, _dtype(case)),
             reference=reference,
             check=rounds.check,
             seed=ctx.seed,

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tile_protocol import ConfigInfo, ConfigSource, TuneUnit
+from tile_protocol.format import format_values
 from tile_runner._axes import Axes, AxisValue, format_value, parse_value
 from tile_runner._errors import DefinitionError, RunnerError, Skip
 from tile_runner._tuning_index import TuningIndex
@@ -289,8 +290,8 @@ def _tuned(
             if reason is None:
                 held = found.entry.held
                 if held:  # the fastest with these values, not of every configuration
-                    said = ",".join(f"{k}={v}" for k, v in held.items())
-                    note = "; ".join(n for n in (note, f"tuned with {said} held") if n)
+                    said = f"tuned with {format_values(held)} held"
+                    note = "; ".join(n for n in (note, said) if n)
                 return config, found.source, note
             note = f"{where} not used: {config_text(config)} is ruled out ({reason})"
     default, ruled = tunables.default_note(case)

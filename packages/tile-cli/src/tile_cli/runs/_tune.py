@@ -66,7 +66,7 @@ def run_tune(
         )
     scale = budget_scale(resolved, list(allowed.values()), budget)
     ruled_out = sum(1 for c in plan if c.skip is not None)
-    held = f" with {', '.join(sel.tunables)} held" if sel.tunables else ""
+    held = f" with {','.join(sel.tunables)} held" if sel.tunables else ""
     line = (
         f"tile tune: {len(allowed)} cases, {sum(allowed.values())} configurations{held} "
         f"({ruled_out} ruled out by constraints); estimated "

@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 import tile_protocol as tp
+from tile_protocol.format import format_values
 
 __all__ = [
     "Decision",
@@ -166,7 +167,7 @@ def unfinished_cases(
     """Each case the tune could not finish, with why (in plan order); `held`: the request's
     `--tunable` values, which narrowed what the constraint was asked about."""
     out: dict[str, str] = {}
-    having = " with " + ", ".join(f"{k}={v}" for k, v in held.items()) if held else ""
+    having = f" with {format_values(held)}" if held else ""
     for case_id, n in allowed.items():
         if case_id not in decisions:
             out[case_id] = (
