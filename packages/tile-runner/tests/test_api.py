@@ -202,17 +202,22 @@ def test_lazy_package_exports_everything() -> None:
 
 
 # 105 and 48000 values are drawn as 112 and 49152 (drawn_count), then cut.
+@pytest.mark.parametrize("where", ["device", "host"])  # where the draw is cut to shape
 @pytest.mark.parametrize("partitionable", [True, False])  # False: drawn exactly, not cut
 @pytest.mark.parametrize("shape", [(3, 5, 7), (10,), (), (0, 4), (48, 1000), (2, 2049)])
 def test_inputs_drawn_flat_are_the_values_jax_draws_for_the_shape(
-    shape: tuple[int, ...], partitionable: bool
+    shape: tuple[int, ...], partitionable: bool, where: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """tile.normal/uniform/randint draw one flat run of values, a little longer than the shape
-    needs, then cut and reshape it (a few drawing programs for many shapes); the values must
-    stay those of drawing the shape itself, or every seeded input of an earlier run would
-    change."""
+    needs, then cut and reshape it (a few drawing programs for many shapes), on the device or,
+    when small, on the host; the values must stay those of drawing the shape itself, or every
+    seeded input of an earlier run would change."""
     import jax
 
+    import tile_runner._check as check_module
+
+    if where == "device":
+        monkeypatch.setattr(check_module, "HOST_ELEMENTS", 0)
     with jax.threefry_partitionable(partitionable):
         key = jax.random.key(7)
         pairs = [
@@ -227,11 +232,15 @@ def test_inputs_drawn_flat_are_the_values_jax_draws_for_the_shape(
             np.testing.assert_array_equal(np.asarray(mine), np.asarray(theirs))
 
 
-def test_a_draw_already_in_shape_and_dtype_compiles_no_finishing_program() -> None:
+def test_a_draw_already_in_shape_and_dtype_compiles_no_finishing_program(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     import jax
 
+    import tile_runner._check as check_module
     from tile_runner._inputs import _finish  # pyright: ignore[reportPrivateUsage]
 
+    monkeypatch.setattr(check_module, "HOST_ELEMENTS", 0)  # every draw finished on the device
     finishing: Any = _finish()  # the jitted cut, reshape and cast
     key = jax.random.key(3)
     before = finishing._cache_size()
@@ -240,6 +249,22 @@ def test_a_draw_already_in_shape_and_dtype_compiles_no_finishing_program() -> No
     np.testing.assert_array_equal(np.asarray(x), np.asarray(jax.random.normal(key, (4096,))))
     tile.normal(key, (4096,), "bfloat16")  # a cast: one finishing program
     assert finishing._cache_size() == before + 1
+
+
+def test_small_draws_of_many_shapes_compile_no_finishing_program() -> None:
+    """Up to HOST_ELEMENTS values, the cut and reshape are made on the host: a sweep of shapes
+    compiles no program per shape (the cast is compiled per drawn count, not per shape)."""
+    import jax
+
+    from tile_runner._inputs import _finish  # pyright: ignore[reportPrivateUsage]
+
+    finishing: Any = _finish()
+    before = finishing._cache_size()
+    key = jax.random.key(5)
+    for rows in range(60, 72):
+        x = tile.normal(key, (rows, 33), "bfloat16")
+        assert x.shape == (rows, 33) and x.dtype == jax.numpy.bfloat16
+    assert finishing._cache_size() == before
 
 
 def test_a_sweep_of_sizes_draws_a_few_sizes_each_a_little_longer() -> None:

@@ -1,9 +1,11 @@
-"""The on-device check gives the verdicts and figures of the float64 host check it replaced.
+"""The check gives the verdicts and figures of the float64 host check it replaced.
 
 `_host_leaf` is that host check (tile-runner before the check moved to the device): outputs
 copied to the host and widened to float64. Every case here runs both and compares them, on
 random outputs and on the adversarial ones: NaN, ±inf, -0.0, integers, bools, complex,
-empty and 0-d arrays, huge and tiny magnitudes, pytrees.
+empty and 0-d arrays, huge and tiny magnitudes, pytrees. Each runs twice: with the check's
+figures computed by a compiled program on the device (what large outputs get) and by numpy on
+the host (small ones, `HOST_ELEMENTS`).
 """
 
 from __future__ import annotations
@@ -16,7 +18,16 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+import tile_runner._check as check_module
 from tile_runner._check import compare, resolve_tolerance
+
+
+@pytest.fixture(autouse=True, params=["device", "host"])
+def where(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test of this module once with each path of the check."""
+    if request.param == "device":
+        monkeypatch.setattr(check_module, "HOST_ELEMENTS", 0)
+    return str(request.param)
 
 
 def _host_leaf(out: np.ndarray[Any, Any], ref: np.ndarray[Any, Any], tol: float) -> dict[str, Any]:
@@ -163,7 +174,8 @@ def test_pytrees_report_the_worst_leaf_like_the_host_check() -> None:
 def test_only_scalars_leave_the_device() -> None:
     # On a GPU (the CPU backend does not enforce transfer guards) a transfer guard turns any implicit device-to-host copy of an array into an error; the
     # check's figures come back through one explicit device_get of scalars.
-    out, ref = _random_pair((256, 256), "float32", 1.0)
+    # 1025 x 1024 is above HOST_ELEMENTS: reduced on the device by either parametrization.
+    out, ref = _random_pair((1025, 1024), "float32", 1.0)
     with (
         jax.transfer_guard_device_to_host("disallow_explicit"),
         pytest.raises(Exception, match=r"[Dd]isallowed"),
@@ -172,3 +184,7 @@ def test_only_scalars_leave_the_device() -> None:
     with jax.transfer_guard_device_to_host("disallow"):
         result = compare(out, ref, resolve_tolerance)
     assert result.rel_l2_err is not None
+    # A small leaf goes to the host by an explicit copy, which this guard allows.
+    small_out, small_ref = _random_pair((64, 64), "float32", 1.0)
+    with jax.transfer_guard_device_to_host("disallow"):
+        assert compare(small_out, small_ref, resolve_tolerance).passed

@@ -1,13 +1,18 @@
-"""Correctness: compare a kernel's outputs with its reference, on the device that holds them.
+"""Correctness: compare a kernel's outputs with its reference.
 
-The error figures are reductions computed where the outputs live; only a handful of scalars
-cross to the host. Copying outputs to the host and widening them to float64 numpy arrays cost
-seconds per case for gigabyte outputs on the H200 (a device-to-host copy plus several GB of
-host arrays), which is why this module does not.
+The error figures are reductions. A large output is reduced where it lives, and only a handful
+of scalars cross to the host: copying outputs to the host and widening them to float64 numpy
+arrays cost seconds per case for gigabyte outputs on the H200. That takes a program compiled
+for each shape, though, which costs more than it saves for a small output: on the CPU a
+100-case sweep of small vectors spent 64 ms a case in its check, nearly all of it tracing the
+comparison and reading it from the compile cache. So a leaf of at most `HOST_ELEMENTS`
+elements is copied to the host and reduced there by the same code, with numpy
+(`_leaf_figures` takes the array module).
 """
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -38,6 +43,11 @@ DEFAULT_TOLERANCES: dict[str, float] = {
 """Largest relative L2 error that passes, by output dtype; integers and bools must be exact."""
 
 _FLOAT8_TOLERANCE = 1e-1
+
+HOST_ELEMENTS = 1 << 20
+"""Leaves of at most this many elements are compared on the host, and inputs of at most this
+many are cut to shape there (`tile_runner._inputs`): 4 MB of float32, a copy of a millisecond
+or so, against a program compiled, or read from the cache, for every shape."""
 
 
 def default_tolerance(dtype: str) -> float:
@@ -136,47 +146,48 @@ def _wide_dtype(out: Any, ref: Any) -> Any:
     return jnp.float64 if wide64 else jnp.float32
 
 
-def _leaf_figures(o: Any, r: Any, wide: Any, exact: bool) -> tuple[Any, ...]:
-    """Every figure of one leaf in one pass the compiler can fuse (traced under jit).
+def _leaf_figures(o: Any, r: Any, wide: Any, exact: bool, xp: Any = None) -> tuple[Any, ...]:
+    """Every figure of one leaf in one pass the compiler can fuse (traced under jit), or
+    computed by numpy on host arrays (`xp`: the array module, jax.numpy by default).
 
     NaN, +inf and -inf must sit at the same positions; matching ones count as equal. The error
     figures are of half the difference (see below). `exact` (integers, bools): any two
     different values are at least 1 apart, which keeps the verdict exact where a float32
     difference of two large integers would round to zero.
     """
-    import jax.numpy as jnp
-
+    if xp is None:
+        import jax.numpy as xp
     ow, rw = o.astype(wide), r.astype(wide)
 
     def status(x: Any) -> tuple[Any, Any, Any]:
-        if jnp.issubdtype(x.dtype, jnp.complexfloating):
-            re, im = jnp.real(x), jnp.imag(x)
+        if xp.issubdtype(x.dtype, xp.complexfloating):
+            re, im = xp.real(x), xp.imag(x)
             return (
-                jnp.isnan(re) | jnp.isnan(im),
-                jnp.isposinf(re) | jnp.isposinf(im),
-                jnp.isneginf(re) | jnp.isneginf(im),
+                xp.isnan(re) | xp.isnan(im),
+                xp.isposinf(re) | xp.isposinf(im),
+                xp.isneginf(re) | xp.isneginf(im),
             )
-        return jnp.isnan(x), jnp.isposinf(x), jnp.isneginf(x)
+        return xp.isnan(x), xp.isposinf(x), xp.isneginf(x)
 
     (on, op, om), (rn, rp, rm) = status(ow), status(rw)
     bad = ((on != rn) | (op != rp) | (om != rm)).ravel()
-    finite = jnp.isfinite(ow) & jnp.isfinite(rw)
+    finite = xp.isfinite(ow) & xp.isfinite(rw)
     # Half of each value (exact: a power of two) so that the difference of two values near
     # float32's largest cannot overflow; the host doubles the error figures back.
-    half = jnp.where(finite, ow, 0) * 0.5 - jnp.where(finite, rw, 0) * 0.5
-    err = jnp.abs(half).ravel()
+    half = xp.where(finite, ow, 0) * 0.5 - xp.where(finite, rw, 0) * 0.5
+    err = xp.abs(half).ravel()
     if exact:
-        err = jnp.where((o != r).ravel(), jnp.maximum(err, 0.5), 0)
-    ref_abs = jnp.abs(jnp.where(finite, rw, 0)).ravel()
-    max_abs, ref_max = jnp.max(err), jnp.max(ref_abs)
+        err = xp.where((o != r).ravel(), xp.maximum(err, 0.5), 0)
+    ref_abs = xp.abs(xp.where(finite, rw, 0)).ravel()
+    max_abs, ref_max = xp.max(err), xp.max(ref_abs)
     # Norms of values scaled by their largest element, so that no square overflows or
     # underflows in float32; the host multiplies the scale back in (a norm of values near
     # float32's largest can itself exceed it).
-    d_scale = jnp.where(max_abs > 0, max_abs, 1)
-    r_scale = jnp.where(ref_max > 0, ref_max, 1)
-    diff_norm = jnp.sqrt(jnp.sum(jnp.square(err / d_scale)))
-    ref_norm = jnp.sqrt(jnp.sum(jnp.square(ref_abs / r_scale)))
-    return (jnp.sum(bad), jnp.argmax(bad), max_abs, jnp.argmax(err),
+    d_scale = xp.where(max_abs > 0, max_abs, 1)
+    r_scale = xp.where(ref_max > 0, ref_max, 1)
+    diff_norm = xp.sqrt(xp.sum(xp.square(err / d_scale)))
+    ref_norm = xp.sqrt(xp.sum(xp.square(ref_abs / r_scale)))
+    return (xp.sum(bad), xp.argmax(bad), max_abs, xp.argmax(err),
             d_scale, diff_norm, r_scale, ref_norm)  # fmt: skip
 
 
@@ -218,6 +229,8 @@ def prepare_check(out_info: Any, ref_info: Any) -> None:
         key = _signature(o, r)
         if key in _programs or tuple(o.shape) != tuple(r.shape) or not all(o.shape):
             continue
+        if _on_host(o):
+            continue
         if _category(o.dtype) != _category(r.dtype):
             continue
         program = _compile_figures(o, r)
@@ -239,14 +252,22 @@ def _compile_figures(o: Any, r: Any) -> Any:
     return _figures_fn().lower(spec(o), spec(r), _wide_dtype(o, r), exact).compile()
 
 
+def _on_host(leaf: Any) -> bool:
+    """Whether a leaf (an array or a shape-dtype struct) is compared on the host."""
+    return math.prod(int(d) for d in leaf.shape) <= HOST_ELEMENTS
+
+
 def _figures(o: Any, r: Any) -> _Figures:
     import jax
 
+    exact = _category(o.dtype) in ("integer", "bool")
     program = _programs.get(_signature(o, r))
-    if program is not None:
+    if _on_host(o):
+        o_host, r_host = jax.device_get((o, r))  # an explicit copy, as transfer guards ask
+        values = _leaf_figures(o_host, r_host, np.dtype(_wide_dtype(o, r)), exact, np)
+    elif program is not None:
         values = jax.device_get(program(o, r))
     else:
-        exact = _category(o.dtype) in ("integer", "bool")
         values = jax.device_get(_figures_fn()(o, r, _wide_dtype(o, r), exact))
     n_bad, first, max_abs, worst, d_scale, d_norm, r_scale, r_norm = values
     return _Figures(

@@ -23,6 +23,7 @@ __all__ = [
     "KeyPath",
     "block_until_ready",
     "config",
+    "device_put",
     "devices",
     "eval_shape",
     "jit",
@@ -81,6 +82,8 @@ block_until_ready = cast("_BlockUntilReady", jax.block_until_ready)  # pyright: 
 """`jax.block_until_ready`: wait until every array in a pytree is computed; return the pytree."""
 jit = cast("_Jit", jax.jit)  # pyright: ignore[reportUnknownMemberType]
 """`jax.jit`, with the options the runner passes."""
+device_put = cast("Callable[[Any], Any]", jax.device_put)  # pyright: ignore[reportUnknownMemberType]
+"""`jax.device_put` of an array to the default device (the runner passes no placement)."""
 devices = cast("Callable[[], list[Device]]", jax.devices)  # pyright: ignore[reportUnknownMemberType]
 """`jax.devices`: the default backend's devices."""
 local_devices = cast("Callable[[], list[Device]]", jax.local_devices)  # pyright: ignore[reportUnknownMemberType]
