@@ -36,12 +36,18 @@ SHAPES = [((16384, 8192), jnp.bfloat16), ((16384, 8192), jnp.float32), ((4096, 4
 
 
 def _one_pass_rows(
-    x: jax.Array, w: jax.Array, b: jax.Array, *, n_cols: int, eps: float, col_mask: jax.Array | None
+    x: jax.Array,
+    params: Callable[[], list[jax.Array]],
+    *,
+    n_cols: int,
+    eps: float,
+    col_mask: jax.Array | None,
 ) -> jax.Array:
     """LayerNorm from one pass of sums: var = E[x^2] - mean^2 (padded columns load as 0)."""
     mean = jnp.sum(x, axis=1, keepdims=True) / n_cols
     mean_sq = jnp.sum(x * x, axis=1, keepdims=True) / n_cols
     var = jnp.maximum(mean_sq - mean * mean, 0.0)
+    w, b = params()
     return (x - mean) * lax.rsqrt(var + eps) * w + b
 
 

@@ -151,10 +151,12 @@ def late(
     op: str, x: jax.Array, w: jax.Array, b: jax.Array, *, r: int, warps: int, stages: int = 1
 ) -> jax.Array:
     """The blocked schedule (norms), with the parameter vectors read only after the row
-    statistics, as tokamax's kernel orders its reads; tile-std's kernel reads them first, so
-    they are live (2 x 8192 float32 a program) across both reductions. Slower, not faster:
-    H100, LayerNorm bf16 16384x8192 at 2 rows and 8 warps 196.9 µs against 189.4 for reading
-    them first; RMSNorm 184.9 against 181.7 (2026-12-06)."""
+    statistics, as tokamax's kernel orders its reads; tile-std's kernel reads them first by
+    default, so they are live (2 x 8192 float32 a program) across both reductions. At two
+    rows a program, slower: H100, LayerNorm bf16 16384x8192 at 8 warps 196.9 µs against 189.4
+    for reading them first; RMSNorm 184.9 against 181.7 (2026-12-06). At one row, faster:
+    H200, LayerNorm bf16 16384x8192 `L1w8s1` 145.8 µs against 167.5 (`r1w8`), 155.8 (`r2w8`)
+    and tokamax's 149.7 (2026-12-07); tile-std's LayerNorm has it as `param_reads="late"`."""
     rows = as_rows(x)
     n = rows.shape[1]
     centre = op == "layernorm"

@@ -93,3 +93,17 @@ def test_attention_backwards_declare_their_bytes():
         formula = modes[cast("tile.Mode", mode)].bytes
         assert formula is not None, mode
         assert formula(case) == tensors * one, mode
+
+
+def test_layernorm_reads_its_parameters_late_only_on_the_block_grid():
+    """`param_reads="late"` is the block grid's choice: a persistent grid reads the vectors
+    once per program, before its loop, so the tune never times that pair."""
+    tunables = tile.get_kernel("std/layernorm").tunables
+    assert tunables is not None
+    case = tile.cases("std/layernorm", "bench", backend="gpu")[-1]
+    late = {**tunables.default, "param_reads": "late"}
+    assert tunables.ruled_out(case, late) is None
+    persistent_late = {**late, "block_rows": 1, "programs_per_sm": 2}
+    reason = tunables.ruled_out(case, persistent_late)
+    assert reason is not None and "persistent grid" in reason
+    assert tunables.ruled_out(case, {**persistent_late, "param_reads": "early"}) is None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import jax
@@ -54,6 +55,51 @@ def test_row_kernels_match_reference(
     )
 
 
+def _kernel_ops(fn: Any, *args: jax.Array) -> list[str]:
+    """The primitives of the Pallas kernel body `fn(*args)` launches, in program order."""
+
+    def kernel_of(jaxpr: Any) -> Any:
+        for eqn in jaxpr.eqns:
+            if eqn.primitive.name == "pallas_call":
+                return eqn.params["jaxpr"]
+            for value in eqn.params.values():
+                inner = getattr(value, "jaxpr", None)
+                found = kernel_of(getattr(inner, "jaxpr", inner)) if inner is not None else None
+                if found is not None:
+                    return found
+        return None
+
+    make_jaxpr: Any = jax.make_jaxpr  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    kernel = kernel_of(make_jaxpr(fn)(*args).jaxpr)
+    assert kernel is not None, "no pallas_call in the program"
+    return [eqn.primitive.name for eqn in kernel.eqns]
+
+
+@pytest.mark.parametrize(("shape", "block_rows"), CASES, ids=IDS)
+def test_layernorm_reading_its_parameters_late_computes_the_same_rows(
+    normal: Normal, shape: tuple[int, ...], block_rows: int | None
+):
+    """`late_params` (tunable `param_reads="late"`) moves the weight and bias reads after the
+    row statistics: the kernel reads them after its reductions, and its rows are the same."""
+    x = normal(0, shape, "bfloat16")
+    hidden = shape[-1:]
+    w = (1 + 0.3 * normal(1, hidden, "float32")).astype("bfloat16")
+    b = (0.3 * normal(2, hidden, "float32")).astype("bfloat16")
+    early = layernorm(x, w, b, block_rows=block_rows)
+    late = layernorm(x, w, b, block_rows=block_rows, late_params=True)
+    assert jnp.array_equal(early, late)
+    for late_params in (False, True):
+        call = functools.partial(layernorm, block_rows=block_rows, late_params=late_params)
+        ops = _kernel_ops(call, x, w, b)
+        reads = [i for i, op in enumerate(ops) if op in ("get", "masked_load")]
+        assert len(reads) == 3, ops  # x, weight, bias
+        first_sum = ops.index("reduce_sum")
+        if late_params:
+            assert reads[0] < first_sum < reads[1], ops
+        else:
+            assert reads[-1] < first_sum, ops
+
+
 # (shape, launch): more blocks than programs, so each program loops; one block per program;
 # and ragged rows, which take the block grid (the loop has no masks).
 PERSISTENT = [
@@ -69,7 +115,7 @@ def test_persistent_norms_match_reference(
     normal: Normal,
     assert_close: AssertClose,
     shape: tuple[int, ...],
-    launch: dict[str, int],
+    launch: dict[str, Any],
     dtype: str,
 ):
     x = normal(0, shape, dtype)

@@ -42,10 +42,14 @@ __all__ = [
 ROW_TUNABLES = tile.axes(block_rows=["auto", 1, 2, 4, 8], num_warps=["auto", 4, 8, 16])
 """Whole rows per program and warps per program for softmax, RMSNorm and LayerNorm."""
 LAYERNORM_TUNABLES = tile.axes(
-    block_rows=["auto", 1, 2, 4, 8], num_warps=["auto", 4, 8, 16], programs_per_sm=["auto", 2, 4]
+    block_rows=["auto", 1, 2, 4, 8],
+    num_warps=["auto", 4, 8, 16],
+    programs_per_sm=["auto", 2, 4],
+    param_reads=["early", "late"],
 )
-"""ROW_TUNABLES, and a persistent grid of 2 or 4 programs per SM ("auto": one program per block,
-unless LayerNorm's own choice, with every value "auto", is persistent)."""
+"""ROW_TUNABLES, a persistent grid of 2 or 4 programs per SM ("auto": one program per block,
+unless LayerNorm's own choice, with every value "auto", is persistent), and whether a block
+program reads weight and bias before the row statistics or after them."""
 _WGMMA_BLOCKS = {
     # A warpgroup's tile; the two compute warpgroups sit side by side so that both make a
     # 128x256 program tile (the H100 sweep's best two, within 1% of each other).
@@ -99,10 +103,15 @@ def row_fits(case: Any, config: Any) -> str | None:
 
 
 def layernorm_fits(case: Any, config: Any) -> str | None:
-    """`row_fits`, and a persistent grid walks whole blocks of unpadded rows only."""
+    """`row_fits`; a persistent grid walks whole blocks of unpadded rows only, and reads the
+    parameters before its loop (late reads are the block grid's)."""
     reason = row_fits(case, config)
-    if reason is not None or config["programs_per_sm"] == "auto":
+    if reason is not None:
         return reason
+    if config["programs_per_sm"] == "auto":
+        return None
+    if config["param_reads"] == "late":
+        return "a persistent grid reads the parameters once per program, before its loop"
     n_cols = case.shape[-1]
     n_rows = case.size // n_cols
     rows = _opt(config["block_rows"])
@@ -174,8 +183,10 @@ def layernorm_tuned(
     block_rows: Any = "auto",
     num_warps: Any = "auto",
     programs_per_sm: Any = "auto",
+    param_reads: str = "early",
 ) -> jax.Array:
-    """LayerNorm with tunable rows, warps and persistent grid ("auto": its own choice)."""
+    """LayerNorm with tunable rows, warps, persistent grid ("auto": its own choice) and the
+    order of its parameter reads."""
     return layernorm(
         x,
         w,
@@ -183,6 +194,7 @@ def layernorm_tuned(
         block_rows=_opt(block_rows),
         num_warps=_opt(num_warps),
         programs_per_sm=_opt(programs_per_sm),
+        late_params=param_reads == "late",
     )
 
 
