@@ -387,6 +387,13 @@ def main() -> None:
     shapes = [s for s in SHAPES if _chosen("x".join(map(str, s)), args.shapes)]
     dtypes = [d for d in DTYPES if _chosen(jnp.dtype(d).name, args.dtypes)]
     only = _names(args.only)
+    known = set().union(*(variants(op, args.quick, args.anchors) for op in args.ops.split(",")))
+    if only - known:
+        # A misspelt or absent variant was skipped without a word before (2026-12-07).
+        parser.error(
+            f"--only names no variant here: {', '.join(sorted(only - known))} "
+            f"(known: {', '.join(sorted(known))}; tokamax rows need tokamax importable)"
+        )
     for op in args.ops.split(","):
         for shape in shapes:
             for dtype in dtypes:
