@@ -387,7 +387,9 @@ def main() -> None:
     shapes = [s for s in SHAPES if _chosen("x".join(map(str, s)), args.shapes)]
     dtypes = [d for d in DTYPES if _chosen(jnp.dtype(d).name, args.dtypes)]
     only = _names(args.only)
-    known = set().union(*(variants(op, args.quick, args.anchors) for op in args.ops.split(",")))
+    known: set[str] = set()
+    for op in args.ops.split(","):
+        known.update(variants(op, args.quick, args.anchors))
     if only - known:
         # A misspelt or absent variant was skipped without a word before (2026-12-07).
         parser.error(

@@ -184,7 +184,10 @@ def test_only_scalars_leave_the_device() -> None:
     with jax.transfer_guard_device_to_host("disallow"):
         result = compare(out, ref, resolve_tolerance)
     assert result.rel_l2_err is not None
-    # A small leaf goes to the host by an explicit copy, which this guard allows.
-    small_out, small_ref = _random_pair((64, 64), "float32", 1.0)
+    # A small leaf goes to the host by an explicit copy, which this guard allows; so does
+    # the element a failure's message quotes.
+    _, small = _random_pair((64, 64), "float32", 1.0)
     with jax.transfer_guard_device_to_host("disallow"):
-        assert compare(small_out, small_ref, resolve_tolerance).passed
+        assert compare(small, small, resolve_tolerance).passed
+        failed = compare(small * 1.01, small, resolve_tolerance)
+    assert not failed.passed and "relative L2 error" in (failed.message or "")

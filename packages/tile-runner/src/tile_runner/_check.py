@@ -281,11 +281,13 @@ def _figures(o: Any, r: Any) -> _Figures:
 
 
 def _value(x: Any, flat: int) -> str:
-    """One element of a device array, widened as the host check printed it."""
+    """One element of a device array, widened as the host check printed it (copied by an
+    explicit `device_get`, which a `disallow` transfer guard allows)."""
+    import jax
     import jax.numpy as jnp
 
     at = np.unravel_index(flat, x.shape)
-    one = np.asarray(x[at])
+    one = np.asarray(jax.device_get(x[at]))
     wide = np.complex128 if jnp.issubdtype(x.dtype, jnp.complexfloating) else np.float64
     return str(one.astype(wide))
 
