@@ -214,10 +214,10 @@ def test_inputs_drawn_flat_are_the_values_jax_draws_for_the_shape(
     seeded input of an earlier run would change."""
     import jax
 
-    import tile_runner._check as check_module
+    import tile_runner._host as host_module
 
     if where == "device":
-        monkeypatch.setattr(check_module, "HOST_ELEMENTS", 0)
+        monkeypatch.setattr(host_module, "HOST_ELEMENTS", 0)
     with jax.threefry_partitionable(partitionable):
         key = jax.random.key(7)
         pairs = [
@@ -237,10 +237,10 @@ def test_a_draw_already_in_shape_and_dtype_compiles_no_finishing_program(
 ) -> None:
     import jax
 
-    import tile_runner._check as check_module
+    import tile_runner._host as host_module
     from tile_runner._inputs import _finish  # pyright: ignore[reportPrivateUsage]
 
-    monkeypatch.setattr(check_module, "HOST_ELEMENTS", 0)  # every draw finished on the device
+    monkeypatch.setattr(host_module, "HOST_ELEMENTS", 0)  # every draw finished on the device
     finishing: Any = _finish()  # the jitted cut, reshape and cast
     key = jax.random.key(3)
     before = finishing._cache_size()

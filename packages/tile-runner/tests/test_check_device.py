@@ -18,7 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-import tile_runner._check as check_module
+import tile_runner._host as host_module
 from tile_runner._check import compare, resolve_tolerance
 
 
@@ -26,7 +26,7 @@ from tile_runner._check import compare, resolve_tolerance
 def where(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Every test of this module once with each path of the check."""
     if request.param == "device":
-        monkeypatch.setattr(check_module, "HOST_ELEMENTS", 0)
+        monkeypatch.setattr(host_module, "HOST_ELEMENTS", 0)
     return str(request.param)
 
 

@@ -54,7 +54,7 @@ def draw(drawn: Callable[[int], Any], shape: Sequence[int], dtype: Any) -> Any:
     every value depends only on the key and its index, so the first `count` values of a longer
     draw are those a draw of `count` gives; without it, `count` values are drawn exactly.
     """
-    from tile_runner._check import HOST_ELEMENTS
+    from tile_runner._host import on_host
     from tile_runner._jaxapi import config
 
     count = math.prod(int(d) for d in shape)
@@ -62,7 +62,7 @@ def draw(drawn: Callable[[int], Any], shape: Sequence[int], dtype: Any) -> Any:
     flat = drawn(count if exact else drawn_count(count))
     if flat.shape == tuple(shape) and flat.dtype == dtype:
         return flat  # nothing to cut, reshape or cast: no program to compile for it
-    if count <= HOST_ELEMENTS:
+    if on_host(shape):
         return _finish_on_host(flat, count, tuple(shape), dtype)
     return _finish()(flat, tuple(shape), dtype)
 

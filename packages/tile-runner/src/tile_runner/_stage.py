@@ -9,8 +9,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from tile_runner._api import KernelDef
-from tile_runner._check import prepare_check, upcast
+from tile_runner._check import upcast
 from tile_runner._compile import Compiled, aot_compile, bind_static
+from tile_runner._figures import prepare_check
 
 __all__ = ["Built", "Building", "build", "check_program"]
 
