@@ -174,11 +174,10 @@ def figures(o: Any, r: Any) -> Figures:
     import jax
 
     exact = category(o.dtype) in ("integer", "bool")
-    program = _programs.get(_signature(o, r))
     if on_host(o.shape):
         o_host, r_host = jax.device_get((o, r))  # an explicit copy, as transfer guards ask
         values = _leaf_figures(o_host, r_host, np.dtype(_wide_dtype(o, r)), exact, np)
-    elif program is not None:
+    elif (program := _programs.get(_signature(o, r))) is not None:
         values = jax.device_get(program(o, r))
     else:
         values = jax.device_get(_figures_fn()(o, r, _wide_dtype(o, r), exact))
