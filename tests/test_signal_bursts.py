@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -88,3 +89,50 @@ def test_ctrl_c_during_start_up_is_an_interruption_not_a_traceback(tmp_path: Pat
     assert "interrupted" in stderr and "Traceback" not in stderr, stderr
     if (root / "run").exists():  # the signal came after the run directory was made
         assert_schema_valid(root / "run")
+
+
+LOST_IN_A_FINALIZER = """
+import os, signal, sys
+from tile_harness import signals
+
+signals.install()
+
+class Dropped:
+    def __del__(self):
+        os.kill(os.getpid(), signal.SIGINT)
+        for _ in range(10_000):  # the handler runs here, inside the finalizer
+            pass
+
+Dropped()
+print("went on")
+signals.raise_pending()
+print("raise_pending: nothing")
+with signals.held():
+    signals.raise_unheeded()
+print("held: nothing")
+try:
+    signals.raise_unheeded()
+except KeyboardInterrupt:
+    print("raised again")
+"""
+
+
+def test_a_ctrl_c_that_a_finalizer_dropped_is_raised_before_the_run_starts() -> None:
+    # Python drops an exception raised inside `__del__` ("Exception ignored"): the Ctrl-C
+    # counts as raised, so without `raise_unheeded` tile measured on and took the burst after
+    # it as an echo. A real interpreter, a real signal, a real finalizer.
+    done = subprocess.run(
+        [sys.executable, "-c", LOST_IN_A_FINALIZER],
+        env=tile_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.stdout.split("\n") == [
+        "went on",
+        "raise_pending: nothing",
+        "held: nothing",
+        "raised again",
+        "",
+    ], done.stderr
+    assert "Exception ignored" in done.stderr and "KeyboardInterrupt" in done.stderr

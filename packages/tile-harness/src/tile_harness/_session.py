@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import cast
 
 import tile_protocol as tp
+from tile_harness import signals
 from tile_harness._boundary import Boundary, new_token
 from tile_harness._errors import CliError, ExitCode
 from tile_harness._family import Family
@@ -157,6 +158,7 @@ class RunnerSession:
         self._state.done_seen = self._state.hello_seen = self._state.ahead = False
         self._state.restart = self._state.ended = self._state.noise = None
         try:
+            signals.raise_pending()  # one that came while the runner started
             in_flight, timed_out, after_done = self._pump(events)
         except BaseException:
             self.stop()
@@ -183,13 +185,17 @@ class RunnerSession:
     def _start(self, launch: Launch) -> subprocess.Popen[bytes]:
         spec = self._spec
         env = {**(os.environ if spec.environ is None else spec.environ), **spec.env_overrides}
-        proc = spawn(launch, env, launcher=bool(spec.argv_prefix), redactor=spec.redactor)
-        with self._proc_lock:
-            self._proc = proc
-            stopping = self._stopping
-        if stopping:  # stop() came while the process was starting
-            terminate(proc)
-        self._sink.on_launch(launch)
+        # A signal between the fork and the hand-over would leave a runner that `stop` cannot
+        # see, running on in its own process group: it waits until the runner is known and
+        # recorded, and `_launch` raises it.
+        with signals.held():
+            proc = spawn(launch, env, launcher=bool(spec.argv_prefix), redactor=spec.redactor)
+            with self._proc_lock:
+                self._proc = proc
+                stopping = self._stopping
+            if stopping:  # stop() came while the process was starting
+                terminate(proc)
+            self._sink.on_launch(launch)
         return proc
 
     def _pump(self, events: queue.Queue[object]) -> tuple[str | None, bool, list[object]]:

@@ -157,12 +157,12 @@ class Suite:
         it ended). Any other exception finalizes the directory as failed and goes on up.
 
         `hold` (the CLI's) keeps signals waiting until here: one that came while the run
-        directory was made is raised now.
+        directory was made is raised now, and so is one that came earlier and was lost.
         """
         try:
             if hold is not None:
                 hold.close()
-                signals.raise_pending()
+            signals.raise_unheeded()
             session.run()
         except KeyboardInterrupt:
             session.stop()

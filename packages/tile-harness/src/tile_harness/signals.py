@@ -28,6 +28,7 @@ __all__ = [
     "install",
     "quiet",
     "raise_pending",
+    "raise_unheeded",
     "shielded",
 ]
 
@@ -103,6 +104,19 @@ def _raise() -> None:
 def raise_pending() -> None:
     """Raise the signal that arrived while signals were held, if it was not raised yet."""
     if _state.first is not None and not _state.raised and _state.holding == 0:
+        _raise()
+
+
+def raise_unheeded() -> None:
+    """Raise the first signal (again) where a run is about to start work it should stop.
+
+    Once raised, a signal only counts the ones after it, so the clean-up it starts runs to
+    its end. But Python drops an exception raised while a finalizer (`__del__`, a weakref
+    callback) runs, printing "Exception ignored"; a Ctrl-C that landed there was lost, tile
+    went on to measure, and the burst after it was only counted. Call this only before the
+    work, never in clean-up code, which runs after the signal was taken.
+    """
+    if _state.first is not None and _state.holding == 0:
         _raise()
 
 
