@@ -7,6 +7,7 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -95,11 +96,13 @@ def test_series_are_filtered_and_split_by_device(tmp_path: Path, _report: Report
 
 _WRITER = textwrap.dedent(
     """
-    import sys
+    import sys, time
     import tile_artifacts as ta
     from tile_report import GitInfo, History
 
     report = ta.read_report(sys.argv[2])
+    while time.time() < float(sys.argv[3]):  # every writer opens the new file at once
+        time.sleep(0.001)
     with History(sys.argv[1]) as history:
         history.add_run(report, git=GitInfo(commit=report.producer.git_head))
     """
@@ -115,8 +118,13 @@ def test_concurrent_writers_all_land_even_while_the_file_is_created(
         target = tmp_path / f"r{i}.json"
         target.write_text(_report(seed=i).model_dump_json())
         files.append(target)
+    # Opening together is the hard case: SQLite answers a switch to WAL that meets another
+    # opener's with "locked" at once (1 run in 15 of 10 openers failed so before the retry).
+    start = str(time.time() + 2.0)
     procs = [
-        subprocess.Popen([sys.executable, "-c", _WRITER, str(path), str(f)], stderr=subprocess.PIPE)
+        subprocess.Popen(
+            [sys.executable, "-c", _WRITER, str(path), str(f), start], stderr=subprocess.PIPE
+        )
         for f in files
     ]
     errors = [p.communicate(timeout=120)[1] for p in procs]
