@@ -285,6 +285,8 @@ if want tune; then
     timeout "${TUNE_LIMIT_S:-300}" python3 -m tile_cli tune $tune_kernels \
         --budget "${TUNE_BUDGET_S:-120}" ${TUNE_ARGS:-} -o /tmp/tune-run 2>&1 | tee "$OUT/tune.txt"
     stamp "tune: $((SECONDS - t0)) s wall"
+    # The decisions first: a call that runs out of time in the bench below still returns them.
+    cp tuning/*.json "$OUT/" 2>/dev/null
     if [ -n "${TUNE_EXHAUSTIVE:-}" ]; then
         # Every configuration fully measured (no rung prunes): is the tune's winner as fast
         # as the best of them, within its CI? (issue #34)
