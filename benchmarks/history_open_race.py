@@ -35,7 +35,7 @@ except Exception as exc:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=30)
     parser.add_argument("--openers", type=int, default=10)
     args = parser.parse_args()
