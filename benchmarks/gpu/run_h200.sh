@@ -14,6 +14,8 @@
 # "--rounds 4"; "ttr" benchmarks/gpu/time_to_result.py, with .whl/old/ as the code before (TTR_ARGS
 # "--pairs 2": each side cold then warm, caches of its own, old new new old);
 # "tune" tile tune of the row kernels (TUNE_KERNELS others, e.g. "--kernel std/matmul";
+# TUNE_SHIP=1 merges the winners into a copy of tile-std's shipped tuning, returns it as
+# shipped-<device>.json and benches them as a fresh user would;
 # TUNE_ARGS narrows it, e.g. "-k 16384x8192"; TUNE_OLD=1
 # first runs the same tune with .whl/old, each with a cold compile cache, for the speed-up;
 # TUNE_EXHAUSTIVE=1 then measures every configuration fully, tune.rungs=0, and checks the
@@ -281,12 +283,27 @@ if want tune; then
         cd /tmp/tunewd
         export TILE_CACHE_DIR=/tmp/tile-cache-tune-new
     fi
+    ship_arg=""
+    if [ -n "${TUNE_SHIP:-}" ]; then
+        # TUNE_SHIP=1: the winners go into a copy of tile-std's shipped tuning (the tune's own
+        # merge), returned as shipped-<device>.json, ready to commit.
+        rm -rf /tmp/shiptune && mkdir -p /tmp/shiptune && cp /tmp/site/tile_std/tuning/*.json /tmp/shiptune/
+        ship_arg="tune.dir=/tmp/shiptune"
+    fi
     t0=$SECONDS
     timeout "${TUNE_LIMIT_S:-300}" python3 -m tile_cli tune $tune_kernels \
-        --budget "${TUNE_BUDGET_S:-120}" ${TUNE_ARGS:-} -o /tmp/tune-run 2>&1 | tee "$OUT/tune.txt"
+        --budget "${TUNE_BUDGET_S:-120}" ${TUNE_ARGS:-} $ship_arg -o /tmp/tune-run 2>&1 | tee "$OUT/tune.txt"
     stamp "tune: $((SECONDS - t0)) s wall"
     # The decisions first: a call that runs out of time in the bench below still returns them.
     cp tuning/*.json "$OUT/" 2>/dev/null
+    if [ -n "${TUNE_SHIP:-}" ]; then
+        for f in /tmp/shiptune/*.json; do cp "$f" "$OUT/shipped-$(basename "$f")"; done
+        # A fresh user's bench with that file installed in tile-std: no project, no tuning/.
+        cp /tmp/shiptune/*.json /tmp/site/tile_std/tuning/
+        rm -rf /tmp/shipbench /tmp/ship-run && mkdir -p /tmp/shipbench
+        (cd /tmp/shipbench && timeout 120 python3 -m tile_cli bench $tune_kernels ${TUNE_ARGS:-} \
+            -o /tmp/ship-run -v 2>&1 | tee "$OUT/tune-shipped-bench.txt")
+    fi
     if [ -n "${TUNE_EXHAUSTIVE:-}" ]; then
         # Every configuration fully measured (no rung prunes): is the tune's winner as fast
         # as the best of them, within its CI? (issue #34)
