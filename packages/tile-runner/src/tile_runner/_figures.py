@@ -166,14 +166,18 @@ def _compile_figures(o: Any, r: Any) -> Any:
             x.shape, x.dtype, weak_type=bool(getattr(x, "weak_type", False))
         )
 
-    exact = category(o.dtype) in ("integer", "bool")
-    return _figures_fn().lower(spec(o), spec(r), _wide_dtype(o, r), exact).compile()
+    return _figures_fn().lower(spec(o), spec(r), _wide_dtype(o, r), _exact(o)).compile()
+
+
+def _exact(o: Any) -> bool:
+    """Whether a leaf's values compare exactly (integers, bools: see `_leaf_figures`)."""
+    return category(o.dtype) in ("integer", "bool")
 
 
 def figures(o: Any, r: Any) -> Figures:
     import jax
 
-    exact = category(o.dtype) in ("integer", "bool")
+    exact = _exact(o)
     if on_host(o.shape):
         o_host, r_host = jax.device_get((o, r))  # an explicit copy, as transfer guards ask
         values = _leaf_figures(o_host, r_host, np.dtype(_wide_dtype(o, r)), exact, np)
