@@ -283,27 +283,21 @@ if want tune; then
         cd /tmp/tunewd
         export TILE_CACHE_DIR=/tmp/tile-cache-tune-new
     fi
-    ship_arg=""
+    # TUNE_SHIP=1: the winners go into a copy of tile-std's shipped tuning (the tune's own
+    # merge, `tune.dir`), returned as shipped-<device>.json, ready to commit.
+    tuned=tuning ship_arg="" prefix=""
     if [ -n "${TUNE_SHIP:-}" ]; then
-        # TUNE_SHIP=1: the winners go into a copy of tile-std's shipped tuning (the tune's own
-        # merge), returned as shipped-<device>.json, ready to commit.
-        rm -rf /tmp/shiptune && mkdir -p /tmp/shiptune && cp /tmp/site/tile_std/tuning/*.json /tmp/shiptune/
-        ship_arg="tune.dir=/tmp/shiptune"
+        tuned=/tmp/shiptune ship_arg="tune.dir=/tmp/shiptune" prefix="shipped-"
+        rm -rf "$tuned" && mkdir -p "$tuned" && cp /tmp/site/tile_std/tuning/*.json "$tuned/"
     fi
     t0=$SECONDS
     timeout "${TUNE_LIMIT_S:-300}" python3 -m tile_cli tune $tune_kernels \
         --budget "${TUNE_BUDGET_S:-120}" ${TUNE_ARGS:-} $ship_arg -o /tmp/tune-run 2>&1 | tee "$OUT/tune.txt"
     stamp "tune: $((SECONDS - t0)) s wall"
-    # The decisions first: a call that runs out of time in the bench below still returns them.
-    cp tuning/*.json "$OUT/" 2>/dev/null
-    if [ -n "${TUNE_SHIP:-}" ]; then
-        for f in /tmp/shiptune/*.json; do cp "$f" "$OUT/shipped-$(basename "$f")"; done
-        # A fresh user's bench with that file installed in tile-std: no project, no tuning/.
-        cp /tmp/shiptune/*.json /tmp/site/tile_std/tuning/
-        rm -rf /tmp/shipbench /tmp/ship-run && mkdir -p /tmp/shipbench
-        (cd /tmp/shipbench && timeout 120 python3 -m tile_cli bench $tune_kernels ${TUNE_ARGS:-} \
-            -o /tmp/ship-run -v 2>&1 | tee "$OUT/tune-shipped-bench.txt")
-    fi
+    # The file the tune wrote (the newest: a shipped copy holds other devices' files too),
+    # returned first: a call that runs out of time in the benches below still has it.
+    written=$(ls -t "$tuned"/*.json 2>/dev/null | head -1)
+    [ -n "$written" ] && cp "$written" "$OUT/$prefix$(basename "$written")"
     if [ -n "${TUNE_EXHAUSTIVE:-}" ]; then
         # Every configuration fully measured (no rung prunes): is the tune's winner as fast
         # as the best of them, within its CI? (issue #34)
@@ -311,12 +305,14 @@ if want tune; then
         timeout "${TUNE_LIMIT_S:-300}" python3 -m tile_cli tune $tune_kernels ${TUNE_ARGS:-} \
             tune.rungs=0 tune.dir=/tmp/tuning-exhaustive -o /tmp/tune-run-ex > /tmp/tune-ex.txt 2>&1
         stamp "exhaustive tune: $((SECONDS - t0)) s wall"
-        python3 "$repo/benchmarks/tune_vs_exhaustive.py" tuning/*.json /tmp/tune-run-ex 2>&1 \
+        python3 "$repo/benchmarks/tune_vs_exhaustive.py" "$written" /tmp/tune-run-ex 2>&1 \
             | tee "$OUT/tune-exhaustive.txt"
     fi
+    # With TUNE_SHIP the file is installed in tile-std and the tune left no tuning/ here, so
+    # this bench is what a fresh user gets from the shipped file.
+    [ -n "${TUNE_SHIP:-}" ] && [ -n "$written" ] && cp "$written" /tmp/site/tile_std/tuning/
     timeout 120 python3 -m tile_cli bench $tune_kernels ${TUNE_ARGS:-} -o /tmp/tuned-bench -v 2>&1 \
         | tee -a "$OUT/tune.txt"
-    cp tuning/*.json "$OUT/" 2>/dev/null
     export TILE_CACHE_DIR=/tmp/tile-cache
     cd "$repo"
 fi
