@@ -105,7 +105,12 @@ if TYPE_CHECKING:
         SUMMARY_MD,
         Layout,
     )
-    from tile_artifacts._provenance import fingerprint_input, new_run_id, producer_info
+    from tile_artifacts._provenance import (
+        fingerprint_input,
+        new_run_id,
+        producer_info,
+        read_git,
+    )
     from tile_artifacts._read import (
         complete_lines,
         iter_jsonl,
@@ -218,6 +223,7 @@ _HOME: dict[str, str] = {
     "fingerprint_input": "tile_artifacts._provenance",
     "new_run_id": "tile_artifacts._provenance",
     "producer_info": "tile_artifacts._provenance",
+    "read_git": "tile_artifacts._provenance",
     "complete_lines": "tile_artifacts._read",
     "iter_jsonl": "tile_artifacts._read",
     "load_document": "tile_artifacts._read",
@@ -340,6 +346,7 @@ __all__ = [
     "fingerprint_input",
     "new_run_id",
     "producer_info",
+    "read_git",
     "redact_environment",
     "replace_file",
     "unless_live",

@@ -16,7 +16,7 @@ from tile_artifacts._documents import FingerprintPolicy, InputFile
 from tile_artifacts._errors import ArtifactError
 from tile_artifacts._paths import NotRegularFileError, sha256_file
 
-__all__ = ["fingerprint_input", "new_run_id", "producer_info"]
+__all__ = ["fingerprint_input", "new_run_id", "producer_info", "read_git"]
 
 _COMMAND_NAME = re.compile(r"^[a-z][a-z0-9-]*$")
 _GIT_TIMEOUT_S: Final = 10.0
@@ -36,8 +36,12 @@ def new_run_id(command: str, now: datetime | None = None) -> str:
     return f"{command}-{stamp}-{secrets.token_hex(4)}"
 
 
-def _git(cwd: Path, *args: str) -> bytes | None:
-    # GIT_OPTIONAL_LOCKS=0: reading status must never take the index lock of a repo in use.
+def read_git(cwd: Path, *args: str) -> bytes | None:
+    """`git ARGS` run in `cwd`: its stdout, or None where git is missing, fails or hangs.
+
+    For questions only: GIT_OPTIONAL_LOCKS=0 keeps even `git status` from taking the index
+    lock of a repository someone is working in, and LC_ALL=C keeps its words parseable.
+    """
     env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
     try:
         done = subprocess.run(
@@ -62,14 +66,14 @@ def producer_info(
     `dirty` counts tracked files only, like the diff whose hash is recorded.
     """
     where = Path.cwd() if cwd is None else Path(cwd)
-    head = _git(where, "rev-parse", "--verify", "HEAD")
+    head = read_git(where, "rev-parse", "--verify", "HEAD")
     if head is None:
         return Producer(tool_name=tool_name, tool_version=tool_version)
-    status = _git(where, "status", "--porcelain", "--untracked-files=no")
+    status = read_git(where, "status", "--porcelain", "--untracked-files=no")
     dirty = None if status is None else bool(status.strip())
     diff_sha = None
     if dirty:
-        diff = _git(where, "diff", "HEAD", "--no-color", "--no-ext-diff")
+        diff = read_git(where, "diff", "HEAD", "--no-color", "--no-ext-diff")
         diff_sha = None if diff is None else hashlib.sha256(diff).hexdigest()
     return Producer(
         tool_name=tool_name,

@@ -8,15 +8,13 @@ run's commit (or when the caller says).
 
 from __future__ import annotations
 
-import os
-import subprocess
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-__all__ = ["GitInfo", "git_info"]
+import tile_artifacts as ta
 
-_TIMEOUT_S = 10.0
+__all__ = ["GitInfo", "git_info"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,21 +29,8 @@ class GitInfo:
 
 
 def _git(cwd: Path, *args: str) -> str | None:
-    # GIT_OPTIONAL_LOCKS=0: reading must never take the index lock of a repository in use.
-    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
-    try:
-        done = subprocess.run(
-            ["git", *args],
-            cwd=cwd,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=_TIMEOUT_S,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return done.stdout.strip() if done.returncode == 0 else None
+    out = ta.read_git(cwd, *args)
+    return None if out is None else out.decode("utf-8", "replace").strip()
 
 
 def git_info(
