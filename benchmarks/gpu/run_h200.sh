@@ -15,8 +15,9 @@
 # "--pairs 2": each side cold then warm, caches of its own, old new new old);
 # "tune" tile tune of the row kernels (TUNE_KERNELS others, e.g. "--kernel std/matmul";
 # TUNE_SHIP=1 merges the winners into a copy of tile-std's shipped tuning, returns it as
-# shipped-<device>.json, installs it and runs all of tile-std's bench as a fresh user would;
-# TUNE_ARGS narrows it, e.g. "-k 16384x8192"; TUNE_OLD=1
+# shipped-<device>.json, installs it and runs all of tile-std's bench as a fresh user would,
+# within BENCH_LIMIT_S as the bench step;
+# TUNE_ARGS narrows the tune, e.g. "-k 16384x8192"; TUNE_OLD=1
 # first runs the same tune with .whl/old, each with a cold compile cache, for the speed-up;
 # TUNE_EXHAUSTIVE=1 then measures every configuration fully, tune.rungs=0, and checks the
 # winners against it with benchmarks/tune_vs_exhaustive.py); "from" a
@@ -316,7 +317,8 @@ if want tune; then
         stamp "fresh user's tile bench of tile-std, shipped tuning installed"
         timeout "${BENCH_LIMIT_S:-240}" python3 -m tile_cli bench -o /tmp/tuned-bench -v 2>&1 \
             | tee -a "$OUT/tune.txt"
-        cp /tmp/tuned-bench/report.json "$OUT/shipped-bench-report.json" 2>/dev/null
+        cp /tmp/tuned-bench/report.json "$OUT/shipped-bench-report.json" 2>/dev/null \
+            || stamp "no shipped-bench-report.json: the bench wrote no report (see tune.txt)"
     else
         timeout 120 python3 -m tile_cli bench $tune_kernels ${TUNE_ARGS:-} -o /tmp/tuned-bench -v \
             2>&1 | tee -a "$OUT/tune.txt"
