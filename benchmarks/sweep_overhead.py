@@ -2,8 +2,8 @@
 hand-written jit loop that does the same work, and the README's `uv run tile bench`.
 
     uv run python benchmarks/sweep_overhead.py [--cases 100] [--runs 100] [--repeat 3]
-        [--python OTHER_VENV/bin/python] [--readme] [--medians FILE]
-        [--against-medians FILE]
+        [--python OTHER_VENV/bin/python] [--readme] [--readme-baseline ARGS]
+        [--medians FILE] [--against-medians FILE]
 
 The sweep: one tiny jnp kernel (`2x + 1` on a vector) with a reference, one case per vector
 length. `tile bench` runs it with exactly `--runs` samples a case (min_runs = max_runs), the
@@ -19,7 +19,10 @@ loop.
 `--python` runs `tile` with another environment's interpreter (e.g. the main checkout's
 `.venv/bin/python`, for figures before a change) while the floor always runs here; the
 best of `--repeat` runs is kept for each. `--readme` also times the README's command, `tile
-bench` of tile-std in this checkout, its second run (compile cache warm). `--medians FILE`
+bench` of tile-std in this checkout, its second run (compile cache warm);
+`--readme-baseline "--target-precision 0.01"` times the same command with those arguments
+too, in turns with the plain one after the first run (ABAB...), for a change that a flag
+undoes (the default it changed). `--medians FILE`
 writes each case's median (JSON); `--against-medians FILE` compares each case's median with
 such a file from another code's run (the medians must not move beyond noise).
 
@@ -230,11 +233,33 @@ def _readme(args: argparse.Namespace, root: Path) -> None:
     first = _tile_bench(python, checkout, cache, root / "readme-1", [])
     second = [_tile_bench(python, checkout, cache, root / f"readme-{i + 2}", [])
               for i in range(args.repeat)]  # fmt: skip
-    parts = _obj(_obj(_report(root / "readme-2").get("timing")).get("parts"))
     print(f"README tile bench (tile-std): first run {first:.2f} s, then "
           f"{', '.join(f'{s:.2f}' for s in second)} s (best {min(second):.2f} s)")  # fmt: skip
-    print("  second run's parts: " + ", ".join(f"{k} {v:.2f}" for k, v in parts.items()
-                                               if isinstance(v, int | float)))  # fmt: skip
+    _print_parts("second run's", root / "readme-2")
+    if args.readme_baseline:
+        extra: list[str] = args.readme_baseline.split()
+        no_args: list[str] = []
+        runs: dict[str, list[float]] = {"plain": [], "baseline": []}
+        for i in range(args.repeat):
+            for side, side_extra in (("plain", no_args), ("baseline", extra)):
+                out = root / f"readme-{side}-{i}"
+                runs[side].append(_tile_bench(python, checkout, cache, out, side_extra))
+        for side, walls in runs.items():
+            label = "tile bench" if side == "plain" else f"tile bench {args.readme_baseline}"
+            print(f"  in turns, {label}: {', '.join(f'{w:.2f}' for w in walls)} s "
+                  f"(median {statistics.median(walls):.2f})")  # fmt: skip
+            _print_parts(f"{side}'s first", root / f"readme-{side}-0")
+        ratio = statistics.median(runs["plain"]) / statistics.median(runs["baseline"])
+        print(f"  plain / baseline (medians): {ratio:.2f}x")
+
+
+def _print_parts(what: str, run: Path) -> None:
+    timing = _obj(_report(run).get("timing"))
+    parts = _obj(timing.get("parts"))
+    print(
+        f"  {what} parts (tile's clock {timing.get('wall_s', 0):.2f} s): "
+        + ", ".join(f"{k} {v:.2f}" for k, v in parts.items() if isinstance(v, int | float))
+    )
 
 
 def main() -> int:
@@ -245,6 +270,7 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3, help="runs of each; the best counts")
     parser.add_argument("--python", help="interpreter that runs tile (default: this one)")
     parser.add_argument("--readme", action="store_true", help="also time `tile bench` of tile-std")
+    parser.add_argument("--readme-baseline", help="arguments of a baseline README run, in turns")
     parser.add_argument("--no-sweep", action="store_true", help="only the README run")
     parser.add_argument("--medians", help="write each sweep case's median here (JSON)")
     parser.add_argument("--against-medians", help="compare each case's median with this file")

@@ -93,6 +93,7 @@ def test_one_set_of_bench_defaults_behind_every_door() -> None:
     # `tile_runner.measure` call samples with (its `warmup` is `warmup_runs`).
     import inspect
 
+    import tile_harness
     import tile_runner
 
     config = tc.BenchConfig()
@@ -109,6 +110,14 @@ def test_one_set_of_bench_defaults_behind_every_door() -> None:
             # processes sets the key's value (`tile_harness._processes`), which a run
             # of one process cannot mean, nor a direct call
             assert (config.processes, wire.processes) == (0, 1)
+            continue
+        if name in ("target_precision", "cpu_target_precision"):  # tile.toml's 0 is the
+            # backend's target: a request carries both, a direct call resolves it on its own
+            assert config.target_precision == direct["target_precision"] == 0
+            sent = tile_harness.bench_settings(tc.TileConfig())
+            for backend in ("cpu", "gpu"):
+                assert sent.target_on(backend) == tp.precision_on(0, backend), backend
+            assert (wire.target_precision, wire.cpu_target_precision) == (0.01, None)
             continue
         assert getattr(config, name) == getattr(wire, name), name
         if name != "rounds":  # a direct call is one round

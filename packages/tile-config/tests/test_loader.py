@@ -502,7 +502,7 @@ def test_precedence_default_file_profile_env_cli(tmp_path: Path) -> None:
     )
     b = r.config.bench
     assert (b.target_precision, b.warmup_runs, b.min_runs, b.max_runs, b.batch) == (
-        0.01,
+        0.0,
         1,
         3,
         500,

@@ -179,9 +179,25 @@ def test_one_process_s_share_of_the_budget() -> None:
         min_runs=10, max_runs=1000, max_time=2.0, target_precision=0.01, processes=0
     )
     assert auto.processes_on("cpu") == proto.AUTO_PROCESSES == 2 and auto.processes_on("gpu") == 1
-    assert auto.share("gpu") is auto
+    assert auto.share("gpu") is not auto and auto.share("gpu") == auto
     cpu = auto.share("cpu")
     assert (cpu.min_runs, cpu.max_runs, cpu.max_time) == (5, 500, 1.0)
     assert abs(cpu.target_precision - 0.01 * 2**0.5) < 1e-12
     three = BenchSettings(max_runs=4, processes=3).share("gpu")  # set: on any backend
     assert (three.max_runs, three.min_runs) == (1, 1)
+
+
+def test_a_cpu_samples_to_its_own_target_where_one_is_sent() -> None:
+    """`cpu_target_precision` is the target on a CPU alone, and `share` applies it once (a
+    process's settings carry one target); without it every backend takes `target_precision`."""
+    sent = BenchSettings(target_precision=0.01, cpu_target_precision=0.02)
+    assert sent.share("gpu").target_precision == 0.01
+    cpu = sent.share("cpu")
+    assert (cpu.target_precision, cpu.cpu_target_precision) == (0.02, None)
+    assert cpu.share("cpu").target_precision == 0.02  # shared again: the same target
+    two = BenchSettings(cpu_target_precision=0.02, processes=0).share("cpu")  # sqrt(2) wider
+    assert abs(two.target_precision - 0.02 * 2**0.5) < 1e-12
+    assert BenchSettings(target_precision=0.005).share("cpu").target_precision == 0.005
+    assert proto.AUTO_PRECISION == {"cpu": 0.02, None: 0.01}
+    assert proto.precision_on(0.0, "cpu") == 0.02 and proto.precision_on(0.0, "gpu") == 0.01
+    assert proto.precision_on(0.03, "cpu") == 0.03

@@ -113,7 +113,9 @@ def test_cold_samples_flush_the_configured_cache_size() -> None:
     assert cache_bytes("cpu", "cpu", 3 << 20) == 3 << 20
     x = jnp.ones((16,), jnp.float32)
     compiled = aot_compile(_tiny, (x,)).compiled
-    settings = BenchSettings(warmup_runs=0, min_runs=2, max_runs=2, cold=True, cache_bytes=5 << 18)
+    settings = BenchSettings(
+        warmup_runs=0, min_runs=2, max_runs=2, target_precision=0.01, cold=True, cache_bytes=5 << 18
+    )
     timing = time_compiled(compiled, (x,), settings, timer="wall")
     assert timing.cold and len(timing.samples) == 2
     flushes = _timers._flushes  # pyright: ignore[reportPrivateUsage]

@@ -20,6 +20,7 @@ from tile_harness._plausible import (
     impossible_calibration,
     impossible_rates,
 )
+from tile_protocol import precision_on
 from tile_protocol.format import (
     PRECISION_CATEGORY,
     PRECISION_HINT,
@@ -341,7 +342,7 @@ def add_findings(
         comparison=comparison,
         clocks=clocks.samples if clocks is not None else (),
         clock_problem=clocks.problem if clocks is not None else None,
-        target_precision=cfg.bench.target_precision,
+        target_precision=precision_on(cfg.bench.target_precision, report.device.backend),
         case_timeout=cfg.runner.case_timeout,
         command=command,
         peak_origins=_peak_origins(resolved),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from tile_protocol import precision_on
 from tile_protocol.format import format_seconds
 
 if TYPE_CHECKING:
@@ -30,7 +31,7 @@ def bench_header(hello: tp.Hello, bench: BenchConfig) -> str:
         f"warmup {bench.warmup_runs}",
         f"runs {bench.min_runs}-{bench.max_runs}",
         f"max time {format_seconds(bench.max_time)}",
-        f"precision ±{bench.target_precision * 100:g}%",
+        f"precision ±{precision_on(bench.target_precision, hello.backend) * 100:g}%",
         "cold" if bench.cold else "warm",
     ]
     if bench.rounds > 1:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from tile_harness._errors import USAGE_ERRORS
 from tile_harness._undone import undone_reason
+from tile_protocol import precision_on
 
 if TYPE_CHECKING:
     import tile_artifacts as ta
@@ -225,8 +226,11 @@ def build_report(
             "command": setup.command,
             "config_file": str(config_file) if config_file else None,
             "profile": setup.resolved.profile,
-            # What the precision flags of summary.md are judged against.
-            "target_precision": setup.resolved.config.bench.target_precision,
+            # What the precision flags of summary.md are judged against: the runner's target.
+            "target_precision": precision_on(
+                setup.resolved.config.bench.target_precision,
+                results.hello.backend if results.hello else None,
+            ),
         },
         device=_device(setup, results),
         summary=ta.ReportSummary(

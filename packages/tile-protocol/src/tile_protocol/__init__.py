@@ -52,6 +52,7 @@ from tile_protocol._messages import (
 )
 from tile_protocol._naming import case_dirname, device_slug
 from tile_protocol._parts import (
+    AUTO_PRECISION,
     AUTO_PROCESSES,
     Accounting,
     BenchSettings,
@@ -76,6 +77,7 @@ from tile_protocol._parts import (
     Throughput,
     TunableInfo,
     Work,
+    precision_on,
 )
 from tile_protocol._sets import (
     COMMANDS,
@@ -145,7 +147,9 @@ __all__ = [
     "TestResult",
     # parts of messages
     "Accounting",
+    "AUTO_PRECISION",
     "AUTO_PROCESSES",
+    "precision_on",
     "BenchSettings",
     "Calibration",
     "CaseInfo",

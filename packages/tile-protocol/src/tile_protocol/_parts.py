@@ -4,22 +4,28 @@ Frozen msgspec Structs, keyword-only, every field written out (the messages: `_m
 
 from __future__ import annotations
 
-import math
-from typing import ClassVar, Final
+from typing import ClassVar
 
 import msgspec
 
+from tile_protocol._bench_settings import (
+    AUTO_PRECISION,
+    AUTO_PROCESSES,
+    BenchSettings,
+    precision_on,
+)
 from tile_protocol._sets import (
     Bound,
     ConfigSource,
     MeasuredTimer,
     StopReason,
-    Timer,
     WorkSource,
 )
 
 __all__ = [
     "AUTO_PROCESSES",
+    "AUTO_PRECISION",
+    "precision_on",
     "Accounting",
     "BenchSettings",
     "Calibration",
@@ -51,57 +57,6 @@ class _Base(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=False):
 
 
 # ---------------------------------------------------------------- request parts
-
-AUTO_PROCESSES: Final = 2
-"""Processes per case on a CPU for `[bench] processes = 0` (docs/measurement.md says why)."""
-
-
-class BenchSettings(_Base, frozen=True, kw_only=True):
-    """How to time one case (DESIGN §4)."""
-
-    warmup_runs: int = 3
-    min_runs: int = 10
-    max_runs: int = 1000
-    min_time: float = 0.0
-    max_time: float = 2.0
-    target_precision: float = 0.01
-    timer: Timer = "auto"
-    cold: bool = False
-    batch: int = 10
-    rounds: int = 1
-    """Time every case in this many rounds over the whole plan, with fresh inputs each round."""
-    cache_bytes: int | None = None
-    """The cache a cold sample must not find warm (`[machine] l2_bytes`); None: the device's
-    L2 from the runner's built-in table, or a default."""
-    processes: int = 1
-    """Runner processes that time the run's cases in turn (protocol 1.23, `[bench] processes`;
-    0: `AUTO_PROCESSES` on a CPU, 1 elsewhere), each with its share of the budget (`share`)."""
-
-    def processes_on(self, backend: str | None) -> int:
-        """How many runner processes time each case on `backend` (`processes` resolved)."""
-        if self.processes > 0:
-            return self.processes
-        return AUTO_PROCESSES if backend == "cpu" else 1
-
-    def share(self, backend: str | None) -> BenchSettings:
-        """One process's part of the budget on `backend`, its precision target sqrt(n) wider:
-        the processes' samples together take about what one process would."""
-        n = self.processes_on(backend)
-        if n == 1:
-            return self
-        wider = min(0.5, self.target_precision * math.sqrt(n))
-        return msgspec.structs.replace(self.divided(n), target_precision=wider)
-
-    def divided(self, n: int) -> BenchSettings:
-        """A round's or process's part: 1/n of the runs and time (5+ runs where allowed)."""
-        max_runs = max(1, self.max_runs // n)
-        return msgspec.structs.replace(
-            self,
-            min_runs=min(max_runs, max(5, math.ceil(self.min_runs / n))),
-            max_runs=max_runs,
-            min_time=self.min_time / n,
-            max_time=self.max_time / n,
-        )
 
 
 class ProfileSettings(_Base, frozen=True, kw_only=True):

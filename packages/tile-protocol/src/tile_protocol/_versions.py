@@ -7,7 +7,7 @@ __all__ = ["PROTOCOL_MINOR", "PROTOCOL_VERSION"]
 
 PROTOCOL_VERSION = 1
 """Major version: a reader refuses a stream whose major version is newer than its own."""
-PROTOCOL_MINOR = 25
+PROTOCOL_MINOR = 26
 """Minor version: grows when optional fields or message types are added.
 
 1: `Reference.interleaved`, `RunRequest.pin_cpu`, `Hello.pinned_cpu`.
@@ -67,4 +67,6 @@ PROTOCOL_MINOR = 25
    it, left as it is: before, put back, which broke jax's Mosaic GPU for every later case).
 25: usage error type `TunableValue` (a `--tunable` value that is not among the tunable's values;
    before, each case of the kernel failed with it).
+26: `BenchSettings.cpu_target_precision` (the target on a CPU, where it differs:
+   `[bench] target_precision = 0`, the default, is 2% there and 1% elsewhere).
 """

@@ -173,7 +173,8 @@ def load_settings(rootpath: Path) -> Settings:
             "max_runs": bench.max_runs,
             "max_time": bench.max_time,
             "min_time": bench.min_time,
-            "target_precision": bench.target_precision,
+            # As configured: 0 is the backend's target, which `measure` resolves where it runs.
+            "target_precision": config.bench.target_precision,
             "cold": bench.cold,
             "batch": bench.batch,
             "cache_bytes": bench.cache_bytes,

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tile_protocol import BenchSettings, KernelTime, Phases, Stats
+from tile_protocol import BenchSettings, KernelTime, Phases, Stats, precision_on
 from tile_protocol.format import format_seconds
 from tile_runner._breakdown import KernelLog, kernel_times, unseen_copies_note
 from tile_runner._compile import aot_compile, bind_static
@@ -312,7 +312,7 @@ def measure(  # noqa: PLR0913 (public call: its keyword options are documented)
     min_runs: int = 10,
     max_runs: int = 1000,
     max_time: float = 2.0,
-    target_precision: float = 0.01,
+    target_precision: float = 0.0,
     cold: bool = False,
     min_time: float = 0.0,
     batch: int = 10,
@@ -323,7 +323,7 @@ def measure(  # noqa: PLR0913 (public call: its keyword options are documented)
     Array arguments are traced; others (ints, bools, strings) are static. `timer` is
     `auto` (cupti on CUDA, else wall), `cupti`, `wall` or `batched`. `cache_bytes` is what
     a `cold` sample flushes first (`[machine] l2_bytes`; None: the device's L2 as tile knows
-    it). A `@tile.kernel`
+    it). `target_precision` 0 is 2% on a CPU, 1% elsewhere. A `@tile.kernel`
     function with tunables runs its declared default configuration, with the values a
     `functools.partial` binds instead (`with_default_config`).
     """
@@ -337,7 +337,7 @@ def measure(  # noqa: PLR0913 (public call: its keyword options are documented)
         max_runs=max_runs,
         min_time=min_time,
         max_time=max_time,
-        target_precision=target_precision,
+        target_precision=precision_on(target_precision, jax.default_backend()),
         cold=cold,
         batch=batch,
         cache_bytes=cache_bytes,

@@ -340,7 +340,7 @@ class Session:
                 return
             ids = [rid for rid in order.case_ids if rid in kept]  # a restarted runner's own
             self.writer.send(Rung(rung=rung, case_ids=ids))
-            at_rung = replace(ctx, bench=order.bench)
+            at_rung = replace(ctx, bench=order.bench.share(self.backend))
             for index, rid in enumerate(ids):
                 self.current = rid
                 self.writer.send(ProtoCaseStart(case_id=rid, index=index, total=len(ids)))

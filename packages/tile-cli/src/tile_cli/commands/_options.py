@@ -170,7 +170,8 @@ class Flags:
     max_time: float | None = _flag("--max-time", config="bench.max_time",
         help="Sampling budget per case, seconds.")
     target_precision: float | None = _flag("--target-precision", config="bench.target_precision",
-        help="Stop when the 95% CI half-width of the median is below this fraction (0.01 = 1%).")
+        help="Stop when the 95% CI half-width of the median is below this fraction (0.01 = "
+        "1%; 0, the default: 0.02 on a CPU, 0.01 elsewhere).")
     rounds: int | None = _flag("--rounds", config="bench.rounds", help="Time every case in N "
         "rounds over the whole run, fresh inputs each round; compare then judges the spread "
         "between rounds (use 5+ to gate on a noisy CPU).")

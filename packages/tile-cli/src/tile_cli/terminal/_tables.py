@@ -58,7 +58,15 @@ class BenchRows:
     failures: Sequence[tp.Failure]
     planned: Sequence[tp.CaseInfo]
     target_precision: float | None
+    """`[bench] target_precision` as configured (0: the backend's, `target`)."""
     backend: str | None = None
+
+    @property
+    def target(self) -> float | None:
+        """The target precision the runner applied on `backend`."""
+        if self.target_precision is None:
+            return None
+        return tp.precision_on(self.target_precision, self.backend)
 
 
 def _ok_cell(check: tp.Check | None) -> Text:
@@ -267,7 +275,7 @@ def bench_tables(
             result = by_id.get(info.case_id)
             mine = op.cells.get(info.case_id) if op is not None else None
             if result is not None:
-                cells.append(_result_row(result, verbose, rows.target_precision, config=config,
+                cells.append(_result_row(result, verbose, rows.target, config=config,
                                          op=mine, captured=captured))  # fmt: skip
             elif (failure := failed.get(info.case_id)) is not None:
                 cells.append(_failed_row(info, failure, columns, mine[0] if mine else None))
@@ -279,7 +287,7 @@ def bench_tables(
 
 def precision_notice(rows: BenchRows) -> str | None:
     """One line for stderr when medians missed the target precision, with what to do."""
-    target = rows.target_precision
+    target = rows.target
     late = [r for r in rows.results if missed(r, target)]
     if not late or target is None:
         return None
