@@ -369,3 +369,9 @@ def test_sides_of_equal_cost_never_settle_however_long_their_turns() -> None:
     kernel.sleep_s = 0.03  # a loaded stretch on the kernel's side
     pair.take(2)
     assert reference.calls - kernel.calls == apart
+
+
+def test_a_negative_target_precision_is_refused_not_taken_for_the_default() -> None:
+    # 0 is the backend's target; a negative one is a mistake the stopping rule names.
+    with pytest.raises(ValueError, match="target_precision must be a positive"):
+        tile.measure(_tiny, jnp.ones(2), target_precision=-0.01, max_runs=20, warmup=0)

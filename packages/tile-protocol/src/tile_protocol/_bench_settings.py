@@ -21,8 +21,9 @@ code lands several percent from the last, so 1% within one only doubles the wait
 
 
 def precision_on(target: float, backend: str | None) -> float:
-    """A target precision as a runner on `backend` applies it (0: `AUTO_PRECISION`'s)."""
-    if target > 0:
+    """A target precision as a runner on `backend` applies it (0: `AUTO_PRECISION`'s; any
+    other value as it is, a bad one for the stopping rule to refuse by name)."""
+    if target != 0:
         return target
     return AUTO_PRECISION["cpu"] if backend == "cpu" else AUTO_PRECISION[None]
 
