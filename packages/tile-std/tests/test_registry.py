@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from typing import cast
 
 import jax
@@ -108,24 +107,3 @@ def test_layernorm_reads_its_parameters_late_only_on_the_block_grid():
     reason = tunables.ruled_out(case, persistent_late)
     assert reason is not None and "persistent grid" in reason
     assert tunables.ruled_out(case, {**persistent_late, "param_reads": "early"}) is None
-
-
-@pytest.mark.parametrize("name", ["std/rmsnorm", "std/layernorm"])
-def test_norms_tune_a_persistent_grid_where_its_loop_can_walk_the_rows(name: str):
-    """Both norms offer `programs_per_sm`; a tuned value reaches the kernel (its result is the
-    reference's), and rows the unmasked loop cannot walk rule it out with the reason."""
-    kdef = tile.get_kernel(name)
-    assert kdef.tunables is not None and kdef.reference is not None
-    assert [tile.format_value(v) for v in kdef.tunables.axes.values("programs_per_sm")] == [
-        "auto", "2", "4",
-    ]  # fmt: skip
-    case = tile.cases(name, "test", backend="cpu")[0]
-    persistent = {**kdef.tunables.default, "block_rows": 1, "programs_per_sm": 2}
-    assert kdef.tunables.ruled_out(case, persistent) is None, case.id
-    args = kdef.inputs(case, jax.random.key(0))
-    tuned = functools.partial(kdef.fn, **persistent)
-    result = tile.check(tuned, kdef.reference, *args, tol=kdef.tol)
-    assert result.passed, result.message
-    padded = tile.Case(name, {**case.params, "shape": (8, 100)})
-    reason = kdef.tunables.ruled_out(padded, persistent)
-    assert reason is not None and "persistent grid" in reason, reason

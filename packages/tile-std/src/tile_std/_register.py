@@ -38,7 +38,6 @@ from ._tunables import (
     ATTENTION_TUNABLES,
     LAYERNORM_TUNABLES,
     MATMUL_TUNABLES,
-    RMSNORM_TUNABLES,
     ROW_TUNABLES,
     attention_fits,
     attention_tuned,
@@ -47,7 +46,6 @@ from ._tunables import (
     layernorm_tuned,
     matmul_fits,
     matmul_tuned,
-    rmsnorm_fits,
     rmsnorm_tuned,
     row_fits,
     softmax_tuned,
@@ -255,9 +253,9 @@ tile.kernel(
     flops=rmsnorm_flops,
     modes=_ROW_MODES,
     tol={"float32": 1e-5, "bfloat16": 1e-2},
-    tunables=RMSNORM_TUNABLES,
+    tunables=ROW_TUNABLES,
     tuned_modes=_TUNED,
-    constraint=rmsnorm_fits,
+    constraint=row_fits,
 )(differentiable(rmsnorm_tuned, rmsnorm_ref, rmsnorm_grad))
 
 # What the op's two implementations share: one declaration, so their cases stay one set.

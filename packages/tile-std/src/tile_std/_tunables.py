@@ -34,30 +34,22 @@ __all__ = [
     "layernorm_tuned",
     "matmul_fits",
     "matmul_tuned",
-    "RMSNORM_TUNABLES",
-    "rmsnorm_fits",
     "rmsnorm_tuned",
     "row_fits",
     "softmax_tuned",
 ]
 
 ROW_TUNABLES = tile.axes(block_rows=["auto", 1, 2, 4, 8], num_warps=["auto", 4, 8, 16])
-"""Whole rows per program and warps per program for softmax."""
-RMSNORM_TUNABLES = tile.axes(
-    block_rows=["auto", 1, 2, 4, 8], num_warps=["auto", 4, 8, 16], programs_per_sm=["auto", 2, 4]
-)
-"""ROW_TUNABLES and a persistent grid of 2 or 4 programs per SM ("auto": one program per
-block). LayerNorm's persistent grid won its float32 rows of 8192 on both Hopper cards; the
-same loop serves RMSNorm, so the tune decides whether it wins there too."""
+"""Whole rows per program and warps per program for softmax, RMSNorm and LayerNorm."""
 LAYERNORM_TUNABLES = tile.axes(
     block_rows=["auto", 1, 2, 4, 8],
     num_warps=["auto", 4, 8, 16],
     programs_per_sm=["auto", 2, 4],
     param_reads=["early", "late"],
 )
-"""RMSNORM_TUNABLES ("auto" programs per SM: one program per block, unless LayerNorm's own
-choice, with every value "auto", is persistent), and whether a block program reads weight
-and bias before the row statistics or after them."""
+"""ROW_TUNABLES, a persistent grid of 2 or 4 programs per SM ("auto": one program per block,
+unless LayerNorm's own choice, with every value "auto", is persistent), and whether a block
+program reads weight and bias before the row statistics or after them."""
 _WGMMA_BLOCKS = {
     # A warpgroup's tile; the two compute warpgroups sit side by side so that both make a
     # 128x256 program tile (the H100 sweep's best two, within 1% of each other).
@@ -110,11 +102,16 @@ def row_fits(case: Any, config: Any) -> str | None:
     return None
 
 
-def rmsnorm_fits(case: Any, config: Any) -> str | None:
-    """`row_fits`; a persistent grid walks whole blocks of unpadded rows only."""
+def layernorm_fits(case: Any, config: Any) -> str | None:
+    """`row_fits`; a persistent grid walks whole blocks of unpadded rows only, and reads the
+    parameters before its loop (late reads are the block grid's)."""
     reason = row_fits(case, config)
-    if reason is not None or config["programs_per_sm"] == "auto":
+    if reason is not None:
         return reason
+    if config["programs_per_sm"] == "auto":
+        return None
+    if config["param_reads"] == "late":
+        return "a persistent grid reads the parameters once per program, before its loop"
     n_cols = case.shape[-1]
     n_rows = case.size // n_cols
     rows = _opt(config["block_rows"])
@@ -122,14 +119,6 @@ def rmsnorm_fits(case: Any, config: Any) -> str | None:
     if not persistent_fits(n_rows, n_cols, t):
         return f"a persistent grid needs {t.block_rows}-row blocks of power-of-two rows"
     return None
-
-
-def layernorm_fits(case: Any, config: Any) -> str | None:
-    """`rmsnorm_fits`; a persistent grid reads the parameters before its loop (late reads
-    are the block grid's)."""
-    if config["programs_per_sm"] != "auto" and config["param_reads"] == "late":
-        return "a persistent grid reads the parameters once per program, before its loop"
-    return rmsnorm_fits(case, config)
 
 
 def _wgmma_tiling(block: str, num_stages: int) -> HopperTiling:
@@ -180,21 +169,10 @@ def softmax_tuned(x: jax.Array, *, block_rows: Any = "auto", num_warps: Any = "a
 
 
 def rmsnorm_tuned(
-    x: jax.Array,
-    w: jax.Array,
-    *,
-    block_rows: Any = "auto",
-    num_warps: Any = "auto",
-    programs_per_sm: Any = "auto",
+    x: jax.Array, w: jax.Array, *, block_rows: Any = "auto", num_warps: Any = "auto"
 ) -> jax.Array:
-    """RMSNorm with tunable rows, warps and persistent grid ("auto": its own choice)."""
-    return rmsnorm(
-        x,
-        w,
-        block_rows=_opt(block_rows),
-        num_warps=_opt(num_warps),
-        programs_per_sm=_opt(programs_per_sm),
-    )
+    """RMSNorm with tunable rows and warps per program ("auto": its own choice)."""
+    return rmsnorm(x, w, block_rows=_opt(block_rows), num_warps=_opt(num_warps))
 
 
 def layernorm_tuned(
