@@ -10,6 +10,12 @@ times and `case_dirname`.
 
 from __future__ import annotations
 
+from tile_protocol._bench_settings import (
+    AUTO_PRECISION,
+    AUTO_PROCESSES,
+    BenchSettings,
+    precision_on,
+)
 from tile_protocol._codec import (
     MAX_DEPTH,
     BadLine,
@@ -52,10 +58,7 @@ from tile_protocol._messages import (
 )
 from tile_protocol._naming import case_dirname, device_slug
 from tile_protocol._parts import (
-    AUTO_PRECISION,
-    AUTO_PROCESSES,
     Accounting,
-    BenchSettings,
     Calibration,
     CaseInfo,
     CaseSpec,
@@ -77,7 +80,6 @@ from tile_protocol._parts import (
     Throughput,
     TunableInfo,
     Work,
-    precision_on,
 )
 from tile_protocol._sets import (
     COMMANDS,

@@ -25,7 +25,7 @@ def precision_on(target: float, backend: str | None) -> float:
     other value as it is, a bad one for the stopping rule to refuse by name)."""
     if target != 0:
         return target
-    return AUTO_PRECISION["cpu"] if backend == "cpu" else AUTO_PRECISION[None]
+    return AUTO_PRECISION["cpu" if backend == "cpu" else None]
 
 
 class BenchSettings(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=False):

@@ -8,12 +8,6 @@ from typing import ClassVar
 
 import msgspec
 
-from tile_protocol._bench_settings import (
-    AUTO_PRECISION,
-    AUTO_PROCESSES,
-    BenchSettings,
-    precision_on,
-)
 from tile_protocol._sets import (
     Bound,
     ConfigSource,
@@ -23,11 +17,7 @@ from tile_protocol._sets import (
 )
 
 __all__ = [
-    "AUTO_PROCESSES",
-    "AUTO_PRECISION",
-    "precision_on",
     "Accounting",
-    "BenchSettings",
     "Calibration",
     "CaseInfo",
     "CaseSpec",

@@ -10,9 +10,9 @@ from typing import Literal
 
 import msgspec
 
+from tile_protocol._bench_settings import BenchSettings
 from tile_protocol._parts import (
     Accounting,
-    BenchSettings,
     CaseSpec,
     DownloadSpec,
     Peaks,

@@ -323,26 +323,26 @@ def measure(  # noqa: PLR0913 (public call: its keyword options are documented)
     Array arguments are traced; others (ints, bools, strings) are static. `timer` is
     `auto` (cupti on CUDA, else wall), `cupti`, `wall` or `batched`. `cache_bytes` is what
     a `cold` sample flushes first (`[machine] l2_bytes`; None: the device's L2 as tile knows
-    it). `target_precision` 0 is 2% on a CPU, 1% elsewhere. A `@tile.kernel`
-    function with tunables runs its declared default configuration, with the values a
-    `functools.partial` binds instead (`with_default_config`).
+    it). `target_precision` 0 is 2% on a CPU, 1% elsewhere. A `@tile.kernel` function with
+    tunables runs its default configuration, or what a `functools.partial` binds.
     """
     import jax
 
     from tile_runner._configure import with_default_config
 
+    backend = jax.default_backend()
     settings = BenchSettings(
         warmup_runs=warmup,
         min_runs=min_runs,
         max_runs=max_runs,
         min_time=min_time,
         max_time=max_time,
-        target_precision=precision_on(target_precision, jax.default_backend()),
+        target_precision=precision_on(target_precision, backend),
         cold=cold,
         batch=batch,
         cache_bytes=cache_bytes,
     )
-    chosen = resolve_timer(timer, jax.default_backend(), None)
+    chosen = resolve_timer(timer, backend, None)
     if isinstance(fn, jax.stages.Compiled):
         compiled, dynamic, phases = fn, tuple(args), Phases()
     else:
